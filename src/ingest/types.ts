@@ -1,0 +1,50 @@
+/**
+ * The contract every source parser fulfils (DESIGN §6 "What ingestion extracts").
+ *
+ * A parser is a pure function from the source's text (or an already-parsed value) to a
+ * {@link ParsedSource}. It never does I/O. Content that cannot be parsed makes it throw an
+ * {@link IngestError} whose message says why and, where a position is known, carries the
+ * 1-based line and column, e.g. `YAML: unexpected ':' at line 3, column 7`.
+ */
+
+/** One document extracted from a source: an operation, a schema, a section, a page… */
+export interface ParsedDocument {
+  /** DESIGN §6 kind: `overview`, `operation`, `schema`, `request`, `type`, `channel`, `service`, `message`, `section`, `page`, `file`, `entry`… */
+  kind: string;
+  /** Human-readable title (operation summary, heading text, type name…). */
+  title: string;
+  /** The searchable plain text of the document (Markdown-ish, no markup required). */
+  text: string;
+}
+
+/** One callable endpoint extracted from a source. */
+export interface ParsedEndpoint {
+  /** `GET`, `POST`… for HTTP; `QUERY`/`MUTATION`/`SUBSCRIPTION`; `PUBLISH`/`SUBSCRIBE`; `SEND`/`RECEIVE`; `RPC`; `SOAP`. */
+  method: string;
+  /** Path as written (`/pets/{petId}`), root field name, channel address, `/pkg.Service/Method`, or operation name. */
+  path: string;
+  /** Index into `documents` of the document describing this endpoint, when there is one. */
+  documentIndex?: number;
+}
+
+/** What a parser returns. */
+export interface ParsedSource {
+  /** The document's own title (OpenAPI `info.title`, collection name…), used as the default source name. */
+  title?: string;
+  documents: ParsedDocument[];
+  endpoints: ParsedEndpoint[];
+  /** Base URL of the described API when the document names one (OpenAPI `servers[0].url`, Swagger host+basePath). */
+  serverUrl?: string;
+}
+
+/** Thrown by parsers for content that cannot be ingested; `message` is shown to the user as the source's `error`. */
+export class IngestError extends Error {
+  readonly line?: number;
+  readonly column?: number;
+  constructor(message: string, line?: number, column?: number) {
+    super(line !== undefined ? `${message} at line ${line}, column ${column ?? 1}` : message);
+    this.name = 'IngestError';
+    this.line = line;
+    this.column = column;
+  }
+}
