@@ -1,0 +1,18 @@
+/** Time as a seam (STYLE principle 7): production uses the system clock, tests inject their own. */
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** A clock that only moves when told to: `advance(ms)`; for tests. */
+export class ManualClock implements Clock {
+  constructor(private t = Date.parse('2026-06-29T12:00:00.000Z')) {}
+  now(): number { return this.t; }
+  advance(ms: number): void { this.t += ms; }
+  set(ms: number): void { this.t = ms; }
+}
+
+/** UTC ISO 8601 with milliseconds (DESIGN §5). */
+export const iso = (ms: number): string => new Date(ms).toISOString();

@@ -1,0 +1,103 @@
+/**
+ * Configuration (DESIGN §1): read once from the environment at the edge, validated, and
+ * passed down as a typed {@link Config}. Nothing else in the code base reads `process.env`.
+ */
+import { resolve } from 'node:path';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  logLevel: LogLevel;
+  /** Token-bucket refill per API key, tokens per minute. */
+  rateLimitPerMinute: number;
+  /** Token-bucket capacity. */
+  rateLimitBurst: number;
+  /** `always`: every acknowledged write is fdatasync'd (group commit); `none`: no fsync. */
+  sync: 'always' | 'none';
+  bootstrap: boolean;
+  sourceFetchAllowPrivate: boolean;
+  sourceFetchTimeoutMs: number;
+  sourceFetchMaxBytes: number;
+  sourceCrawlMaxPages: number;
+  githubApiUrl: string;
+  /** Additions of ours (README "Configuration"): connection and timeout limits. */
+  maxConnections: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  shutdownTimeoutMs: number;
+}
+
+/** Thrown for an invalid setting; `message` is the one line printed before exit code 2. */
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, def: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return Number(raw);
+}
+
+function oneOf<T extends string>(env: Env, name: string, def: T, values: readonly T[]): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!(values as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${values.join(', ')}, got ${JSON.stringify(raw)}`);
+  }
+  return raw as T;
+}
+
+function bool(env: Env, name: string, def: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got ${JSON.stringify(raw)}`);
+}
+
+function httpUrl(env: Env, name: string, def: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  let u: URL;
+  try { u = new URL(raw); } catch { throw new ConfigError(`${name} must be an http(s) URL, got ${JSON.stringify(raw)}`); }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got ${JSON.stringify(raw)}`);
+  return raw.replace(/\/+$/, '');
+}
+
+/**
+ * Builds the configuration from `env` (DESIGN §1 defaults).
+ * @throws ConfigError naming the first invalid setting.
+ */
+export function loadConfig(env: Env = process.env): Config {
+  const host = env.HOST ?? '127.0.0.1';
+  if (host.trim() === '') throw new ConfigError('HOST must not be empty');
+  const dataDir = env.DATA_DIR ?? './data';
+  if (dataDir.trim() === '') throw new ConfigError('DATA_DIR must not be empty');
+  return {
+    port: int(env, 'PORT', 3000, 0, 65535),
+    host,
+    dataDir: resolve(dataDir),
+    logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
+    rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
+    rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 100, 1, 10_000_000),
+    sync: oneOf(env, 'SYNC', 'always', ['always', 'none'] as const),
+    bootstrap: bool(env, 'BOOTSTRAP', true),
+    sourceFetchAllowPrivate: bool(env, 'SOURCE_FETCH_ALLOW_PRIVATE', false),
+    sourceFetchTimeoutMs: int(env, 'SOURCE_FETCH_TIMEOUT_MS', 15000, 100, 600_000),
+    sourceFetchMaxBytes: int(env, 'SOURCE_FETCH_MAX_BYTES', 10_485_760, 1024, 1_073_741_824),
+    sourceCrawlMaxPages: int(env, 'SOURCE_CRAWL_MAX_PAGES', 50, 1, 10_000),
+    githubApiUrl: httpUrl(env, 'GITHUB_API_URL', 'https://api.github.com'),
+    maxConnections: int(env, 'MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    headersTimeoutMs: int(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
+  };
+}

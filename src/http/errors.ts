@@ -1,0 +1,67 @@
+/**
+ * The error contract (SPEC "Errors", DESIGN §2): every error code, its HTTP status and its
+ * message text live in this one table, and {@link ApiError} is the only error type the HTTP
+ * layer turns into a `{code, error}` body.
+ */
+
+/** Code → status and the spec's message text (DESIGN §2 adds the codes below the spec's). */
+export const ERRORS = {
+  invalid_request: { status: 400, message: 'Request body is invalid.' },
+  unauthorized: { status: 401, message: 'A valid workspace API key is required.' },
+  key_expired: { status: 401, message: 'This API key has expired.' },
+  insufficient_scope: { status: 403, message: 'This API key is missing the required scope.' },
+  not_found: { status: 404, message: 'Record not found.' },
+  method_not_allowed: { status: 405, message: 'This method is not allowed on this path.' },
+  conflict: { status: 409, message: 'A record with this identifier already exists.' },
+  idempotency_in_progress: { status: 409, message: 'A request with this Idempotency-Key is still being processed.' },
+  payload_too_large: { status: 413, message: 'The request body is too large.' },
+  unsupported_media_type: { status: 415, message: 'The request body must be application/json.' },
+  idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was already used with a different request.' },
+  rate_limited: { status: 429, message: 'Too many API requests. Slow down and try again shortly.' },
+  request_header_fields_too_large: { status: 431, message: 'The request headers are too large.' },
+  internal_error: { status: 500, message: 'The API request could not be completed.' },
+  service_unavailable: { status: 503, message: 'The server is shutting down or cannot accept writes right now.' },
+} as const;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** The `{code, error}` body of every error response (SPEC "Error response"). */
+export interface ErrorBody {
+  code: ErrorCode;
+  error: string;
+}
+
+/**
+ * An error that answers the request with `ERRORS[code].status` and a `{code, error}` body.
+ * `detail` is one sentence naming the field or cause; it is appended to the spec's text as
+ * `Request body is invalid: name must be at most 200 characters.` (DESIGN §2).
+ */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  constructor(code: ErrorCode, detail?: string, headers: Record<string, string> = {}) {
+    super(errorMessage(code, detail));
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.headers = headers;
+  }
+  /** The response body: exactly `{code, error}`. */
+  body(): ErrorBody {
+    return { code: this.code, error: this.message };
+  }
+}
+
+/** Builds the message for `code`: the table's text, or `text-without-period: detail.` */
+export function errorMessage(code: ErrorCode, detail?: string): string {
+  const base: string = ERRORS[code].message;
+  if (!detail) return base;
+  const d = detail.endsWith('.') ? detail.slice(0, -1) : detail;
+  return `${base.slice(0, -1)}: ${d}.`;
+}
+
+/** Shorthand for a 400 `invalid_request` naming what is wrong. */
+export function invalid(detail: string): ApiError {
+  return new ApiError('invalid_request', detail);
+}

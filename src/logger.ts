@@ -1,0 +1,35 @@
+/**
+ * JSON-lines logs on stdout (DESIGN §1). Callers pass structured fields; nothing here ever
+ * receives an API key, a secret or a request body (issue #2 point 2).
+ */
+import type { LogLevel } from './config.js';
+
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  /** True when lines at `level` are written (lets hot paths skip building fields). */
+  enabled(level: LogLevel): boolean;
+}
+
+/** A logger writing one JSON object per line to `write` (default: stdout). */
+export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stdout.write(l)): Logger {
+  const min = RANK[level];
+  const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
+    if (RANK[lvl] < min) return;
+    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }) + '\n');
+  };
+  return {
+    debug: (m, f) => emit('debug', m, f),
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+    enabled: (lvl) => RANK[lvl] >= min,
+  };
+}
+
+/** A logger that drops everything; for tests and the CLI. */
+export const silentLogger: Logger = createLogger('error', () => {});

@@ -1,0 +1,216 @@
+/**
+ * One log's in-memory state: tables of records keyed by (type, id), changed through
+ * transactions that are applied at once and made durable by the {@link AppendLog}
+ * (DESIGN §7, issue #2 point 4).
+ *
+ * Applying a transaction to memory before it is on disk keeps request handling serializable
+ * (JavaScript runs one handler at a time, so uniqueness checks and read-modify-write cannot
+ * race), while the response still waits for durability. When a write fails, the failed
+ * transaction and every later one not yet written are undone in reverse order.
+ *
+ * Records are immutable: a change always puts a new object. Listeners keep secondary indexes
+ * (by email, by conversation, sort orders) and see every change, including replay and undo.
+ */
+import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import { dirname, basename, join } from 'node:path';
+import { AppendLog, encodeLine } from './log.js';
+import { replayLog, type ReplayResult } from './recovery.js';
+import { writeSnapshot } from './compaction.js';
+import type { StoreFs } from './fs.js';
+
+/** A stored record: a JSON object, never mutated after it was put. */
+export type Rec = Readonly<Record<string, unknown>>;
+/** One change of a transaction as written in the log: put (`p`) or delete (`d`). */
+export type Op = readonly ['p', string, string, Rec] | readonly ['d', string, string];
+/** Called for every change of a record: `next` undefined means deleted. */
+export type ChangeListener = (type: string, id: string, prev: Rec | undefined, next: Rec | undefined) => void;
+
+export interface DbOptions {
+  fs: StoreFs;
+  /** fdatasync every batch (SYNC=always). */
+  sync: boolean;
+  listeners?: ChangeListener[];
+  /** Compaction keeps a record only when this says so (e.g. drops expired idempotency records). */
+  retain?: (type: string, rec: Rec) => boolean;
+  /** Compact by itself when dead records outnumber live ones by this many (default 1000). */
+  compactionSlack?: number;
+  /** Reports background compaction failures. */
+  onError?: (err: Error) => void;
+  now?: () => number;
+}
+
+/** A set of changes that becomes durable as one log line. */
+export class Tx {
+  readonly ops: Op[] = [];
+  /** (type, id, previous value) per change, for undo. */
+  readonly undo: Array<readonly [string, string, Rec | undefined]> = [];
+  undone = false;
+  constructor(private readonly db: Db) {}
+  /** Puts `value` as the record (type, id); visible to readers at once. */
+  put(type: string, id: string, value: Rec): void {
+    this.undo.push([type, id, this.db.set(type, id, value)]);
+    this.ops.push(['p', type, id, value]);
+  }
+  /** Deletes the record (type, id) if present. */
+  del(type: string, id: string): void {
+    const prev = this.db.set(type, id, undefined);
+    if (prev === undefined) return;
+    this.undo.push([type, id, prev]);
+    this.ops.push(['d', type, id]);
+  }
+  /** Reverts this transaction's changes in memory (before or instead of commit). */
+  abort(): void {
+    if (this.undone) return;
+    this.undone = true;
+    for (let i = this.undo.length - 1; i >= 0; i--) {
+      const [type, id, prev] = this.undo[i];
+      this.db.set(type, id, prev);
+    }
+  }
+}
+
+export class Db {
+  private readonly tables = new Map<string, Map<string, Rec>>();
+  private readonly listeners: ChangeListener[];
+  private log!: AppendLog;
+  private readonly inflight = new Set<Tx>();
+  private live = 0;
+  /** Ops in the log file (live + dead). */
+  private ops = 0;
+  private compacting: Promise<void> | null = null;
+  replay!: ReplayResult;
+
+  private constructor(readonly path: string, private readonly opts: DbOptions) {
+    this.listeners = opts.listeners ?? [];
+  }
+
+  /**
+   * Replays `path` (creating it when missing) and opens it for appending.
+   * @throws CorruptLogError for a corrupt line that is not the torn tail.
+   */
+  static async open(path: string, opts: DbOptions): Promise<Db> {
+    const db = new Db(path, opts);
+    mkdirSync(dirname(path), { recursive: true });
+    for (const f of readdirSync(dirname(path))) {
+      if (f.startsWith(`${basename(path)}.compact-`)) unlinkSync(join(dirname(path), f)); // a compaction cut short
+    }
+    db.replay = replayLog(path, (tx, line) => db.applyLine(tx, line), opts.now?.());
+    const fd = await opts.fs.open(path);
+    db.log = new AppendLog(path, fd, db.replay.size, opts.fs, opts.sync);
+    return db;
+  }
+
+  private applyLine(tx: unknown, line: number): void {
+    if (!Array.isArray(tx)) throw new Error(`${this.path}: line ${line} is not a transaction`);
+    for (const op of tx as Op[]) {
+      if (op[0] === 'p') this.set(op[1], op[2], op[3]);
+      else this.set(op[1], op[2], undefined);
+      this.ops++;
+    }
+  }
+
+  /** Sets or (with undefined) deletes a record, tells the listeners; returns the previous value. */
+  set(type: string, id: string, value: Rec | undefined): Rec | undefined {
+    let table = this.tables.get(type);
+    if (!table) { table = new Map(); this.tables.set(type, table); }
+    const prev = table.get(id);
+    if (value === undefined) { if (prev !== undefined) { table.delete(id); this.live--; } }
+    else { table.set(id, value); if (prev === undefined) this.live++; }
+    for (const l of this.listeners) l(type, id, prev, value);
+    return prev;
+  }
+
+  get(type: string, id: string): Rec | undefined {
+    return this.tables.get(type)?.get(id);
+  }
+
+  /** All records of `type` (a live view: do not change it). */
+  table(type: string): ReadonlyMap<string, Rec> {
+    return this.tables.get(type) ?? new Map();
+  }
+
+  begin(): Tx { return new Tx(this); }
+
+  /** Why this log refuses writes, or null. */
+  get failed(): Error | null { return this.log.failed; }
+
+  /**
+   * Makes `tx` durable; resolves once its line is on disk. On a write failure the
+   * transaction, and every later one still waiting, is undone, and the error is thrown.
+   */
+  async commit(tx: Tx): Promise<void> {
+    if (tx.undone) throw new Error('transaction was aborted');
+    if (tx.ops.length === 0) return;
+    this.inflight.add(tx);
+    try {
+      await this.log.append(encodeLine(JSON.stringify(tx.ops)), tx);
+      this.ops += tx.ops.length;
+    } catch (err) {
+      const later = [...this.inflight];
+      for (let i = later.length - 1; i >= 0 && later[i] !== tx; i--) later[i].abort();
+      tx.abort();
+      throw err;
+    } finally {
+      this.inflight.delete(tx);
+    }
+    if (!this.compacting && this.ops - this.live > this.live + (this.opts.compactionSlack ?? 1000)) {
+      this.compact().catch((e) => this.opts.onError?.(e as Error));
+    }
+  }
+
+  /** Live and total op counts (for compaction decisions and tests). */
+  stats(): { live: number; ops: number; bytes: number } {
+    return { live: this.live, ops: this.ops, bytes: this.log.size };
+  }
+
+  /**
+   * Rewrites the log to its live records, crash-safely: temp file, fsync, rename, fsync the
+   * folder (DESIGN §7). Writes wait meanwhile and go to the new file afterwards.
+   */
+  compact(): Promise<void> {
+    if (this.compacting) return this.compacting;
+    this.compacting = this.runCompaction().finally(() => { this.compacting = null; });
+    return this.compacting;
+  }
+
+  private async runCompaction(): Promise<void> {
+    await this.log.pause();
+    let replacement: { fd: number; size: number } | undefined;
+    try {
+      // Memory holds the lines still queued; the snapshot must be the durable state, so take
+      // each record touched by a queued transaction as it was before the first of them.
+      const before = new Map<string, Rec | undefined>();
+      for (const tag of this.log.queuedTags()) {
+        for (const [type, id, prev] of (tag as Tx).undo) {
+          const k = `${type}\u0000${id}`;
+          if (!before.has(k)) before.set(k, prev);
+        }
+      }
+      const records: Array<readonly [string, string, Rec]> = [];
+      const retain = this.opts.retain ?? (() => true);
+      for (const [type, table] of this.tables) {
+        for (const [id, rec] of table) {
+          const k = `${type}\u0000${id}`;
+          const value = before.has(k) ? before.get(k) : rec;
+          if (value !== undefined && retain(type, value)) records.push([type, id, value]);
+        }
+      }
+      for (const [k, prev] of before) {
+        const [type, id] = k.split('\u0000');
+        if (prev !== undefined && !this.tables.get(type)?.has(id) && retain(type, prev)) records.push([type, id, prev]);
+      }
+      const oldFd = this.log.descriptor;
+      replacement = await writeSnapshot(this.path, records, this.opts.fs, `${basename(this.path)}.compact-${process.pid}`);
+      await this.opts.fs.close(oldFd).catch(() => {});
+      this.ops = records.length; // queued transactions add theirs when they are written
+    } finally {
+      this.log.resume(replacement);
+    }
+  }
+
+  /** Waits for compaction and pending writes, then closes the log. */
+  async close(): Promise<void> {
+    if (this.compacting) await this.compacting.catch(() => {});
+    await this.log.close();
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The store's file-system seam (STYLE principle 7): every call through which the append log
+ * reaches the disk. Tests replace single methods to inject `ENOSPC`, `EIO` or an `fdatasync`
+ * failure (issue #5 point 2); production uses {@link nodeFs}.
+ */
+import * as fs from 'node:fs';
+import { promisify } from 'node:util';
+
+export interface StoreFs {
+  /** Opens `path` for reading and positional writing, creating it when missing; returns the fd. */
+  open(path: string): Promise<number>;
+  /** Writes all of `buf` at byte `position`. */
+  write(fd: number, buf: Buffer, position: number): Promise<void>;
+  /** Flushes the file's data (and the metadata needed to read it back) to the device. */
+  fdatasync(fd: number): Promise<void>;
+  /** Cuts the file to `length` bytes. */
+  ftruncate(fd: number, length: number): Promise<void>;
+  close(fd: number): Promise<void>;
+  /** Atomically replaces `to` by `from`. */
+  rename(from: string, to: string): Promise<void>;
+  /** fsyncs a directory, so that a rename or a new file in it survives a crash. */
+  fsyncDir(dir: string): Promise<void>;
+}
+
+const pwrite = (fd: number, buf: Buffer, off: number, len: number, pos: number) =>
+  new Promise<number>((resolve, reject) => fs.write(fd, buf, off, len, pos, (err, n) => (err ? reject(err) : resolve(n))));
+
+export const nodeFs: StoreFs = {
+  open: async (path) => {
+    // 'a+' would force O_APPEND (positional writes ignored on Linux); create then reopen r+.
+    fs.closeSync(fs.openSync(path, 'a', 0o600));
+    return promisify(fs.open)(path, 'r+');
+  },
+  write: async (fd, buf, position) => {
+    let off = 0;
+    while (off < buf.length) {
+      const n = await pwrite(fd, buf, off, buf.length - off, position + off);
+      off += n;
+    }
+  },
+  fdatasync: (fd) => promisify(fs.fdatasync)(fd),
+  ftruncate: (fd, length) => promisify(fs.ftruncate)(fd, length),
+  close: (fd) => promisify(fs.close)(fd),
+  rename: (from, to) => promisify(fs.rename)(from, to),
+  fsyncDir: async (dir) => {
+    const fd = await promisify(fs.open)(dir, 'r');
+    try { await promisify(fs.fsync)(fd); } finally { await promisify(fs.close)(fd); }
+  },
+};

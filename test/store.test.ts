@@ -1,0 +1,161 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync, appendFileSync, readdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Db } from '../src/store/db.js';
+import { nodeFs, type StoreFs } from '../src/store/fs.js';
+import { CorruptLogError } from '../src/store/recovery.js';
+import { StorageFailedError } from '../src/store/log.js';
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'sw-store-'));
+const open = (path: string, fs: StoreFs = nodeFs, extra = {}) => Db.open(path, { fs, sync: true, ...extra });
+
+test('committed records replay after reopen', async () => {
+  const file = join(tmp(), 'a.log');
+  const db = await open(file);
+  const tx = db.begin();
+  tx.put('conversation', 'c1', { subject: 'Hi' });
+  tx.put('message', 'm1', { body: 'x' });
+  await db.commit(tx);
+  const tx2 = db.begin();
+  tx2.del('message', 'm1');
+  await db.commit(tx2);
+  await db.close();
+  const db2 = await open(file);
+  assert.deepEqual(db2.get('conversation', 'c1'), { subject: 'Hi' });
+  assert.equal(db2.get('message', 'm1'), undefined);
+  assert.equal(db2.replay.lines, 2);
+  await db2.close();
+});
+
+test('concurrent commits in one turn are group-committed: one write, one fdatasync', async () => {
+  const file = join(tmp(), 'a.log');
+  let writes = 0, syncs = 0;
+  const fs: StoreFs = { ...nodeFs, write: (...a) => { writes++; return nodeFs.write(...a); }, fdatasync: (fd) => { syncs++; return nodeFs.fdatasync(fd); } };
+  const db = await open(file, fs);
+  await Promise.all(Array.from({ length: 50 }, (_, i) => { const tx = db.begin(); tx.put('t', `k${i}`, { i }); return db.commit(tx); }));
+  assert.equal(writes, 1);
+  assert.equal(syncs, 1);
+  assert.equal(readFileSync(file, 'utf8').trim().split('\n').length, 50);
+  await db.close();
+});
+
+test('a torn last line is cut off and kept aside in a .corrupt file', async () => {
+  const dir = tmp();
+  const file = join(dir, 'a.log');
+  const db = await open(file);
+  const tx = db.begin(); tx.put('t', 'a', { v: 1 }); await db.commit(tx);
+  await db.close();
+  const good = statSync(file).size;
+  appendFileSync(file, '1234abcd ["p","t","b",{"v"');
+  const db2 = await open(file);
+  assert.deepEqual(db2.get('t', 'a'), { v: 1 });
+  assert.equal(db2.get('t', 'b'), undefined);
+  assert.equal(statSync(file).size, good);
+  const saved = readdirSync(dir).filter((f) => f.includes('.corrupt-'));
+  assert.equal(saved.length, 1);
+  assert.equal(readFileSync(join(dir, saved[0]), 'utf8'), '1234abcd ["p","t","b",{"v"');
+  // still appendable after the cut
+  const tx2 = db2.begin(); tx2.put('t', 'c', { v: 3 }); await db2.commit(tx2);
+  await db2.close();
+  const db3 = await open(file);
+  assert.deepEqual(db3.get('t', 'c'), { v: 3 });
+  await db3.close();
+});
+
+test('a corrupt line in the middle stops the start naming file, line and byte offset', async () => {
+  const file = join(tmp(), 'a.log');
+  const db = await open(file);
+  for (let i = 0; i < 3; i++) { const tx = db.begin(); tx.put('t', `k${i}`, { i }); await db.commit(tx); }
+  await db.close();
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const offset = Buffer.byteLength(lines[0]) + 1;
+  lines[1] = lines[1].replace('"i":1', '"i":7');
+  writeFileSync(file, lines.join('\n'));
+  await assert.rejects(open(file), (err: unknown) => {
+    assert.ok(err instanceof CorruptLogError);
+    assert.equal(err.line, 2);
+    assert.equal(err.offset, offset);
+    assert.match(err.message, new RegExp(`a\\.log: line 2 \\(byte offset ${offset}\\) is corrupt: checksum mismatch`));
+    return true;
+  });
+});
+
+test('a failed write is undone in memory, truncated on disk, and later writes succeed', async () => {
+  const file = join(tmp(), 'a.log');
+  let fail: NodeJS.ErrnoException | null = null;
+  const fs: StoreFs = {
+    ...nodeFs,
+    write: async (fd, buf, pos) => {
+      if (fail) { await nodeFs.write(fd, buf.subarray(0, 5), pos); throw fail; } // a partial write, then ENOSPC
+      return nodeFs.write(fd, buf, pos);
+    },
+  };
+  const db = await open(file, fs);
+  const tx0 = db.begin(); tx0.put('t', 'a', { v: 1 }); await db.commit(tx0);
+  fail = Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+  const tx1 = db.begin(); tx1.put('t', 'a', { v: 2 }); tx1.put('t', 'b', { v: 2 });
+  assert.deepEqual(db.get('t', 'a'), { v: 2 }, 'visible before commit');
+  await assert.rejects(db.commit(tx1), /ENOSPC/);
+  assert.deepEqual(db.get('t', 'a'), { v: 1 });
+  assert.equal(db.get('t', 'b'), undefined);
+  fail = null;
+  const tx2 = db.begin(); tx2.put('t', 'c', { v: 3 }); await db.commit(tx2);
+  await db.close();
+  const db2 = await open(file);
+  assert.deepEqual([db2.get('t', 'a'), db2.get('t', 'b'), db2.get('t', 'c')], [{ v: 1 }, undefined, { v: 3 }]);
+  assert.equal(db2.replay.tornTailSavedTo, undefined);
+  await db2.close();
+});
+
+test('an fdatasync failure stops all later writes (never retried)', async () => {
+  const file = join(tmp(), 'a.log');
+  let failSync = false;
+  const fs: StoreFs = { ...nodeFs, fdatasync: async (fd) => { if (failSync) throw Object.assign(new Error('EIO'), { code: 'EIO' }); return nodeFs.fdatasync(fd); } };
+  const db = await open(file, fs);
+  failSync = true;
+  const tx = db.begin(); tx.put('t', 'a', { v: 1 });
+  await assert.rejects(db.commit(tx), StorageFailedError);
+  assert.equal(db.get('t', 'a'), undefined);
+  failSync = false;
+  const tx2 = db.begin(); tx2.put('t', 'b', { v: 1 });
+  await assert.rejects(db.commit(tx2), /writes are refused until restart/);
+  assert.ok(db.failed);
+});
+
+test('compaction keeps exactly the live records and writes queued meanwhile', async () => {
+  const dir = tmp();
+  const file = join(dir, 'a.log');
+  const db = await open(file, nodeFs, { compactionSlack: 1_000_000, retain: (type: string) => type !== 'idem' });
+  for (let round = 0; round < 20; round++) {
+    const tx = db.begin();
+    for (let i = 0; i < 50; i++) tx.put('t', `k${i}`, { round, i });
+    tx.put('idem', `r${round}`, { x: 1 });
+    await db.commit(tx);
+  }
+  const before = statSync(file).size;
+  const compaction = db.compact();
+  const tx = db.begin(); tx.put('t', 'k0', { round: 99, i: 0 }); tx.del('t', 'k1');
+  const late = db.commit(tx);
+  await Promise.all([compaction, late]);
+  assert.ok(statSync(file).size < before / 5, 'log shrank');
+  assert.deepEqual(readdirSync(dir).filter((f) => f !== 'a.log'), [], 'no temp files left');
+  await db.close();
+  const db2 = await open(file);
+  assert.deepEqual(db2.get('t', 'k0'), { round: 99, i: 0 });
+  assert.equal(db2.get('t', 'k1'), undefined);
+  assert.deepEqual(db2.get('t', 'k49'), { round: 19, i: 49 });
+  assert.equal(db2.table('idem').size, 0);
+  assert.equal(db2.table('t').size, 49);
+  await db2.close();
+});
+
+test('compaction runs by itself when dead records outweigh live ones', async () => {
+  const file = join(tmp(), 'a.log');
+  const db = await open(file, nodeFs, { compactionSlack: 10 });
+  for (let i = 0; i < 40; i++) { const tx = db.begin(); tx.put('t', 'same', { i }); await db.commit(tx); }
+  await db.compact();
+  assert.ok(db.stats().ops < 20, `ops ${db.stats().ops}`);
+  await db.close();
+});
