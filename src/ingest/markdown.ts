@@ -1,0 +1,172 @@
+/**
+ * Markdown / plain-text parser (DESIGN §6: text / markdown → no endpoints, one `section` per heading).
+ *
+ * Follows the CommonMark 0.31 rules for what is a heading: ATX headings (`#`…`######` after at most
+ * three spaces, then a space/tab or end of line) and setext headings (a paragraph underlined with
+ * `=` or `-`); lines inside fenced code blocks (``` or ~~~) are never headings.
+ */
+
+import type { ParsedDocument, ParsedSource } from './types.js';
+
+/** Longest title taken from the first line of heading-less text. */
+const MAX_INTRO_TITLE = 100;
+
+interface Heading {
+  /** Index of the first line of the heading (the paragraph start for setext headings). */
+  start: number;
+  level: number;
+  title: string;
+}
+
+interface Fence {
+  char: string;
+  length: number;
+}
+
+const ATX = /^ {0,3}(#{1,6})(?:[ \t]+([^]*))?$/;
+const SETEXT = /^ {0,3}(=+|-+)[ \t]*$/;
+const FENCE_OPEN = /^[ \t]*(`{3,}|~{3,})([^]*)$/;
+const LIST_OR_QUOTE = /^ {0,3}(?:[-*+][ \t]|\d{1,9}[.)][ \t]|>)/;
+const THEMATIC = /^ {0,3}(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|(?:-[ \t]*){3,})$/;
+
+/** The heading text of an ATX line: content without the optional closing `#` sequence. */
+function atxTitle(content: string | undefined): string {
+  if (!content) return '';
+  let t = content.trimEnd().replace(/[ \t]#+$/, '');
+  if (/^#+$/.test(t)) t = '';
+  return t.trim();
+}
+
+/** Plain-ish one-line title: images dropped, links, emphasis and code marks reduced to their text. */
+function cleanInline(s: string): string {
+  return s
+    .slice(0, 1000)
+    .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/<[^>]{0,200}>/g, '')
+    .replace(/[`*_]{1,3}/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/** True when `line` closes the open `fence`. */
+function closesFence(line: string, fence: Fence): boolean {
+  const t = line.trim();
+  if (t.length < fence.length || t[0] !== fence.char) return false;
+  for (let i = 0; i < t.length; i++) if (t[i] !== fence.char) return false;
+  return true;
+}
+
+/** Index of the first line after a leading YAML front-matter block (`---` … `---`/`...`), else 0. */
+function frontMatterEnd(lines: string[]): number {
+  if (lines[0]?.trimEnd() !== '---') return 0;
+  for (let i = 1; i < lines.length; i++) {
+    const t = lines[i].trimEnd();
+    if (t === '---' || t === '...') return i + 1;
+  }
+  return 0;
+}
+
+/**
+ * Finds the headings of a list of lines, skipping fenced code blocks (an unclosed fence runs to
+ * the end) and a leading YAML front-matter block. Fence openers are accepted at any indentation so fences inside list items count.
+ */
+function findHeadings(lines: string[]): Heading[] {
+  const headings: Heading[] = [];
+  let fence: Fence | null = null;
+  /** First line of the paragraph being read, or -1 when not in a paragraph. */
+  let paraStart = -1;
+  let i = frontMatterEnd(lines);
+  for (; i < lines.length; i++) {
+    const line = lines[i];
+    if (fence) {
+      if (closesFence(line, fence)) fence = null;
+      continue;
+    }
+    const f = FENCE_OPEN.exec(line);
+    if (f && !(f[1][0] === '`' && f[2].includes('`'))) {
+      fence = { char: f[1][0], length: f[1].length };
+      paraStart = -1;
+      continue;
+    }
+    if (line.trim() === '') {
+      paraStart = -1;
+      continue;
+    }
+    const atx = ATX.exec(line);
+    if (atx) {
+      headings.push({ start: i, level: atx[1].length, title: atxTitle(atx[2]) });
+      paraStart = -1;
+      continue;
+    }
+    if (paraStart >= 0 && SETEXT.test(line)) {
+      const title = lines
+        .slice(paraStart, i)
+        .map((l) => l.trim())
+        .join(' ');
+      headings.push({ start: paraStart, level: line.trim()[0] === '=' ? 1 : 2, title });
+      paraStart = -1;
+      continue;
+    }
+    if (LIST_OR_QUOTE.test(line) || THEMATIC.test(line) || (/^(?: {4}|\t)/.test(line) && paraStart < 0)) {
+      // Lists, block quotes, thematic breaks and indented code cannot be underlined into a heading.
+      paraStart = -1;
+      continue;
+    }
+    if (paraStart < 0) paraStart = i;
+  }
+  return headings;
+}
+
+/** Text of lines [from, to) with leading and trailing blank lines removed. */
+function sliceText(lines: string[], from: number, to: number): string {
+  let a = from;
+  let b = to;
+  while (a < b && lines[a].trim() === '') a++;
+  while (b > a && lines[b - 1].trim() === '') b--;
+  return lines.slice(a, b).join('\n');
+}
+
+/**
+ * Splits Markdown (or plain text) into `section` documents, one per heading.
+ *
+ * Input: the text (a leading BOM is ignored; `\r\n` / `\r` line ends accepted). Output
+ * ({@link ParsedSource}, no endpoints):
+ * - one `section` per ATX or setext heading, title = the heading text (closing `#`s removed),
+ *   text = the heading line(s) as written plus everything up to the next heading;
+ * - text before the first heading (if not blank) becomes a first section titled by its first line
+ *   containing a letter or digit (inline markup removed), or `Introduction` when there is none or it
+ *   is longer than 100 characters; text without any heading is therefore a single section;
+ * - blank input gives no documents;
+ * - `title` = the first level-1 heading's text, if any.
+ *
+ * Never throws: every text is valid Markdown.
+ */
+export function parseMarkdown(text: string): ParsedSource {
+  const src = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const lines = src.split(/\r\n?|\n/);
+  const headings = findHeadings(lines);
+  const documents: ParsedDocument[] = [];
+
+  const firstStart = headings.length ? headings[0].start : lines.length;
+  const intro = sliceText(lines, 0, firstStart);
+  if (intro.trim() !== '') {
+    const first = intro
+      .split('\n')
+      .map(cleanInline)
+      .find((l) => /[\p{L}\p{N}]/u.test(l)) ?? '';
+    const title = first && first.length <= MAX_INTRO_TITLE ? first : 'Introduction';
+    documents.push({ kind: 'section', title, text: intro });
+  }
+  headings.forEach((h, n) => {
+    const end = n + 1 < headings.length ? headings[n + 1].start : lines.length;
+    const title = cleanInline(h.title) || h.title || '(untitled section)';
+    documents.push({ kind: 'section', title, text: sliceText(lines, h.start, end) });
+  });
+
+  const h1 = headings.find((h) => h.level === 1);
+  const result: ParsedSource = { documents, endpoints: [] };
+  const title = h1 ? cleanInline(h1.title) : '';
+  if (title) result.title = title;
+  return result;
+}
