@@ -88,6 +88,11 @@ export function validate<S extends TSchema>(schema: S, value: unknown, path = ''
   return value as Static<S>;
 }
 
+/** {@link validate} without the static type, for callers holding an erased schema. */
+export function assertValid(schema: TSchema, value: unknown, path = ''): void {
+  check(schema, value, path);
+}
+
 function check(schema: TSchema, value: unknown, path: string): void {
   const name = fieldName(path);
   switch (schema.kind) {

@@ -1,0 +1,177 @@
+/**
+ * Admin operations (DESIGN §1 "Admin CLI"): workspaces, API keys and import. The CLI runs
+ * them on the data dir's files when no server runs, and through the running server's admin
+ * socket otherwise, so two processes never write one file.
+ */
+import { newId } from './ids.js';
+import { iso, type Clock } from './clock.js';
+import { generateApiKey, hashKey, parseScopes } from './auth/keys.js';
+import { isDateTime, s, validate, type Static } from './http/schema.js';
+import { ApiError } from './http/errors.js';
+import { T } from './workspace.js';
+import type { KeyRec, Store } from './store/store.js';
+import type { Rec } from './store/db.js';
+import { addMessage, createConversation, customerInput, CONVERSATION_STATUSES, CHANNELS, type Conversation } from './areas/conversations.js';
+import { createIssue, ISSUE_STATES, useTags } from './areas/issues.js';
+import { createCustomField, customFieldInput } from './areas/definitions.js';
+import { agentInput, createAgent } from './areas/agents.js';
+import { priority } from './areas/common.js';
+
+/** A failed admin operation; `message` is printed on stderr by the CLI. */
+export class AdminError extends Error {}
+
+export const keyView = (k: KeyRec) => ({
+  object: 'api_key', id: k.id, workspaceId: k.workspaceId, name: k.name, prefix: k.prefix, scopes: k.scopes,
+  createdAt: k.createdAt, expiresAt: k.expiresAt, revokedAt: k.revokedAt, lastUsedAt: k.lastUsedAt,
+});
+
+const when = s.optional(s.string({ format: 'date-time' }));
+const importSchema = s.object({
+  customFields: s.optional(s.array(customFieldInput)),
+  tags: s.optional(s.array(s.object({ name: s.string({ minLength: 1, maxLength: 64 }) }))),
+  agents: s.optional(s.array(agentInput)),
+  conversations: s.optional(s.array(s.object({
+    externalId: s.optional(s.string({ minLength: 1, maxLength: 200 })),
+    subject: s.string({ minLength: 1, maxLength: 200 }),
+    customer: customerInput,
+    status: s.optional(s.enum(CONVERSATION_STATUSES)),
+    channel: s.optional(s.enum(CHANNELS)),
+    priority: s.optional(priority),
+    createdAt: when,
+    messages: s.optional(s.array(s.object({ role: s.enum(['user', 'agent'] as const), body: s.string({ minLength: 1, maxLength: 20000 }), createdAt: when }))),
+  }))),
+  issues: s.optional(s.array(s.object({
+    subject: s.string({ minLength: 1, maxLength: 200 }),
+    description: s.optional(s.string({ maxLength: 20000 })),
+    priority: s.optional(priority),
+    tags: s.optional(s.array(s.string({ minLength: 1, maxLength: 64 }), { maxItems: 50 })),
+    state: s.optional(s.enum(ISSUE_STATES)),
+    customer: s.optional(s.object({ name: s.optional(s.string({ maxLength: 160 })), email: s.optional(s.string({ maxLength: 320, format: 'email' })), company: s.optional(s.string({ maxLength: 160 })) })),
+    conversationExternalId: s.optional(s.string({ minLength: 1, maxLength: 200 })),
+    createdAt: when,
+  }))),
+});
+export type ImportFile = Static<typeof importSchema>;
+
+/** The admin commands, by name, with their arguments as the CLI passes them. */
+export class Admin {
+  constructor(private readonly store: Store, private readonly clock: Clock) {}
+
+  /** Runs one command by name (the admin socket's entry point). */
+  run(op: string, args: Record<string, unknown>): Promise<unknown> {
+    switch (op) {
+      case 'workspace.create': return this.createWorkspace(String(args.name ?? ''));
+      case 'workspace.list': return Promise.resolve(this.listWorkspaces());
+      case 'key.create': return this.createKey(args as Parameters<Admin['createKey']>[0]);
+      case 'key.list': return Promise.resolve(this.listKeys(String(args.workspace ?? '')));
+      case 'key.revoke': return this.revokeKey(String(args.id ?? ''));
+      case 'import': return this.importData(String(args.workspace ?? ''), args.data);
+      default: return Promise.reject(new AdminError(`unknown admin operation ${op}`));
+    }
+  }
+
+  async createWorkspace(name: string) {
+    if (name.trim() === '' || name.length > 200) throw new AdminError('--name is required (1 to 200 characters)');
+    const ws = await this.store.createWorkspace(name);
+    return { object: 'workspace', ...ws };
+  }
+
+  listWorkspaces() {
+    return { object: 'list', workspaces: [...this.store.system.table('workspace').values()].map((w) => ({ object: 'workspace', ...w })) };
+  }
+
+  /** Creates a key; the only answer that ever holds the full `key`. */
+  async createKey(a: { workspace?: string; name?: string; scopes?: string; expiresAt?: string }) {
+    if (!a.workspace || !this.store.workspaceRec(a.workspace)) throw new AdminError(`no workspace ${JSON.stringify(a.workspace ?? '')}`);
+    let scopes: string[];
+    try { scopes = parseScopes(a.scopes ?? '*'); } catch (e) { throw new AdminError(`--scopes: ${(e as Error).message}`); }
+    let expiresAt: string | null = null;
+    if (a.expiresAt !== undefined) {
+      if (!isDateTime(a.expiresAt)) throw new AdminError('--expires-at must be an ISO 8601 date-time such as 2027-01-01T00:00:00Z');
+      expiresAt = iso(Date.parse(a.expiresAt));
+    }
+    if (a.name !== undefined && a.name.length > 200) throw new AdminError('--name must be at most 200 characters');
+    const key = generateApiKey();
+    const rec: KeyRec = {
+      id: newId(), workspaceId: a.workspace, name: a.name ?? null, prefix: key.slice(0, 12), hash: hashKey(key), scopes,
+      createdAt: iso(this.clock.now()), expiresAt, revokedAt: null, lastUsedAt: null,
+    };
+    const tx = this.store.system.begin();
+    tx.put('key', rec.id, rec as unknown as Rec);
+    await this.store.system.commit(tx);
+    return { object: 'api_key', id: rec.id, key, prefix: rec.prefix, scopes, expiresAt, workspaceId: rec.workspaceId, name: rec.name, createdAt: rec.createdAt };
+  }
+
+  listKeys(workspace: string) {
+    if (!this.store.workspaceRec(workspace)) throw new AdminError(`no workspace ${JSON.stringify(workspace)}`);
+    const keys = [...this.store.system.table('key').values()].map((k) => k as unknown as KeyRec).filter((k) => k.workspaceId === workspace);
+    return { object: 'list', keys: keys.map(keyView) };
+  }
+
+  async revokeKey(id: string) {
+    const k = this.store.key(id);
+    if (!k) throw new AdminError(`no key ${JSON.stringify(id)}`);
+    if (k.revokedAt) return keyView(k);
+    const next: KeyRec = { ...k, revokedAt: iso(this.clock.now()) };
+    const tx = this.store.system.begin();
+    tx.put('key', id, next as unknown as Rec);
+    await this.store.system.commit(tx);
+    return keyView(next);
+  }
+
+  /**
+   * Imports `data` (DESIGN §1 "Import file") into a workspace as one transaction: all or nothing.
+   * @throws AdminError naming the JSON path of the first invalid or unknown property.
+   */
+  async importData(workspaceId: string, data: unknown) {
+    const ws = this.store.workspace(workspaceId);
+    if (!ws) throw new AdminError(`no workspace ${JSON.stringify(workspaceId)}`);
+    let file: ImportFile;
+    try { file = validate(importSchema, data); } catch (e) {
+      throw new AdminError(`import file is invalid: ${(e as Error).message.replace(/^Request body is invalid: /, '').replace(/^the body/, 'the file')}`);
+    }
+    const now = this.clock.now();
+    const at = (v: string | undefined) => (v === undefined ? now : Date.parse(v));
+    const tx = ws.db.begin();
+    const counts = { customFields: 0, tags: 0, agents: 0, conversations: 0, messages: 0, issues: 0 };
+    try {
+      for (const f of file.customFields ?? []) { createCustomField(ws, tx, f, now); counts.customFields++; }
+      for (const t of file.tags ?? []) { if (!ws.tagIdByName.has(t.name.toLowerCase())) counts.tags++; useTags(ws, tx, [t.name], now); }
+      for (const a of file.agents ?? []) { createAgent(tx, a, now); counts.agents++; }
+      for (const [i, c] of (file.conversations ?? []).entries()) {
+        const created = at(c.createdAt);
+        let conv: Conversation = createConversation(ws, tx, c, created, { channel: c.channel });
+        const msgs = (c.messages ?? []).map((m) => ({ ...m, t: at(m.createdAt ?? c.createdAt) })).sort((x, y) => x.t - y.t);
+        for (const m of msgs) {
+          if (m.t < created) throw new AdminError(`import file is invalid: conversations[${i}].messages has a message older than the conversation`);
+          conv = addMessage(tx, conv, m, m.t).conversation;
+          counts.messages++;
+        }
+        if (c.status && c.status !== conv.status) {
+          const last = conv.updatedAt;
+          const next = { ...conv, status: c.status } as Conversation;
+          if (c.status === 'solved') next.closedAt = last; else delete next.closedAt;
+          tx.put(T.conversation, conv.id, next as unknown as Rec);
+        }
+        counts.conversations++;
+      }
+      for (const [i, x] of (file.issues ?? []).entries()) {
+        let conversationId: string | undefined;
+        if (x.conversationExternalId !== undefined) {
+          conversationId = ws.conversationByExternalId.get(x.conversationExternalId);
+          if (!conversationId) throw new AdminError(`import file is invalid: issues[${i}].conversationExternalId matches no conversation`);
+        }
+        const { conversationExternalId: _, createdAt, ...rest } = x;
+        createIssue(ws, tx, { ...rest, conversationId }, at(createdAt));
+        counts.issues++;
+      }
+    } catch (e) {
+      tx.abort();
+      if (e instanceof ApiError) throw new AdminError(`import refused: ${e.message}`);
+      throw e;
+    }
+    await ws.db.commit(tx);
+    return { object: 'import', workspaceId, imported: counts };
+  }
+}
+

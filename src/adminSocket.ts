@@ -1,0 +1,70 @@
+/**
+ * The running server's local admin socket (DESIGN §1): a Unix socket `DATA_DIR/admin.sock`
+ * (mode 0600) that takes `{op, args}` and runs {@link Admin.run}, so the CLI's change takes
+ * effect at once while the server stays the only writer of its files.
+ */
+import * as http from 'node:http';
+import { chmodSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { Admin, AdminError } from './admin.js';
+import type { Logger } from './logger.js';
+
+export const ADMIN_SOCKET = 'admin.sock';
+const MAX_BODY = 512 * 1024 * 1024;
+
+/** Listens on `<dataDir>/admin.sock`; resolves with the server once listening. */
+export function listenAdminSocket(dataDir: string, admin: Admin, logger: Logger): Promise<http.Server> {
+  const path = join(dataDir, ADMIN_SOCKET);
+  try { unlinkSync(path); } catch { /* none left over */ }
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => { size += c.length; if (size <= MAX_BODY) chunks.push(c); });
+    req.on('end', async () => {
+      let status = 200;
+      let out: unknown;
+      try {
+        if (size > MAX_BODY) throw new AdminError('request too large');
+        const { op, args } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { op: string; args: Record<string, unknown> };
+        out = await admin.run(op, args ?? {});
+      } catch (e) {
+        status = e instanceof AdminError ? 400 : 500;
+        out = { error: e instanceof AdminError ? e.message : 'the admin operation failed' };
+        if (status === 500) logger.error('admin operation failed', { error: (e as Error).stack });
+      }
+      const json = JSON.stringify(out);
+      res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(json) });
+      res.end(json);
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(path, () => {
+      chmodSync(path, 0o600);
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+/**
+ * Sends one admin operation to the server listening on `<dataDir>/admin.sock`.
+ * @throws AdminError with the server's message for a refused operation.
+ */
+export function callAdminSocket(dataDir: string, op: string, args: Record<string, unknown>): Promise<unknown> {
+  const body = JSON.stringify({ op, args });
+  return new Promise((resolve, reject) => {
+    const req = http.request({ socketPath: join(dataDir, ADMIN_SOCKET), method: 'POST', path: '/', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        let parsed: unknown;
+        try { parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { return reject(new AdminError('the server answered the admin socket with garbage')); }
+        if (res.statusCode === 200) resolve(parsed);
+        else reject(new AdminError((parsed as { error?: string }).error ?? `admin socket answered ${res.statusCode}`));
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}

@@ -1,0 +1,200 @@
+/**
+ * The request pipeline (DESIGN §2 check order): route → authentication (401) → scope (403)
+ * → rate limit (429) → request validation (400/413/415) → idempotency → handler (404, 409)
+ * → commit (durable before the answer) → response, plus the headers every response carries
+ * and one JSON access-log line per request.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { ApiError, type ErrorCode } from './http/errors.js';
+import { Router } from './http/router.js';
+import { checkBodyHeaders, parseJsonBody, readRawBody } from './http/body.js';
+import { assertValid, type TObject } from './http/schema.js';
+import { TokenBucketLimiter, type TakeResult } from './http/ratelimit.js';
+import { CursorCodec } from './http/cursor.js';
+import { Idempotency } from './http/idempotency.js';
+import { Authenticator } from './auth/authenticate.js';
+import { MiB, type Ctx, type Result, type Route } from './http/route.js';
+import { StorageFailedError } from './store/log.js';
+import type { Tx } from './store/db.js';
+import type { Store } from './store/store.js';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { Logger } from './logger.js';
+
+export const API_VERSION = '2026-06-29';
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+export interface AppOptions {
+  store: Store;
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  routes: Route[];
+  /** Called once per authenticated request (usage counting). */
+  onAuthenticated?: (workspaceId: string) => void;
+}
+
+export class App {
+  readonly router = new Router<Route>();
+  readonly limiter: TokenBucketLimiter;
+  readonly cursors: CursorCodec;
+  readonly auth: Authenticator;
+  readonly idempotency: Idempotency;
+  /** Set on shutdown: new requests get 503 with `Connection: close`. */
+  draining = false;
+  private inFlight = 0;
+  private idle: (() => void) | null = null;
+
+  constructor(private readonly opts: AppOptions) {
+    for (const r of opts.routes) this.router.add(r.method, r.path, r);
+    this.limiter = new TokenBucketLimiter(opts.config.rateLimitBurst, opts.config.rateLimitPerMinute, opts.clock);
+    this.cursors = new CursorCodec(opts.store.secret);
+    this.auth = new Authenticator(opts.store, opts.clock, opts.logger);
+    this.idempotency = new Idempotency();
+  }
+
+  /** Resolves when no request is being handled (graceful shutdown). */
+  whenIdle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((r) => { this.idle = r; });
+  }
+
+  /** The `node:http` request listener. Never throws; every failure becomes a `{code, error}` answer. */
+  handle = (req: IncomingMessage, res: ServerResponse): void => {
+    this.inFlight++;
+    const started = performance.now();
+    const given = req.headers['x-request-id'];
+    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    res.setHeader('X-Request-Id', requestId);
+    res.setHeader('Api-Version', API_VERSION);
+    let routeName = '-';
+    this.run(req, res, requestId, (name) => { routeName = name; })
+      .catch((err) => this.fail(res, err, requestId))
+      .finally(() => {
+        this.inFlight--;
+        if (this.inFlight === 0 && this.idle) { const r = this.idle; this.idle = null; r(); }
+        if (this.opts.logger.enabled('info')) {
+          this.opts.logger.info('request', {
+            requestId, method: req.method, route: routeName, status: res.statusCode,
+            durationMs: Math.round((performance.now() - started) * 100) / 100,
+          });
+        }
+      });
+  };
+
+  private async run(req: IncomingMessage, res: ServerResponse, requestId: string, setRoute: (n: string) => void): Promise<void> {
+    if (this.draining) {
+      res.setHeader('Connection', 'close');
+      throw new ApiError('service_unavailable', 'the server is shutting down');
+    }
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    const match = this.router.find(req.method ?? 'GET', path);
+    if (match.kind === 'not_found') throw new ApiError('not_found', `no route matches ${req.method} ${path.length > 200 ? path.slice(0, 200) + '…' : path}`);
+    if (match.kind === 'method_not_allowed') {
+      throw new ApiError('method_not_allowed', `use ${match.allow.join(', ')}`, { Allow: match.allow.join(', ') });
+    }
+    const route = match.value;
+    setRoute(`${route.method} ${route.path}`);
+    if (route.scope === null) return this.send(res, await route.handler({ params: match.params, now: this.opts.clock.now(), requestId } as Ctx<never, never>));
+
+    const key = this.auth.authenticate(req);
+    const ws = this.opts.store.workspace(key.workspaceId);
+    if (!ws) throw new ApiError('unauthorized');
+    if (!this.auth.hasScope(key, route.scope)) throw new ApiError('insufficient_scope', `this operation needs ${route.scope}`);
+    const rl = this.limiter.take(key.id);
+    this.setRateHeaders(res, rl);
+    if (!rl.allowed) throw new ApiError('rate_limited', undefined, { 'Retry-After': String(rl.retryAfterSeconds) });
+    this.opts.onAuthenticated?.(ws.id);
+
+    const version = req.headers['api-version'];
+    if (version !== undefined && version !== API_VERSION) throw new ApiError('invalid_request', `Api-Version must be ${API_VERSION}`);
+    const query = parseQuery(route.query, q === -1 ? '' : url.slice(q + 1));
+    let body: unknown;
+    let raw: Buffer | undefined;
+    if (route.body) {
+      const limit = route.bodyLimit ?? MiB;
+      checkBodyHeaders(req, limit);
+      raw = await readRawBody(req, limit);
+      body = parseJsonBody(raw);
+      assertValid(route.body, body);
+    }
+    const idem = route.method === 'POST' ? this.idempotency.begin(req, ws, key, `${route.method} ${path}`, raw, this.opts.clock.now()) : null;
+    if (idem?.replay) return this.send(res, idem.replay);
+
+    let tx: Tx | undefined;
+    const ctx: Ctx<unknown, unknown> = {
+      ws, key, store: this.opts.store, params: match.params, query, body, now: this.opts.clock.now(), requestId,
+      tx: () => (tx ??= ws.db.begin()), cursors: this.cursors,
+    };
+    try {
+      const result = await route.handler(ctx as Ctx<never, never>);
+      if (idem && result.status < 300) idem.store(ctx.tx(), result, ctx.now);
+      if (tx) await ws.db.commit(tx);
+      this.send(res, result);
+    } catch (err) {
+      tx?.abort();
+      throw err;
+    } finally {
+      idem?.end();
+    }
+  }
+
+  private setRateHeaders(res: ServerResponse, rl: TakeResult): void {
+    res.setHeader('RateLimit-Limit', String(this.limiter.capacity));
+    res.setHeader('RateLimit-Remaining', String(rl.remaining));
+    res.setHeader('RateLimit-Reset', String(rl.resetSeconds));
+  }
+
+  private send(res: ServerResponse, result: Result): void {
+    const json = result.body === null ? '' : JSON.stringify(result.body);
+    if (result.headers) for (const [k, v] of Object.entries(result.headers)) res.setHeader(k, v);
+    res.writeHead(result.status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) });
+    res.end(json);
+  }
+
+  private fail(res: ServerResponse, err: unknown, requestId: string): void {
+    let apiErr: ApiError;
+    if (err instanceof ApiError) apiErr = err;
+    else if (err instanceof StorageFailedError) {
+      this.opts.logger.error('storage failed', { requestId, error: err.message });
+      apiErr = new ApiError('service_unavailable', 'writes are refused after a storage failure; see the server log');
+    } else {
+      this.opts.logger.error('unexpected error', { requestId, error: (err as Error)?.stack ?? String(err) });
+      apiErr = new ApiError('internal_error' as ErrorCode);
+    }
+    if (res.headersSent) { res.destroy(); return; }
+    for (const [k, v] of Object.entries(apiErr.headers)) res.setHeader(k, v);
+    this.send(res, { status: apiErr.status, body: apiErr.body() });
+    if (apiErr.headers.Connection === 'close') res.once('finish', () => res.req?.socket?.destroy());
+  }
+}
+
+/**
+ * Parses a query string against `schema`: each parameter at most once, integers and booleans
+ * coerced from their text, unknown parameters refused.
+ * @throws ApiError 400 `invalid_request` naming the parameter.
+ */
+export function parseQuery(schema: TObject | undefined, qs: string): unknown {
+  const out: Record<string, unknown> = {};
+  if (!qs) { if (schema) assertValid(schema, out); return out; }
+  const props = schema?.properties ?? {};
+  for (const [k, v] of new URLSearchParams(qs)) {
+    const prop = props[k];
+    if (!prop) throw new ApiError('invalid_request', `query parameter ${k} is not supported`);
+    if (Object.hasOwn(out, k)) throw new ApiError('invalid_request', `query parameter ${k} must be given once`);
+    if (prop.kind === 'integer') {
+      if (!/^-?\d{1,15}$/.test(v)) throw new ApiError('invalid_request', `query parameter ${k} must be an integer from ${prop.minimum} to ${prop.maximum}`);
+      out[k] = Number(v);
+    } else if (prop.kind === 'boolean') {
+      if (v !== 'true' && v !== 'false') throw new ApiError('invalid_request', `query parameter ${k} must be true or false`);
+      out[k] = v === 'true';
+    } else out[k] = v;
+  }
+  try { if (schema) assertValid(schema, out); return out; } catch (e) {
+    if (e instanceof ApiError) throw new ApiError('invalid_request', e.message.replace(/^Request body is invalid: /, 'query parameter ').replace(/\.$/, ''));
+    throw e;
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * What every API area shares: list query parameters and responses (DESIGN §4), the
+ * priority enumeration (DESIGN §5), text helpers.
+ */
+import { s, type TSchema } from '../http/schema.js';
+import { ApiError } from '../http/errors.js';
+import { SortedIndex } from '../store/sorted.js';
+import type { Ctx } from '../http/route.js';
+
+export const PRIORITIES = ['urgent', 'high', 'medium', 'low'] as const;
+export type Priority = (typeof PRIORITIES)[number];
+export const priority = s.enum(PRIORITIES, { description: 'urgent (rank 1) … low (rank 4); default medium' });
+
+/** `limit` and `cursor` (DESIGN §4). */
+export const pageParams = {
+  limit: s.optional(s.integer({ minimum: 1, maximum: 100, description: 'Page size, 1–100 (default 20).' })),
+  cursor: s.optional(s.string({ maxLength: 2048, description: 'Opaque `nextCursor` of the previous page.' })),
+};
+export const DEFAULT_LIMIT = 20;
+
+/** The schema of a list response holding `items` under `name`. */
+export function listSchema(name: string, item: TSchema): TSchema {
+  return s.object({
+    object: s.enum(['list'] as const),
+    hasMore: s.boolean(),
+    nextCursor: s.nullable(s.string()),
+    [name]: s.array(item),
+  });
+}
+
+export interface Page<R> { items: R[]; hasMore: boolean; nextCursor: string | null }
+
+/**
+ * Keyset pagination over `index` (DESIGN §4): decodes `cursor` (bound to the workspace and
+ * `list`), walks `order`, keeps records passing `keep`, returns up to `limit` of them.
+ * @throws ApiError 400 for a cursor of another list or workspace.
+ */
+export function paginate<R>(
+  ctx: Ctx<unknown, unknown>, list: string, index: SortedIndex, order: 'asc' | 'desc',
+  q: { limit?: number; cursor?: string }, get: (id: string) => R | undefined, keep: (r: R) => boolean = () => true,
+): Page<R> {
+  const limit = q.limit ?? DEFAULT_LIMIT;
+  const from = q.cursor === undefined ? undefined : ctx.cursors.decode(ctx.ws.id, list, q.cursor);
+  const items: R[] = [];
+  let lastKey = '';
+  let hasMore = false;
+  for (const key of order === 'desc' ? index.desc(from) : index.asc(from)) {
+    const r = get(SortedIndex.idOf(key));
+    if (r === undefined || !keep(r)) continue;
+    if (items.length === limit) { hasMore = true; break; }
+    items.push(r);
+    lastKey = key;
+  }
+  return { items, hasMore, nextCursor: hasMore ? ctx.cursors.encode(ctx.ws.id, list, lastKey) : null };
+}
+
+/** A 404 for a record that is missing or belongs to another workspace (SPEC "Retrieve issue"). */
+export const notFound = (): ApiError => new ApiError('not_found');
+
+/** Collapses whitespace and cuts to `max` UTF-16 units without splitting a surrogate pair. */
+export function preview(text: string, max = 160): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if (flat.length <= max) return flat;
+  let cut = flat.slice(0, max);
+  const last = cut.charCodeAt(max - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut = cut.slice(0, -1);
+  return cut;
+}
+
+/** Copies `o` without its undefined properties (a field without a value is omitted, DESIGN §5). */
+export function compact<O extends Record<string, unknown>>(o: O): O {
+  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
+  return o;
+}

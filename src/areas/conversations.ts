@@ -1,0 +1,219 @@
+/**
+ * Conversations and messages (SPEC "Conversation", "Update conversation", "Other
+ * conversation operations"; DESIGN §4–5).
+ */
+import { s, type Static } from '../http/schema.js';
+import { ApiError } from '../http/errors.js';
+import { route, type Ctx } from '../http/route.js';
+import { newId } from '../ids.js';
+import { iso } from '../clock.js';
+import { T, type Workspace } from '../workspace.js';
+import { SortedIndex } from '../store/sorted.js';
+import type { Tx, Rec } from '../store/db.js';
+import { compact, listSchema, notFound, pageParams, paginate, preview, priority, type Priority } from './common.js';
+
+export const CONVERSATION_STATUSES = ['open', 'waiting', 'solved'] as const;
+export const CHANNELS = ['api', 'live-chat', 'email', 'discord'] as const;
+export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
+export type Channel = (typeof CHANNELS)[number];
+
+export interface Customer { id: string; name?: string; email: string; company?: string; identitySource: string }
+export interface Conversation {
+  id: string; externalId?: string; status: ConversationStatus; channel: Channel; priority: Priority;
+  subject: string; preview: string; customer: Customer;
+  createdAt: string; updatedAt: string; lastMessageAt?: string; closedAt?: string;
+  /** Internal (not returned): first agent reply, for analytics' first-response time. */
+  firstResponseAt?: string;
+}
+export interface Message { id: string; conversationId: string; role: 'user' | 'agent'; body: string; createdAt: string }
+
+const subject = s.string({ minLength: 1, maxLength: 200 });
+export const customerInput = s.object({
+  id: s.optional(s.string({ minLength: 1, maxLength: 200 })),
+  name: s.optional(s.string({ maxLength: 160 })),
+  email: s.string({ maxLength: 320, format: 'email' }),
+  company: s.optional(s.string({ maxLength: 160 })),
+});
+export const createConversationBody = s.object({
+  externalId: s.optional(s.string({ minLength: 1, maxLength: 200 })),
+  subject,
+  customer: customerInput,
+  priority: s.optional(priority),
+});
+const updateConversationBody = s.object({
+  status: s.optional(s.enum(CONVERSATION_STATUSES)),
+  priority: s.optional(priority),
+  subject: s.optional(subject),
+});
+export const messageInput = s.object({
+  role: s.enum(['user', 'agent'] as const),
+  body: s.string({ minLength: 1, maxLength: 20000 }),
+});
+const listQuery = s.object({
+  status: s.optional(s.enum(CONVERSATION_STATUSES)),
+  channel: s.optional(s.enum(CHANNELS)),
+  updatedAfter: s.optional(s.string({ format: 'date-time' })),
+  ...pageParams,
+});
+
+const isoSchema = s.string({ format: 'date-time' });
+export const conversationSchema = s.object({
+  object: s.enum(['conversation'] as const),
+  id: s.string(),
+  externalId: s.optional(s.string()),
+  status: s.enum(CONVERSATION_STATUSES),
+  channel: s.enum(CHANNELS),
+  priority,
+  subject: s.string(),
+  preview: s.string(),
+  customer: s.object({
+    id: s.string(), name: s.optional(s.string()), email: s.string({ format: 'email' }),
+    company: s.optional(s.string()), identitySource: s.string(),
+  }),
+  createdAt: isoSchema, updatedAt: isoSchema, lastMessageAt: s.optional(isoSchema), closedAt: s.optional(isoSchema),
+});
+export const messageSchema = s.object({
+  object: s.enum(['message'] as const), id: s.string(), conversationId: s.string(),
+  role: s.enum(['user', 'agent'] as const), body: s.string(), createdAt: isoSchema,
+});
+
+/** The API view of a stored conversation (internal fields dropped). */
+export function conversationView(c: Conversation): Record<string, unknown> {
+  const { firstResponseAt: _internal, ...rest } = c;
+  return { object: 'conversation', ...rest };
+}
+const messageView = (m: Message) => ({ object: 'message', ...m });
+
+/** The customer id for `email` in `ws`: the given one, the one already used, or a new one. */
+function customerId(ws: Workspace, email: string, given: string | undefined): string {
+  return given ?? ws.customerIdByEmail.get(email.toLowerCase()) ?? newId();
+}
+
+/**
+ * Creates a conversation in `tx` (used by the API and by import).
+ * @throws ApiError 409 `conflict` for an `externalId` already used in the workspace.
+ */
+export function createConversation(
+  ws: Workspace, tx: Tx, input: Static<typeof createConversationBody>,
+  at: number, extra: { status?: ConversationStatus; channel?: Channel } = {},
+): Conversation {
+  if (input.externalId !== undefined && ws.conversationByExternalId.has(input.externalId)) {
+    throw new ApiError('conflict', `externalId ${JSON.stringify(input.externalId)} is already used by another conversation`);
+  }
+  const c = input.customer;
+  const now = iso(at);
+  const status = extra.status ?? 'open';
+  const conv: Conversation = compact({
+    id: newId(), externalId: input.externalId, status, channel: extra.channel ?? 'api',
+    priority: input.priority ?? 'medium', subject: input.subject, preview: '',
+    customer: compact({ id: customerId(ws, c.email, c.id), name: c.name, email: c.email, company: c.company, identitySource: 'api' }),
+    createdAt: now, updatedAt: now, closedAt: status === 'solved' ? now : undefined,
+  });
+  tx.put(T.conversation, conv.id, conv as unknown as Rec);
+  return conv;
+}
+
+/** Moves `conv` to `status`, setting or clearing `closedAt` (DESIGN §5). */
+function withStatus(conv: Conversation, status: ConversationStatus, now: string): Conversation {
+  if (status === conv.status) return conv;
+  const next = { ...conv, status };
+  if (status === 'solved') next.closedAt = now; else delete next.closedAt;
+  return next;
+}
+
+/**
+ * Adds a message and applies its effects: preview, `lastMessageAt`, and status — a `user`
+ * message reopens a `waiting`/`solved` conversation, an `agent` message on an `open` one
+ * makes it `waiting` (DESIGN §5).
+ */
+export function addMessage(tx: Tx, conv: Conversation, input: Static<typeof messageInput>, at: number): { message: Message; conversation: Conversation } {
+  const now = iso(at);
+  const message: Message = { id: newId(), conversationId: conv.id, role: input.role, body: input.body, createdAt: now };
+  let next: Conversation = { ...conv, preview: preview(input.body), lastMessageAt: now, updatedAt: now };
+  if (input.role === 'user' && conv.status !== 'open') next = withStatus(next, 'open', now);
+  if (input.role === 'agent') {
+    if (conv.status === 'open') next = withStatus(next, 'waiting', now);
+    if (!conv.firstResponseAt) next.firstResponseAt = now;
+  }
+  tx.put(T.message, message.id, message as unknown as Rec);
+  tx.put(T.conversation, next.id, next as unknown as Rec);
+  return { message, conversation: next };
+}
+
+function load(ctx: Ctx<unknown, unknown>): Conversation {
+  const conv = ctx.ws.get<Conversation>(T.conversation, ctx.params.conversationId);
+  if (!conv) throw notFound();
+  return conv;
+}
+
+const base = '/api/v1/conversations';
+export const conversationRoutes = [
+  route({
+    method: 'GET', path: base, operationId: 'listConversations', tag: 'Conversations', scope: 'conversations:read',
+    summary: 'List conversations, newest first, filtered by status, channel or last update.',
+    query: listQuery,
+    success: { status: 200, schema: listSchema('conversations', conversationSchema), description: 'A page of conversations.' },
+    handler: (ctx) => {
+      const q = ctx.query;
+      const after = q.updatedAfter === undefined ? undefined : Date.parse(q.updatedAfter);
+      const page = paginate(ctx, 'conversations', ctx.ws.conversationOrder, 'desc', q,
+        (id) => ctx.ws.get<Conversation>(T.conversation, id),
+        (c) => (q.status === undefined || c.status === q.status) && (q.channel === undefined || c.channel === q.channel)
+          && (after === undefined || Date.parse(c.updatedAt) > after));
+      return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, conversations: page.items.map(conversationView) } };
+    },
+  }),
+  route({
+    method: 'POST', path: base, operationId: 'createConversation', tag: 'Conversations', scope: 'conversations:write',
+    summary: 'Create a conversation (channel `api`, status `open`).',
+    body: createConversationBody, errors: [409],
+    success: { status: 201, schema: s.object({ conversation: conversationSchema }), description: 'The created conversation.' },
+    handler: (ctx) => ({ status: 201, body: { conversation: conversationView(createConversation(ctx.ws, ctx.tx(), ctx.body, ctx.now)) } }),
+  }),
+  route({
+    method: 'GET', path: `${base}/{conversationId}`, operationId: 'retrieveConversation', tag: 'Conversations', scope: 'conversations:read',
+    summary: 'Retrieve a conversation.',
+    success: { status: 200, schema: s.object({ conversation: conversationSchema }), description: 'The conversation.' },
+    handler: (ctx) => ({ status: 200, body: { conversation: conversationView(load(ctx)) } }),
+  }),
+  route({
+    method: 'PATCH', path: `${base}/{conversationId}`, operationId: 'updateConversation', tag: 'Conversations', scope: 'conversations:write',
+    summary: 'Update status, priority or subject; `solved` sets `closedAt`, leaving it clears it.',
+    body: updateConversationBody,
+    success: { status: 200, schema: s.object({ conversation: conversationSchema }), description: 'The updated conversation.' },
+    handler: (ctx) => {
+      const conv = load(ctx);
+      const b = ctx.body;
+      const now = iso(ctx.now);
+      let next = b.status === undefined ? { ...conv } : withStatus(conv, b.status, now);
+      if (b.priority !== undefined) next = { ...next, priority: b.priority };
+      if (b.subject !== undefined) next = { ...next, subject: b.subject };
+      const changed = (['status', 'priority', 'subject'] as const).some((k) => next[k] !== conv[k]);
+      if (changed) {
+        next = { ...next, updatedAt: now };
+        ctx.tx().put(T.conversation, conv.id, next as unknown as Rec);
+      }
+      return { status: 200, body: { conversation: conversationView(changed ? next : conv) } };
+    },
+  }),
+  route({
+    method: 'POST', path: `${base}/{conversationId}/messages`, operationId: 'addMessage', tag: 'Conversations', scope: 'conversations:write',
+    summary: 'Add a message; a user message reopens, an agent message on an open conversation makes it waiting.',
+    body: messageInput,
+    success: { status: 201, schema: s.object({ message: messageSchema }), description: 'The added message.' },
+    handler: (ctx) => ({ status: 201, body: { message: messageView(addMessage(ctx.tx(), load(ctx), ctx.body, ctx.now).message) } }),
+  }),
+  route({
+    method: 'GET', path: `${base}/{conversationId}/messages`, operationId: 'listMessages', tag: 'Conversations', scope: 'conversations:read',
+    summary: 'List a conversation\'s messages, oldest first.',
+    query: s.object({ ...pageParams }),
+    success: { status: 200, schema: listSchema('messages', messageSchema), description: 'A page of messages.' },
+    handler: (ctx) => {
+      const conv = load(ctx);
+      const index = ctx.ws.messagesByConversation.get(conv.id) ?? new SortedIndex();
+      const page = paginate(ctx, `messages:${conv.id}`, index, 'asc', ctx.query, (id) => ctx.ws.get<Message>(T.message, id));
+      return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, messages: page.items.map(messageView) } };
+    },
+  }),
+];
+

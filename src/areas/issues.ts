@@ -1,0 +1,175 @@
+/**
+ * Support issues (SPEC "Issue", "Retrieve issue"; DESIGN §4–5): sequential `number` per
+ * workspace, `state` with `closedAt`, tags that join the workspace's tag list, and an
+ * optional link to the conversation the issue was opened from.
+ */
+import { s, type Static } from '../http/schema.js';
+import { invalid } from '../http/errors.js';
+import { route, type Ctx } from '../http/route.js';
+import { newId } from '../ids.js';
+import { iso } from '../clock.js';
+import { T, type Workspace } from '../workspace.js';
+import type { Rec, Tx } from '../store/db.js';
+import type { Conversation } from './conversations.js';
+import { compact, listSchema, notFound, pageParams, paginate, priority, type Priority } from './common.js';
+
+export const ISSUE_STATES = ['new', 'on_you', 'on_customer', 'on_hold', 'closed'] as const;
+export type IssueState = (typeof ISSUE_STATES)[number];
+
+export interface Issue {
+  id: string; number: number; subject: string; description?: string; preview: string;
+  state: IssueState; priority: Priority; tags: string[];
+  customer?: { name?: string; email?: string; company?: string };
+  source: { channel: string; conversationId?: string };
+  createdAt: string; updatedAt: string; closedAt?: string;
+}
+
+const issueCustomer = s.object({
+  name: s.optional(s.string({ maxLength: 160 })),
+  email: s.optional(s.string({ maxLength: 320, format: 'email' })),
+  company: s.optional(s.string({ maxLength: 160 })),
+});
+const fields = {
+  subject: s.string({ minLength: 1, maxLength: 200 }),
+  description: s.optional(s.string({ maxLength: 20000 })),
+  priority: s.optional(priority),
+  tags: s.optional(s.array(s.string({ minLength: 1, maxLength: 64 }), { maxItems: 50 })),
+  customer: s.optional(issueCustomer),
+  state: s.optional(s.enum(ISSUE_STATES)),
+};
+export const createIssueBody = s.object({ ...fields, conversationId: s.optional(s.string({ minLength: 1, maxLength: 200 })) });
+const updateIssueBody = s.object({ ...fields, subject: s.optional(fields.subject) });
+const listQuery = s.object({
+  state: s.optional(s.enum(ISSUE_STATES)),
+  priority: s.optional(priority),
+  tag: s.optional(s.string({ minLength: 1, maxLength: 64 })),
+  conversationId: s.optional(s.string({ minLength: 1, maxLength: 200 })),
+  updatedAfter: s.optional(s.string({ format: 'date-time' })),
+  ...pageParams,
+});
+
+const isoSchema = s.string({ format: 'date-time' });
+export const issueSchema = s.object({
+  object: s.enum(['issue'] as const), id: s.string(), number: s.integer({ minimum: 1 }),
+  subject: s.string(), preview: s.string(), description: s.optional(s.string()),
+  state: s.enum(ISSUE_STATES), priority, tags: s.array(s.string()),
+  customer: s.optional(s.object({ name: s.optional(s.string()), email: s.optional(s.string({ format: 'email' })), company: s.optional(s.string()) })),
+  source: s.object({ channel: s.string(), conversationId: s.optional(s.string()) }),
+  createdAt: isoSchema, updatedAt: isoSchema, lastActivityAt: isoSchema, closedAt: s.optional(isoSchema),
+});
+
+/** The API view: adds `lastActivityAt`, the later of `updatedAt` and the conversation's last message. */
+export function issueView(ws: Workspace, i: Issue): Record<string, unknown> {
+  let lastActivityAt = i.updatedAt;
+  const cid = i.source.conversationId;
+  const last = cid ? ws.get<Conversation>(T.conversation, cid)?.lastMessageAt : undefined;
+  if (last && last > lastActivityAt) lastActivityAt = last;
+  const { closedAt, ...rest } = i;
+  return compact({ object: 'issue', ...rest, lastActivityAt, closedAt });
+}
+
+/** Tags without case-insensitive duplicates; new ones join the workspace's tag list in `tx`. */
+export function useTags(ws: Workspace, tx: Tx, tags: string[], at: number): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const t of tags) {
+    const k = t.toLowerCase();
+    if (seen.has(k)) continue;
+    seen.add(k);
+    out.push(t);
+    if (!ws.tagIdByName.has(k)) { const id = newId(); tx.put(T.tag, id, { id, name: t, createdAt: iso(at) }); }
+  }
+  return out;
+}
+
+const descriptionPreview = (d: string | undefined) => (d ?? '').slice(0, 160).replace(/[\ud800-\udbff]$/, '');
+
+/**
+ * Creates an issue in `tx` with the next number (used by the API and by import).
+ * @throws ApiError 400 when `conversationId` is not a conversation of the workspace.
+ */
+export function createIssue(ws: Workspace, tx: Tx, input: Static<typeof createIssueBody>, at: number): Issue {
+  let source: Issue['source'] = { channel: 'api' };
+  let customer = input.customer;
+  if (input.conversationId !== undefined) {
+    const conv = ws.get<Conversation>(T.conversation, input.conversationId);
+    if (!conv) throw invalid('conversationId does not match a conversation in this workspace');
+    source = { channel: conv.channel, conversationId: conv.id };
+    customer ??= compact({ name: conv.customer.name, email: conv.customer.email, company: conv.customer.company });
+  }
+  const now = iso(at);
+  const state = input.state ?? 'new';
+  const issue: Issue = compact({
+    id: newId(), number: ws.maxIssueNumber + 1, subject: input.subject, description: input.description,
+    preview: descriptionPreview(input.description), state, priority: input.priority ?? 'medium',
+    tags: useTags(ws, tx, input.tags ?? [], at), customer, source,
+    createdAt: now, updatedAt: now, closedAt: state === 'closed' ? now : undefined,
+  });
+  tx.put(T.issue, issue.id, issue as unknown as Rec);
+  return issue;
+}
+
+function load(ctx: Ctx<unknown, unknown>): Issue {
+  const issue = ctx.ws.get<Issue>(T.issue, ctx.params.issueId);
+  if (!issue) throw notFound();
+  return issue;
+}
+
+const base = '/api/v1/issues';
+export const issueRoutes = [
+  route({
+    method: 'GET', path: base, operationId: 'listIssues', tag: 'Issues', scope: 'issues:read',
+    summary: 'List issues, newest first, filtered by state, priority, tag, conversation or last update.',
+    query: listQuery,
+    success: { status: 200, schema: listSchema('issues', issueSchema), description: 'A page of issues.' },
+    handler: (ctx) => {
+      const q = ctx.query;
+      const after = q.updatedAfter === undefined ? undefined : Date.parse(q.updatedAfter);
+      const tag = q.tag?.toLowerCase();
+      const page = paginate(ctx, 'issues', ctx.ws.issueOrder, 'desc', q, (id) => ctx.ws.get<Issue>(T.issue, id), (i) =>
+        (q.state === undefined || i.state === q.state) && (q.priority === undefined || i.priority === q.priority)
+        && (tag === undefined || i.tags.some((t) => t.toLowerCase() === tag))
+        && (q.conversationId === undefined || i.source.conversationId === q.conversationId)
+        && (after === undefined || Date.parse(i.updatedAt) > after));
+      return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, issues: page.items.map((i) => issueView(ctx.ws, i)) } };
+    },
+  }),
+  route({
+    method: 'POST', path: base, operationId: 'createIssue', tag: 'Issues', scope: 'issues:write',
+    summary: 'Create an issue, optionally opened from a conversation.',
+    body: createIssueBody,
+    success: { status: 201, schema: s.object({ issue: issueSchema }), description: 'The created issue.' },
+    handler: (ctx) => ({ status: 201, body: { issue: issueView(ctx.ws, createIssue(ctx.ws, ctx.tx(), ctx.body, ctx.now)) } }),
+  }),
+  route({
+    method: 'GET', path: `${base}/{issueId}`, operationId: 'retrieveIssue', tag: 'Issues', scope: 'issues:read',
+    summary: 'Retrieve an issue.',
+    success: { status: 200, schema: s.object({ issue: issueSchema }), description: 'The issue.' },
+    handler: (ctx) => ({ status: 200, body: { issue: issueView(ctx.ws, load(ctx)) } }),
+  }),
+  route({
+    method: 'PATCH', path: `${base}/{issueId}`, operationId: 'updateIssue', tag: 'Issues', scope: 'issues:write',
+    summary: 'Update an issue; `closed` sets `closedAt`, leaving it clears it; `tags` replaces the list.',
+    body: updateIssueBody,
+    success: { status: 200, schema: s.object({ issue: issueSchema }), description: 'The updated issue.' },
+    handler: (ctx) => {
+      const issue = load(ctx);
+      const b = ctx.body;
+      const now = iso(ctx.now);
+      const next: Issue = { ...issue };
+      if (b.subject !== undefined) next.subject = b.subject;
+      if (b.description !== undefined) { next.description = b.description; next.preview = descriptionPreview(b.description); }
+      if (b.priority !== undefined) next.priority = b.priority;
+      if (b.customer !== undefined) next.customer = b.customer;
+      if (b.tags !== undefined) next.tags = useTags(ctx.ws, ctx.tx(), b.tags, ctx.now);
+      if (b.state !== undefined && b.state !== issue.state) {
+        next.state = b.state;
+        if (b.state === 'closed') next.closedAt = now; else delete next.closedAt;
+      }
+      if (JSON.stringify(next) === JSON.stringify(issue)) return { status: 200, body: { issue: issueView(ctx.ws, issue) } };
+      next.updatedAt = now;
+      ctx.tx().put(T.issue, issue.id, next as unknown as Rec);
+      return { status: 200, body: { issue: issueView(ctx.ws, next) } };
+    },
+  }),
+];

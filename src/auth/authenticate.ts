@@ -1,0 +1,62 @@
+/**
+ * Bearer authentication (SPEC "Authentication", DESIGN §2–3): the presented key is checked
+ * for shape, hashed, and looked up by hash; missing, malformed, unknown and revoked keys are
+ * 401 `unauthorized`, expired ones 401 `key_expired`. Failures are limited per client
+ * address (30 a minute, then 429) so keys cannot be guessed at speed.
+ */
+import type { IncomingMessage } from 'node:http';
+import { ApiError, type ErrorCode } from '../http/errors.js';
+import { TokenBucketLimiter } from '../http/ratelimit.js';
+import { hashKey, hasScope, looksLikeApiKey } from './keys.js';
+import { iso, type Clock } from '../clock.js';
+import type { KeyRec, Store } from '../store/store.js';
+import type { Rec } from '../store/db.js';
+import type { Logger } from '../logger.js';
+
+/** Failed authentications allowed per client address and minute (DESIGN §2). */
+export const AUTH_FAILURES_PER_MINUTE = 30;
+/** `lastUsedAt` is written at most this often per key (DESIGN §3). */
+export const LAST_USED_INTERVAL_MS = 60_000;
+
+export class Authenticator {
+  readonly failures: TokenBucketLimiter;
+
+  constructor(private readonly store: Store, private readonly clock: Clock, private readonly logger: Logger) {
+    this.failures = new TokenBucketLimiter(AUTH_FAILURES_PER_MINUTE, AUTH_FAILURES_PER_MINUTE, clock, 10_000);
+  }
+
+  /**
+   * Returns the key record of the request's bearer key.
+   * @throws ApiError 401 `unauthorized` / `key_expired`, or 429 `rate_limited` once the
+   * client address has failed too often.
+   */
+  authenticate(req: IncomingMessage): KeyRec {
+    const header = req.headers.authorization;
+    const m = header === undefined ? null : /^Bearer +(\S+) *$/i.exec(header);
+    const presented = m?.[1];
+    const key = presented && looksLikeApiKey(presented) ? this.store.keyByHash(hashKey(presented)) : undefined;
+    if (!key || key.revokedAt) return this.reject(req, 'unauthorized');
+    const now = this.clock.now();
+    if (key.expiresAt && Date.parse(key.expiresAt) <= now) return this.reject(req, 'key_expired');
+    if (!key.lastUsedAt || now - Date.parse(key.lastUsedAt) >= LAST_USED_INTERVAL_MS) this.touch(key, now);
+    return key;
+  }
+
+  hasScope(key: KeyRec, scope: string): boolean {
+    return hasScope(key.scopes, scope);
+  }
+
+  private reject(req: IncomingMessage, code: ErrorCode): never {
+    const addr = req.socket.remoteAddress ?? 'unknown';
+    const r = this.failures.take(addr);
+    if (!r.allowed) throw new ApiError('rate_limited', 'too many failed authentications from this address', { 'Retry-After': String(r.retryAfterSeconds) });
+    throw new ApiError(code);
+  }
+
+  /** Records `lastUsedAt` without making the request wait for the disk. */
+  private touch(key: KeyRec, now: number): void {
+    const tx = this.store.system.begin();
+    tx.put('key', key.id, { ...key, lastUsedAt: iso(now) } as unknown as Rec);
+    this.store.system.commit(tx).catch((e) => this.logger.warn('could not record lastUsedAt', { keyId: key.id, error: (e as Error).message }));
+  }
+}

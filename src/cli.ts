@@ -1,0 +1,79 @@
+/**
+ * Admin CLI (DESIGN §1): `node dist/cli.js <command> [--data-dir DIR] …`, JSON on stdout,
+ * errors on stderr, exit 1 on failure (2 for a usage error). When a server holds the data
+ * dir, the command goes through its admin socket; otherwise the CLI opens the files itself.
+ */
+import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Admin, AdminError } from './admin.js';
+import { callAdminSocket } from './adminSocket.js';
+import { lockHolder } from './store/lock.js';
+import { Store } from './store/store.js';
+import { systemClock } from './clock.js';
+import { loadConfig } from './config.js';
+
+const USAGE = `usage: cli.js <command> [--data-dir DIR]
+  workspace create --name NAME
+  workspace list
+  key create --workspace ID [--name N] [--scopes s1,s2|*] [--expires-at ISO]
+  key list --workspace ID
+  key revoke KEY_ID
+  import --workspace ID FILE`;
+
+class UsageError extends Error {}
+
+function plan(argv: string[]): { dataDir: string; op: string; args: Record<string, unknown> } {
+  const { values, positionals } = parseArgs({
+    args: argv, allowPositionals: true, strict: true,
+    options: {
+      'data-dir': { type: 'string' }, name: { type: 'string' }, workspace: { type: 'string' },
+      scopes: { type: 'string' }, 'expires-at': { type: 'string' }, help: { type: 'boolean' },
+    },
+  });
+  if (values.help) throw new UsageError('');
+  const dataDir = resolve(values['data-dir'] ?? loadConfig().dataDir);
+  const [area, verb, arg] = positionals;
+  const need = (v: string | undefined, flag: string) => { if (!v) throw new UsageError(`${flag} is required`); return v; };
+  if (area === 'workspace' && verb === 'create') return { dataDir, op: 'workspace.create', args: { name: need(values.name, '--name') } };
+  if (area === 'workspace' && verb === 'list') return { dataDir, op: 'workspace.list', args: {} };
+  if (area === 'key' && verb === 'create') return { dataDir, op: 'key.create', args: { workspace: need(values.workspace, '--workspace'), name: values.name, scopes: values.scopes, expiresAt: values['expires-at'] } };
+  if (area === 'key' && verb === 'list') return { dataDir, op: 'key.list', args: { workspace: need(values.workspace, '--workspace') } };
+  if (area === 'key' && verb === 'revoke') return { dataDir, op: 'key.revoke', args: { id: need(arg, 'KEY_ID') } };
+  if (area === 'import') {
+    const file = need(verb, 'FILE');
+    let data: unknown;
+    try { data = JSON.parse(readFileSync(file, 'utf8')); } catch (e) { throw new AdminError(`cannot read ${file}: ${(e as Error).message}`); }
+    return { dataDir, op: 'import', args: { workspace: need(values.workspace, '--workspace'), data } };
+  }
+  throw new UsageError(area ? `unknown command ${positionals.join(' ')}` : 'a command is required');
+}
+
+/** Runs the CLI with `argv` (without node and script); returns the exit code. */
+export async function runCli(argv: string[], out = process.stdout, err = process.stderr): Promise<number> {
+  let p;
+  try { p = plan(argv); } catch (e) {
+    if (e instanceof UsageError || (e as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
+      err.write(`${e instanceof UsageError && e.message ? e.message + '\n' : (e as Error).message ? (e as Error).message + '\n' : ''}${USAGE}\n`);
+      return 2;
+    }
+    err.write(`error: ${(e as Error).message}\n`);
+    return 1;
+  }
+  try {
+    let result: unknown;
+    if (lockHolder(p.dataDir) !== null) {
+      result = await callAdminSocket(p.dataDir, p.op, p.args);
+    } else {
+      const store = await Store.open({ dataDir: p.dataDir, sync: true, clock: systemClock });
+      try { result = await new Admin(store, systemClock).run(p.op, p.args); } finally { await store.close(); }
+    }
+    out.write(JSON.stringify(result, null, 2) + '\n');
+    return 0;
+  } catch (e) {
+    err.write(`error: ${(e as Error).message}\n`);
+    return 1;
+  }
+}
+
+runCli(process.argv.slice(2)).then((code) => { process.exitCode = code; });

@@ -1,0 +1,84 @@
+/**
+ * Reading a JSON request body (DESIGN §2, issue #2 point 2): `application/json` only, no
+ * `Content-Encoding`, a byte limit counted while streaming, strict UTF-8, nesting at most 64
+ * deep, and no `__proto__`/`constructor` keys.
+ */
+import type { IncomingMessage } from 'node:http';
+import { ApiError, invalid } from './errors.js';
+
+export const MAX_DEPTH = 64;
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor']);
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Thrown for a body over the limit; the connection is closed after the answer. */
+export class BodyTooLargeError extends ApiError {
+  constructor(limit: number) { super('payload_too_large', `the limit for this request is ${limit} bytes`, { Connection: 'close' }); }
+}
+
+/** Checks the headers that decide whether a body may be read at all. @throws ApiError 413/415 */
+export function checkBodyHeaders(req: IncomingMessage, limit: number): void {
+  const type = (req.headers['content-type'] ?? '').toLowerCase();
+  const [media, ...params] = type.split(';').map((x) => x.trim());
+  if (media !== 'application/json') throw new ApiError('unsupported_media_type');
+  for (const p of params) {
+    if (p.startsWith('charset=') && p.slice(8).replace(/"/g, '') !== 'utf-8') throw new ApiError('unsupported_media_type', 'the only charset accepted is utf-8');
+  }
+  const enc = req.headers['content-encoding'];
+  if (enc !== undefined && enc.toLowerCase() !== 'identity') throw new ApiError('unsupported_media_type', 'Content-Encoding is not supported; send the body uncompressed');
+  const len = req.headers['content-length'];
+  if (len !== undefined && Number(len) > limit) throw new BodyTooLargeError(limit);
+}
+
+/** Reads the raw body, failing as soon as more than `limit` bytes have arrived. */
+export function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let done = false;
+    const finish = (err: Error | null, buf?: Buffer) => {
+      if (done) return;
+      done = true;
+      req.off('data', onData); req.off('end', onEnd); req.off('error', onError); req.off('aborted', onAborted);
+      if (err) { req.pause(); reject(err); } else resolve(buf!);
+    };
+    const onData = (c: Buffer) => {
+      total += c.length;
+      if (total > limit) { chunks.length = 0; finish(new BodyTooLargeError(limit)); return; }
+      chunks.push(c);
+    };
+    const onEnd = () => finish(null, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total));
+    const onError = (e: Error) => finish(e);
+    const onAborted = () => finish(new Error('request aborted'));
+    req.on('data', onData); req.on('end', onEnd); req.on('error', onError); req.on('aborted', onAborted);
+  });
+}
+
+/**
+ * Decodes and parses a JSON body and checks its structure.
+ * @throws ApiError 400 `invalid_request` naming what is wrong.
+ */
+export function parseJsonBody(raw: Buffer): unknown {
+  if (raw.length === 0) throw invalid('a JSON body is required');
+  let text: string;
+  try { text = utf8.decode(raw); } catch { throw invalid('the body is not valid UTF-8'); }
+  let value: unknown;
+  try { value = JSON.parse(text); } catch { throw invalid('the body is not valid JSON'); }
+  checkStructure(value);
+  return value;
+}
+
+/** Iterative walk: depth ≤ {@link MAX_DEPTH}, no prototype-polluting keys. */
+export function checkStructure(value: unknown): void {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > MAX_DEPTH) throw invalid(`the body is nested deeper than ${MAX_DEPTH} levels`);
+    if (Array.isArray(v)) { for (const x of v) if (typeof x === 'object' && x !== null) stack.push([x, depth + 1]); continue; }
+    for (const k of Object.keys(v)) {
+      if (FORBIDDEN_KEYS.has(k)) throw invalid(`the key ${k} is not allowed`);
+      const x = (v as Record<string, unknown>)[k];
+      if (typeof x === 'object' && x !== null) stack.push([x, depth + 1]);
+    }
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * `Idempotency-Key` on POST (DESIGN §2, after Stripe): scoped to the API key and kept 24 h.
+ * The same key with the same request replays the stored status and body with
+ * `Idempotent-Replayed: true`; with a different request it is a 422; while the first request
+ * runs it is a 409. Only successful (2xx) answers are stored, and the stored answer is part of
+ * the same transaction — so the same durable batch — as the records it describes.
+ */
+import type { IncomingMessage } from 'node:http';
+import { createHash } from 'node:crypto';
+import { ApiError, invalid } from './errors.js';
+import { iso } from '../clock.js';
+import { IDEMPOTENCY_TTL_MS, T, type Workspace } from '../workspace.js';
+import type { KeyRec } from '../store/store.js';
+import type { Tx } from '../store/db.js';
+import type { Result } from './route.js';
+
+interface IdemRec { keyId: string; fingerprint: string; status: number; body: unknown; createdAt: string }
+
+export interface IdempotencyTicket {
+  /** A stored answer to send again, when this is a retry. */
+  replay?: Result;
+  /** Adds the answer to `tx` (call before committing). */
+  store(tx: Tx, result: Result, now: number): void;
+  /** Releases the in-progress mark. */
+  end(): void;
+}
+
+const HEADER_VALUE = /^[\x20-\x7e]{1,255}$/;
+
+export class Idempotency {
+  private readonly running = new Set<string>();
+
+  /**
+   * Looks up the request's `Idempotency-Key`; null when it has none.
+   * @throws ApiError 400 (malformed key), 409 `idempotency_in_progress`, 422 `idempotency_key_reused`.
+   */
+  begin(req: IncomingMessage, ws: Workspace, key: KeyRec, requestLine: string, raw: Buffer | undefined, now: number): IdempotencyTicket | null {
+    const header = req.headers['idempotency-key'];
+    if (header === undefined) return null;
+    if (typeof header !== 'string' || !HEADER_VALUE.test(header)) throw invalid('Idempotency-Key must be 1 to 255 printable ASCII characters');
+    const id = createHash('sha256').update(`${key.id}\n${header}`).digest('hex');
+    const fingerprint = createHash('sha256').update(requestLine).update('\n').update(raw ?? Buffer.alloc(0)).digest('hex');
+    if (this.running.has(id)) throw new ApiError('idempotency_in_progress');
+    const prior = ws.get<IdemRec>(T.idempotency, id);
+    if (prior && now - Date.parse(prior.createdAt) < IDEMPOTENCY_TTL_MS) {
+      if (prior.fingerprint !== fingerprint) throw new ApiError('idempotency_key_reused');
+      return { replay: { status: prior.status, body: prior.body, headers: { 'Idempotent-Replayed': 'true' } }, store() {}, end() {} };
+    }
+    this.running.add(id);
+    return {
+      store(tx, result, at) {
+        tx.put(T.idempotency, id, { keyId: key.id, fingerprint, status: result.status, body: result.body, createdAt: iso(at) } satisfies IdemRec);
+      },
+      end: () => { this.running.delete(id); },
+    };
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * A route is data (issue #2 point 4): method, path template, scope, query and body schemas
+ * and the success response schema. The pipeline validates with these and the OpenAPI
+ * document is generated from the same objects.
+ */
+import type { Static, TObject, TSchema } from './schema.js';
+import type { Workspace } from '../workspace.js';
+import type { KeyRec, Store } from '../store/store.js';
+import type { Tx } from '../store/db.js';
+import type { CursorCodec } from './cursor.js';
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** What a handler sees: the key's workspace, validated input, and a transaction to write in. */
+export interface Ctx<Q = unknown, B = unknown> {
+  ws: Workspace;
+  key: KeyRec;
+  store: Store;
+  params: Record<string, string>;
+  query: Q;
+  body: B;
+  /** Request time, ms since the epoch (the injected clock). */
+  now: number;
+  requestId: string;
+  /** The request's transaction (created on first use); the pipeline commits it before answering. */
+  tx(): Tx;
+  cursors: CursorCodec;
+}
+
+export interface Result { status: number; body: unknown; headers?: Record<string, string> }
+
+interface RouteBase {
+  method: Method;
+  path: string;
+  operationId: string;
+  summary: string;
+  /** API area (OpenAPI tag). */
+  tag: string;
+  /** Required scope; null for routes without authentication. */
+  scope: string | null;
+  /** Body byte limit (DESIGN §2: 1 MiB, 16 MiB for create source). */
+  bodyLimit?: number;
+  /** Success status and body schema. */
+  success: { status: number; schema: TSchema; description: string };
+  /** Error statuses besides the ones the pipeline derives (auth, validation, 404 for `{id}` paths). */
+  errors?: number[];
+}
+
+/** A route with its input types erased, as the router and the OpenAPI generator hold it. */
+export interface Route extends RouteBase {
+  query?: TObject;
+  body?: TObject;
+  // The handler's input was validated against `query` and `body`; `route()` typed it.
+  handler: (ctx: Ctx<never, never>) => Result | Promise<Result>;
+}
+
+/** Declares a route with its handler's input types inferred from the schemas. */
+export function route<Q extends TObject = TObject<{}>, B extends TObject = TObject<{}>>(
+  r: RouteBase & { query?: Q; body?: B; handler: (ctx: Ctx<Static<Q>, Static<B>>) => Result | Promise<Result> },
+): Route {
+  return r as unknown as Route;
+}
+
+export const MiB = 1024 * 1024;

@@ -1,0 +1,66 @@
+/**
+ * Method + path-template routing (issue #2 point 2), after `lukeed/trouter`'s two-method
+ * interface: `add(method, template, value)` and `find(method, path)`. Templates use
+ * OpenAPI's `{param}` segments; static segments win over parameters.
+ */
+interface Node<V> {
+  statics: Map<string, Node<V>>;
+  param?: { name: string; node: Node<V> };
+  methods: Map<string, V>;
+}
+
+const node = <V>(): Node<V> => ({ statics: new Map(), methods: new Map() });
+
+export type Match<V> =
+  | { kind: 'found'; value: V; params: Record<string, string> }
+  | { kind: 'method_not_allowed'; allow: string[] }
+  | { kind: 'not_found' };
+
+export class Router<V> {
+  private readonly root: Node<V> = node();
+
+  /** Registers `value` for `method` on `template` (e.g. `/api/v1/issues/{issueId}`). */
+  add(method: string, template: string, value: V): void {
+    let n = this.root;
+    for (const seg of template.split('/').slice(1)) {
+      const m = /^\{(\w+)\}$/.exec(seg);
+      if (m) {
+        if (!n.param) n.param = { name: m[1], node: node() };
+        else if (n.param.name !== m[1]) throw new Error(`conflicting parameter names at ${template}`);
+        n = n.param.node;
+      } else {
+        let next = n.statics.get(seg);
+        if (!next) { next = node(); n.statics.set(seg, next); }
+        n = next;
+      }
+    }
+    if (n.methods.has(method)) throw new Error(`duplicate route ${method} ${template}`);
+    n.methods.set(method, value);
+  }
+
+  /** Finds the route for `method` and a decoded-per-segment `path` (no query string). */
+  find(method: string, path: string): Match<V> {
+    const segs = path.split('/');
+    if (segs[0] !== '') return { kind: 'not_found' };
+    const params: Record<string, string> = {};
+    const n = this.walk(this.root, segs, 1, params);
+    if (!n || n.methods.size === 0) return { kind: 'not_found' };
+    const value = n.methods.get(method) ?? (method === 'HEAD' ? n.methods.get('GET') : undefined);
+    if (value === undefined) return { kind: 'method_not_allowed', allow: [...n.methods.keys()] };
+    return { kind: 'found', value, params };
+  }
+
+  private walk(n: Node<V>, segs: string[], i: number, params: Record<string, string>): Node<V> | null {
+    if (i === segs.length) return n;
+    const seg = segs[i];
+    const st = n.statics.get(seg);
+    if (st) { const r = this.walk(st, segs, i + 1, params); if (r && r.methods.size) return r; }
+    if (n.param && seg !== '') {
+      let decoded: string;
+      try { decoded = decodeURIComponent(seg); } catch { return null; }
+      const r = this.walk(n.param.node, segs, i + 1, params);
+      if (r && r.methods.size) { params[n.param.name] = decoded; return r; }
+    }
+    return null;
+  }
+}

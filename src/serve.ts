@@ -1,0 +1,100 @@
+/**
+ * Starting and stopping the server (DESIGN §1): open the data dir, bootstrap a first
+ * workspace and key, listen with timeouts that cut slow clients off, serve the admin socket,
+ * and shut down gracefully.
+ */
+import * as http from 'node:http';
+import type { Socket } from 'node:net';
+import { App } from './app.js';
+import { Admin } from './admin.js';
+import { listenAdminSocket } from './adminSocket.js';
+import { buildRoutes } from './routes.js';
+import { Store } from './store/store.js';
+import { ERRORS, errorMessage, type ErrorCode } from './http/errors.js';
+import type { Config } from './config.js';
+import type { Clock } from './clock.js';
+import type { Logger } from './logger.js';
+import type { StoreFs } from './store/fs.js';
+
+export interface ServerDeps {
+  clock: Clock;
+  logger: Logger;
+  fs?: StoreFs;
+  /** Where the bootstrap key is printed (default: stderr). */
+  announce?: (text: string) => void;
+  compactionSlack?: number;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  app: App;
+  store: Store;
+  admin: Admin;
+  http: http.Server;
+  /** Graceful stop: refuse new requests (503), finish in-flight ones, flush, close. */
+  close(): Promise<void>;
+}
+
+function rawError(socket: Socket, code: ErrorCode, detail?: string): void {
+  const body = JSON.stringify({ code, error: errorMessage(code, detail) });
+  const status = ERRORS[code].status;
+  socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nApi-Version: 2026-06-29\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/**
+ * Opens the data dir and starts listening.
+ * @throws LockedError, DataDirError, CorruptLogError (the caller prints one line and exits 2).
+ */
+export async function startServer(config: Config, deps: ServerDeps): Promise<RunningServer> {
+  const { clock, logger } = deps;
+  const store = await Store.open({ dataDir: config.dataDir, sync: config.sync === 'always', clock, fs: deps.fs,
+    onError: (e) => logger.error('background store error', { error: e.message }), compactionSlack: deps.compactionSlack });
+  const admin = new Admin(store, clock);
+  if (store.empty && config.bootstrap) {
+    const ws = await admin.createWorkspace('Default workspace');
+    const key = await admin.createKey({ workspace: ws.id, name: 'bootstrap', scopes: '*' });
+    (deps.announce ?? ((t) => process.stderr.write(t)))(
+      `Created workspace "${ws.name}" (${ws.id}) and a full-access API key.\n` +
+      `API key (shown only this once — keep it somewhere safe): ${key.key}\n`);
+  }
+  const app = new App({ store, config, clock, logger, routes: buildRoutes(store) });
+  const server = http.createServer({
+    headersTimeout: config.headersTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
+    maxHeaderSize: 16 * 1024,
+  }, app.handle);
+  server.maxConnections = config.maxConnections;
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (!socket.writable) { socket.destroy(); return; }
+    if (err.code === 'HPE_HEADER_OVERFLOW') rawError(socket, 'request_header_fields_too_large');
+    else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.destroy();
+    else rawError(socket, 'invalid_request', 'the HTTP request is malformed');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => { server.off('error', reject); resolve(); });
+  });
+  const adminServer = await listenAdminSocket(config.dataDir, admin, logger);
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${port}`;
+  logger.info('listening', { url, port, dataDir: config.dataDir, sync: config.sync });
+
+  let closing: Promise<void> | null = null;
+  const close = () => closing ??= (async () => {
+    app.draining = true;
+    server.close();
+    adminServer.close();
+    server.closeIdleConnections();
+    const deadline = new Promise<void>((r) => setTimeout(r, config.shutdownTimeoutMs).unref());
+    await Promise.race([app.whenIdle(), deadline]);
+    server.closeAllConnections();
+    await store.close();
+    logger.info('stopped', {});
+  })();
+  return { url, port, app, store, admin, http: server, close };
+}

@@ -1,0 +1,38 @@
+/**
+ * Entry point: `node dist/server.js`. Reads the configuration, starts the server, and stops
+ * it gracefully on SIGTERM/SIGINT (a second signal exits at once). A start that cannot
+ * proceed prints one line on stderr and exits with code 2 before opening the port.
+ */
+import { loadConfig, ConfigError } from './config.js';
+import { createLogger } from './logger.js';
+import { systemClock } from './clock.js';
+import { startServer } from './serve.js';
+
+async function main(): Promise<void> {
+  let config;
+  try { config = loadConfig(); } catch (e) {
+    if (e instanceof ConfigError) { process.stderr.write(`support-workspace: invalid configuration: ${e.message}\n`); process.exit(2); }
+    throw e;
+  }
+  const logger = createLogger(config.logLevel);
+  let running;
+  try {
+    running = await startServer(config, { clock: systemClock, logger });
+  } catch (e) {
+    process.stderr.write(`support-workspace: cannot start: ${(e as Error).message}\n`);
+    process.exit(2);
+  }
+  let signals = 0;
+  const stop = (sig: string) => {
+    if (++signals > 1) { process.stderr.write(`support-workspace: ${sig} again, exiting now\n`); process.exit(1); }
+    logger.info('shutting down', { signal: sig });
+    running.close().then(() => process.exit(0), (e) => { logger.error('shutdown failed', { error: (e as Error).message }); process.exit(1); });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((e) => {
+  process.stderr.write(`support-workspace: ${(e as Error).stack ?? e}\n`);
+  process.exit(1);
+});
