@@ -59,7 +59,7 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
     let body: string | Buffer | undefined;
     if (o.raw !== undefined) body = o.raw;
     else if (o.body !== undefined) { body = JSON.stringify(o.body); headers['Content-Type'] ??= 'application/json'; }
-    const res = await fetch(running.url + path, { method, headers, body });
+    const res = await fetch(running.url + path, { method, headers, body: typeof body === "string" || body === undefined ? body : new Uint8Array(body) });
     const text = await res.text();
     let parsed: unknown;
     try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
