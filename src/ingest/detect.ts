@@ -53,6 +53,10 @@ export function detectContent(text: string, mediaType?: string): { type: Content
     const value = parseJsonText(t);
     return { type: classifyValue(value), value };
   }
+  if (start[0] === '"') {
+    // A lone JSON string (RFC 8259 allows any value at the top): JSON when it parses whole.
+    try { const value: unknown = JSON.parse(t); return { type: 'json', value }; } catch { /* prose that starts with a quote */ }
+  }
   if (mediaType === 'text/html' || mediaType === 'application/xhtml+xml' || HTML.test(h)) return { type: 'text', html: true };
   if (start[0] === '<') return WSDL.test(h) ? { type: 'soap' } : { type: 'text', html: /<\/?(p|div|h[1-6]|a)\b/i.test(h) };
   if (API_YAML.test(h) || mediaType === 'application/yaml' || mediaType === 'text/yaml' || mediaType === 'application/x-yaml') {
