@@ -1,0 +1,255 @@
+/**
+ * Node properties, anchors and aliases (YAML 1.2.2 §6.9, §7.1) and flow collections (§7.4),
+ * shared by the block parser. Values are composed straight into JSON-shaped data.
+ */
+
+import {
+  AMP, BANG, COLON, COMMA, DASH, DQUOTE, HASH, LBRACE, LBRACKET, LF, QMARK, RBRACE, RBRACKET, SQUOTE,
+  STAR, Scanner, isFlowIndicator, isWsOrEnd,
+} from './scanner.js';
+import { MAX_DEPTH, MAX_NODES, keyString, resolvePlain, setKey } from './schema.js';
+
+interface Props {
+  anchor: string | null;
+  /** The node is tagged `!!str`: a plain scalar stays a string. Other tags are ignored. */
+  str: boolean;
+}
+
+interface Anchored {
+  value: unknown;
+  /** Nodes the anchored value expands to (aliases inside counted as copies). */
+  size: number;
+}
+
+/** Characters that cannot start a plain scalar (c-indicator, §5.3) apart from `-?:`. */
+const NOT_PLAIN_START = new Set([...',[]{}#&*!|>\'"%@`'].map((ch) => ch.charCodeAt(0)));
+
+/** Reads flow nodes and node properties; {@link YamlParser} adds block structure. */
+export class NodeReader extends Scanner {
+  protected anchors = new Map<string, Anchored>();
+  /** Nodes composed so far, aliases counted as full copies. */
+  protected nodes = 0;
+  protected depth = 0;
+  /** Whether the last flow node was quoted or a flow collection (allows `"a":b`, §7.4.2). */
+  protected lastJsonLike = false;
+
+  protected enter(): void {
+    if (++this.depth > MAX_DEPTH) this.fail(`collections nested deeper than ${MAX_DEPTH} levels`);
+  }
+
+  protected register(name: string, value: unknown, before: number): void {
+    this.anchors.set(name, { value, size: Math.max(1, this.nodes - before) });
+  }
+
+  protected empty(str: boolean): unknown {
+    this.nodes++;
+    return str ? '' : null;
+  }
+
+  /** Anchor or alias name (ns-anchor-char+): up to white space or a flow indicator. */
+  protected readName(what: string): string {
+    const start = this.pos;
+    let p = start;
+    while (p < this.len) {
+      const c = this.code(p);
+      if (isWsOrEnd(c) || isFlowIndicator(c)) break;
+      p++;
+    }
+    if (p === start) this.fail(`${what} name expected`);
+    this.pos = p;
+    return this.src.slice(start, p);
+  }
+
+  /** Node properties (§6.9): an anchor and/or a tag, in either order. */
+  protected readProps(flow: boolean): Props {
+    const props: Props = { anchor: null, str: false };
+    let tagged = false;
+    for (;;) {
+      const c = this.code(this.pos);
+      if (c === AMP) {
+        if (props.anchor !== null) this.fail('a node can have only one anchor');
+        this.pos++;
+        props.anchor = this.readName('anchor');
+      } else if (c === BANG) {
+        if (tagged) this.fail('a node can have only one tag');
+        tagged = true;
+        const start = this.pos;
+        let p = start + 1;
+        if (this.code(p) === 60) {
+          const e = this.src.indexOf('>', p);
+          if (e < 0 || this.src.indexOf('\n', p) < e) this.fail('unterminated verbatim tag', start);
+          p = e + 1;
+        } else {
+          while (p < this.len && !isWsOrEnd(this.code(p)) && !isFlowIndicator(this.code(p))) p++;
+        }
+        const tag = this.src.slice(start, p);
+        props.str = tag === '!!str' || tag === '!<tag:yaml.org,2002:str>';
+        this.pos = p;
+      } else {
+        return props;
+      }
+      if (flow) this.skipFlowSpace();
+      else this.skipInline();
+    }
+  }
+
+  /** Alias node `*name` (§7.1): the anchored value itself, shared, counted as a full copy. */
+  protected alias(): unknown {
+    const start = this.pos;
+    this.pos++;
+    const name = this.readName('alias');
+    const target = this.anchors.get(name);
+    if (target === undefined) this.fail(`unknown alias '*${name}'`, start);
+    this.nodes += target.size;
+    if (this.nodes > MAX_NODES) this.fail(`the document expands to more than ${MAX_NODES} nodes through aliases`, start);
+    return target.value;
+  }
+
+  protected checkPlainStart(flow: boolean): void {
+    const c = this.code(this.pos);
+    const n = this.code(this.pos + 1);
+    if (c === DASH || c === QMARK || c === COLON) {
+      if (!isWsOrEnd(n) && !(flow && isFlowIndicator(n))) return;
+      if (c === DASH && !flow) this.fail('block sequence entries are not allowed here');
+      if (c === COLON) this.fail('mapping values are not allowed here');
+    } else if (!NOT_PLAIN_START.has(c)) {
+      if (c === c) return;
+      this.fail('unexpected end of input');
+    }
+    this.fail(`unexpected '${this.src[this.pos]}'`);
+  }
+
+  /** Skips white space, line breaks and comments inside a flow collection. */
+  protected skipFlowSpace(): void {
+    const s = this.src;
+    let p = this.pos;
+    for (;;) {
+      const c = s.charCodeAt(p);
+      if (c === 32 || c === 9 || c === LF) {
+        p++;
+      } else if (c === HASH && (p === 0 || isWsOrEnd(s.charCodeAt(p - 1)))) {
+        const e = s.indexOf('\n', p);
+        p = e < 0 ? this.len : e;
+      } else {
+        break;
+      }
+    }
+    if (p < this.len && this.isDocMarker(p)) this.fail('document marker inside a flow collection', p);
+    this.pos = p;
+  }
+
+  /** A node inside a flow collection (§7.4): may be empty before `,` `]` `}` `:`. */
+  protected flowNode(): unknown {
+    const before = this.nodes;
+    let c = this.code(this.pos);
+    let props: Props | null = null;
+    if (c === AMP || c === BANG) {
+      props = this.readProps(true);
+      c = this.code(this.pos);
+    }
+    const str = props !== null && props.str;
+    const n = this.code(this.pos + 1);
+    let json = true;
+    let value: unknown;
+    if (c === LBRACKET) value = this.flowSeq();
+    else if (c === LBRACE) value = this.flowMap();
+    else if (c === DQUOTE || c === SQUOTE) {
+      this.nodes++;
+      value = c === DQUOTE ? this.scanDouble(0) : this.scanSingle(0);
+    } else {
+      json = false;
+      if (c === STAR) value = this.alias();
+      else if (c !== c || c === COMMA || c === RBRACKET || c === RBRACE || (c === COLON && (isWsOrEnd(n) || isFlowIndicator(n)))) {
+        value = this.empty(str);
+      } else {
+        this.checkPlainStart(true);
+        this.nodes++;
+        const text = this.scanPlain(0, true);
+        value = str ? text : resolvePlain(text);
+      }
+    }
+    if (props !== null && props.anchor !== null) this.register(props.anchor, value, before);
+    this.lastJsonLike = json;
+    return value;
+  }
+
+  /**
+   * One flow entry up to (not including) the following `,` or closing bracket: a node, or a
+   * `key: value` pair (explicit `? k : v`, implicit `k: v`, JSON-like `"k":v`, empty-key `: v`).
+   */
+  protected flowEntry(): { key: unknown; value: unknown; pair: boolean } {
+    const c = this.code(this.pos);
+    const n = this.code(this.pos + 1);
+    const sep = (d: number) => isWsOrEnd(d) || isFlowIndicator(d);
+    let explicit = false;
+    let key: unknown = null;
+    if (c === QMARK && sep(n)) {
+      this.pos++;
+      this.skipFlowSpace();
+      explicit = true;
+      this.lastJsonLike = false;
+      if (this.code(this.pos) !== COLON || !sep(this.code(this.pos + 1))) key = this.flowNode();
+    } else if (c === COLON && sep(n)) {
+      explicit = true;
+    } else {
+      key = this.flowNode();
+    }
+    const json = this.lastJsonLike;
+    this.skipFlowSpace();
+    if (this.code(this.pos) === COLON && (explicit || json || sep(this.code(this.pos + 1)))) {
+      this.pos++;
+      this.skipFlowSpace();
+      const d = this.code(this.pos);
+      const value = d !== d || d === COMMA || d === RBRACKET || d === RBRACE ? this.empty(false) : this.flowNode();
+      return { key, value, pair: true };
+    }
+    return { key, value: null, pair: explicit };
+  }
+
+  /** Walks a flow collection's entries up to `close`, calling `add` for each. */
+  protected flowEntries(close: number, what: string, add: (e: { key: unknown; value: unknown; pair: boolean }) => void): void {
+    this.enter();
+    this.nodes++;
+    const start = this.pos;
+    this.pos++;
+    for (;;) {
+      this.skipFlowSpace();
+      const c = this.code(this.pos);
+      if (c === close) break;
+      if (c !== c) this.fail(`unterminated flow ${what}`, start);
+      if (c === COMMA) this.fail(`unexpected ',' in a flow ${what}`);
+      add(this.flowEntry());
+      this.skipFlowSpace();
+      const d = this.code(this.pos);
+      if (d === COMMA) this.pos++;
+      else if (d === close) break;
+      else if (d !== d) this.fail(`unterminated flow ${what}`, start);
+      else this.fail(`expected ',' or '${String.fromCharCode(close)}' in a flow ${what}`);
+    }
+    this.pos++;
+    this.depth--;
+  }
+
+  /** Flow sequence `[ … ]` (§7.4.1); `k: v` entries become single-pair mappings. */
+  protected flowSeq(): unknown[] {
+    const items: unknown[] = [];
+    this.flowEntries(RBRACKET, 'sequence', (e) => {
+      if (!e.pair) {
+        items.push(e.key);
+        return;
+      }
+      const pair: Record<string, unknown> = {};
+      setKey(pair, keyString(e.key), e.value);
+      this.nodes++;
+      items.push(pair);
+    });
+    return items;
+  }
+
+  /** Flow mapping `{ … }` (§7.4.2); an entry without `:` has a null value. */
+  protected flowMap(): Record<string, unknown> {
+    const map: Record<string, unknown> = {};
+    this.flowEntries(RBRACE, 'mapping', (e) => setKey(map, keyString(e.key), e.value));
+    return map;
+  }
+}

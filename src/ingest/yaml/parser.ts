@@ -1,0 +1,251 @@
+/**
+ * Structure of a YAML 1.2.2 stream (https://yaml.org/spec/1.2.2/): documents and directives
+ * (§9), block sequences and mappings with compact and explicit-key forms (§8.2), flow
+ * collections (§7.4), node properties, anchors and aliases (§6.9, §7.1), composed straight
+ * into JSON-shaped values.
+ *
+ * Recursive descent over the {@link Scanner}; flow nodes come from {@link NodeReader}. `n` is always the indentation of the enclosing
+ * block collection (-1 at the top level); a node's content must be indented more than `n`,
+ * except a block sequence that is the value of a mapping entry, which may sit at `n`.
+ */
+
+import { scanBlockScalar } from './block-scalar.js';
+import { NodeReader } from './flow.js';
+import {
+  AMP, BACKSLASH, BANG, COLON, DASH, DQUOTE, GT, HASH, LBRACE, LBRACKET, LF, PERCENT, PIPE, QMARK,
+  RBRACE, RBRACKET, SQUOTE, STAR, isBlank, isWsOrEnd,
+} from './scanner.js';
+import { keyString, resolvePlain, setKey } from './schema.js';
+
+/** Parser for one YAML text; `parseStream` may be called once. */
+export class YamlParser extends NodeReader {
+  /**
+   * Parses the whole stream (§9.2). Returns each document's value and the position where it
+   * starts. Throws IngestError on malformed input.
+   */
+  parseStream(): { values: unknown[]; starts: number[] } {
+    const values: unknown[] = [];
+    const starts: number[] = [];
+    let directives = -1;
+    let directivesAllowed = true;
+    for (;;) {
+      const ind = this.nextContent();
+      const p = this.pos;
+      if (p >= this.len) {
+        if (directives >= 0) this.fail('a directive must be followed by a document', directives);
+        break;
+      }
+      if (ind === 0 && directivesAllowed && this.code(p) === PERCENT && this.colOf(p) === 0) {
+        if (directives < 0) directives = p;
+        const e = this.src.indexOf('\n', p);
+        this.pos = e < 0 ? this.len : e + 1;
+        continue;
+      }
+      if (ind < 0 && this.code(p) !== DASH) {
+        if (directives >= 0) this.fail("directives must be followed by '---'", p);
+        this.pos += 3;
+        this.endOfLine();
+        directivesAllowed = true;
+        continue;
+      }
+      this.anchors.clear();
+      let value: unknown;
+      if (ind < 0) {
+        this.pos += 3;
+        value = this.blockValue(-1, true, false);
+      } else {
+        if (directives >= 0) this.fail("directives must be followed by '---'", p);
+        value = this.blockNodeAt(ind, -1, false, false);
+      }
+      values.push(value);
+      starts.push(p);
+      directives = -1;
+      directivesAllowed = false;
+      if (this.nextContent() >= 0) this.fail('unexpected content after the end of the document');
+    }
+    return { values, starts };
+  }
+
+  /**
+   * Node after an indicator (`-`, `?`, `:`, `---`) on the same line. `compact` allows a block
+   * sequence or mapping to start on this line (`- - a`, `- k: v`); `seqAtN` allows a block
+   * sequence on the next lines at indentation `n` (a mapping value).
+   */
+  private blockValue(n: number, compact: boolean, seqAtN: boolean): unknown {
+    this.skipInline();
+    const p = this.pos;
+    const c = this.code(p);
+    if (compact) {
+      if (this.isSeqEntry(p)) return this.blockSeq(this.colOf(p));
+      if ((c === QMARK && isWsOrEnd(this.code(p + 1))) || this.keyAhead(p)) return this.blockMap(this.colOf(p));
+    }
+    return this.withProps(n, seqAtN, false);
+  }
+
+  /** Node whose first line is the current content line, indented `ind` (> n) spaces. */
+  private blockNodeAt(ind: number, n: number, seqAtN: boolean, str: boolean): unknown {
+    const p = this.pos;
+    if (this.isSeqEntry(p)) return this.blockSeq(ind);
+    if ((this.code(p) === QMARK && isWsOrEnd(this.code(p + 1))) || this.keyAhead(p)) return this.blockMap(ind);
+    return this.withProps(n, seqAtN, str);
+  }
+
+  /** Optional properties, then the node's content on this line or on the following lines. */
+  private withProps(n: number, seqAtN: boolean, str: boolean): unknown {
+    const before = this.nodes;
+    const c = this.code(this.pos);
+    const props = c === AMP || c === BANG ? this.readProps(false) : null;
+    const value = this.blockRest(n, seqAtN, str || (props !== null && props.str));
+    if (props !== null && props.anchor !== null) this.register(props.anchor, value, before);
+    return value;
+  }
+
+  private blockRest(n: number, seqAtN: boolean, str: boolean): unknown {
+    const c = this.code(this.pos);
+    if (c === LF || c !== c || c === HASH) {
+      this.endOfLine();
+      const ind = this.nextContent();
+      if (ind > n) return this.blockNodeAt(ind, n, seqAtN, str);
+      if (ind === n && seqAtN && this.isSeqEntry(this.pos)) return this.blockSeq(n);
+      return this.empty(str);
+    }
+    if (c === PIPE || c === GT) {
+      this.nodes++;
+      return scanBlockScalar(this, n);
+    }
+    const value = this.flowInBlock(n + 1, str);
+    this.endOfLine();
+    return value;
+  }
+
+  /** A flow collection, quoted or plain scalar, or alias inside block context. */
+  private flowInBlock(minIndent: number, str: boolean): unknown {
+    const c = this.code(this.pos);
+    if (c === LBRACKET) return this.flowSeq();
+    if (c === LBRACE) return this.flowMap();
+    if (c === STAR) return this.alias();
+    this.nodes++;
+    if (c === DQUOTE) return this.scanDouble(minIndent);
+    if (c === SQUOTE) return this.scanSingle(minIndent);
+    this.checkPlainStart(false);
+    const text = this.scanPlain(minIndent, false);
+    return str ? text : resolvePlain(text);
+  }
+
+  /** Block sequence (§8.2.1) whose `-` indicators are in column `ind`; `pos` is on the first. */
+  private blockSeq(ind: number): unknown[] {
+    this.enter();
+    this.nodes++;
+    const items: unknown[] = [];
+    for (;;) {
+      this.pos++;
+      items.push(this.blockValue(ind, true, false));
+      const i = this.nextContent();
+      if (i === ind && this.isSeqEntry(this.pos)) continue;
+      if (i > ind) this.fail('bad indentation of a sequence entry');
+      break;
+    }
+    this.depth--;
+    return items;
+  }
+
+  /** Block mapping (§8.2.2) whose keys are in column `ind`; `pos` is on the first key. */
+  private blockMap(ind: number): Record<string, unknown> {
+    this.enter();
+    this.nodes++;
+    const map: Record<string, unknown> = {};
+    for (;;) {
+      const p = this.pos;
+      const c = this.code(p);
+      let key: unknown = null;
+      let value: unknown = null;
+      if (c === QMARK && isWsOrEnd(this.code(p + 1))) {
+        this.pos++;
+        key = this.blockValue(ind, true, true);
+        if (this.nextContent() === ind && this.code(this.pos) === COLON && isWsOrEnd(this.code(this.pos + 1))) {
+          this.pos++;
+          value = this.blockValue(ind, true, true);
+        }
+      } else {
+        if (!this.keyAhead(p)) this.fail("expected a mapping entry 'key: value' at this indentation");
+        if (c !== COLON) key = this.blockKey();
+        this.skipInline();
+        this.pos++;
+        value = this.blockValue(ind, false, true);
+      }
+      setKey(map, keyString(key), value);
+      const i = this.nextContent();
+      if (i === ind) continue;
+      if (i > ind) this.fail('bad indentation of a mapping entry');
+      break;
+    }
+    this.depth--;
+    return map;
+  }
+
+  /** Implicit key of a block mapping entry: properties and a single-line node. */
+  private blockKey(): unknown {
+    const before = this.nodes;
+    const c = this.code(this.pos);
+    const props = c === AMP || c === BANG ? this.readProps(false) : null;
+    const str = props !== null && props.str;
+    const key = this.code(this.pos) === COLON ? this.empty(str) : this.flowInBlock(0, str);
+    if (props !== null && props.anchor !== null) this.register(props.anchor, key, before);
+    return key;
+  }
+
+  /**
+   * Lookahead, without side effects: does the line from `p` hold an implicit key (properties,
+   * then a single-line alias, quoted scalar, flow collection or plain scalar) followed by `:`
+   * and white space?
+   */
+  private keyAhead(p: number): boolean {
+    const s = this.src;
+    const len = this.len;
+    let c = s.charCodeAt(p);
+    while (c === AMP || c === BANG) {
+      while (p < len && !isWsOrEnd(s.charCodeAt(p))) p++;
+      while (isBlank(s.charCodeAt(p))) p++;
+      c = s.charCodeAt(p);
+    }
+    if (c === DQUOTE || c === SQUOTE) {
+      for (p++; ; p++) {
+        const d = s.charCodeAt(p);
+        if (d === LF || p >= len) return false;
+        if (d === BACKSLASH && c === DQUOTE) {
+          if (s.charCodeAt(p + 1) === LF) return false;
+          p++;
+        } else if (d === c) {
+          if (c === SQUOTE && s.charCodeAt(p + 1) === SQUOTE) p++;
+          else break;
+        }
+      }
+      p++;
+    } else if (c === LBRACKET || c === LBRACE) {
+      let depth = 0;
+      for (; ; p++) {
+        const d = s.charCodeAt(p);
+        if (d === LF || p >= len) return false;
+        if (d === DQUOTE || d === SQUOTE) {
+          // Skip a quoted scalar so brackets inside it do not count.
+          for (p++; p < len && s.charCodeAt(p) !== d && s.charCodeAt(p) !== LF; p++) if (d === DQUOTE && s.charCodeAt(p) === BACKSLASH) p++;
+        } else if (d === LBRACKET || d === LBRACE) depth++;
+        else if ((d === RBRACKET || d === RBRACE) && --depth === 0) break;
+      }
+      p++;
+    } else if (c === STAR) {
+      while (p < len && !isWsOrEnd(s.charCodeAt(p))) p++;
+    } else {
+      if (c === HASH) return false;
+      for (; ; p++) {
+        const d = s.charCodeAt(p);
+        if (d === LF || p >= len) return false;
+        if (d === COLON && isWsOrEnd(s.charCodeAt(p + 1))) return true;
+        if (d === HASH && isBlank(s.charCodeAt(p - 1))) return false;
+      }
+    }
+    while (isBlank(s.charCodeAt(p))) p++;
+    return s.charCodeAt(p) === COLON && isWsOrEnd(s.charCodeAt(p + 1));
+  }
+
+}
