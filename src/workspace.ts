@@ -72,6 +72,13 @@ export class Workspace {
     return this.db.get(type, id) as R | undefined;
   }
 
+  /** After an undone create, the highest number in use again (numbers stay sequential). */
+  private recomputeMaxIssueNumber(): void {
+    let max = 0;
+    for (const r of this.db.table(T.issue).values()) if ((r.number as number) > max) max = r.number as number;
+    this.maxIssueNumber = max;
+  }
+
   private onChange(type: string, id: string, prev: Rec | undefined, next: Rec | undefined): void {
     switch (type) {
       case T.conversation: {
@@ -102,6 +109,7 @@ export class Workspace {
           this.issueOrder.remove(SortedIndex.key(prev.createdAt as string, id));
           const cid = (prev.source as { conversationId?: string }).conversationId;
           if (cid) this.issuesByConversation.get(cid)?.delete(id);
+          if (!next && prev.number === this.maxIssueNumber) this.recomputeMaxIssueNumber();
         }
         if (next) {
           this.issueOrder.add(SortedIndex.key(next.createdAt as string, id));

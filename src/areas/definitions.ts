@@ -47,9 +47,12 @@ export function customFieldView(f: CustomField): Record<string, unknown> {
 
 /** Creates a custom field definition in `tx` (import and CLI). Without `position` it goes last. */
 export function createCustomField(ws: Workspace, tx: Tx, input: Static<typeof customFieldInput>, at: number): CustomField {
+  // "Last" means after the highest position in use: the count alone would slot it before sparse positions (10, 20, …).
+  let last = -1;
+  for (const r of ws.db.table(T.customField).values()) last = Math.max(last, r.position as number);
   const f: CustomField = {
     id: newId(), label: input.label, type: input.type, enabled: input.enabled ?? true, fillMode: input.fillMode ?? 'manual',
-    description: input.description ?? '', options: input.options ?? [], position: input.position ?? ws.customFieldOrder.size,
+    description: input.description ?? '', options: input.options ?? [], position: input.position ?? last + 1,
     createdAt: iso(at),
   };
   if (input.aiInstructions !== undefined) f.aiInstructions = input.aiInstructions;

@@ -90,7 +90,7 @@ const descriptionPreview = (d: string | undefined) => (d ?? '').slice(0, 160).re
  */
 export function createIssue(ws: Workspace, tx: Tx, input: Static<typeof createIssueBody>, at: number): Issue {
   let source: Issue['source'] = { channel: 'api' };
-  let customer = input.customer;
+  let customer = input.customer && compact({ name: input.customer.name, email: input.customer.email, company: input.customer.company });
   if (input.conversationId !== undefined) {
     const conv = ws.get<Conversation>(T.conversation, input.conversationId);
     if (!conv) throw invalid('conversationId does not match a conversation in this workspace');
@@ -160,7 +160,8 @@ export const issueRoutes = [
       if (b.subject !== undefined) next.subject = b.subject;
       if (b.description !== undefined) { next.description = b.description; next.preview = descriptionPreview(b.description); }
       if (b.priority !== undefined) next.priority = b.priority;
-      if (b.customer !== undefined) next.customer = b.customer;
+      // Fixed key order, so the unchanged-check below does not see a reordered customer as a change.
+      if (b.customer !== undefined) next.customer = compact({ name: b.customer.name, email: b.customer.email, company: b.customer.company });
       if (b.tags !== undefined) next.tags = useTags(ctx.ws, ctx.tx(), b.tags, ctx.now);
       if (b.state !== undefined && b.state !== issue.state) {
         next.state = b.state;

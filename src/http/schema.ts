@@ -72,7 +72,11 @@ export function codePointLength(str: string): number {
 
 /** True when `v` is an RFC 3339 date-time that denotes a real instant. */
 export function isDateTime(v: string): boolean {
-  return DATE_TIME.test(v) && !Number.isNaN(Date.parse(v));
+  if (!DATE_TIME.test(v) || Number.isNaN(Date.parse(v))) return false;
+  // Date.parse rolls impossible dates over (2026-02-30 → 2026-03-02): check the calendar.
+  const [y, m, d] = [Number(v.slice(0, 4)), Number(v.slice(5, 7)), Number(v.slice(8, 10))];
+  const days = new Date(Date.UTC(y, m, 0)).getUTCDate();
+  return m >= 1 && m <= 12 && d >= 1 && d <= days && Number(v.slice(11, 13)) < 24 && Number(v.slice(14, 16)) < 60 && Number(v.slice(17, 19)) < 60;
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
