@@ -1,0 +1,433 @@
+/**
+ * SSRF-safe fetching of source URLs (DESIGN §6 "Fetching", §1 `SOURCE_FETCH_*`).
+ *
+ * Every URL and every redirect target is checked before any connection is opened: the scheme
+ * must be `http:`/`https:`, and every address the host resolves to must be public (see
+ * {@link isPrivateAddress}) unless private addresses are allowed or the origin is trusted. The
+ * connection then goes to exactly the checked addresses (a custom `lookup` hands them to the
+ * socket, so DNS is not asked a second time), while the Host header and TLS SNI keep the original
+ * host name. One deadline covers the whole fetch (DNS, connect, redirects, headers and body), and
+ * the byte cap applies to the body after `Content-Encoding` decoding, so a compression bomb is
+ * stopped as soon as the cap is passed, with memory bounded by the cap plus one zlib chunk.
+ */
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import { Writable, type Readable, type Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import zlib from 'node:zlib';
+
+/** Options of {@link fetchDocument}; times in milliseconds, sizes in bytes. */
+export interface FetchOptions {
+  /** Deadline for the whole fetch, redirects and body included (`SOURCE_FETCH_TIMEOUT_MS`). */
+  timeoutMs: number;
+  /** Largest body accepted, counted after decoding (`SOURCE_FETCH_MAX_BYTES`). */
+  maxBytes: number;
+  /** Allow loopback/private/link-local… addresses (`SOURCE_FETCH_ALLOW_PRIVATE`). */
+  allowPrivate: boolean;
+  /** Redirects followed at most (default 5). */
+  maxRedirects?: number;
+  /** Request headers; they override the defaults (User-Agent, Accept, Accept-Encoding). */
+  headers?: Record<string, string>;
+  /** Origins (`https://host:port`) exempt from the private-address rule, e.g. `GITHUB_API_URL`'s. */
+  trustedOrigins?: string[];
+  /** HTTP method (default `GET`). */
+  method?: string;
+  /** Request body, sent with the first request (and kept on 307/308 redirects). */
+  body?: string | Buffer;
+}
+
+/** A fetched document: the final response after redirects. */
+export interface FetchedDocument {
+  /** Final URL, after redirects. */
+  url: string;
+  status: number;
+  /** Lower-cased media type without parameters (`text/html`), `''` when absent. */
+  contentType: string;
+  /** Response headers, names lower-cased, repeated values joined with `, `. */
+  headers: Record<string, string>;
+  /** The body, decoded from its `Content-Encoding`. */
+  body: Buffer;
+}
+
+/** Why a fetch failed. */
+export type FetchErrorCode = 'invalid_url' | 'scheme' | 'private_address' | 'dns' | 'network' | 'timeout'
+  | 'too_large' | 'too_many_redirects' | 'http_status' | 'decode';
+
+/** A failed or refused fetch; `message` is meant for users (it becomes a source's `error`). */
+export class FetchError extends Error {
+  readonly code: FetchErrorCode;
+  /** The final HTTP status, for `http_status`. */
+  readonly status?: number;
+  constructor(code: FetchErrorCode, message: string, status?: number) {
+    super(message);
+    this.name = 'FetchError';
+    this.code = code;
+    this.status = status;
+  }
+}
+
+const DEFAULT_MAX_REDIRECTS = 5;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Headers not forwarded when a redirect leaves the original origin. */
+const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
+
+// ---------------------------------------------------------------------------------------------
+// Address rules
+
+/** Refused ranges (CIDR). IPv4: unspecified, private, CGNAT, loopback, link-local (cloud metadata),
+ * private, IETF protocol assignments, TEST-NET-1, 6to4 relay anycast, private, benchmarking,
+ * TEST-NET-2, TEST-NET-3, multicast, reserved (with broadcast 255.255.255.255). */
+const BLOCKED_V4 = [
+  '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24', '192.0.2.0/24',
+  '192.88.99.0/24', '192.168.0.0/16', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4',
+];
+/** IPv6: unspecified, loopback and deprecated IPv4-compatible (::/96), local-use NAT64, discard-only,
+ * documentation, unique local, link-local, site-local (deprecated), multicast. Embedded IPv4 forms
+ * (mapped, NAT64, 6to4, Teredo) are checked against the IPv4 ranges by {@link embeddedIpv4}. */
+const BLOCKED_V6 = ['::/96', '64:ff9b:1::/48', '100::/64', '2001:db8::/32', 'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8'];
+
+function buildBlockList(): net.BlockList {
+  const b = new net.BlockList();
+  for (const [list, type] of [[BLOCKED_V4, 'ipv4'], [BLOCKED_V6, 'ipv6']] as const) {
+    for (const cidr of list) {
+      const [addr, prefix] = cidr.split('/');
+      b.addSubnet(addr, Number(prefix), type);
+    }
+  }
+  return b;
+}
+
+const BLOCKED = buildBlockList();
+
+/** The 16 bytes of a valid IPv6 address (zone removed), or undefined. */
+function ipv6Bytes(ip: string): number[] | undefined {
+  if (!net.isIPv6(ip)) return undefined;
+  let s = ip;
+  const tail: number[] = [];
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
+  if (dotted) {
+    const parts = dotted[1].split('.').map(Number);
+    tail.push((parts[0] << 8) | parts[1], (parts[2] << 8) | parts[3]);
+    s = s.slice(0, -dotted[1].length);
+    if (s.endsWith(':') && !s.endsWith('::')) s = s.slice(0, -1);
+  }
+  const [head, rest] = s.includes('::') ? s.split('::') : [s, undefined];
+  const words = (x: string): number[] => (x === '' ? [] : x.split(':').map((w) => parseInt(w, 16)));
+  const a = words(head);
+  const c = rest === undefined ? [] : words(rest);
+  const fill = 8 - a.length - c.length - tail.length;
+  const all = [...a, ...new Array<number>(rest === undefined ? 0 : fill).fill(0), ...c, ...tail];
+  if (all.length !== 8) return undefined;
+  return all.flatMap((w) => [w >> 8, w & 0xff]);
+}
+
+const v4String = (b: number[]): string => b.join('.');
+
+/**
+ * The IPv4 address embedded in an IPv6 address by IPv4-mapped (`::ffff:0:0/96`), NAT64
+ * (`64:ff9b::/96`), 6to4 (`2002::/16`) or Teredo (`2001::/32`, client address inverted).
+ */
+function embeddedIpv4(bytes: number[]): string | undefined {
+  const zero = (from: number, to: number): boolean => bytes.slice(from, to).every((x) => x === 0);
+  if (zero(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return v4String(bytes.slice(12));
+  if (bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zero(4, 12)) return v4String(bytes.slice(12));
+  if (bytes[0] === 0x20 && bytes[1] === 0x02) return v4String(bytes.slice(2, 6));
+  if (bytes[0] === 0x20 && bytes[1] === 0x01 && bytes[2] === 0 && bytes[3] === 0) return v4String(bytes.slice(12).map((x) => x ^ 0xff));
+  return undefined;
+}
+
+/**
+ * True when `ip` must not be fetched from without `SOURCE_FETCH_ALLOW_PRIVATE` (DESIGN §6):
+ * loopback, private, link-local, CGNAT, multicast, unspecified, broadcast, unique-local,
+ * documentation/benchmark/reserved ranges, and IPv6 forms embedding such an IPv4 address
+ * (IPv4-mapped, NAT64, 6to4, Teredo). Accepts IPv4 dotted quads and IPv6 (with or without
+ * brackets or a `%zone`); anything that is not an IP address is refused too (returns true).
+ */
+export function isPrivateAddress(ip: string): boolean {
+  let s = ip.trim();
+  if (s.startsWith('[') && s.endsWith(']')) s = s.slice(1, -1);
+  const zone = s.indexOf('%');
+  if (zone >= 0) s = s.slice(0, zone);
+  if (net.isIPv4(s)) return BLOCKED.check(s, 'ipv4');
+  const bytes = ipv6Bytes(s);
+  if (!bytes) return true;
+  if (BLOCKED.check(s, 'ipv6')) return true;
+  const v4 = embeddedIpv4(bytes);
+  return v4 !== undefined && BLOCKED.check(v4, 'ipv4');
+}
+
+// ---------------------------------------------------------------------------------------------
+// One request
+
+interface Address { address: string; family: number }
+
+/** The URL's host name without IPv6 brackets. */
+const hostOf = (url: URL): string => (url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname);
+
+function parseHttpUrl(raw: string, what: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new FetchError('invalid_url', `${what} ${JSON.stringify(raw.slice(0, 200))} is not a valid URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new FetchError('scheme', `refused to fetch ${url.protocol}… URL: only http and https URLs can be fetched`);
+  }
+  return url;
+}
+
+/** Resolves the URL's host and checks every address; throws before any connection is made. */
+async function resolveChecked(url: URL, opts: FetchOptions, trusted: Set<string>): Promise<Address[]> {
+  const host = hostOf(url);
+  let addresses: Address[];
+  if (net.isIP(host)) {
+    addresses = [{ address: host, family: net.isIP(host) }];
+  } else {
+    try {
+      addresses = await dns.promises.lookup(host, { all: true, verbatim: true });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? 'error';
+      throw new FetchError('dns', `could not resolve ${host} (${code})`);
+    }
+    if (addresses.length === 0) throw new FetchError('dns', `could not resolve ${host} (no addresses)`);
+  }
+  if (!opts.allowPrivate && !trusted.has(url.origin)) {
+    for (const a of addresses) {
+      if (isPrivateAddress(a.address)) {
+        throw new FetchError('private_address', `refused to fetch ${url.href}: ${a.address} is a loopback/private address`);
+      }
+    }
+  }
+  return addresses;
+}
+
+type LookupCallback = (err: Error | null, address: string | Address[], family?: number) => void;
+
+/** A `lookup` for http.request that answers with the already-checked addresses only. */
+function fixedLookup(addresses: Address[]) {
+  return (_host: string, options: { all?: boolean; family?: number | string }, cb: LookupCallback): void => {
+    if (options.all) return cb(null, addresses);
+    const want = options.family === 6 || options.family === 'IPv6' ? 6 : options.family === 4 || options.family === 'IPv4' ? 4 : 0;
+    const a = addresses.find((x) => want === 0 || x.family === want) ?? addresses[0];
+    cb(null, a.address, a.family);
+  };
+}
+
+/** One request to the checked addresses; resolves at the response headers. */
+function request(url: URL, addresses: Address[], method: string, headers: Record<string, string>, body: string | Buffer | undefined, signal: AbortSignal): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const h = body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+    const req = (url.protocol === 'https:' ? https : http).request({
+      protocol: url.protocol, hostname: hostOf(url), port: url.port || undefined, path: `${url.pathname}${url.search}`, method, headers: h,
+      agent: false, // a fresh connection to the checked address, never a pooled one
+      lookup: fixedLookup(addresses) as unknown as net.LookupFunction,
+      signal,
+    });
+    req.once('response', resolve);
+    req.on('error', reject); // later errors (after a response) surface on the response stream
+    req.end(body);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Body
+
+function decoderFor(encoding: string, url: string, first: Buffer | null): Transform {
+  switch (encoding) {
+    case 'gzip':
+    case 'x-gzip':
+      return zlib.createGunzip();
+    case 'deflate': {
+      // RFC 9110 says zlib-wrapped, but some servers send raw deflate: look at the header.
+      const wrapped = first === null || first.length < 2 || ((first[0] & 0x0f) === 8 && ((first[0] << 8) | first[1]) % 31 === 0);
+      return wrapped ? zlib.createInflate() : zlib.createInflateRaw();
+    }
+    case 'br':
+      return zlib.createBrotliDecompress();
+    default:
+      throw new FetchError('decode', `could not decode ${url}: unsupported Content-Encoding ${JSON.stringify(encoding)}`);
+  }
+}
+
+/** Waits for the first readable bytes of a stream without consuming them (null at the end). */
+function peek(stream: Readable): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const settle = (fn: () => void): void => {
+      stream.off('readable', onReadable).off('end', onEnd).off('close', onEnd).off('error', reject);
+      fn();
+    };
+    const onReadable = (): void => settle(() => {
+      const chunk = stream.read() as Buffer | null;
+      if (chunk !== null) stream.unshift(chunk);
+      resolve(chunk);
+    });
+    const onEnd = (): void => settle(() => resolve(null));
+    stream.on('readable', onReadable).on('end', onEnd).on('close', onEnd).once('error', reject);
+  });
+}
+
+async function readBody(res: http.IncomingMessage, url: string, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+  const tooLarge = (): FetchError => new FetchError('too_large', `${url} is larger than the limit of ${maxBytes} bytes`);
+  const encodings = (res.headers['content-encoding'] ?? '')
+    .toLowerCase()
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '' && s !== 'identity')
+    .reverse();
+  const length = Number(res.headers['content-length']);
+  if (encodings.length === 0 && Number.isFinite(length) && length > maxBytes) {
+    res.destroy();
+    throw tooLarge();
+  }
+  const first = encodings[0] === 'deflate' ? await peek(res) : null;
+  const decoders = encodings.map((e, i) => decoderFor(e, url, i === 0 ? first : null));
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      total += chunk.length;
+      if (total > maxBytes) {
+        cb(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+      cb();
+    },
+  });
+  try {
+    await pipeline([res, ...decoders, sink], { signal });
+  } catch (e) {
+    if (e instanceof FetchError || signal.aborted) throw e;
+    const code = (e as NodeJS.ErrnoException).code ?? '';
+    if (decoders.length > 0 && code.startsWith('Z_')) {
+      throw new FetchError('decode', `could not decode the ${encodings.join(', ')} body of ${url}: ${(e as Error).message}`);
+    }
+    throw new FetchError('network', `connection to ${url} failed while reading the body: ${(e as Error).message}`);
+  }
+  return Buffer.concat(chunks, total);
+}
+
+// ---------------------------------------------------------------------------------------------
+// fetchDocument
+
+function flattenHeaders(h: http.IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) {
+    if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
+function originsOf(list: string[] | undefined): Set<string> {
+  const set = new Set<string>();
+  for (const o of list ?? []) {
+    try {
+      set.add(new URL(o).origin);
+    } catch {
+      // an unparseable trusted origin trusts nothing
+    }
+  }
+  return set;
+}
+
+/**
+ * Fetches one URL under the SSRF rules of DESIGN §6 and returns the final response, its body
+ * decoded from gzip/deflate/br.
+ *
+ * Redirects (301/302/303/307/308) are followed up to `maxRedirects` (default 5), each target
+ * checked like the first URL; 303 (and 301/302 after a non-GET/HEAD) continue as GET without the
+ * body; `Authorization`/`Cookie` are dropped when a redirect leaves the original origin.
+ *
+ * @throws FetchError with `code`:
+ *   `invalid_url`; `scheme` (not http/https); `private_address` (a resolved address is
+ *   loopback/private/…, see {@link isPrivateAddress}; no connection is opened); `dns`;
+ *   `network` (connection refused/reset, TLS failure); `timeout` (the whole fetch took more than
+ *   `timeoutMs`); `too_large` (more than `maxBytes` bytes after decoding); `too_many_redirects`;
+ *   `http_status` (the final status is not 2xx; `status` set); `decode` (bad or unsupported
+ *   Content-Encoding).
+ */
+export async function fetchDocument(url: string, opts: FetchOptions): Promise<FetchedDocument> {
+  const maxRedirects = opts.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  const trusted = originsOf(opts.trustedOrigins);
+  const controller = new AbortController();
+  const signal = controller.signal;
+  const timeoutError = (): FetchError => new FetchError('timeout', `fetching ${url} took longer than ${opts.timeoutMs} ms`);
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(timeoutError());
+    }, opts.timeoutMs);
+  });
+  deadline.catch(() => undefined);
+
+  const run = async (): Promise<FetchedDocument> => {
+    const firstUrl = parseHttpUrl(url, 'URL');
+    let current = firstUrl;
+    let method = (opts.method ?? 'GET').toUpperCase();
+    let body = opts.body;
+    const headers: Record<string, string> = {
+      'user-agent': 'support-workspace-source-fetcher/0.1',
+      accept: '*/*',
+      'accept-encoding': 'gzip, deflate, br',
+    };
+    for (const [k, v] of Object.entries(opts.headers ?? {})) headers[k.toLowerCase()] = v;
+    for (let hop = 0; ; hop++) {
+      const addresses = await resolveChecked(current, opts, trusted);
+      if (signal.aborted) throw timeoutError();
+      let res: http.IncomingMessage;
+      try {
+        res = await request(current, addresses, method, headers, body, signal);
+      } catch (e) {
+        if (signal.aborted) throw timeoutError();
+        const err = e as NodeJS.ErrnoException;
+        throw new FetchError('network', `could not connect to ${current.href}: ${err.code ?? err.message}`);
+      }
+      const status = res.statusCode ?? 0;
+      const location = res.headers.location;
+      if (REDIRECTS.has(status) && location) {
+        res.destroy();
+        if (hop >= maxRedirects) throw new FetchError('too_many_redirects', `${url} redirected more than ${maxRedirects} times`);
+        let next: URL;
+        try {
+          next = new URL(location, current);
+        } catch {
+          throw new FetchError('invalid_url', `${current.href} redirected to an invalid URL ${JSON.stringify(location.slice(0, 200))}`);
+        }
+        next = parseHttpUrl(next.href, 'redirect target');
+        next.hash = '';
+        if (status === 303 || ((status === 301 || status === 302) && method !== 'GET' && method !== 'HEAD')) {
+          if (method !== 'HEAD') method = 'GET';
+          body = undefined;
+          delete headers['content-type'];
+        }
+        if (next.origin !== firstUrl.origin) for (const h of CREDENTIAL_HEADERS) delete headers[h];
+        current = next;
+        continue;
+      }
+      if (status < 200 || status > 299) {
+        res.destroy();
+        const text = res.statusMessage ? ` ${res.statusMessage}` : '';
+        throw new FetchError('http_status', `${current.href} answered HTTP ${status}${text}`, status);
+      }
+      const data = await readBody(res, current.href, opts.maxBytes, signal);
+      const resHeaders = flattenHeaders(res.headers);
+      return {
+        url: current.href,
+        status,
+        contentType: (resHeaders['content-type'] ?? '').split(';')[0].trim().toLowerCase(),
+        headers: resHeaders,
+        body: data,
+      };
+    }
+  };
+
+  try {
+    return await Promise.race([run(), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
