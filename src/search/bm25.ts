@@ -1,0 +1,310 @@
+/**
+ * In-memory Okapi BM25 index over the chunks of a workspace's sources (issue 3 point 6), kept up
+ * to date incrementally as sources are created, rescanned and deleted.
+ *
+ * Scoring, per query term t present in chunk c (query terms are de-duplicated):
+ *
+ *     idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+ *     score   += idf(t) · tf(t,c)·(k1 + 1) / (tf(t,c) + k1·(1 - b + b·len(c)/avgLen))
+ *
+ * with k1 = 1.2, b = 0.75, N the number of chunks in the whole index, df(t) the number of chunks
+ * containing t, len(c) the chunk's length in tokens and avgLen the mean over all chunks. The title
+ * of a chunk's document counts as part of every chunk of that document, weighted ×2: each title
+ * token adds 2 to tf and 2 to len. Terms come from {@link tokenize}.
+ *
+ * Layout: each source keeps its own postings, and the index keeps global counters (df per term,
+ * N, total length) that are adjusted when a source is added or removed — so replacing or removing
+ * a source costs O(that source's postings), and a query costs O(sources + postings of the query
+ * terms). A source's postings are compact: `termIds: Map<term, id>`, and the postings of term `id`
+ * are the `[chunkIndex, tf]` pairs at `postings[2·k], postings[2·k+1]` for
+ * `offsets[id] ≤ k < offsets[id+1]`, in increasing chunk order. Chunk texts, titles and document
+ * ids are kept by reference, never copied.
+ */
+
+import { tokenize } from './tokenize.js';
+
+/** BM25 term-frequency saturation. */
+export const K1 = 1.2;
+/** BM25 length normalisation. */
+export const B = 0.75;
+/** Weight of each title token relative to a body token. */
+export const TITLE_WEIGHT = 2;
+/** At most this many query tokens are looked up (the rest of a very long query is ignored). */
+export const MAX_QUERY_TOKENS = 256;
+
+/** One chunk handed to {@link SearchIndex.addSource}. */
+export interface SearchChunk {
+  documentId: string;
+  /** Title of the chunk's document (shared by all its chunks), or null. */
+  title: string | null;
+  text: string;
+}
+
+/** One search result. */
+export interface SearchHit {
+  sourceId: string;
+  documentId: string;
+  /** Position of the chunk in the array given to `addSource`. */
+  chunkIndex: number;
+  title: string | null;
+  score: number;
+  text: string;
+}
+
+/** Counts describing the index. */
+export interface SearchStats {
+  sources: number;
+  chunks: number;
+  /** Distinct terms over all sources. */
+  terms: number;
+}
+
+interface SourceEntry {
+  documentIds: string[];
+  titles: (string | null)[];
+  texts: string[];
+  /** Length in (weighted) tokens of each chunk. */
+  lengths: Int32Array;
+  totalLength: number;
+  termIds: Map<string, number>;
+  /** `offsets[id]..offsets[id+1]` index the pairs of term `id` in `postings`. */
+  offsets: Int32Array;
+  /** `[chunkIndex, tf]` pairs, grouped by term id. */
+  postings: Int32Array;
+}
+
+/**
+ * A fresh copy of `s` that does not share storage with the string it was sliced from. Used for
+ * keys of the global term map, which outlive the source they came from: in V8, a substring of 13+
+ * characters is a view that would keep a removed source's whole chunk text alive.
+ */
+function detach(s: string): string {
+  return s.length < 13 ? s : (' ' + s).slice(1);
+}
+
+/** Tokenizes and lays out one source's postings; touches no global state. */
+function buildSource(chunks: ReadonlyArray<SearchChunk>): SourceEntry {
+  const n = chunks.length;
+  const documentIds = new Array<string>(n);
+  const titles = new Array<string | null>(n);
+  const texts = new Array<string>(n);
+  const lengths = new Int32Array(n);
+  const termIds = new Map<string, number>();
+  const counts: number[] = []; // postings per term id
+  const tf: number[] = []; // tf of each term id in the current chunk (0 when absent)
+  const touched: number[] = []; // term ids with tf > 0 in the current chunk
+  const triples: number[] = []; // termId, chunkIndex, tf — in chunk order
+  const titleCache = new Map<string, string[]>();
+  let totalLength = 0;
+  const count = (tokens: string[], weight: number): void => {
+    for (const t of tokens) {
+      let id = termIds.get(t);
+      if (id === undefined) {
+        id = counts.length;
+        termIds.set(t, id);
+        counts.push(0);
+        tf.push(0);
+      }
+      if (tf[id] === 0) touched.push(id);
+      tf[id] += weight;
+    }
+  };
+  for (let ci = 0; ci < n; ci++) {
+    const ch = chunks[ci];
+    const title = ch.title ?? null;
+    documentIds[ci] = ch.documentId;
+    titles[ci] = title;
+    texts[ci] = ch.text;
+    let len = 0;
+    if (title !== null && title !== '') {
+      let tt = titleCache.get(title);
+      if (tt === undefined) titleCache.set(title, (tt = tokenize(title)));
+      count(tt, TITLE_WEIGHT);
+      len += TITLE_WEIGHT * tt.length;
+    }
+    const body = tokenize(ch.text);
+    count(body, 1);
+    len += body.length;
+    lengths[ci] = len;
+    totalLength += len;
+    for (const id of touched) {
+      counts[id]++;
+      triples.push(id, ci, tf[id]);
+      tf[id] = 0;
+    }
+    touched.length = 0;
+  }
+  const offsets = new Int32Array(counts.length + 1);
+  for (let id = 0; id < counts.length; id++) offsets[id + 1] = offsets[id] + counts[id];
+  const cursor = offsets.slice(0, counts.length);
+  const postings = new Int32Array(2 * offsets[counts.length]);
+  for (let k = 0; k < triples.length; k += 3) {
+    const at = 2 * cursor[triples[k]]++;
+    postings[at] = triples[k + 1];
+    postings[at + 1] = triples[k + 2];
+  }
+  return { documentIds, titles, texts, lengths, totalLength, termIds, offsets, postings };
+}
+
+/** A scored candidate: ordering is score descending, then sourceId, then chunkIndex ascending. */
+interface Candidate {
+  score: number;
+  sourceId: string;
+  chunkIndex: number;
+}
+
+/** True when `a` ranks before `b`. */
+function ranksBefore(a: Candidate, b: Candidate): boolean {
+  if (a.score !== b.score) return a.score > b.score;
+  if (a.sourceId !== b.sourceId) return a.sourceId < b.sourceId;
+  return a.chunkIndex < b.chunkIndex;
+}
+
+/** Keeps the best `k` candidates offered: a binary heap whose root is the worst one kept. */
+class TopK {
+  private readonly heap: Candidate[] = [];
+  constructor(private readonly k: number) {}
+
+  offer(score: number, sourceId: string, chunkIndex: number): void {
+    const h = this.heap;
+    if (h.length < this.k) {
+      h.push({ score, sourceId, chunkIndex });
+      let i = h.length - 1;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (!ranksBefore(h[p], h[i])) break;
+        [h[p], h[i]] = [h[i], h[p]];
+        i = p;
+      }
+      return;
+    }
+    const root = h[0];
+    if (!(score > root.score || (score === root.score && ranksBefore({ score, sourceId, chunkIndex }, root)))) return;
+    h[0] = { score, sourceId, chunkIndex };
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let worst = i;
+      if (l < h.length && ranksBefore(h[worst], h[l])) worst = l;
+      if (r < h.length && ranksBefore(h[worst], h[r])) worst = r;
+      if (worst === i) break;
+      [h[worst], h[i]] = [h[i], h[worst]];
+      i = worst;
+    }
+  }
+
+  /** The kept candidates, best first. */
+  sorted(): Candidate[] {
+    return this.heap.slice().sort((a, b) => (ranksBefore(a, b) ? -1 : ranksBefore(b, a) ? 1 : 0));
+  }
+}
+
+/** BM25 index over the chunks of many sources; see the module comment. */
+export class SearchIndex {
+  private readonly sources = new Map<string, SourceEntry>();
+  /** Global document frequency: number of chunks (over all sources) containing each term. */
+  private readonly df = new Map<string, number>();
+  private chunkCount = 0;
+  private totalLength = 0;
+
+  /**
+   * Indexes `chunks` as the content of `sourceId`, replacing whatever that source had before.
+   * Costs O(size of the new chunks + postings of the replaced ones).
+   */
+  addSource(sourceId: string, chunks: ReadonlyArray<SearchChunk>): void {
+    const entry = buildSource(chunks);
+    this.removeSource(sourceId);
+    const { df } = this;
+    for (const [term, id] of entry.termIds) {
+      const c = entry.offsets[id + 1] - entry.offsets[id];
+      const prev = df.get(term);
+      if (prev === undefined) df.set(detach(term), c);
+      else df.set(term, prev + c);
+    }
+    this.chunkCount += chunks.length;
+    this.totalLength += entry.totalLength;
+    this.sources.set(sourceId, entry);
+  }
+
+  /** Removes every chunk of `sourceId` (no-op if unknown). Costs O(that source's postings). */
+  removeSource(sourceId: string): void {
+    const entry = this.sources.get(sourceId);
+    if (entry === undefined) return;
+    const { df } = this;
+    for (const [term, id] of entry.termIds) {
+      const left = (df.get(term) ?? 0) - (entry.offsets[id + 1] - entry.offsets[id]);
+      if (left > 0) df.set(term, left);
+      else df.delete(term);
+    }
+    this.chunkCount -= entry.texts.length;
+    this.totalLength -= entry.totalLength;
+    this.sources.delete(sourceId);
+  }
+
+  /**
+   * The `limit` best chunks for `query`, best first; equal scores are ordered by sourceId, then
+   * chunkIndex. A query with no indexed terms (empty, stop words only, unknown words) gives [].
+   */
+  search(query: string, limit: number): SearchHit[] {
+    const k = Math.floor(limit);
+    if (!(k >= 1) || this.chunkCount === 0) return [];
+    const N = this.chunkCount;
+    const terms: string[] = [];
+    const idfs: number[] = [];
+    for (const t of new Set(tokenize(query, MAX_QUERY_TOKENS))) {
+      const d = this.df.get(t);
+      if (d === undefined) continue;
+      terms.push(t);
+      idfs.push(Math.log(1 + (N - d + 0.5) / (d + 0.5)));
+    }
+    if (terms.length === 0) return [];
+    const avgLength = this.totalLength / N;
+    const base = K1 * (1 - B);
+    const perLength = avgLength > 0 ? (K1 * B) / avgLength : 0;
+    const top = new TopK(k);
+    const acc = new Map<number, number>();
+    for (const [sourceId, src] of this.sources) {
+      acc.clear();
+      for (let q = 0; q < terms.length; q++) {
+        const id = src.termIds.get(terms[q]);
+        if (id === undefined) continue;
+        const idf = idfs[q];
+        const { postings, lengths } = src;
+        for (let p = 2 * src.offsets[id], end = 2 * src.offsets[id + 1]; p < end; p += 2) {
+          const ci = postings[p];
+          const f = postings[p + 1];
+          const s = (idf * (f * (K1 + 1))) / (f + base + perLength * lengths[ci]);
+          acc.set(ci, (acc.get(ci) ?? 0) + s);
+        }
+      }
+      for (const [ci, s] of acc) top.offer(s, sourceId, ci);
+    }
+    return top.sorted().map((c) => {
+      const src = this.sources.get(c.sourceId)!;
+      return {
+        sourceId: c.sourceId,
+        documentId: src.documentIds[c.chunkIndex],
+        chunkIndex: c.chunkIndex,
+        title: src.titles[c.chunkIndex],
+        score: c.score,
+        text: src.texts[c.chunkIndex],
+      };
+    });
+  }
+
+  /** Number of indexed sources, chunks, and distinct terms. */
+  stats(): SearchStats {
+    return { sources: this.sources.size, chunks: this.chunkCount, terms: this.df.size };
+  }
+
+  /** Number of chunks containing `term` (an already-tokenized term), over all sources. */
+  documentFrequency(term: string): number {
+    return this.df.get(term) ?? 0;
+  }
+
+  /** Mean chunk length in weighted tokens (0 when empty): the avgLen of the BM25 formula. */
+  averageChunkLength(): number {
+    return this.chunkCount === 0 ? 0 : this.totalLength / this.chunkCount;
+  }
+}
