@@ -5,7 +5,13 @@ import { conversationRoutes } from './areas/conversations.js';
 import { issueRoutes } from './areas/issues.js';
 import { definitionRoutes } from './areas/definitions.js';
 import { healthRoutes } from './areas/health.js';
+import { sourceRoutes } from './areas/sources.js';
+import type { Config } from './config.js';
+import type { SecretBox } from './secrets.js';
+import type { Logger } from './logger.js';
 
-export function buildRoutes(store: Store): Route[] {
-  return [...healthRoutes(store), ...conversationRoutes, ...issueRoutes, ...definitionRoutes];
+export interface RouteDeps { store: Store; config: Config; secrets: SecretBox; logger: Logger }
+
+export function buildRoutes(deps: RouteDeps): Route[] {
+  return [...healthRoutes(deps.store), ...conversationRoutes, ...issueRoutes, ...definitionRoutes, ...sourceRoutes(deps)];
 }

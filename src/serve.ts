@@ -7,8 +7,10 @@ import * as http from 'node:http';
 import type { Socket } from 'node:net';
 import { App } from './app.js';
 import { Admin } from './admin.js';
-import { listenAdminSocket } from './adminSocket.js';
+import { adminSocketPath, listenAdminSocket } from './adminSocket.js';
 import { buildRoutes } from './routes.js';
+import { SecretBox } from './secrets.js';
+import type { Route } from './http/route.js';
 import { Store } from './store/store.js';
 import { ERRORS, errorMessage, type ErrorCode } from './http/errors.js';
 import type { Config } from './config.js';
@@ -32,6 +34,8 @@ export interface RunningServer {
   store: Store;
   admin: Admin;
   http: http.Server;
+  /** The route table this server serves. */
+  routes: Route[];
   /** Graceful stop: refuse new requests (503), finish in-flight ones, flush, close. */
   close(): Promise<void>;
 }
@@ -44,10 +48,12 @@ function rawError(socket: Socket, code: ErrorCode, detail?: string): void {
 
 /**
  * Opens the data dir and starts listening.
- * @throws LockedError, DataDirError, CorruptLogError (the caller prints one line and exits 2).
+ * @throws LockedError, DataDirError, CorruptLogError, AdminError (admin socket path too long)
+ *   (the caller prints one line and exits 2).
  */
 export async function startServer(config: Config, deps: ServerDeps): Promise<RunningServer> {
   const { clock, logger } = deps;
+  adminSocketPath(config.dataDir); // a data dir whose socket path cannot be bound stops the start here, before anything is written
   const store = await Store.open({ dataDir: config.dataDir, sync: config.sync === 'always', clock, fs: deps.fs,
     onError: (e) => logger.error('background store error', { error: e.message }), compactionSlack: deps.compactionSlack });
   const admin = new Admin(store, clock);
@@ -58,7 +64,9 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
       `Created workspace "${ws.name}" (${ws.id}) and a full-access API key.\n` +
       `API key (shown only this once — keep it somewhere safe): ${key.key}\n`);
   }
-  const app = new App({ store, config, clock, logger, routes: buildRoutes(store) });
+  const secrets = SecretBox.load(config.dataDir);
+  const routes = buildRoutes({ store, config, secrets, logger });
+  const app = new App({ store, config, clock, logger, routes });
   const server = http.createServer({
     headersTimeout: config.headersTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
@@ -96,5 +104,5 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     await store.close();
     logger.info('stopped', {});
   })();
-  return { url, port, app, store, admin, http: server, close };
+  return { url, port, app, store, admin, http: server, routes, close };
 }

@@ -7,6 +7,16 @@
 import { Db, type ChangeListener, type Rec } from './store/db.js';
 import { SortedIndex } from './store/sorted.js';
 import type { StoreFs } from './store/fs.js';
+import { SearchIndex } from './search/bm25.js';
+
+/** The stored output of one ingestion (record type `source_index`, id = source id). */
+export interface SourceIndexRec {
+  documents: Array<{ id: string; kind: string | null; title: string | null }>;
+  endpoints: Array<{ id: string; method: string | null; path: string | null; documentId?: string }>;
+  /** Chunks: `d` is the index into `documents`, `t` the text. */
+  chunks: Array<{ d: number; t: string }>;
+  serverUrl?: string;
+}
 
 /** Record types kept in a workspace log. */
 export const T = {
@@ -17,6 +27,11 @@ export const T = {
   tag: 'tag',
   agent: 'agent',
   idempotency: 'idem',
+  source: 'source',
+  /** The pasted content of a source, kept for rescans. */
+  sourceContent: 'source_content',
+  /** A source's ingestion output: documents, endpoints, chunks. */
+  sourceIndex: 'source_index',
 } as const;
 
 export interface WorkspaceOptions {
@@ -50,6 +65,13 @@ export class Workspace {
   readonly tagOrder = new SortedIndex();
   readonly tagIdByName = new Map<string, string>();
   readonly agentOrder = new SortedIndex();
+  readonly sourceOrder = new SortedIndex();
+  /** Normalized `inputUrl` → source id (a duplicate url is a 409, DESIGN §6). */
+  readonly sourceIdByUrl = new Map<string, string>();
+  /** Endpoint id → source id (live API checks). */
+  readonly endpointSource = new Map<string, string>();
+  /** BM25 index over every source's chunks. */
+  readonly search = new SearchIndex();
 
   private constructor(readonly id: string) {}
 
@@ -65,7 +87,22 @@ export class Workspace {
       listeners: [(type, rid, prev, next) => ws.onChange(type, rid, prev, next), ...(opts.listeners ?? [])],
       retain: (type, rec) => type !== T.idempotency || opts.now() - Date.parse(rec.createdAt as string) < IDEMPOTENCY_TTL_MS,
     });
+    await ws.failInterruptedIngestions(opts.now());
     return ws;
+  }
+
+  /**
+   * A source left `processing` was being ingested when the server stopped: mark it failed
+   * so that it can be rescanned (its previous documents, if any, are kept).
+   */
+  private async failInterruptedIngestions(now: number): Promise<void> {
+    const stuck = [...this.db.table(T.source).values()].filter((s) => s.status === 'processing');
+    if (stuck.length === 0) return;
+    const tx = this.db.begin();
+    for (const s of stuck) {
+      tx.put(T.source, s.id as string, { ...s, status: 'failed', error: 'ingestion was interrupted by a server restart; rescan the source', updatedAt: new Date(now).toISOString() });
+    }
+    await this.db.commit(tx);
   }
 
   get<R>(type: string, id: string): R | undefined {
@@ -132,6 +169,20 @@ export class Workspace {
       case T.tag: {
         if (prev) { this.tagOrder.remove(SortedIndex.key((prev.name as string).toLowerCase(), id)); this.tagIdByName.delete((prev.name as string).toLowerCase()); }
         if (next) { this.tagOrder.add(SortedIndex.key((next.name as string).toLowerCase(), id)); this.tagIdByName.set((next.name as string).toLowerCase(), id); }
+        return;
+      }
+      case T.source: {
+        if (prev) { this.sourceOrder.remove(SortedIndex.key(prev.createdAt as string, id)); if (prev.inputUrl) this.sourceIdByUrl.delete(prev.inputUrl as string); }
+        if (next) { this.sourceOrder.add(SortedIndex.key(next.createdAt as string, id)); if (next.inputUrl) this.sourceIdByUrl.set(next.inputUrl as string, id); }
+        return;
+      }
+      case T.sourceIndex: {
+        if (prev) { for (const e of (prev as unknown as SourceIndexRec).endpoints) this.endpointSource.delete(e.id); this.search.removeSource(id); }
+        if (next) {
+          const idx = next as unknown as SourceIndexRec;
+          for (const e of idx.endpoints) this.endpointSource.set(e.id, id);
+          this.search.addSource(id, idx.chunks.map((c) => ({ documentId: idx.documents[c.d].id, title: idx.documents[c.d].title, text: c.t })));
+        }
         return;
       }
       case T.agent: {

@@ -1,0 +1,95 @@
+/**
+ * Source records and their API views (SPEC "Source", "Ingestion result"; DESIGN §6).
+ * The stored record holds the public summary plus internal fields (the sealed credential,
+ * the API's server URL); views copy only the spec's fields.
+ */
+import { s } from '../http/schema.js';
+import { invalid } from '../http/errors.js';
+import type { Sealed } from '../secrets.js';
+import type { SourceIndexRec } from '../workspace.js';
+import { SOURCE_TYPES, type SourceType } from '../ingest/detect.js';
+
+export const SOURCE_STATUSES = ['pending', 'processing', 'ready', 'failed'] as const;
+export const AUTH_STATUSES = ['not_configured', 'unverified', 'valid', 'invalid'] as const;
+export const AUTH_TYPES = ['bearer', 'header', 'basic'] as const;
+
+export interface SourceAuth {
+  configured: boolean; hasSecret: boolean; lastError: string | null; lastVerifiedAt: string | null;
+  status: (typeof AUTH_STATUSES)[number]; type: (typeof AUTH_TYPES)[number] | null;
+}
+export interface PublicDocs { enabled: boolean; published: boolean; slug: string | null; url: string | null; [k: string]: unknown }
+export interface Credential { type: (typeof AUTH_TYPES)[number]; headerName?: string; username?: string; sealed: Sealed }
+
+export interface Source {
+  id: string; name: string; type: SourceType; status: (typeof SOURCE_STATUSES)[number];
+  inputUrl: string | null; error: string | null; auth: SourceAuth; publicDocs: PublicDocs;
+  createdAt: string; updatedAt: string | null;
+  /** Internal: the encrypted credential for live API checks. */
+  credential?: Credential;
+  /** Internal: whether `name` was given (a rescan keeps it) or derived from the document. */
+  nameGiven?: boolean;
+  /** Internal: the type asked for at creation (`auto` included), which a rescan asks for again. */
+  requestedType?: string;
+}
+
+export const DEFAULT_AUTH: SourceAuth = { configured: false, hasSecret: false, lastError: null, lastVerifiedAt: null, status: 'not_configured', type: null };
+export const DEFAULT_PUBLIC_DOCS: PublicDocs = { enabled: false, published: false, slug: null, url: null };
+
+const isoOrNull = s.nullable(s.string({ format: 'date-time' }));
+export const sourceSummarySchema = s.object({
+  object: s.enum(['source'] as const),
+  id: s.string({ format: 'uuid' }),
+  name: s.string(),
+  type: s.enum(SOURCE_TYPES),
+  status: s.enum(SOURCE_STATUSES),
+  inputUrl: s.optional(s.nullable(s.string())),
+  error: s.optional(s.nullable(s.string())),
+  auth: s.optional(s.object({
+    configured: s.boolean(), hasSecret: s.boolean(), lastError: s.nullable(s.string()),
+    lastVerifiedAt: isoOrNull, status: s.enum(AUTH_STATUSES), type: s.nullable(s.enum(AUTH_TYPES)),
+  })),
+  publicDocs: s.object({ enabled: s.boolean(), published: s.boolean(), slug: s.nullable(s.string()), url: s.nullable(s.string()) }, { additionalProperties: true }),
+  createdAt: s.string({ format: 'date-time' }),
+  updatedAt: isoOrNull,
+});
+export const ingestionResultSchema = s.object({
+  source: sourceSummarySchema,
+  counts: s.object({ chunks: s.integer({ minimum: 0 }), documents: s.integer({ minimum: 0 }), endpoints: s.integer({ minimum: 0 }) }),
+  documents: s.array(s.object({ id: s.string(), kind: s.nullable(s.string()), title: s.nullable(s.string()) })),
+  endpoints: s.array(s.object({ id: s.string(), method: s.nullable(s.string()), path: s.nullable(s.string()) })),
+});
+
+/** The SourceSummary view: the spec's fields, nothing internal. */
+export function sourceView(src: Source): Record<string, unknown> {
+  return {
+    object: 'source', id: src.id, name: src.name, type: src.type, status: src.status, inputUrl: src.inputUrl, error: src.error,
+    auth: { ...src.auth }, publicDocs: { ...src.publicDocs }, createdAt: src.createdAt, updatedAt: src.updatedAt,
+  };
+}
+
+/** Items listed in full by the ingestion result; `counts` always give the totals (README "Sources"). */
+export const MAX_LISTED = 1000;
+
+/** The Ingestion result view (SPEC): summary, counts, documents and endpoints (first {@link MAX_LISTED} each). */
+export function ingestionResult(src: Source, idx: SourceIndexRec | undefined): Record<string, unknown> {
+  return {
+    source: sourceView(src),
+    counts: { chunks: idx?.chunks.length ?? 0, documents: idx?.documents.length ?? 0, endpoints: idx?.endpoints.length ?? 0 },
+    documents: (idx?.documents ?? []).slice(0, MAX_LISTED).map((d) => ({ id: d.id, kind: d.kind, title: d.title })),
+    endpoints: (idx?.endpoints ?? []).slice(0, MAX_LISTED).map((e) => ({ id: e.id, method: e.method, path: e.path })),
+  };
+}
+
+/**
+ * Normalizes a source URL for storage and duplicate detection: WHATWG parsing (lower-case
+ * host, default port dropped, IP forms canonical), fragment removed.
+ * @throws ApiError 400 for anything but an absolute http(s) URL.
+ */
+export function normalizeUrl(raw: string, field = 'url'): string {
+  let u: URL;
+  try { u = new URL(raw); } catch { throw invalid(`${field} must be an absolute http or https URL`); }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw invalid(`${field} must use http or https, not ${u.protocol.replace(/:$/, '')}`);
+  if (u.username || u.password) throw invalid(`${field} must not contain credentials; configure them with auth`);
+  u.hash = '';
+  return u.href;
+}

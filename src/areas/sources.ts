@@ -1,0 +1,240 @@
+/**
+ * The sources area (SPEC "Create source"; DESIGN §6; issue #3 points 1, 5, 6): create
+ * (ingested synchronously), list, inspect, update, delete, rescan, and BM25 search over the
+ * workspace's chunks. A source is `processing` (and visible as such) while it is ingested.
+ */
+import { s } from '../http/schema.js';
+import { ApiError, invalid } from '../http/errors.js';
+import { MiB, route, type Ctx } from '../http/route.js';
+import { newId } from '../ids.js';
+import { iso } from '../clock.js';
+import { T, type SourceIndexRec, type Workspace } from '../workspace.js';
+import type { Rec } from '../store/db.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { SecretBox } from '../secrets.js';
+import { ingest, type Ingested, type IngestRequest } from '../ingest/ingest.js';
+import { IngestError } from '../ingest/types.js';
+import { FetchError } from '../ingest/fetch.js';
+import { SOURCE_TYPES } from '../ingest/detect.js';
+import { listSchema, notFound, pageParams, paginate } from './common.js';
+import {
+  AUTH_TYPES, DEFAULT_AUTH, DEFAULT_PUBLIC_DOCS, SOURCE_STATUSES, ingestionResult, ingestionResultSchema, normalizeUrl,
+  sourceSummarySchema, sourceView, type Source,
+} from './sourceModel.js';
+
+const CREATE_TYPES = ['auto', 'openapi', 'json', 'url', 'website', 'text', 'graphql', 'postman', 'asyncapi', 'grpc', 'soap', 'github'] as const;
+const FETCHED = new Set(['url', 'website', 'github']);
+
+const createBody = s.object({
+  type: s.optional(s.enum(CREATE_TYPES)),
+  name: s.optional(s.string({ maxLength: 200 })),
+  url: s.optional(s.string({ maxLength: 2000 })),
+  content: s.optional(s.string({ maxLength: 2_000_000 })),
+});
+const updateBody = s.object({
+  name: s.optional(s.string({ minLength: 1, maxLength: 200 })),
+  url: s.optional(s.string({ maxLength: 2000 })),
+  auth: s.optional(s.nullable(s.object({
+    type: s.enum(AUTH_TYPES),
+    secret: s.string({ minLength: 1, maxLength: 4096 }),
+    headerName: s.optional(s.string({ minLength: 1, maxLength: 100, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" })),
+    username: s.optional(s.string({ minLength: 1, maxLength: 200 })),
+  }))),
+  publicDocs: s.optional(s.object({
+    enabled: s.optional(s.boolean()), published: s.optional(s.boolean()),
+    slug: s.optional(s.nullable(s.string({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' }))),
+    url: s.optional(s.nullable(s.string({ maxLength: 2000 }))),
+  })),
+});
+const listQuery = s.object({ status: s.optional(s.enum(SOURCE_STATUSES)), type: s.optional(s.enum(SOURCE_TYPES)), ...pageParams });
+const searchQuery = s.object({ q: s.string({ minLength: 1, maxLength: 500 }), limit: s.optional(s.integer({ minimum: 1, maximum: 50 })) });
+const searchResult = s.object({
+  object: s.enum(['search_result'] as const), sourceId: s.string(), documentId: s.string(), title: s.nullable(s.string()),
+  score: s.any({ description: 'BM25 score (number), higher is better' }), text: s.string(),
+});
+
+export interface SourceDeps { config: Config; secrets: SecretBox; logger: Logger }
+
+/** Turns an ingestion failure into the source's `error` text; unexpected errors are logged, not shown. */
+function failureMessage(err: unknown, logger: Logger, requestId: string): string {
+  if (err instanceof IngestError || err instanceof FetchError) return err.message;
+  logger.error('ingestion failed unexpectedly', { requestId, error: (err as Error)?.stack ?? String(err) });
+  return 'the content could not be ingested because of an internal parser error';
+}
+
+function indexRecord(out: Ingested): SourceIndexRec {
+  const documents = out.parsed.documents.map((d) => ({ id: newId(), kind: d.kind || null, title: d.title || null }));
+  return {
+    documents,
+    endpoints: out.parsed.endpoints.map((e) => ({ id: newId(), method: e.method || null, path: e.path || null, documentId: e.documentIndex === undefined ? undefined : documents[e.documentIndex]?.id })),
+    chunks: out.chunks.map((c) => ({ d: c.documentIndex, t: c.text })),
+    ...(out.parsed.serverUrl ? { serverUrl: out.parsed.serverUrl } : {}),
+  };
+}
+
+export function sourceRoutes(deps: SourceDeps) {
+  const { config, logger } = deps;
+  const running = new Set<string>();
+  const fetchOpts = () => ({
+    fetch: { timeoutMs: config.sourceFetchTimeoutMs, maxBytes: config.sourceFetchMaxBytes, allowPrivate: config.sourceFetchAllowPrivate, trustedOrigins: [new URL(config.githubApiUrl).origin] },
+    crawlMaxPages: config.sourceCrawlMaxPages, githubApiUrl: config.githubApiUrl,
+  });
+
+  /** Runs an ingestion for `src` and writes the outcome (status, error, index) in `ctx.tx()`. */
+  async function run(ctx: Ctx<unknown, unknown>, ws: Workspace, src: Source, req: IngestRequest): Promise<{ src: Source; idx?: SourceIndexRec }> {
+    const key = `${ws.id}/${src.id}`;
+    running.add(key);
+    let out: Ingested | undefined;
+    let error: string | null = null;
+    try { out = await ingest(req, fetchOpts()); } catch (e) { error = failureMessage(e, logger, ctx.requestId); } finally { running.delete(key); }
+    const current = ws.get<Source>(T.source, src.id);
+    if (!current) throw notFound(); // deleted while it was being ingested
+    const now = iso(ctx.now);
+    const host = src.inputUrl ? new URL(src.inputUrl).host : undefined;
+    const next: Source = {
+      ...current, status: out ? 'ready' : 'failed', error, updatedAt: now,
+      type: out ? out.type : current.type,
+      name: current.nameGiven ? current.name : (out?.parsed.title?.trim().slice(0, 200) || host || current.name),
+    };
+    const tx = ctx.tx();
+    tx.put(T.source, src.id, next as unknown as Rec);
+    let idx = ws.get<SourceIndexRec>(T.sourceIndex, src.id);
+    if (out) { idx = indexRecord(out); tx.put(T.sourceIndex, src.id, idx as unknown as Rec); }
+    return { src: next, idx };
+  }
+
+  const load = (ctx: Ctx<unknown, unknown>): Source => {
+    const src = ctx.ws.get<Source>(T.source, ctx.params.sourceId);
+    if (!src) throw notFound();
+    return src;
+  };
+  const base = '/api/v1/sources';
+  return [
+    route({
+      method: 'POST', path: base, operationId: 'createSource', tag: 'Sources', scope: 'sources:write', bodyLimit: 16 * MiB,
+      summary: 'Create a source from a URL or pasted content and ingest it synchronously (status ready, or failed with error).',
+      body: createBody, errors: [409],
+      success: { status: 201, schema: ingestionResultSchema, description: 'The created source and what was ingested.' },
+      handler: async (ctx) => {
+        const b = ctx.body;
+        const type = b.type ?? 'auto';
+        if (b.url === undefined && b.content === undefined) throw invalid('url or content is required');
+        if (b.url !== undefined && b.content !== undefined) throw invalid('give either url or content, not both');
+        if (FETCHED.has(type) && b.url === undefined) throw invalid(`url is required for type ${type}`);
+        const inputUrl = b.url === undefined ? null : normalizeUrl(b.url);
+        if (inputUrl && ctx.ws.sourceIdByUrl.has(inputUrl)) throw new ApiError('conflict', 'a source with this url already exists');
+        const now = iso(ctx.now);
+        const src: Source = {
+          id: newId(), name: b.name ?? 'Untitled source', type: type === 'auto' ? (inputUrl ? 'url' : 'text') : type, status: 'processing',
+          inputUrl, error: null, auth: { ...DEFAULT_AUTH }, publicDocs: { ...DEFAULT_PUBLIC_DOCS }, createdAt: now, updatedAt: now,
+          nameGiven: b.name !== undefined, requestedType: type,
+        };
+        // The processing state is durable and visible (and reserves the url) while ingestion runs.
+        const first = ctx.ws.db.begin();
+        first.put(T.source, src.id, src as unknown as Rec);
+        if (b.content !== undefined) first.put(T.sourceContent, src.id, { content: b.content });
+        await ctx.ws.db.commit(first);
+        const done = await run(ctx, ctx.ws, src, { type, url: inputUrl ?? undefined, content: b.content });
+        return { status: 201, body: ingestionResult(done.src, done.idx) };
+      },
+    }),
+    route({
+      method: 'GET', path: base, operationId: 'listSources', tag: 'Sources', scope: 'sources:read',
+      summary: 'List sources, newest first, filtered by status or type.',
+      query: listQuery,
+      success: { status: 200, schema: listSchema('sources', sourceSummarySchema), description: 'A page of sources.' },
+      handler: (ctx) => {
+        const q = ctx.query;
+        const page = paginate(ctx, 'sources', ctx.ws.sourceOrder, 'desc', q, (id) => ctx.ws.get<Source>(T.source, id),
+          (x) => (q.status === undefined || x.status === q.status) && (q.type === undefined || x.type === q.type));
+        return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, sources: page.items.map(sourceView) } };
+      },
+    }),
+    route({
+      method: 'GET', path: `${base}/search`, operationId: 'searchSources', tag: 'Sources', scope: 'sources:read',
+      summary: 'BM25 search over the chunks of every source of the workspace; best chunks first.',
+      query: searchQuery,
+      success: { status: 200, schema: s.object({ object: s.enum(['list'] as const), hasMore: s.boolean(), nextCursor: s.nullable(s.string()), results: s.array(searchResult) }), description: 'The best chunks.' },
+      handler: (ctx) => {
+        const hits = ctx.ws.search.search(ctx.query.q, ctx.query.limit ?? 10);
+        const results = hits.map((h) => ({ object: 'search_result', sourceId: h.sourceId, documentId: h.documentId, title: h.title, score: h.score, text: h.text }));
+        return { status: 200, body: { object: 'list', hasMore: false, nextCursor: null, results } };
+      },
+    }),
+    route({
+      method: 'GET', path: `${base}/{sourceId}`, operationId: 'retrieveSource', tag: 'Sources', scope: 'sources:read',
+      summary: 'Inspect a source: its summary, counts, documents and endpoints (first 1,000 of each).',
+      success: { status: 200, schema: ingestionResultSchema, description: 'The source and what was ingested.' },
+      handler: (ctx) => {
+        const src = load(ctx);
+        return { status: 200, body: ingestionResult(src, ctx.ws.get<SourceIndexRec>(T.sourceIndex, src.id)) };
+      },
+    }),
+    route({
+      method: 'PATCH', path: `${base}/{sourceId}`, operationId: 'updateSource', tag: 'Sources', scope: 'sources:write',
+      summary: 'Update name, url, auth (secret encrypted, never returned) or publicDocs. A new url is used by the next rescan.',
+      body: updateBody, errors: [409],
+      success: { status: 200, schema: s.object({ source: sourceSummarySchema }), description: 'The updated source.' },
+      handler: (ctx) => {
+        const src = load(ctx);
+        const b = ctx.body;
+        const next: Source = { ...src, updatedAt: iso(ctx.now) };
+        if (b.name !== undefined) { next.name = b.name; next.nameGiven = true; }
+        if (b.url !== undefined) {
+          const u = normalizeUrl(b.url);
+          const other = ctx.ws.sourceIdByUrl.get(u);
+          if (other !== undefined && other !== src.id) throw new ApiError('conflict', 'a source with this url already exists');
+          if (src.inputUrl === null) throw invalid('url cannot be set on a source made from pasted content');
+          next.inputUrl = u;
+        }
+        if (b.auth === null) { next.auth = { ...DEFAULT_AUTH }; delete next.credential; }
+        else if (b.auth !== undefined) {
+          const a = b.auth;
+          if (a.type === 'header' && !a.headerName) throw invalid('auth.headerName is required for type header');
+          if (a.type !== 'header' && a.headerName !== undefined) throw invalid('auth.headerName is only allowed for type header');
+          if (a.type === 'basic' && !a.username) throw invalid('auth.username is required for type basic');
+          if (a.type !== 'basic' && a.username !== undefined) throw invalid('auth.username is only allowed for type basic');
+          next.credential = { type: a.type, headerName: a.headerName, username: a.username, sealed: deps.secrets.seal(a.secret, `${ctx.ws.id}/${src.id}`) };
+          next.auth = { configured: true, hasSecret: true, lastError: null, lastVerifiedAt: null, status: 'unverified', type: a.type };
+        }
+        if (b.publicDocs !== undefined) {
+          const p = b.publicDocs;
+          if (p.url !== undefined && p.url !== null) normalizeUrl(p.url, 'publicDocs.url');
+          next.publicDocs = { ...src.publicDocs, ...Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined)) };
+        }
+        ctx.tx().put(T.source, src.id, next as unknown as Rec);
+        return { status: 200, body: { source: sourceView(next) } };
+      },
+    }),
+    route({
+      method: 'DELETE', path: `${base}/{sourceId}`, operationId: 'deleteSource', tag: 'Sources', scope: 'sources:write',
+      summary: 'Delete a source with its documents, endpoints, chunks and credential.',
+      success: { status: 200, schema: s.object({ object: s.enum(['source'] as const), id: s.string(), deleted: s.boolean() }), description: 'The deleted source\'s id.' },
+      handler: (ctx) => {
+        const src = load(ctx);
+        const tx = ctx.tx();
+        tx.del(T.source, src.id); tx.del(T.sourceContent, src.id); tx.del(T.sourceIndex, src.id);
+        return { status: 200, body: { object: 'source', id: src.id, deleted: true } };
+      },
+    }),
+    route({
+      method: 'POST', path: `${base}/{sourceId}/rescan`, operationId: 'rescanSource', tag: 'Sources', scope: 'sources:write',
+      summary: 'Fetch the url again (or re-parse the pasted content) and replace what was ingested; 409 while one runs.',
+      errors: [409],
+      success: { status: 200, schema: ingestionResultSchema, description: 'The source and what was ingested.' },
+      handler: async (ctx) => {
+        const src = load(ctx);
+        if (running.has(`${ctx.ws.id}/${src.id}`)) throw new ApiError('conflict', 'a scan of this source is already running');
+        const content = ctx.ws.get<{ content: string }>(T.sourceContent, src.id)?.content;
+        const processing: Source = { ...src, status: 'processing', updatedAt: iso(ctx.now) };
+        const first = ctx.ws.db.begin();
+        first.put(T.source, src.id, processing as unknown as Rec);
+        await ctx.ws.db.commit(first);
+        const type = (src.requestedType ?? src.type) as IngestRequest['type'];
+        const done = await run(ctx, ctx.ws, processing, content === undefined ? { type, url: src.inputUrl ?? undefined } : { type, content });
+        return { status: 200, body: ingestionResult(done.src, done.idx) };
+      },
+    }),
+  ];
+}
