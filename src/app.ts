@@ -23,7 +23,7 @@ import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 
 export const API_VERSION = '2026-06-29';
-const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+const REQUEST_ID = /^[\x20-\x7e]{1,128}$/;
 
 export interface AppOptions {
   store: Store;
@@ -103,7 +103,11 @@ export class App {
     const key = this.auth.authenticate(req);
     const ws = this.opts.store.workspace(key.workspaceId);
     if (!ws) throw new ApiError('unauthorized');
-    if (!this.auth.hasScope(key, route.scope)) throw new ApiError('insufficient_scope', `this operation needs ${route.scope}`);
+    if (!this.auth.hasScope(key, route.scope)) {
+      // An authenticated answer (DESIGN §2): report the key's bucket without spending a token.
+      this.setRateHeaders(res, this.limiter.peek(key.id));
+      throw new ApiError('insufficient_scope', `this operation needs ${route.scope}`);
+    }
     const rl = this.limiter.take(key.id);
     this.setRateHeaders(res, rl);
     if (!rl.allowed) throw new ApiError('rate_limited', undefined, { 'Retry-After': String(rl.retryAfterSeconds) });

@@ -31,6 +31,10 @@ export class Authenticator {
    * client address has failed too often.
    */
   authenticate(req: IncomingMessage): KeyRec {
+    // A locked-out address is refused before its key is looked up: answering a right guess
+    // with 200 and wrong ones with 429 would still let keys be guessed at full speed.
+    const gate = this.failures.peek(clientAddress(req));
+    if (!gate.allowed) throw tooManyFailures(gate.retryAfterSeconds);
     const header = req.headers.authorization;
     const m = header === undefined ? null : /^Bearer +(\S+) *$/i.exec(header);
     const presented = m?.[1];
@@ -47,9 +51,8 @@ export class Authenticator {
   }
 
   private reject(req: IncomingMessage, code: ErrorCode): never {
-    const addr = req.socket.remoteAddress ?? 'unknown';
-    const r = this.failures.take(addr);
-    if (!r.allowed) throw new ApiError('rate_limited', 'too many failed authentications from this address', { 'Retry-After': String(r.retryAfterSeconds) });
+    const r = this.failures.take(clientAddress(req));
+    if (!r.allowed) throw tooManyFailures(r.retryAfterSeconds);
     throw new ApiError(code);
   }
 
@@ -60,3 +63,7 @@ export class Authenticator {
     this.store.system.commit(tx).catch((e) => this.logger.warn('could not record lastUsedAt', { keyId: key.id, error: (e as Error).message }));
   }
 }
+
+const clientAddress = (req: IncomingMessage): string => req.socket.remoteAddress ?? 'unknown';
+const tooManyFailures = (retryAfterSeconds: number): ApiError =>
+  new ApiError('rate_limited', 'too many failed authentications from this address', { 'Retry-After': String(retryAfterSeconds) });

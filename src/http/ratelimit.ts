@@ -67,8 +67,9 @@ export class TokenBucketLimiter {
     return this.result(b, false);
   }
 
-  /** Whether `key` has a token, without taking it. */
+  /** Whether `key` has a token, without taking it (an unknown key is not added to the map). */
   peek(key: string): TakeResult {
+    if (!this.buckets.has(key)) return this.result({ tokens: this.capacity, at: this.clock.now() }, true);
     const b = this.bucket(key);
     return this.result(b, b.tokens >= 1);
   }
