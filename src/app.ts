@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { ApiError, type ErrorCode } from './http/errors.js';
 import { Router } from './http/router.js';
-import { checkBodyHeaders, parseJsonBody, readRawBody } from './http/body.js';
+import { ClientAbortError, checkBodyHeaders, parseJsonBody, readRawBody } from './http/body.js';
 import { assertValid, type TObject } from './http/schema.js';
 import { TokenBucketLimiter, type TakeResult } from './http/ratelimit.js';
 import { CursorCodec } from './http/cursor.js';
@@ -98,7 +98,10 @@ export class App {
     }
     const route = match.value;
     setRoute(`${route.method} ${route.path}`);
-    if (route.scope === null) return this.send(res, await route.handler({ params: match.params, now: this.opts.clock.now(), requestId } as Ctx<never, never>));
+    if (route.scope === null) {
+      checkApiVersion(req);
+      return this.send(res, await route.handler({ params: match.params, now: this.opts.clock.now(), requestId } as Ctx<never, never>));
+    }
 
     const key = this.auth.authenticate(req);
     const ws = this.opts.store.workspace(key.workspaceId);
@@ -113,8 +116,7 @@ export class App {
     if (!rl.allowed) throw new ApiError('rate_limited', undefined, { 'Retry-After': String(rl.retryAfterSeconds) });
     this.opts.onAuthenticated?.(ws.id);
 
-    const version = req.headers['api-version'];
-    if (version !== undefined && version !== API_VERSION) throw new ApiError('invalid_request', `Api-Version must be ${API_VERSION}`);
+    checkApiVersion(req);
     const query = parseQuery(route.query, q === -1 ? '' : url.slice(q + 1));
     let body: unknown;
     let raw: Buffer | undefined;
@@ -161,6 +163,12 @@ export class App {
 
   private fail(res: ServerResponse, err: unknown, requestId: string): void {
     let apiErr: ApiError;
+    if (err instanceof ClientAbortError) {
+      // The client hung up mid-body: nobody is left to answer.
+      this.opts.logger.debug('client aborted the request', { requestId });
+      res.destroy();
+      return;
+    }
     if (err instanceof ApiError) apiErr = err;
     else if (err instanceof StorageFailedError) {
       this.opts.logger.error('storage failed', { requestId, error: err.message });
@@ -174,6 +182,12 @@ export class App {
     this.send(res, { status: apiErr.status, body: apiErr.body() });
     if (apiErr.headers.Connection === 'close') res.once('finish', () => res.req?.socket?.destroy());
   }
+}
+
+/** A request may pin `Api-Version`; any other value than ours is a 400 (DESIGN §2). */
+function checkApiVersion(req: IncomingMessage): void {
+  const version = req.headers['api-version'];
+  if (version !== undefined && version !== API_VERSION) throw new ApiError('invalid_request', `Api-Version must be ${API_VERSION}`);
 }
 
 /**

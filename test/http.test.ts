@@ -93,18 +93,18 @@ test('a very long unknown path is truncated to 200 characters in the 404 message
   assert.deepEqual(r.body, { code: 'not_found', error: `Record not found: no route matches GET ${path.slice(0, 200)}….` });
 }));
 
-test('DELETE /api/v1/conversations → 405 method_not_allowed with Allow: GET, POST', () => withServer(async (srv) => {
+test('DELETE /api/v1/conversations → 405 method_not_allowed with Allow: GET, POST, HEAD', () => withServer(async (srv) => {
   const r = await srv.call('DELETE', '/api/v1/conversations');
   assert.equal(r.status, 405);
-  assert.equal(r.headers.get('allow'), 'GET, POST');
-  assert.deepEqual(r.body, { code: 'method_not_allowed', error: 'This method is not allowed on this path: use GET, POST.' });
+  assert.equal(r.headers.get('allow'), 'GET, POST, HEAD');
+  assert.deepEqual(r.body, { code: 'method_not_allowed', error: 'This method is not allowed on this path: use GET, POST, HEAD.' });
 }));
 
-test('PUT /api/v1/issues/{id} → 405 with Allow: GET, PATCH (before authentication)', () => withServer(async (srv) => {
+test('PUT /api/v1/issues/{id} → 405 with Allow: GET, PATCH, HEAD (before authentication)', () => withServer(async (srv) => {
   const r = await srv.call('PUT', '/api/v1/issues/x', { key: null });
   assert.equal(r.status, 405);
-  assert.equal(r.headers.get('allow'), 'GET, PATCH');
-  assert.deepEqual(r.body, { code: 'method_not_allowed', error: 'This method is not allowed on this path: use GET, PATCH.' });
+  assert.equal(r.headers.get('allow'), 'GET, PATCH, HEAD');
+  assert.deepEqual(r.body, { code: 'method_not_allowed', error: 'This method is not allowed on this path: use GET, PATCH, HEAD.' });
 }));
 
 test('HEAD /healthz answers like GET, without a body', () => withServer(async (srv) => {
@@ -444,3 +444,9 @@ test('an unexpected error → 500 internal_error with no stack, message or path;
     assert.match(first.error, /secret at \/srv\/app\/data\/workspaces\/x\.log/);
   } finally { await a.stop(); }
 });
+
+test('GET /healthz with Api-Version 2020-01-01 → 400 like every other route', () => withServer(async (srv) => {
+  const r = await srv.call('GET', '/healthz', { key: null, headers: { 'Api-Version': '2020-01-01' } });
+  assert.equal(r.status, 400);
+  assert.deepEqual(r.body, { code: 'invalid_request', error: 'Request body is invalid: Api-Version must be 2026-06-29.' });
+}));

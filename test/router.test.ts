@@ -54,9 +54,9 @@ test('router: unknown paths, trailing slashes, empty segments and relative paths
 
 test('router: a known path with an unregistered method is method_not_allowed with every allowed method', () => {
   const r = sample();
-  assert.deepEqual(r.find('DELETE', '/api/v1/conversations'), { kind: 'method_not_allowed', allow: ['GET', 'POST'] });
-  assert.deepEqual(r.find('POST', '/api/v1/conversations/c1'), { kind: 'method_not_allowed', allow: ['GET', 'PATCH'] });
-  assert.deepEqual(r.find('PUT', '/healthz'), { kind: 'method_not_allowed', allow: ['GET'] });
+  assert.deepEqual(r.find('DELETE', '/api/v1/conversations'), { kind: 'method_not_allowed', allow: ['GET', 'POST', 'HEAD'] });
+  assert.deepEqual(r.find('POST', '/api/v1/conversations/c1'), { kind: 'method_not_allowed', allow: ['GET', 'PATCH', 'HEAD'] });
+  assert.deepEqual(r.find('PUT', '/healthz'), { kind: 'method_not_allowed', allow: ['GET', 'HEAD'] });
 });
 
 test('router: HEAD falls back to the GET route; HEAD on a path without GET is method_not_allowed', () => {

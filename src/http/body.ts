@@ -15,6 +15,9 @@ export class BodyTooLargeError extends ApiError {
   constructor(limit: number) { super('payload_too_large', `the limit for this request is ${limit} bytes`, { Connection: 'close' }); }
 }
 
+/** The client closed the connection before its body arrived. */
+export class ClientAbortError extends Error {}
+
 /** Checks the headers that decide whether a body may be read at all. @throws ApiError 413/415 */
 export function checkBodyHeaders(req: IncomingMessage, limit: number): void {
   const type = (req.headers['content-type'] ?? '').toLowerCase();
@@ -47,8 +50,8 @@ export function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer
       chunks.push(c);
     };
     const onEnd = () => finish(null, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total));
-    const onError = (e: Error) => finish(e);
-    const onAborted = () => finish(new Error('request aborted'));
+    const onError = (e: Error) => finish(new ClientAbortError(e.message));
+    const onAborted = () => finish(new ClientAbortError('request aborted'));
     req.on('data', onData); req.on('end', onEnd); req.on('error', onError); req.on('aborted', onAborted);
   });
 }

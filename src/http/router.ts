@@ -46,7 +46,11 @@ export class Router<V> {
     const n = this.walk(this.root, segs, 1, params);
     if (!n || n.methods.size === 0) return { kind: 'not_found' };
     const value = n.methods.get(method) ?? (method === 'HEAD' ? n.methods.get('GET') : undefined);
-    if (value === undefined) return { kind: 'method_not_allowed', allow: [...n.methods.keys()] };
+    if (value === undefined) {
+      const allow = [...n.methods.keys()];
+      if (allow.includes('GET')) allow.push('HEAD');
+      return { kind: 'method_not_allowed', allow };
+    }
     return { kind: 'found', value, params };
   }
 
