@@ -120,7 +120,9 @@ export class App {
     const query = parseQuery(route.query, q === -1 ? '' : url.slice(q + 1));
     let body: unknown;
     let raw: Buffer | undefined;
-    if (route.body) {
+    const sent = (req.headers['content-length'] ?? '0') !== '0' || req.headers['transfer-encoding'] !== undefined;
+    if (route.body && route.bodyOptional && !sent) body = {};
+    else if (route.body) {
       const limit = route.bodyLimit ?? MiB;
       checkBodyHeaders(req, limit);
       raw = await readRawBody(req, limit);
@@ -197,9 +199,8 @@ function checkApiVersion(req: IncomingMessage): void {
  */
 export function parseQuery(schema: TObject | undefined, qs: string): unknown {
   const out: Record<string, unknown> = {};
-  if (!qs) { if (schema) assertValid(schema, out); return out; }
   const props = schema?.properties ?? {};
-  for (const [k, v] of new URLSearchParams(qs)) {
+  for (const [k, v] of qs ? new URLSearchParams(qs) : []) {
     const prop = props[k];
     if (!prop) throw new ApiError('invalid_request', `query parameter ${k} is not supported`);
     if (Object.hasOwn(out, k)) throw new ApiError('invalid_request', `query parameter ${k} must be given once`);

@@ -598,8 +598,8 @@ describe('PATCH /api/v1/conversations/:id', () => {
     const c = await create(w);
     const r = await w.call('DELETE', `${C}/${c.id}`);
     assert.equal(r.status, 405);
-    assert.deepEqual(r.body, { code: 'method_not_allowed', error: 'This method is not allowed on this path: use GET, PATCH.' });
-    assert.equal(r.headers.get('allow'), 'GET, PATCH');
+    assert.deepEqual(r.body, { code: 'method_not_allowed', error: 'This method is not allowed on this path: use GET, PATCH, HEAD.' });
+    assert.equal(r.headers.get('allow'), 'GET, PATCH, HEAD');
     assert.deepEqual(await get(w, c.id), c);
   });
 });

@@ -182,8 +182,8 @@ describe('GET /api/v1/custom-fields', () => {
     const w = await space();
     const r = await w.call('POST', F, { body: { label: 'x', type: 'text' } });
     assert.equal(r.status, 405);
-    assert.deepEqual(r.body, { code: 'method_not_allowed', error: 'This method is not allowed on this path: use GET.' });
-    assert.equal(r.headers.get('allow'), 'GET');
+    assert.deepEqual(r.body, { code: 'method_not_allowed', error: 'This method is not allowed on this path: use GET, HEAD.' });
+    assert.equal(r.headers.get('allow'), 'GET, HEAD');
     assert.deepEqual(await listAll(w), []);
   });
 });

@@ -13,7 +13,7 @@ import type { Rec } from '../store/db.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../secrets.js';
-import { ingest, type Ingested, type IngestRequest } from '../ingest/ingest.js';
+import { ingest, isGithubRepoUrl, type Ingested, type IngestRequest } from '../ingest/ingest.js';
 import { IngestError } from '../ingest/types.js';
 import { FetchError } from '../ingest/fetch.js';
 import { SOURCE_TYPES } from '../ingest/detect.js';
@@ -28,7 +28,7 @@ const FETCHED = new Set(['url', 'website', 'github']);
 
 const createBody = s.object({
   type: s.optional(s.enum(CREATE_TYPES)),
-  name: s.optional(s.string({ maxLength: 200 })),
+  name: s.optional(s.string({ minLength: 1, maxLength: 200 })),
   url: s.optional(s.string({ maxLength: 2000 })),
   content: s.optional(s.string({ maxLength: 2_000_000 })),
 });
@@ -77,14 +77,14 @@ export function sourceRoutes(deps: SourceDeps) {
   const { config, logger } = deps;
   const running = new Set<string>();
   const fetchOpts = () => ({
-    fetch: { timeoutMs: config.sourceFetchTimeoutMs, maxBytes: config.sourceFetchMaxBytes, allowPrivate: config.sourceFetchAllowPrivate, trustedOrigins: [new URL(config.githubApiUrl).origin] },
+    fetch: { timeoutMs: config.sourceFetchTimeoutMs, maxBytes: config.sourceFetchMaxBytes, allowPrivate: config.sourceFetchAllowPrivate },
     crawlMaxPages: config.sourceCrawlMaxPages, githubApiUrl: config.githubApiUrl,
   });
 
   /** Runs an ingestion for `src` and writes the outcome (status, error, index) in `ctx.tx()`. */
   async function run(ctx: Ctx<unknown, unknown>, ws: Workspace, src: Source, req: IngestRequest): Promise<{ src: Source; idx?: SourceIndexRec }> {
     const key = `${ws.id}/${src.id}`;
-    running.add(key);
+    running.add(key); // already reserved by the caller; released below
     let out: Ingested | undefined;
     let error: string | null = null;
     try { out = await ingest(req, fetchOpts()); } catch (e) { error = failureMessage(e, logger, ctx.requestId); } finally { running.delete(key); }
@@ -102,6 +102,16 @@ export function sourceRoutes(deps: SourceDeps) {
     let idx = ws.get<SourceIndexRec>(T.sourceIndex, src.id);
     if (out) { idx = indexRecord(out); tx.put(T.sourceIndex, src.id, idx as unknown as Rec); }
     return { src: next, idx };
+  }
+
+  /**
+   * Marks the source's scan running (synchronously, so a concurrent rescan checking `running`
+   * while this commit is in flight gets its 409) and commits `tx`; `run()` releases the mark.
+   */
+  async function commitReserved(ws: Workspace, id: string, tx: ReturnType<Workspace['db']['begin']>): Promise<void> {
+    const key = `${ws.id}/${id}`;
+    running.add(key);
+    try { await ws.db.commit(tx); } catch (e) { running.delete(key); throw e; }
   }
 
   const load = (ctx: Ctx<unknown, unknown>): Source => {
@@ -126,15 +136,16 @@ export function sourceRoutes(deps: SourceDeps) {
         if (inputUrl && ctx.ws.sourceIdByUrl.has(inputUrl)) throw new ApiError('conflict', 'a source with this url already exists');
         const now = iso(ctx.now);
         const src: Source = {
-          id: newId(), name: b.name ?? 'Untitled source', type: type === 'auto' ? (inputUrl ? 'url' : 'text') : type, status: 'processing',
+          id: newId(), name: b.name ?? 'Untitled source', type: type === 'auto' ? (inputUrl ? (isGithubRepoUrl(inputUrl) ? 'github' : 'url') : (/^\s*[[{]/.test(b.content ?? '') ? 'json' : 'text')) : type, status: 'processing',
           inputUrl, error: null, auth: { ...DEFAULT_AUTH }, publicDocs: { ...DEFAULT_PUBLIC_DOCS }, createdAt: now, updatedAt: now,
           nameGiven: b.name !== undefined, requestedType: type,
         };
         // The processing state is durable and visible (and reserves the url) while ingestion runs.
+        // The scan is marked running before the first await, so a rescan never overlaps it.
         const first = ctx.ws.db.begin();
         first.put(T.source, src.id, src as unknown as Rec);
         if (b.content !== undefined) first.put(T.sourceContent, src.id, { content: b.content });
-        await ctx.ws.db.commit(first);
+        await commitReserved(ctx.ws, src.id, first);
         const done = await run(ctx, ctx.ws, src, { type, url: inputUrl ?? undefined, content: b.content });
         return { status: 201, body: ingestionResult(done.src, done.idx) };
       },
@@ -221,7 +232,7 @@ export function sourceRoutes(deps: SourceDeps) {
     route({
       method: 'POST', path: `${base}/{sourceId}/rescan`, operationId: 'rescanSource', tag: 'Sources', scope: 'sources:write',
       summary: 'Fetch the url again (or re-parse the pasted content) and replace what was ingested; 409 while one runs.',
-      errors: [409],
+      body: s.object({}), bodyOptional: true, errors: [409],
       success: { status: 200, schema: ingestionResultSchema, description: 'The source and what was ingested.' },
       handler: async (ctx) => {
         const src = load(ctx);
@@ -230,7 +241,7 @@ export function sourceRoutes(deps: SourceDeps) {
         const processing: Source = { ...src, status: 'processing', updatedAt: iso(ctx.now) };
         const first = ctx.ws.db.begin();
         first.put(T.source, src.id, processing as unknown as Rec);
-        await ctx.ws.db.commit(first);
+        await commitReserved(ctx.ws, src.id, first);
         const type = (src.requestedType ?? src.type) as IngestRequest['type'];
         const done = await run(ctx, ctx.ws, processing, content === undefined ? { type, url: src.inputUrl ?? undefined } : { type, content });
         return { status: 200, body: ingestionResult(done.src, done.idx) };

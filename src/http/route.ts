@@ -38,6 +38,8 @@ interface RouteBase {
   tag: string;
   /** Required scope; null for routes without authentication. */
   scope: string | null;
+  /** The body may be left out entirely (then it is `{}`); when sent it must match `body`. */
+  bodyOptional?: boolean;
   /** Body byte limit (DESIGN §2: 1 MiB, 16 MiB for create source). */
   bodyLimit?: number;
   /** Success status and body schema. */

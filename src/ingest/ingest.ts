@@ -71,6 +71,15 @@ function article(t: string): string {
   return `${/^[aeiou]/.test(t) ? 'an' : 'a'} ${t === 'openapi' ? 'OpenAPI' : t === 'asyncapi' ? 'AsyncAPI' : t === 'postman' ? 'Postman collection' : t}`;
 }
 
+/** Decodes a fetched body with the charset of its Content-Type (UTF-8 when absent or unknown), as the website crawl does. */
+function decodeBody(body: Buffer, contentType: string | undefined): string {
+  const m = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '');
+  if (m) {
+    try { return new TextDecoder(m[1]).decode(body); } catch { /* unknown label: UTF-8 */ }
+  }
+  return body.toString('utf8');
+}
+
 /** True for `https://github.com/owner/repo…` URLs, which `auto` ingests as `github`. */
 export const isGithubRepoUrl = (url: string): boolean => /^https?:\/\/(www\.)?github\.com\/[^/]+\/[^/]+/i.test(url);
 
@@ -93,12 +102,13 @@ export async function ingest(req: IngestRequest, deps: IngestDeps): Promise<Inge
       type = 'website';
       parsed = { title: site.pages[0]?.title, documents: site.pages.flatMap((p) => p.documents), endpoints: [] };
     } else if (req.type === 'github' || (req.type === 'auto' && isGithubRepoUrl(url))) {
-      const gh = await fetchGithubDocs(url, { ...deps.fetch, apiUrl: deps.githubApiUrl });
+      // The configured GitHub API is trusted (it may be a local mirror), for github sources only.
+      const gh = await fetchGithubDocs(url, { ...deps.fetch, apiUrl: deps.githubApiUrl, trustedOrigins: [new URL(deps.githubApiUrl).origin] });
       type = 'github';
       parsed = { title: gh.title, documents: gh.documents, endpoints: [] };
     } else {
       const doc = await fetchDocument(url, deps.fetch);
-      const text = doc.body.toString('utf8');
+      const text = decodeBody(doc.body, doc.headers['content-type']);
       const want = req.type === 'auto' || req.type === 'url' ? 'auto' : req.type;
       if (!CONTENT_TYPES.includes(want) && want !== 'auto') throw new IngestError(`type ${want} cannot be ingested here`);
       const r = parseContent(want as ContentType | 'auto', text, doc.contentType);
