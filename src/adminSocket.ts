@@ -5,16 +5,31 @@
  */
 import * as http from 'node:http';
 import { chmodSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { Admin, AdminError } from './admin.js';
 import type { Logger } from './logger.js';
 
 export const ADMIN_SOCKET = 'admin.sock';
 const MAX_BODY = 512 * 1024 * 1024;
+/** Longest Unix socket path (`sun_path` less its NUL): a longer one is silently cut by the kernel. */
+const MAX_SOCKET_PATH = process.platform === 'linux' ? 107 : 103;
+
+/**
+ * The path to bind or connect to for `<dataDir>/admin.sock`: absolute, or relative to the
+ * working directory when the absolute one is too long for a Unix socket.
+ * @throws AdminError when neither fits (the data dir's path is too long).
+ */
+export function adminSocketPath(dataDir: string): string {
+  const abs = join(dataDir, ADMIN_SOCKET);
+  if (Buffer.byteLength(abs) <= MAX_SOCKET_PATH) return abs;
+  const rel = relative(process.cwd(), abs);
+  if (Buffer.byteLength(rel) <= MAX_SOCKET_PATH) return rel;
+  throw new AdminError(`the admin socket path ${abs} is longer than the ${MAX_SOCKET_PATH} bytes a Unix socket allows; use a shorter DATA_DIR (or start from a folder near it)`);
+}
 
 /** Listens on `<dataDir>/admin.sock`; resolves with the server once listening. */
 export function listenAdminSocket(dataDir: string, admin: Admin, logger: Logger): Promise<http.Server> {
-  const path = join(dataDir, ADMIN_SOCKET);
+  const path = adminSocketPath(dataDir);
   try { unlinkSync(path); } catch { /* none left over */ }
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -40,8 +55,8 @@ export function listenAdminSocket(dataDir: string, admin: Admin, logger: Logger)
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(path, () => {
-      chmodSync(path, 0o600);
       server.off('error', reject);
+      try { chmodSync(path, 0o600); } catch (e) { server.close(); reject(e); return; }
       resolve(server);
     });
   });
@@ -54,7 +69,7 @@ export function listenAdminSocket(dataDir: string, admin: Admin, logger: Logger)
 export function callAdminSocket(dataDir: string, op: string, args: Record<string, unknown>): Promise<unknown> {
   const body = JSON.stringify({ op, args });
   return new Promise((resolve, reject) => {
-    const req = http.request({ socketPath: join(dataDir, ADMIN_SOCKET), method: 'POST', path: '/', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } }, (res) => {
+    const req = http.request({ socketPath: adminSocketPath(dataDir), method: 'POST', path: '/', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Admin, AdminError } from './admin.js';
 import { callAdminSocket } from './adminSocket.js';
-import { lockHolder } from './store/lock.js';
+import { LockedError, lockHolder } from './store/lock.js';
 import { Store } from './store/store.js';
 import { systemClock } from './clock.js';
 import { loadConfig } from './config.js';
@@ -49,6 +49,34 @@ function plan(argv: string[]): { dataDir: string; op: string; args: Record<strin
   throw new UsageError(area ? `unknown command ${positionals.join(' ')}` : 'a command is required');
 }
 
+const BUSY_WAIT_MS = 10_000;
+
+/**
+ * Runs one admin operation: through the admin socket of the server holding the data dir's
+ * lock, or on the files (taking the lock) when none does. A lock holder that does not answer
+ * on the socket yet — a server still replaying its logs, or another CLI command — is waited
+ * for (up to 10 s); the operation had not reached it, so trying again cannot apply it twice.
+ */
+async function execute(dataDir: string, op: string, args: Record<string, unknown>): Promise<unknown> {
+  const deadline = Date.now() + BUSY_WAIT_MS;
+  for (;;) {
+    const holder = lockHolder(dataDir);
+    try {
+      if (holder !== null) return await callAdminSocket(dataDir, op, args);
+      const store = await Store.open({ dataDir, sync: true, clock: systemClock });
+      try { return await new Admin(store, systemClock).run(op, args); } finally { await store.close(); }
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      const busy = e instanceof LockedError || (holder !== null && (code === 'ENOENT' || code === 'ECONNREFUSED'));
+      if (!busy) throw e;
+      if (Date.now() >= deadline) {
+        throw new AdminError(`the data dir ${dataDir} is in use by process ${e instanceof LockedError ? e.pid : holder}, which does not answer on its admin socket`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
 export async function runCli(argv: string[], out = process.stdout, err = process.stderr): Promise<number> {
   let p;
@@ -61,13 +89,7 @@ export async function runCli(argv: string[], out = process.stdout, err = process
     return 1;
   }
   try {
-    let result: unknown;
-    if (lockHolder(p.dataDir) !== null) {
-      result = await callAdminSocket(p.dataDir, p.op, p.args);
-    } else {
-      const store = await Store.open({ dataDir: p.dataDir, sync: true, clock: systemClock });
-      try { result = await new Admin(store, systemClock).run(p.op, p.args); } finally { await store.close(); }
-    }
+    const result = await execute(p.dataDir, p.op, p.args);
     out.write(JSON.stringify(result, null, 2) + '\n');
     return 0;
   } catch (e) {

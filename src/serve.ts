@@ -56,6 +56,11 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   adminSocketPath(config.dataDir); // a data dir whose socket path cannot be bound stops the start here, before anything is written
   const store = await Store.open({ dataDir: config.dataDir, sync: config.sync === 'always', clock, fs: deps.fs,
     onError: (e) => logger.error('background store error', { error: e.message }), compactionSlack: deps.compactionSlack });
+  // A torn last line was cut off during replay: say so (STYLE 6), never drop it quietly.
+  for (const db of [store.system, ...[...store.workspaces.values()].map((w) => w.db)]) {
+    const r = db.replay;
+    if (r.tornTailSavedTo) logger.warn('torn log tail set aside', { file: db.path, keptBytes: r.size, savedTo: r.tornTailSavedTo });
+  }
   const admin = new Admin(store, clock);
   if (store.empty && config.bootstrap) {
     const ws = await admin.createWorkspace('Default workspace');
@@ -81,11 +86,19 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.destroy();
     else rawError(socket, 'invalid_request', 'the HTTP request is malformed');
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => { server.off('error', reject); resolve(); });
-  });
-  const adminServer = await listenAdminSocket(config.dataDir, admin, logger);
+  let adminServer: http.Server;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => { server.off('error', reject); resolve(); });
+    });
+    adminServer = await listenAdminSocket(config.dataDir, admin, logger);
+  } catch (e) {
+    // A port in use or an unknown HOST: release the data dir (and its lock) before failing.
+    server.close();
+    await store.close().catch(() => {});
+    throw e;
+  }
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;

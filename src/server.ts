@@ -6,7 +6,7 @@
 import { loadConfig, ConfigError } from './config.js';
 import { createLogger } from './logger.js';
 import { systemClock } from './clock.js';
-import { startServer } from './serve.js';
+import { startServer, type RunningServer } from './serve.js';
 
 async function main(): Promise<void> {
   let config;
@@ -15,21 +15,29 @@ async function main(): Promise<void> {
     throw e;
   }
   const logger = createLogger(config.logLevel);
-  let running;
+  // Signal handlers go in before the start, so a SIGTERM that arrives right after the
+  // "listening" line (or during the start) is a graceful stop, never Node's default kill.
+  let running: RunningServer | undefined;
+  let stopping = false;
+  let signals = 0;
+  const shutdown = (r: RunningServer) => {
+    r.close().then(() => process.exit(0), (e) => { logger.error('shutdown failed', { error: (e as Error).message }); process.exit(1); });
+  };
+  const stop = (sig: string) => {
+    if (++signals > 1) { process.stderr.write(`support-workspace: ${sig} again, exiting now\n`); process.exit(1); }
+    logger.info('shutting down', { signal: sig });
+    stopping = true;
+    if (running) shutdown(running);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
   try {
     running = await startServer(config, { clock: systemClock, logger });
   } catch (e) {
     process.stderr.write(`support-workspace: cannot start: ${(e as Error).message}\n`);
     process.exit(2);
   }
-  let signals = 0;
-  const stop = (sig: string) => {
-    if (++signals > 1) { process.stderr.write(`support-workspace: ${sig} again, exiting now\n`); process.exit(1); }
-    logger.info('shutting down', { signal: sig });
-    running.close().then(() => process.exit(0), (e) => { logger.error('shutdown failed', { error: (e as Error).message }); process.exit(1); });
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  if (stopping) shutdown(running);
 }
 
 main().catch((e) => {

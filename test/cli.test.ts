@@ -1,0 +1,283 @@
+/**
+ * The admin CLI (DESIGN §1 "Admin CLI", issue #2 point 6), as `node dist/cli.js`: on the files
+ * when no server runs, and through the running server's admin socket when one does.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { call, runCli, startServer, tempDir } from './helpers/child.js';
+
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const KEY = /^svck_[0-9A-Za-z]{43}$/;
+
+function writeJson(value: unknown): string {
+  const file = join(tempDir('sw-import-'), 'import.json');
+  writeFileSync(file, JSON.stringify(value));
+  return file;
+}
+
+/** Every byte under `dir` (file name → content), to prove a command changed nothing or hid a secret. */
+function snapshot(dir: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) out.set(p, readFileSync(p));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+const validImport = {
+  customFields: [{ label: 'Plan', type: 'select', options: ['free', 'pro'], aiInstructions: 'Read the plan from the signature.' }],
+  tags: [{ name: 'billing' }, { name: 'bug' }],
+  agents: [{ name: 'Front desk', description: 'First line' }],
+  conversations: [
+    {
+      externalId: 'imp-1', subject: 'Cannot log in', customer: { email: 'kim@example.com', name: 'Kim' }, status: 'solved', channel: 'email',
+      createdAt: '2026-01-02T10:00:00Z',
+      messages: [{ role: 'user', body: 'Help, I cannot log in', createdAt: '2026-01-02T10:00:00Z' }, { role: 'agent', body: 'Reset link sent', createdAt: '2026-01-02T10:05:00Z' }],
+    },
+    { externalId: 'imp-2', subject: 'Invoice question', customer: { email: 'lee@example.com' }, messages: [{ role: 'user', body: 'Where is my invoice?' }] },
+  ],
+  issues: [{ subject: 'Login outage', priority: 'high', tags: ['bug'], conversationExternalId: 'imp-1' }],
+};
+const validCounts = { customFields: 1, tags: 2, agents: 1, conversations: 2, messages: 3, issues: 1 };
+
+test('CLI without a server: workspace create, list, key create/list/revoke, import — JSON on stdout', async () => {
+  const dataDir = tempDir();
+  const ws = await runCli(dataDir, ['workspace', 'create', '--name', 'Acme support']);
+  assert.equal(ws.code, 0, ws.stderr);
+  assert.equal(ws.stderr, '');
+  assert.deepEqual(Object.keys(ws.json), ['object', 'id', 'name', 'createdAt']);
+  assert.equal(ws.json.object, 'workspace');
+  assert.equal(ws.json.name, 'Acme support');
+  assert.match(ws.json.id, UUID);
+  assert.match(ws.json.createdAt, ISO_MS);
+
+  const list = await runCli(dataDir, ['workspace', 'list']);
+  assert.equal(list.code, 0, list.stderr);
+  assert.deepEqual(list.json, { object: 'list', workspaces: [ws.json] });
+
+  const created = await runCli(dataDir, ['key', 'create', '--workspace', ws.json.id, '--scopes', 'conversations:read', '--expires-at', '2030-01-01T00:00:00Z']);
+  assert.equal(created.code, 0, created.stderr);
+  const k = created.json;
+  assert.equal(k.object, 'api_key');
+  assert.match(k.key, KEY);
+  assert.equal(k.prefix, k.key.slice(0, 12));
+  assert.deepEqual(k.scopes, ['conversations:read']);
+  assert.equal(k.expiresAt, '2030-01-01T00:00:00.000Z');
+  assert.match(k.id, /\S/);
+  // Shown only this once: only its SHA-256 reaches the disk.
+  for (const [file, bytes] of snapshot(dataDir)) assert.ok(!bytes.includes(k.key), `${file} holds the key`);
+
+  const keys = await runCli(dataDir, ['key', 'list', '--workspace', ws.json.id]);
+  assert.equal(keys.code, 0, keys.stderr);
+  assert.equal(keys.json.object, 'list');
+  assert.equal(keys.json.keys.length, 1);
+  const listed = keys.json.keys[0];
+  assert.equal(listed.id, k.id);
+  assert.equal(listed.prefix, k.prefix);
+  assert.equal(listed.revokedAt, null);
+  assert.equal(listed.lastUsedAt, null);
+  assert.ok(!('key' in listed) && !('hash' in listed), JSON.stringify(listed));
+  assert.ok(!keys.stdout.includes(k.key));
+
+  const revoked = await runCli(dataDir, ['key', 'revoke', k.id]);
+  assert.equal(revoked.code, 0, revoked.stderr);
+  assert.equal(revoked.json.id, k.id);
+  assert.match(revoked.json.revokedAt, ISO_MS);
+  assert.ok(!('key' in revoked.json) && !('hash' in revoked.json));
+  const after = await runCli(dataDir, ['key', 'list', '--workspace', ws.json.id]);
+  assert.equal(after.json.keys[0].revokedAt, revoked.json.revokedAt);
+
+  const imported = await runCli(dataDir, ['import', '--workspace', ws.json.id, writeJson(validImport)]);
+  assert.equal(imported.code, 0, imported.stderr);
+  assert.deepEqual(imported.json, { object: 'import', workspaceId: ws.json.id, imported: validCounts });
+  assert.ok(!readdirSync(dataDir).includes('LOCK'), 'the CLI releases the lock when done');
+
+  // What the CLI wrote is what a server started later serves.
+  const reader = await runCli(dataDir, ['key', 'create', '--workspace', ws.json.id, '--scopes', '*']);
+  const srv = await startServer({ dataDir, env: { BOOTSTRAP: 'true' } });
+  try {
+    const convs = await call(srv.url, 'GET', '/api/v1/conversations', { key: reader.json.key });
+    assert.equal(convs.status, 200, convs.text);
+    assert.deepEqual(convs.body.conversations.map((c: any) => c.externalId).sort(), ['imp-1', 'imp-2']);
+    const solved = convs.body.conversations.find((c: any) => c.externalId === 'imp-1');
+    assert.deepEqual({ status: solved.status, channel: solved.channel, createdAt: solved.createdAt }, { status: 'solved', channel: 'email', createdAt: '2026-01-02T10:00:00.000Z' });
+    const issues = await call(srv.url, 'GET', '/api/v1/issues', { key: reader.json.key });
+    assert.equal(issues.body.issues.length, 1);
+    assert.deepEqual(issues.body.issues[0].source, { channel: 'email', conversationId: solved.id });
+    assert.deepEqual(issues.body.issues[0].tags, ['bug']);
+    const fields = await call(srv.url, 'GET', '/api/v1/custom-fields', { key: reader.json.key });
+    assert.deepEqual(fields.body.customFields.map((f: any) => f.label), ['Plan']);
+    const gone = await call(srv.url, 'GET', '/api/v1/conversations', { key: k.key });
+    assert.equal(gone.status, 401, 'the revoked key is refused');
+  } finally { await srv.stop(); }
+  assert.ok(!srv.stderr.includes('svck_'), 'no bootstrap key: the data dir already has a workspace');
+});
+
+test('CLI import with an unknown property deep inside → exit 1 naming its JSON path, nothing imported', async () => {
+  const dataDir = tempDir();
+  const ws = (await runCli(dataDir, ['workspace', 'create', '--name', 'W'])).json;
+  const cases: Array<[unknown, RegExp]> = [
+    [{ ...validImport, conversations: [validImport.conversations[0], { ...validImport.conversations[1], messages: [{ role: 'user', body: 'x', mood: 'angry' }] }] },
+      /conversations\[1\]\.messages\[0\]\.mood/],
+    [{ ...validImport, conversations: [{ ...validImport.conversations[1], customer: { email: 'a@b.co', extra: { deep: 1 } } }] }, /conversations\[0\]\.customer\.extra/],
+    [{ ...validImport, surprise: [] }, /surprise/],
+    // Valid shape, refused on meaning after conversations were built: still all or nothing.
+    [{ ...validImport, issues: [{ subject: 'x', conversationExternalId: 'no-such-conversation' }] }, /issues\[0\]\.conversationExternalId/],
+  ];
+  const before = snapshot(dataDir);
+  for (const [data, path] of cases) {
+    const r = await runCli(dataDir, ['import', '--workspace', ws.id, writeJson(data)]);
+    assert.equal(r.code, 1, r.stdout);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr, path);
+  }
+  assert.deepEqual(snapshot(dataDir), before, 'no byte of the data dir changed');
+});
+
+test('CLI usage errors → exit 2 with the usage on stderr; an unknown workspace or key → exit 1', async () => {
+  const dataDir = tempDir();
+  const usage: string[][] = [
+    [],
+    ['workspace'],
+    ['workspace', 'create'],
+    ['workspace', 'delete'],
+    ['key', 'create'],
+    ['key', 'list'],
+    ['key', 'revoke'],
+    ['import', '--workspace', 'x'],
+    ['workspace', 'list', '--bogus'],
+    ['frobnicate'],
+  ];
+  for (const args of usage) {
+    const r = await runCli(dataDir, args);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /usage: cli\.js/);
+  }
+  const ws = (await runCli(dataDir, ['workspace', 'create', '--name', 'W'])).json;
+  const file = writeJson({ tags: [{ name: 't' }] });
+  const failures: Array<[string[], RegExp]> = [
+    [['key', 'create', '--workspace', 'nope'], /no workspace "nope"/],
+    [['key', 'list', '--workspace', 'nope'], /no workspace "nope"/],
+    [['import', '--workspace', 'nope', file], /no workspace "nope"/],
+    [['key', 'revoke', 'nope'], /no key "nope"/],
+    [['key', 'create', '--workspace', ws.id, '--scopes', 'everything:write'], /--scopes/],
+    [['key', 'create', '--workspace', ws.id, '--expires-at', 'tomorrow'], /--expires-at/],
+    [['import', '--workspace', ws.id, join(dataDir, 'missing.json')], /cannot read/],
+  ];
+  for (const [args, message] of failures) {
+    const r = await runCli(dataDir, args);
+    assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr, message);
+  }
+  const keys = await runCli(dataDir, ['key', 'list', '--workspace', ws.id]);
+  assert.deepEqual(keys.json, { object: 'list', keys: [] }, 'failed commands created nothing');
+});
+
+test('concurrent CLI commands on a data dir without a server all succeed, one after another', async () => {
+  const dataDir = tempDir();
+  const results = await Promise.all(Array.from({ length: 8 }, (_, i) => runCli(dataDir, ['workspace', 'create', '--name', `P${i}`])));
+  for (const r of results) assert.equal(r.code, 0, r.stderr);
+  const list = await runCli(dataDir, ['workspace', 'list']);
+  assert.deepEqual(list.json.workspaces.map((w: any) => w.name).sort(), ['P0', 'P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'P7']);
+  assert.deepEqual(new Set(results.map((r) => r.json.id)).size, 8);
+});
+
+test('CLI with a running server: keys and imports take effect at once, through the server (the only writer)', async () => {
+  const srv = await startServer({ env: { SYNC: 'always' } });
+  const dataDir = srv.dataDir;
+  const lockPid = () => readFileSync(join(dataDir, 'LOCK'), 'utf8').trim();
+  try {
+    const bootstrapKey = await srv.waitForKey();
+    assert.equal(lockPid(), String(srv.pid));
+    const wsList = await runCli(dataDir, ['workspace', 'list']);
+    assert.equal(wsList.code, 0, wsList.stderr);
+    assert.equal(wsList.json.workspaces.length, 1);
+    const wsId = wsList.json.workspaces[0].id;
+
+    const created = await runCli(dataDir, ['key', 'create', '--workspace', wsId, '--scopes', 'conversations:read', '--name', 'reader']);
+    assert.equal(created.code, 0, created.stderr);
+    assert.match(created.json.key, KEY);
+    assert.equal(lockPid(), String(srv.pid), 'the CLI did not take the lock');
+    const read = await call(srv.url, 'GET', '/api/v1/conversations', { key: created.json.key });
+    assert.equal(read.status, 200, read.text);
+    const write = await call(srv.url, 'POST', '/api/v1/conversations', { key: created.json.key, body: { subject: 's', customer: { email: 'a@b.co' } } });
+    assert.equal(write.status, 403, 'the new key has exactly its scopes');
+    assert.equal(write.body.code, 'insufficient_scope');
+
+    // HTTP writes and CLI writes interleaved: one writer means none of them is lost.
+    const httpIds: string[] = [];
+    const both = await Promise.all([
+      ...Array.from({ length: 20 }, (_, i) => call(srv.url, 'POST', '/api/v1/conversations', { key: bootstrapKey, body: { subject: `http ${i}`, customer: { email: 'h@example.com' }, externalId: `http-${i}` } })
+        .then((r) => { assert.equal(r.status, 201, r.text); httpIds.push(r.body.conversation.id); })),
+      runCli(dataDir, ['import', '--workspace', wsId, writeJson(validImport)]).then((r) => {
+        assert.equal(r.code, 0, r.stderr);
+        assert.deepEqual(r.json.imported, validCounts);
+      }),
+      runCli(dataDir, ['key', 'create', '--workspace', wsId]).then((r) => assert.equal(r.code, 0, r.stderr)),
+    ]);
+    assert.equal(both.length, 22);
+    const convs = await call(srv.url, 'GET', '/api/v1/conversations?limit=100', { key: created.json.key });
+    const ext = convs.body.conversations.map((c: any) => c.externalId);
+    assert.ok(ext.includes('imp-1') && ext.includes('imp-2'), 'the import is visible over HTTP at once');
+    assert.equal(convs.body.conversations.length, 22);
+
+    // A refused import while the server runs leaves nothing behind in its memory either.
+    const refused = await runCli(dataDir, ['import', '--workspace', wsId, writeJson({
+      conversations: [{ externalId: 'half-1', subject: 'half', customer: { email: 'half@example.com' } }],
+      issues: [{ subject: 'x', conversationExternalId: 'nowhere' }],
+    })]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /issues\[0\]\.conversationExternalId/);
+    const afterRefused = await call(srv.url, 'GET', '/api/v1/conversations?limit=100', { key: created.json.key });
+    assert.equal(afterRefused.body.conversations.length, 22);
+    const dup = await call(srv.url, 'POST', '/api/v1/conversations', { key: bootstrapKey, body: { subject: 's', customer: { email: 'a@b.co' }, externalId: 'half-1' } });
+    assert.equal(dup.status, 201, `the refused import's externalId is free: ${dup.text}`);
+
+    const revoked = await runCli(dataDir, ['key', 'revoke', created.json.id]);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.match(revoked.json.revokedAt, ISO_MS);
+    const refusedKey = await call(srv.url, 'GET', '/api/v1/conversations', { key: created.json.key });
+    assert.equal(refusedKey.status, 401);
+    assert.deepEqual(refusedKey.body, { code: 'unauthorized', error: refusedKey.body.error });
+
+    const other = await runCli(dataDir, ['workspace', 'create', '--name', 'Second']);
+    assert.equal(other.code, 0, other.stderr);
+    const otherKey = await runCli(dataDir, ['key', 'create', '--workspace', other.json.id]);
+    const otherWrite = await call(srv.url, 'POST', '/api/v1/conversations', { key: otherKey.json.key, body: { subject: 'in the second workspace', customer: { email: 'z@example.com' } } });
+    assert.equal(otherWrite.status, 201, otherWrite.text);
+
+    const keys = await runCli(dataDir, ['key', 'list', '--workspace', wsId]);
+    assert.equal(keys.json.keys.length, 3);
+    for (const k of keys.json.keys) assert.ok(!('key' in k) && !('hash' in k));
+    assert.ok(keys.json.keys.some((k: any) => k.id === created.json.id && k.revokedAt === revoked.json.revokedAt));
+    assert.equal(lockPid(), String(srv.pid), 'the server still holds the lock');
+    const sizes = new Map([...snapshot(dataDir)].map(([f, b]) => [f, b.length]));
+
+    // Restart: everything replays cleanly from the files the server alone wrote.
+    assert.deepEqual(await srv.stop(), { code: 0, signal: null });
+    for (const [f, size] of sizes) if (f.endsWith('.log')) assert.equal(statSync(f).size, size, `${f} changed after the last answer`);
+    const again = await startServer({ dataDir });
+    try {
+      const all = await call(again.url, 'GET', '/api/v1/conversations?limit=100', { key: bootstrapKey });
+      assert.equal(all.body.conversations.length, 23);
+      for (const id of httpIds) assert.ok(all.body.conversations.some((c: any) => c.id === id));
+      const still = await call(again.url, 'GET', '/api/v1/conversations', { key: created.json.key });
+      assert.equal(still.status, 401, 'the revocation survived the restart');
+      const second = await call(again.url, 'GET', `/api/v1/conversations/${otherWrite.body.conversation.id}`, { key: otherKey.json.key });
+      assert.equal(second.status, 200, second.text);
+      assert.ok(!again.stderr.includes('corrupt'), again.stderr);
+    } finally { await again.stop(); }
+  } finally { await srv.stop(); }
+});

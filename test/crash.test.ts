@@ -1,0 +1,430 @@
+/**
+ * Durability of the real server process (DESIGN §7, issue #2 "Bad input and faults"): kill -9
+ * during concurrent writes, torn and corrupt logs, the data dir's lock.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { call, deadPid, runCli, runServerToExit, startServer, tempDir, type HttpResult, type RunningChild } from './helpers/child.js';
+
+const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
+
+/** A small seeded PRNG (mulberry32), so a failing run can be repeated from its printed seed. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** One write the test sent, and what the server answered (if it answered before it died). */
+interface Write {
+  method: 'POST' | 'PATCH';
+  path: string;
+  body: Record<string, unknown>;
+  idemKey?: string;
+  /** The kill round it was sent in. */
+  round: number;
+  /** Set once a 2xx arrived: the write is acknowledged and must survive. */
+  ack?: { status: number; body: any };
+}
+
+interface ConvAttempt { externalId: string; subject: string; email: string; write: Write }
+interface MsgAttempt { targetId: string; role: 'user' | 'agent'; body: string; write: Write }
+interface Target { id: string; externalId: string; subject: string; subjectPatch?: Write; priorityPatch?: Write }
+
+const EMAILS = ['ann@acme.test', 'bob@acme.test', 'cy@globex.test', 'di@initech.test', 'ed@umbrella.test'];
+const PRIORITIES = ['urgent', 'high', 'low'] as const;
+
+async function send(base: string, key: string, w: Write): Promise<HttpResult> {
+  return call(base, w.method, w.path, { key, body: w.body, headers: w.idemKey ? { 'Idempotency-Key': w.idemKey } : {} });
+}
+
+/** Every page of a list endpoint. */
+async function listAll(base: string, key: string, path: string, items: string): Promise<any[]> {
+  const out: any[] = [];
+  let cursor: string | null = null;
+  for (let page = 0; page < 1000; page++) {
+    const r = await call(base, 'GET', `${path}?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { key });
+    assert.equal(r.status, 200, r.text);
+    out.push(...r.body[items]);
+    if (!r.body.hasMore) return out;
+    cursor = r.body.nextCursor;
+  }
+  throw new Error('pagination did not end');
+}
+
+test('kill -9 during 200+ concurrent writes, repeated: every acknowledged write survives, none is duplicated, idempotent retries replay', async (t) => {
+  const seed = Date.now() % 1_000_000;
+  t.diagnostic(`seed ${seed}`);
+  const rand = prng(seed);
+  const randInt = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
+  const dataDir = tempDir('sw-crash-');
+  const env = { SYNC: 'always', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000', LOG_LEVEL: 'info' };
+
+  const convs: ConvAttempt[] = [];
+  const msgs: MsgAttempt[] = [];
+  const targets: Target[] = [];
+  let key = '';
+  /** Unanswered writes found on disk after a restart (their retry was replayed). */
+  let writtenUnanswered = 0;
+  /** Writes left without an answer by the kills. */
+  let cutOff = 0;
+
+  /** Checks everything sent so far against what a freshly started server serves. */
+  async function verify(srv: RunningChild, label: string): Promise<void> {
+    const base = srv.url;
+    // Requests with an Idempotency-Key that died unanswered: a retry now must take effect
+    // exactly once (replayed if the first attempt was written, performed if it was not).
+    for (const w of [...convs.map((c) => c.write), ...msgs.map((m) => m.write)]) {
+      if (!w.idemKey || w.ack) continue;
+      const r = await send(base, key, w);
+      assert.equal(r.status, 201, `${label}: retry of unanswered ${w.method} ${w.path}: ${r.text}`);
+      if (r.headers.get('idempotent-replayed') === 'true') writtenUnanswered++;
+      w.ack = { status: r.status, body: r.body };
+    }
+
+    const all = await listAll(base, key, '/api/v1/conversations', 'conversations');
+    const byExt = new Map<string, any>();
+    for (const c of all) {
+      assert.ok(!byExt.has(c.externalId), `${label}: externalId ${c.externalId} stored twice`);
+      byExt.set(c.externalId, c);
+    }
+    const attempted = new Map(convs.map((c) => [c.externalId, c]));
+    for (const c of all) {
+      const a = attempted.get(c.externalId);
+      assert.ok(a, `${label}: conversation ${c.externalId} was never sent`);
+      assert.equal(c.customer.email, a.email);
+    }
+    let ackedConvs = 0;
+    for (const a of convs) {
+      const got = byExt.get(a.externalId);
+      if (!a.write.ack) continue;
+      ackedConvs++;
+      assert.ok(got, `${label}: acknowledged conversation ${a.externalId} is lost`);
+      assert.equal(got.id, a.write.ack.body.conversation.id, `${label}: ${a.externalId} has another id`);
+    }
+    assert.ok(all.length >= ackedConvs && all.length <= convs.length, `${label}: ${all.length} conversations, ${ackedConvs} acknowledged, ${convs.length} sent`);
+
+    // One customer id per email, however the creates interleaved and whatever was cut.
+    const customerIds = new Map<string, string>();
+    for (const c of all) {
+      const known = customerIds.get(c.customer.email);
+      if (known) assert.equal(c.customer.id, known, `${label}: ${c.customer.email} has two customer ids`);
+      else customerIds.set(c.customer.email, c.customer.id);
+    }
+
+    for (const tg of targets) {
+      const conv = byExt.get(tg.externalId);
+      assert.ok(conv, `${label}: target ${tg.externalId} lost`);
+      const r = await call(base, 'GET', `/api/v1/conversations/${tg.id}`, { key });
+      assert.equal(r.status, 200, r.text);
+      const { subject, priority } = r.body.conversation;
+      if (tg.subjectPatch?.ack) assert.equal(subject, tg.subjectPatch.body.subject, `${label}: acknowledged PATCH subject lost on ${tg.externalId}`);
+      else assert.ok([tg.subject, tg.subjectPatch?.body.subject].includes(subject), `${label}: unexpected subject ${subject}`);
+      if (tg.priorityPatch?.ack) assert.equal(priority, tg.priorityPatch.body.priority, `${label}: acknowledged PATCH priority lost on ${tg.externalId}`);
+      else assert.ok(['medium', tg.priorityPatch?.body.priority].includes(priority), `${label}: unexpected priority ${priority}`);
+
+      const sent = msgs.filter((m) => m.targetId === tg.id);
+      const stored = await listAll(base, key, `/api/v1/conversations/${tg.id}/messages`, 'messages');
+      const bodies = new Map<string, any>();
+      for (const m of stored) {
+        assert.ok(!bodies.has(m.body), `${label}: message ${m.body} stored twice`);
+        bodies.set(m.body, m);
+        const a = sent.find((s) => s.body === m.body);
+        assert.ok(a, `${label}: message ${m.body} was never sent`);
+        assert.equal(m.role, a.role);
+        assert.equal(m.conversationId, tg.id);
+      }
+      const acked = sent.filter((m) => m.write.ack);
+      for (const a of acked) {
+        const m = bodies.get(a.body);
+        assert.ok(m, `${label}: acknowledged message ${a.body} is lost`);
+        assert.equal(m.id, a.write.ack!.body.message.id);
+      }
+      assert.ok(stored.length >= acked.length && stored.length <= sent.length, `${label}: ${stored.length} messages, ${acked.length} acknowledged, ${sent.length} sent`);
+    }
+
+    // An acknowledged request sent again with its Idempotency-Key replays the original answer:
+    // all of the last round's, and a sample of the earlier rounds' (still there after more restarts).
+    const acked = [...convs.map((c) => c.write), ...msgs.map((m) => m.write)].filter((w) => w.idemKey && w.ack);
+    const last = Math.max(...acked.map((w) => w.round));
+    const older = acked.filter((w) => w.round < last);
+    const replays = [...acked.filter((w) => w.round === last), ...Array.from({ length: Math.min(60, older.length) }, () => older[Math.floor(rand() * older.length)])];
+    await Promise.all(replays.map(async (w) => {
+      const r = await send(base, key, w);
+      assert.equal(r.status, w.ack!.status, `${label}: replay of ${w.idemKey}: ${r.text}`);
+      assert.equal(r.headers.get('idempotent-replayed'), 'true', `${label}: ${w.idemKey} was not replayed`);
+      assert.deepEqual(r.body, w.ack!.body, `${label}: replay of ${w.idemKey} differs from the original answer`);
+    }));
+  }
+
+  const ITERATIONS = 6;
+  for (let it = 0; it <= ITERATIONS; it++) {
+    const srv = await startServer({ dataDir, env });
+    try {
+      if (it === 0) key = await srv.waitForKey();
+      else await verify(srv, `after kill ${it}`);
+      if (it === ITERATIONS) break;
+      const base = srv.url;
+
+      // Conversations that this round's messages and PATCHes go to (acknowledged before the storm).
+      const round: Target[] = await Promise.all(Array.from({ length: 12 }, async (_, j) => {
+        const externalId = `r${it}-target-${j}`;
+        const subject = `Target ${it}/${j}`;
+        const email = EMAILS[j % EMAILS.length];
+        const write: Write = { method: 'POST', path: '/api/v1/conversations', body: { externalId, subject, customer: { email } }, round: it };
+        const r = await send(base, key, write);
+        assert.equal(r.status, 201, r.text);
+        write.ack = { status: r.status, body: r.body };
+        convs.push({ externalId, subject, email, write });
+        return { id: r.body.conversation.id as string, externalId, subject };
+      }));
+      targets.push(...round);
+
+      // The storm: LANES concurrent clients, each sending its next write as soon as the last
+      // one is answered, so 200+ writes are always in flight; SIGKILL once a random number
+      // of them has been acknowledged (always before the supply runs out).
+      const patches: Write[] = [];
+      for (const [ti, tg] of round.entries()) {
+        tg.subjectPatch = { method: 'PATCH', path: `/api/v1/conversations/${tg.id}`, body: { subject: `Patched ${it}/${ti}` }, round: it };
+        tg.priorityPatch = { method: 'PATCH', path: `/api/v1/conversations/${tg.id}`, body: { priority: PRIORITIES[ti % PRIORITIES.length] }, round: it };
+        patches.push(tg.subjectPatch, tg.priorityPatch);
+      }
+      let made = 0;
+      const next = (): Write => {
+        const j = made++;
+        const roll = rand();
+        if (patches.length && roll < 0.05) return patches.pop()!;
+        if (roll < 0.5) {
+          const externalId = `r${it}-conv-${j}`;
+          const subject = `Storm ${it}/${j}`;
+          const email = EMAILS[randInt(0, EMAILS.length - 1)];
+          const write: Write = { method: 'POST', path: '/api/v1/conversations', body: { externalId, subject, customer: { email, name: `N${j}` } }, round: it };
+          if (rand() < 0.5) write.idemKey = `idem-${seed}-r${it}-conv-${j}`;
+          convs.push({ externalId, subject, email, write });
+          return write;
+        }
+        const tg = round[randInt(0, round.length - 1)];
+        const role = rand() < 0.5 ? 'user' : 'agent';
+        const body = `r${it}-msg-${j} ${'x'.repeat(randInt(0, 600))}`;
+        const write: Write = { method: 'POST', path: `/api/v1/conversations/${tg.id}/messages`, body: { role, body }, round: it };
+        if (rand() < 0.5) write.idemKey = `idem-${seed}-r${it}-msg-${j}`;
+        msgs.push({ targetId: tg.id, role, body, write });
+        return write;
+      };
+      const LANES = 220;
+      const SUPPLY = 1600;
+      const killAfter = randInt(LANES, 1000);
+      const sent: Write[] = [];
+      let acks = 0;
+      let killed = false;
+      let inFlightAtKill = 0;
+      let inFlight = 0;
+      await Promise.all(Array.from({ length: LANES }, async () => {
+        while (!killed && made < SUPPLY) {
+          const w = next();
+          sent.push(w);
+          inFlight++;
+          try {
+            const r = await send(base, key, w);
+            assert.ok(r.status >= 200 && r.status < 300, `unexpected ${r.status} for ${w.method} ${w.path}: ${r.text}`);
+            w.ack = { status: r.status, body: r.body };
+            if (++acks === killAfter) { killed = true; inFlightAtKill = inFlight - 1; srv.proc.kill('SIGKILL'); }
+          } catch (e) {
+            if (e instanceof assert.AssertionError) throw e;
+            // The connection died with the server: the write is unacknowledged.
+            killed = true;
+          } finally { inFlight--; }
+        }
+      }));
+      const exit = await srv.exited;
+      assert.deepEqual(exit, { code: null, signal: 'SIGKILL' }, `round ${it}: the server was not killed mid-storm (${acks} acks, killAfter ${killAfter}) ${srv.stderr}`);
+      assert.ok(made < SUPPLY, `round ${it}: the kill came before the writes ran out`);
+      assert.ok(inFlightAtKill >= 200, `round ${it}: ${inFlightAtKill} writes were in flight at the kill`);
+      // Under load the client can lag so far behind that the server has answered all it got
+      // when the kill lands; over all rounds, some kill must cut writes off (asserted below).
+      const unanswered = sent.filter((w) => !w.ack).length;
+      cutOff += unanswered;
+      t.diagnostic(`round ${it}: killed after ${killAfter} acks; ${unanswered} of ${sent.length} writes unanswered`);
+    } finally {
+      await srv.stop('SIGKILL');
+    }
+  }
+  assert.ok(cutOff > 0, 'the kills cut writes off before their answer');
+  const cut = readdirSync(join(dataDir, 'workspaces')).filter((f) => f.includes('.corrupt-'));
+  t.diagnostic(`torn tails set aside: ${cut.length}; unanswered writes found written (and replayed): ${writtenUnanswered}`);
+});
+
+test('kill -9 while the log is being compacted under 200 concurrent updates: each record is its last acknowledged or its in-flight value', async (t) => {
+  const dataDir = tempDir('sw-compact-');
+  const env = { SYNC: 'always', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000' };
+  const LANES = 200;
+  /** Per lane: its conversation, the last acknowledged subject, and the one in flight (if any). */
+  const lanes: Array<{ id: string; acked: string; inFlight?: string; n: number }> = [];
+  let key = '';
+  const seed = Date.now() % 1_000_000;
+  t.diagnostic(`seed ${seed}`);
+  const rand = prng(seed);
+  for (let round = 0; round <= 3; round++) {
+    const srv = await startServer({ dataDir, env });
+    try {
+      if (round === 0) {
+        key = await srv.waitForKey();
+        for (let l = 0; l < LANES; l++) {
+          const r = await call(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: `lane ${l} start`, customer: { email: `l${l}@example.com` } } });
+          assert.equal(r.status, 201, r.text);
+          lanes.push({ id: r.body.conversation.id, acked: `lane ${l} start`, n: 0 });
+        }
+      } else {
+        const all = await listAll(srv.url, key, '/api/v1/conversations', 'conversations');
+        assert.equal(all.length, LANES);
+        for (const [l, lane] of lanes.entries()) {
+          const c = all.find((x) => x.id === lane.id);
+          assert.ok(c, `lane ${l}: conversation lost`);
+          assert.ok([lane.acked, lane.inFlight].includes(c.subject), `after kill ${round}, lane ${l}: subject ${c.subject}, acknowledged ${lane.acked}, in flight ${lane.inFlight}`);
+          lane.acked = c.subject;
+          lane.inFlight = undefined;
+        }
+      }
+      if (round === 3) break;
+      const log = join(dataDir, 'workspaces', readdirSync(join(dataDir, 'workspaces')).find((f) => f.endsWith('.log'))!);
+      const killAfter = 1300 + Math.floor(rand() * 1500);
+      let acks = 0;
+      let killed = false;
+      await Promise.all(lanes.map(async (lane, l) => {
+        while (!killed) {
+          const subject = `lane ${l} round ${round} n ${++lane.n}`;
+          lane.inFlight = subject;
+          try {
+            const r = await call(srv.url, 'PATCH', `/api/v1/conversations/${lane.id}`, { key, body: { subject } });
+            assert.equal(r.status, 200, r.text);
+            lane.acked = subject;
+            lane.inFlight = undefined;
+            if (++acks === killAfter) { killed = true; srv.proc.kill('SIGKILL'); }
+          } catch (e) {
+            if (e instanceof assert.AssertionError) throw e;
+            killed = true;
+          }
+        }
+      }));
+      assert.deepEqual(await srv.exited, { code: null, signal: 'SIGKILL' });
+      const logLines = readFileSync(log).toString('latin1').split('\n').length - 1;
+      assert.ok(logLines < acks, `round ${round}: the log was compacted (${logLines} lines for ${acks} updates)`);
+      t.diagnostic(`round ${round}: killed after ${killAfter} updates; the log has ${logLines} lines`);
+    } finally { await srv.stop('SIGKILL'); }
+  }
+});
+
+/** A data dir with a bootstrap key and `n` conversations, stopped cleanly; returns its workspace log. */
+async function seeded(n: number): Promise<{ dataDir: string; key: string; ids: string[]; log: string }> {
+  const srv = await startServer({ env: { SYNC: 'always' } });
+  const key = await srv.waitForKey();
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = await call(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: `Seed ${i}`, customer: { email: 'seed@example.com' } } });
+    assert.equal(r.status, 201, r.text);
+    ids.push(r.body.conversation.id);
+  }
+  assert.deepEqual(await srv.stop(), { code: 0, signal: null });
+  const dir = join(srv.dataDir, 'workspaces');
+  const logs = readdirSync(dir).filter((f) => f.endsWith('.log'));
+  assert.equal(logs.length, 1);
+  return { dataDir: srv.dataDir, key, ids, log: join(dir, logs[0]) };
+}
+
+test('a log whose last line is cut mid-way starts cleanly: the tail is moved to a .corrupt-* file, earlier records are served', async () => {
+  const { dataDir, key, ids, log } = await seeded(3);
+  const before = readFileSync(log);
+  const lastStart = before.lastIndexOf(0x0a, before.length - 2) + 1;
+  const cutAt = lastStart + Math.floor((before.length - lastStart) / 2);
+  truncateSync(log, cutAt);
+
+  const srv = await startServer({ dataDir });
+  try {
+    for (const id of ids.slice(0, 2)) {
+      const r = await call(srv.url, 'GET', `/api/v1/conversations/${id}`, { key });
+      assert.equal(r.status, 200, r.text);
+    }
+    const lost = await call(srv.url, 'GET', `/api/v1/conversations/${ids[2]}`, { key });
+    assert.equal(lost.status, 404);
+    assert.equal(statSync(log).size, lastStart, 'the log is cut back to its last whole line');
+    const aside = readdirSync(join(dataDir, 'workspaces')).filter((f) => f.includes('.corrupt-'));
+    assert.equal(aside.length, 1, `one .corrupt-* file: ${aside}`);
+    const warning = srv.logLines().find((l) => l.msg === 'torn log tail set aside');
+    assert.deepEqual(warning && { level: warning.level, file: warning.file, keptBytes: warning.keptBytes, savedTo: warning.savedTo },
+      { level: 'warn', file: log, keptBytes: lastStart, savedTo: join(dataDir, 'workspaces', aside[0]) }, 'the cut is reported in the log');
+    assert.deepEqual(readFileSync(join(dataDir, 'workspaces', aside[0])), before.subarray(lastStart, cutAt), 'the torn bytes are kept aside');
+    // The log goes on from the cut: a new write lands after it and survives another restart.
+    const w = await call(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'After the cut', customer: { email: 'seed@example.com' } } });
+    assert.equal(w.status, 201, w.text);
+    ids.push(w.body.conversation.id);
+  } finally { assert.deepEqual(await srv.stop(), { code: 0, signal: null }); }
+
+  const again = await startServer({ dataDir });
+  try {
+    const r = await call(again.url, 'GET', `/api/v1/conversations/${ids[3]}`, { key });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.conversation.subject, 'After the cut');
+    assert.ok(!again.stderr.includes('corrupt'), again.stderr);
+    assert.ok(!again.logLines().some((l) => l.msg === 'torn log tail set aside'), 'nothing more to cut on the next start');
+  } finally { await again.stop(); }
+});
+
+test('a log with a corrupt line in the middle refuses to start: exit 2, one stderr line naming the file, line and byte offset', async () => {
+  const { dataDir, log } = await seeded(4);
+  const buf = readFileSync(log);
+  const line2 = buf.indexOf(0x0a) + 1;
+  const at = buf.indexOf('Seed 1', line2);
+  assert.ok(at > line2);
+  buf[at] = 'Z'.charCodeAt(0); // same length, valid JSON, wrong checksum
+  writeFileSync(log, buf);
+
+  const r = await runServerToExit({ dataDir });
+  assert.deepEqual({ code: r.code, signal: r.signal }, { code: 2, signal: null });
+  const err = lines(r.stderr);
+  assert.equal(err.length, 1, r.stderr);
+  assert.ok(err[0].includes(log), err[0]);
+  assert.match(err[0], /\bline 2\b/);
+  assert.ok(err[0].includes(`byte offset ${line2}`), err[0]);
+  assert.ok(!r.stdout.includes('"listening"'), r.stdout);
+  assert.deepEqual(readFileSync(log), buf, 'the log is left as it was');
+  assert.deepEqual(readdirSync(join(dataDir, 'workspaces')).filter((f) => f.includes('.corrupt-')), []);
+  assert.deepEqual(readdirSync(dataDir).filter((f) => f === 'LOCK'), [], 'the refused start leaves no lock behind');
+});
+
+test('a second server on the same data dir exits 2 naming the lock holder pid; the first keeps its lock and keeps serving', async () => {
+  const first = await startServer();
+  const key = await first.waitForKey();
+  try {
+    const second = await runServerToExit({ dataDir: first.dataDir });
+    assert.deepEqual({ code: second.code, signal: second.signal }, { code: 2, signal: null });
+    const err = lines(second.stderr);
+    assert.equal(err.length, 1, second.stderr);
+    assert.match(err[0], new RegExp(`\\b${first.pid}\\b`));
+    assert.ok(!second.stdout.includes('"listening"'));
+    assert.equal(readFileSync(join(first.dataDir, 'LOCK'), 'utf8').trim(), String(first.pid));
+    const r = await call(first.url, 'GET', '/api/v1/conversations', { key });
+    assert.equal(r.status, 200);
+    const ws = await runCli(first.dataDir, ['workspace', 'list']);
+    assert.equal(ws.code, 0, `the first server's admin socket still answers: ${ws.stderr}`);
+  } finally { await first.stop(); }
+});
+
+test('a stale LOCK (a dead pid, or an empty file) is taken over', async () => {
+  for (const content of [`${await deadPid()}\n`, '']) {
+    const dataDir = tempDir();
+    writeFileSync(join(dataDir, 'LOCK'), content);
+    const srv = await startServer({ dataDir });
+    try {
+      await srv.waitForKey();
+      assert.equal(readFileSync(join(dataDir, 'LOCK'), 'utf8').trim(), String(srv.pid));
+    } finally { assert.deepEqual(await srv.stop(), { code: 0, signal: null }); }
+    assert.deepEqual(readdirSync(dataDir).filter((f) => f === 'LOCK'), [], 'released on a clean stop');
+  }
+});
