@@ -82,6 +82,29 @@ export class Admin {
 
   /** Creates a key; the only answer that ever holds the full `key`. */
   async createKey(a: { workspace?: string; name?: string; scopes?: string; expiresAt?: string }) {
+    const { rec, key } = this.newKey(a);
+    const tx = this.store.system.begin();
+    tx.put('key', rec.id, rec as unknown as Rec);
+    await this.store.system.commit(tx);
+    return { object: 'api_key', id: rec.id, key, prefix: rec.prefix, scopes: rec.scopes, expiresAt: rec.expiresAt, workspaceId: rec.workspaceId, name: rec.name, createdAt: rec.createdAt };
+  }
+
+  /**
+   * The first start (DESIGN §1 "Bootstrap"): a workspace and a full-access key in one
+   * transaction, so a crash between the two cannot leave a workspace nobody can reach.
+   */
+  async bootstrap(): Promise<{ workspaceId: string; name: string; key: string }> {
+    let key = '';
+    const ws = await this.store.createWorkspace('Default workspace', (tx, w) => {
+      const k = this.newKey({ workspace: w.id, name: 'bootstrap', scopes: '*' });
+      tx.put('key', k.rec.id, k.rec as unknown as Rec);
+      key = k.key;
+    });
+    return { workspaceId: ws.id, name: ws.name, key };
+  }
+
+  /** Validates key options and makes the record and the secret (not yet stored). */
+  private newKey(a: { workspace?: string; name?: string; scopes?: string; expiresAt?: string }): { rec: KeyRec; key: string } {
     if (!a.workspace || !this.store.workspaceRec(a.workspace)) throw new AdminError(`no workspace ${JSON.stringify(a.workspace ?? '')}`);
     let scopes: string[];
     try { scopes = parseScopes(a.scopes ?? '*'); } catch (e) { throw new AdminError(`--scopes: ${(e as Error).message}`); }
@@ -96,10 +119,7 @@ export class Admin {
       id: newId(), workspaceId: a.workspace, name: a.name ?? null, prefix: key.slice(0, 12), hash: hashKey(key), scopes,
       createdAt: iso(this.clock.now()), expiresAt, revokedAt: null, lastUsedAt: null,
     };
-    const tx = this.store.system.begin();
-    tx.put('key', rec.id, rec as unknown as Rec);
-    await this.store.system.commit(tx);
-    return { object: 'api_key', id: rec.id, key, prefix: rec.prefix, scopes, expiresAt, workspaceId: rec.workspaceId, name: rec.name, createdAt: rec.createdAt };
+    return { rec, key };
   }
 
   listKeys(workspace: string) {

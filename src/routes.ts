@@ -9,8 +9,9 @@ import { sourceRoutes } from './areas/sources.js';
 import type { Config } from './config.js';
 import type { SecretBox } from './secrets.js';
 import type { Logger } from './logger.js';
+import type { Analyzer } from './ingest/analyze.js';
 
-export interface RouteDeps { store: Store; config: Config; secrets: SecretBox; logger: Logger }
+export interface RouteDeps { store: Store; config: Config; secrets: SecretBox; logger: Logger; analyzer: Analyzer }
 
 export function buildRoutes(deps: RouteDeps): Route[] {
   return [...healthRoutes(deps.store), ...conversationRoutes, ...issueRoutes, ...definitionRoutes, ...sourceRoutes(deps)];

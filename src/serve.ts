@@ -10,6 +10,8 @@ import { Admin } from './admin.js';
 import { adminSocketPath, listenAdminSocket } from './adminSocket.js';
 import { buildRoutes } from './routes.js';
 import { SecretBox } from './secrets.js';
+import { WorkerAnalyzer } from './ingest/pool.js';
+import type { Analyzer } from './ingest/analyze.js';
 import type { Route } from './http/route.js';
 import { Store } from './store/store.js';
 import { ERRORS, errorMessage, type ErrorCode } from './http/errors.js';
@@ -25,6 +27,8 @@ export interface ServerDeps {
   /** Where the bootstrap key is printed (default: stderr). */
   announce?: (text: string) => void;
   compactionSlack?: number;
+  /** Where ingestion parses (default: a worker thread). */
+  analyzer?: Analyzer;
 }
 
 export interface RunningServer {
@@ -63,14 +67,14 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   }
   const admin = new Admin(store, clock);
   if (store.empty && config.bootstrap) {
-    const ws = await admin.createWorkspace('Default workspace');
-    const key = await admin.createKey({ workspace: ws.id, name: 'bootstrap', scopes: '*' });
+    const boot = await admin.bootstrap();
     (deps.announce ?? ((t) => process.stderr.write(t)))(
-      `Created workspace "${ws.name}" (${ws.id}) and a full-access API key.\n` +
-      `API key (shown only this once — keep it somewhere safe): ${key.key}\n`);
+      `Created workspace "${boot.name}" (${boot.workspaceId}) and a full-access API key.\n` +
+      `API key (shown only this once — keep it somewhere safe): ${boot.key}\n`);
   }
   const secrets = SecretBox.load(config.dataDir);
-  const routes = buildRoutes({ store, config, secrets, logger });
+  const analyzer = deps.analyzer ?? new WorkerAnalyzer({ timeoutMs: Math.max(config.sourceFetchTimeoutMs, 60_000) });
+  const routes = buildRoutes({ store, config, secrets, logger, analyzer });
   const app = new App({ store, config, clock, logger, routes });
   const server = http.createServer({
     headersTimeout: config.headersTimeoutMs,
@@ -114,6 +118,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     const deadline = new Promise<void>((r) => setTimeout(r, config.shutdownTimeoutMs).unref());
     await Promise.race([app.whenIdle(), deadline]);
     server.closeAllConnections();
+    await analyzer.close();
     await store.close();
     logger.info('stopped', {});
   })();

@@ -7,7 +7,7 @@
 import { Db, type ChangeListener, type Rec } from './store/db.js';
 import { SortedIndex } from './store/sorted.js';
 import type { StoreFs } from './store/fs.js';
-import { SearchIndex } from './search/bm25.js';
+import { SearchIndex, type SourceEntry } from './search/bm25.js';
 
 /** The stored output of one ingestion (record type `source_index`, id = source id). */
 export interface SourceIndexRec {
@@ -72,6 +72,8 @@ export class Workspace {
   readonly endpointSource = new Map<string, string>();
   /** BM25 index over every source's chunks. */
   readonly search = new SearchIndex();
+  /** Postings prepared off the main thread for an index record about to be put (by record). */
+  readonly preparedSearch = new WeakMap<object, SourceEntry>();
 
   private constructor(readonly id: string) {}
 
@@ -181,7 +183,7 @@ export class Workspace {
         if (next) {
           const idx = next as unknown as SourceIndexRec;
           for (const e of idx.endpoints) this.endpointSource.set(e.id, id);
-          this.search.addSource(id, idx.chunks.map((c) => ({ documentId: idx.documents[c.d].id, title: idx.documents[c.d].title, text: c.t })));
+          this.search.addSource(id, idx.chunks.map((c) => ({ documentId: idx.documents[c.d].id, title: idx.documents[c.d].title, text: c.t })), this.preparedSearch.get(next));
         }
         return;
       }

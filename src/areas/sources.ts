@@ -14,6 +14,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../secrets.js';
 import { ingest, isGithubRepoUrl, type Ingested, type IngestRequest } from '../ingest/ingest.js';
+import type { Analyzer } from '../ingest/analyze.js';
 import { IngestError } from '../ingest/types.js';
 import { FetchError } from '../ingest/fetch.js';
 import { SOURCE_TYPES } from '../ingest/detect.js';
@@ -54,7 +55,7 @@ const searchResult = s.object({
   score: s.any({ description: 'BM25 score (number), higher is better' }), text: s.string(),
 });
 
-export interface SourceDeps { config: Config; secrets: SecretBox; logger: Logger }
+export interface SourceDeps { config: Config; secrets: SecretBox; logger: Logger; analyzer: Analyzer }
 
 /** Turns an ingestion failure into the source's `error` text; unexpected errors are logged, not shown. */
 function failureMessage(err: unknown, logger: Logger, requestId: string): string {
@@ -63,14 +64,22 @@ function failureMessage(err: unknown, logger: Logger, requestId: string): string
   return 'the content could not be ingested because of an internal parser error';
 }
 
-function indexRecord(out: Ingested): SourceIndexRec {
+/**
+ * The stored index record of an ingestion. Chunk texts are the prepared postings' own strings
+ * (one copy in memory), and the postings learn the documents' ids.
+ */
+function indexRecord(ws: Workspace, out: Ingested): SourceIndexRec {
   const documents = out.parsed.documents.map((d) => ({ id: newId(), kind: d.kind || null, title: d.title || null }));
-  return {
+  const p = out.prepared;
+  p.documentIds = out.chunks.map((c) => documents[c.documentIndex].id);
+  const rec: SourceIndexRec = {
     documents,
     endpoints: out.parsed.endpoints.map((e) => ({ id: newId(), method: e.method || null, path: e.path || null, documentId: e.documentIndex === undefined ? undefined : documents[e.documentIndex]?.id })),
-    chunks: out.chunks.map((c) => ({ d: c.documentIndex, t: c.text })),
+    chunks: out.chunks.map((c, i) => ({ d: c.documentIndex, t: p.texts[i] })),
     ...(out.parsed.serverUrl ? { serverUrl: out.parsed.serverUrl } : {}),
   };
+  ws.preparedSearch.set(rec, p);
+  return rec;
 }
 
 export function sourceRoutes(deps: SourceDeps) {
@@ -78,7 +87,7 @@ export function sourceRoutes(deps: SourceDeps) {
   const running = new Set<string>();
   const fetchOpts = () => ({
     fetch: { timeoutMs: config.sourceFetchTimeoutMs, maxBytes: config.sourceFetchMaxBytes, allowPrivate: config.sourceFetchAllowPrivate },
-    crawlMaxPages: config.sourceCrawlMaxPages, githubApiUrl: config.githubApiUrl,
+    crawlMaxPages: config.sourceCrawlMaxPages, githubApiUrl: config.githubApiUrl, analyzer: deps.analyzer,
   });
 
   /** Runs an ingestion for `src` and writes the outcome (status, error, index) in `ctx.tx()`. */
@@ -100,7 +109,7 @@ export function sourceRoutes(deps: SourceDeps) {
     const tx = ctx.tx();
     tx.put(T.source, src.id, next as unknown as Rec);
     let idx = ws.get<SourceIndexRec>(T.sourceIndex, src.id);
-    if (out) { idx = indexRecord(out); tx.put(T.sourceIndex, src.id, idx as unknown as Rec); }
+    if (out) { idx = indexRecord(ws, out); tx.put(T.sourceIndex, src.id, idx as unknown as Rec); }
     return { src: next, idx };
   }
 

@@ -4,17 +4,9 @@
  * endpoints, chunks). Parsing is pure; fetching goes through the SSRF-safe fetcher.
  */
 import { IngestError, type ParsedSource } from './types.js';
-import { classifyValue, detectContent, parseStructured, type ContentType, type SourceType } from './detect.js';
-import { parseOpenApi } from './openapi.js';
-import { parseAsyncApi } from './asyncapi.js';
-import { parsePostman } from './postman.js';
-import { parseGraphql, parseGraphqlIntrospection } from './graphql.js';
-import { parseProto } from './proto.js';
-import { parseWsdl } from './wsdl.js';
-import { parseJsonDocuments } from './json.js';
-import { parseMarkdown } from './markdown.js';
-import { parseHtml } from './html.js';
-import { chunkDocuments } from './chunk.js';
+import type { ContentType, SourceType } from './detect.js';
+import type { Analyzer } from './analyze.js';
+import type { SourceEntry } from '../search/bm25.js';
 import { fetchDocument, type FetchOptions } from './fetch.js';
 import { crawlWebsite } from './crawl.js';
 import { fetchGithubDocs } from './github.js';
@@ -25,6 +17,8 @@ export interface IngestDeps {
   fetch: FetchOptions;
   crawlMaxPages: number;
   githubApiUrl: string;
+  /** Where parsing, chunking and postings run (a worker thread in the server). */
+  analyzer: Analyzer;
 }
 
 export interface Ingested {
@@ -32,44 +26,11 @@ export interface Ingested {
   type: SourceType;
   parsed: ParsedSource;
   chunks: Array<{ documentIndex: number; text: string }>;
+  /** Search postings of the chunks (their documentIds are document indexes). */
+  prepared: SourceEntry;
 }
 
 const CONTENT_TYPES: readonly string[] = ['openapi', 'json', 'text', 'graphql', 'postman', 'asyncapi', 'grpc', 'soap'];
-
-/**
- * Parses `text` as `type` (or detects it for `auto`).
- * @throws IngestError saying why the content cannot be ingested, with line and column where known.
- */
-export function parseContent(type: ContentType | 'auto', text: string, mediaType?: string): { type: ContentType; parsed: ParsedSource } {
-  if (text.trim() === '') throw new IngestError('the content is empty');
-  let detected: { type: ContentType; html?: boolean; value?: unknown };
-  if (type === 'auto') detected = detectContent(text, mediaType);
-  else if (type === 'openapi' || type === 'asyncapi' || type === 'postman' || type === 'json') {
-    const value = parseStructured(text);
-    const found = classifyValue(value);
-    if (type !== 'json' && found !== type) throw new IngestError(`the content is not ${article(type)} document (it looks like ${found === 'json' ? 'plain JSON/YAML data' : found})`);
-    detected = { type, value };
-  } else if (type === 'graphql') {
-    const start = text.trimStart()[0];
-    detected = { type, value: start === '{' ? parseStructured(text) : undefined };
-  } else detected = { type, html: type === 'text' ? detectContent(text, mediaType).html : undefined };
-
-  const v = detected.value;
-  switch (detected.type) {
-    case 'openapi': return { type: 'openapi', parsed: parseOpenApi(v) };
-    case 'asyncapi': return { type: 'asyncapi', parsed: parseAsyncApi(v) };
-    case 'postman': return { type: 'postman', parsed: parsePostman(v) };
-    case 'graphql': return { type: 'graphql', parsed: v !== undefined ? parseGraphqlIntrospection(v) : parseGraphql(text) };
-    case 'grpc': return { type: 'grpc', parsed: parseProto(text) };
-    case 'soap': return { type: 'soap', parsed: parseWsdl(text) };
-    case 'json': return { type: 'json', parsed: parseJsonDocuments(v) };
-    case 'text': return { type: 'text', parsed: detected.html ? parseHtml(text) : parseMarkdown(text) };
-  }
-}
-
-function article(t: string): string {
-  return `${/^[aeiou]/.test(t) ? 'an' : 'a'} ${t === 'openapi' ? 'OpenAPI' : t === 'asyncapi' ? 'AsyncAPI' : t === 'postman' ? 'Postman collection' : t}`;
-}
 
 /** Decodes a fetched body with the charset of its Content-Type (UTF-8 when absent or unknown), as the website crawl does. */
 function decodeBody(body: Buffer, contentType: string | undefined): string {
@@ -89,36 +50,30 @@ export const isGithubRepoUrl = (url: string): boolean => /^https?:\/\/(www\.)?gi
  * @throws IngestError or FetchError; their message becomes the source's `error`.
  */
 export async function ingest(req: IngestRequest, deps: IngestDeps): Promise<Ingested> {
-  let type: SourceType;
-  let parsed: ParsedSource;
+  const { analyzer } = deps;
   if (req.content !== undefined) {
     if (req.type === 'url' || req.type === 'website' || req.type === 'github') throw new IngestError(`a ${req.type} source is fetched from its url; pasted content cannot be ingested as ${req.type}`);
     if (!CONTENT_TYPES.includes(req.type) && req.type !== 'auto') throw new IngestError(`type ${req.type} cannot be ingested here`);
-    ({ type, parsed } = parseContent(req.type as ContentType | 'auto', req.content));
-  } else {
-    const url = req.url!;
-    if (req.type === 'website') {
-      const site = await crawlWebsite(url, { ...deps.fetch, maxPages: deps.crawlMaxPages, maxDepth: 3 });
-      type = 'website';
-      parsed = { title: site.pages[0]?.title, documents: site.pages.flatMap((p) => p.documents), endpoints: [] };
-    } else if (req.type === 'github' || (req.type === 'auto' && isGithubRepoUrl(url))) {
-      // The configured GitHub API is trusted (it may be a local mirror), for github sources only.
-      const gh = await fetchGithubDocs(url, { ...deps.fetch, apiUrl: deps.githubApiUrl, trustedOrigins: [new URL(deps.githubApiUrl).origin] });
-      type = 'github';
-      parsed = { title: gh.title, documents: gh.documents, endpoints: [] };
-    } else {
-      const doc = await fetchDocument(url, deps.fetch);
-      const text = decodeBody(doc.body, doc.headers['content-type']);
-      const want = req.type === 'auto' || req.type === 'url' ? 'auto' : req.type;
-      if (!CONTENT_TYPES.includes(want) && want !== 'auto') throw new IngestError(`type ${want} cannot be ingested here`);
-      const r = parseContent(want as ContentType | 'auto', text, doc.contentType);
-      // A plain page stays a `url` source; an API description found at a URL keeps its own type.
-      type = req.type === 'url' || r.type === 'text' ? 'url' : r.type;
-      parsed = r.parsed;
-      if (type === 'url' && r.type === 'text') parsed = { ...parsed, documents: parsed.documents.map((d) => ({ ...d, kind: 'page' })) };
-    }
+    return analyzer.analyzeText(req.type as ContentType | 'auto', req.content);
   }
-  if (parsed.documents.length === 0) throw new IngestError('no documents could be extracted from the content');
-  const chunks = chunkDocuments(parsed.documents).map((c) => ({ documentIndex: c.documentIndex, text: c.text }));
-  return { type, parsed, chunks };
+  const url = req.url!;
+  if (req.type === 'website') {
+    const site = await crawlWebsite(url, { ...deps.fetch, maxPages: deps.crawlMaxPages, maxDepth: 3 });
+    const parsed: ParsedSource = { title: site.pages[0]?.title, documents: site.pages.flatMap((p) => p.documents), endpoints: [] };
+    return { ...(await analyzer.analyzeParsed('text', parsed)), type: 'website' };
+  }
+  if (req.type === 'github' || (req.type === 'auto' && isGithubRepoUrl(url))) {
+    // The configured GitHub API is trusted (it may be a local mirror), for github sources only.
+    const gh = await fetchGithubDocs(url, { ...deps.fetch, apiUrl: deps.githubApiUrl, trustedOrigins: [new URL(deps.githubApiUrl).origin] });
+    return { ...(await analyzer.analyzeParsed('text', { title: gh.title, documents: gh.documents, endpoints: [] })), type: 'github' };
+  }
+  const doc = await fetchDocument(url, deps.fetch);
+  const text = decodeBody(doc.body, doc.headers['content-type']);
+  const want = req.type === 'auto' || req.type === 'url' ? 'auto' : req.type;
+  if (!CONTENT_TYPES.includes(want) && want !== 'auto') throw new IngestError(`type ${want} cannot be ingested here`);
+  const r = await analyzer.analyzeText(want as ContentType | 'auto', text, doc.contentType);
+  // A plain page stays a `url` source; an API description found at a URL keeps its own type.
+  const type: SourceType = req.type === 'url' || r.type === 'text' ? 'url' : r.type;
+  if (r.type !== 'text') return { ...r, type };
+  return { ...r, type, parsed: { ...r.parsed, documents: r.parsed.documents.map((d) => ({ ...d, kind: 'page' })) } };
 }

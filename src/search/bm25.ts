@@ -59,7 +59,8 @@ export interface SearchStats {
   terms: number;
 }
 
-interface SourceEntry {
+/** One source's postings, built by {@link prepareSource} (possibly on a worker thread). */
+export interface SourceEntry {
   documentIds: string[];
   titles: (string | null)[];
   texts: string[];
@@ -82,8 +83,11 @@ function detach(s: string): string {
   return s.length < 13 ? s : (' ' + s).slice(1);
 }
 
-/** Tokenizes and lays out one source's postings; touches no global state. */
-function buildSource(chunks: ReadonlyArray<SearchChunk>): SourceEntry {
+/**
+ * Tokenizes and lays out one source's postings; touches no global state, so it can run on a
+ * worker thread and its result (plain arrays, a Map and typed arrays) be cloned back.
+ */
+export function prepareSource(chunks: ReadonlyArray<SearchChunk>): SourceEntry {
   const n = chunks.length;
   const documentIds = new Array<string>(n);
   const titles = new Array<string | null>(n);
@@ -210,10 +214,11 @@ export class SearchIndex {
 
   /**
    * Indexes `chunks` as the content of `sourceId`, replacing whatever that source had before.
-   * Costs O(size of the new chunks + postings of the replaced ones).
+   * Costs O(size of the new chunks + postings of the replaced ones); with `prepared` (the
+   * {@link prepareSource} of the same chunks) only O(distinct terms).
    */
-  addSource(sourceId: string, chunks: ReadonlyArray<SearchChunk>): void {
-    const entry = buildSource(chunks);
+  addSource(sourceId: string, chunks: ReadonlyArray<SearchChunk>, prepared?: SourceEntry): void {
+    const entry = prepared ?? prepareSource(chunks);
     this.removeSource(sourceId);
     const { df } = this;
     for (const [term, id] of entry.termIds) {

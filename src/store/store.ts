@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Db, type Rec } from './db.js';
+import { Db, type Rec, type Tx } from './db.js';
 import { nodeFs, type StoreFs } from './fs.js';
 import { acquireLock } from './lock.js';
 import { Workspace } from '../workspace.js';
@@ -93,12 +93,16 @@ export class Store {
   /** True when no workspace exists yet (bootstrap decides on this). */
   get empty(): boolean { return this.system.table('workspace').size === 0; }
 
-  /** Creates a workspace and its (empty) log; resolves once durable. */
-  async createWorkspace(name: string): Promise<WorkspaceRec> {
+  /**
+   * Creates a workspace and its (empty) log; resolves once durable. `within` may add records
+   * (a first key) to the same system-log transaction, so both exist or neither does.
+   */
+  async createWorkspace(name: string, within?: (tx: Tx, ws: WorkspaceRec) => void): Promise<WorkspaceRec> {
     const rec: WorkspaceRec = { id: randomUUID(), name, createdAt: iso(this.opts.clock.now()) };
     await this.openWorkspace(rec.id);
     const tx = this.system.begin();
     tx.put('workspace', rec.id, rec as unknown as Rec);
+    try { within?.(tx, rec); } catch (e) { tx.abort(); throw e; }
     await this.system.commit(tx);
     return rec;
   }
