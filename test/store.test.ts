@@ -159,3 +159,21 @@ test('compaction runs by itself when dead records outweigh live ones', async () 
   assert.ok(db.stats().ops < 20, `ops ${db.stats().ops}`);
   await db.close();
 });
+
+test('compaction leaves out changes of a transaction that is open (not yet committed), and its abort stays consistent', async () => {
+  const file = join(tmp(), 'a.log');
+  const db = await open(file, nodeFs, { compactionSlack: 1_000_000 });
+  const t0 = db.begin(); t0.put('t', 'k', { v: 0 }); t0.put('t', 'gone', { v: 0 }); await db.commit(t0);
+  const openTx = db.begin();
+  openTx.put('t', 'k', { v: 1 });
+  openTx.del('t', 'gone');
+  openTx.put('t', 'new', { v: 1 });
+  await db.compact();
+  openTx.abort();
+  await db.close();
+  const db2 = await open(file);
+  assert.deepEqual(db2.get('t', 'k'), { v: 0 });
+  assert.deepEqual(db2.get('t', 'gone'), { v: 0 });
+  assert.equal(db2.get('t', 'new'), undefined);
+  await db2.close();
+});

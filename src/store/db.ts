@@ -42,26 +42,29 @@ export interface DbOptions {
 /** A set of changes that becomes durable as one log line. */
 export class Tx {
   readonly ops: Op[] = [];
-  /** (type, id, previous value) per change, for undo. */
-  readonly undo: Array<readonly [string, string, Rec | undefined]> = [];
+  /** (type, id, previous value, db-wide sequence number) per change, for undo and compaction. */
+  readonly undo: Array<readonly [string, string, Rec | undefined, number]> = [];
   undone = false;
   constructor(private readonly db: Db) {}
   /** Puts `value` as the record (type, id); visible to readers at once. */
   put(type: string, id: string, value: Rec): void {
-    this.undo.push([type, id, this.db.set(type, id, value)]);
+    this.db.opened(this);
+    this.undo.push([type, id, this.db.set(type, id, value), this.db.nextSeq()]);
     this.ops.push(['p', type, id, value]);
   }
   /** Deletes the record (type, id) if present. */
   del(type: string, id: string): void {
     const prev = this.db.set(type, id, undefined);
     if (prev === undefined) return;
-    this.undo.push([type, id, prev]);
+    this.db.opened(this);
+    this.undo.push([type, id, prev, this.db.nextSeq()]);
     this.ops.push(['d', type, id]);
   }
   /** Reverts this transaction's changes in memory (before or instead of commit). */
   abort(): void {
     if (this.undone) return;
     this.undone = true;
+    this.db.closed(this);
     for (let i = this.undo.length - 1; i >= 0; i--) {
       const [type, id, prev] = this.undo[i];
       this.db.set(type, id, prev);
@@ -74,6 +77,9 @@ export class Db {
   private readonly listeners: ChangeListener[];
   private log!: AppendLog;
   private readonly inflight = new Set<Tx>();
+  /** Transactions with changes in memory that are not yet handed to the log. */
+  private readonly open = new Set<Tx>();
+  private seq = 0;
   private live = 0;
   /** Ops in the log file (live + dead). */
   private ops = 0;
@@ -130,6 +136,12 @@ export class Db {
   }
 
   begin(): Tx { return new Tx(this); }
+  /** @internal bookkeeping of {@link Tx}. */
+  opened(tx: Tx): void { this.open.add(tx); }
+  /** @internal */
+  closed(tx: Tx): void { this.open.delete(tx); }
+  /** @internal */
+  nextSeq(): number { return ++this.seq; }
 
   /** Why this log refuses writes, or null. */
   get failed(): Error | null { return this.log.failed; }
@@ -143,7 +155,9 @@ export class Db {
     if (tx.ops.length === 0) return;
     this.inflight.add(tx);
     try {
-      await this.log.append(encodeLine(JSON.stringify(tx.ops)), tx);
+      const written = this.log.append(encodeLine(JSON.stringify(tx.ops)), tx);
+      this.open.delete(tx); // now queued: compaction sees it through the log's queue
+      await written;
       this.ops += tx.ops.length;
     } catch (err) {
       const later = [...this.inflight];
@@ -177,13 +191,15 @@ export class Db {
     await this.log.pause();
     let replacement: { fd: number; size: number } | undefined;
     try {
-      // Memory holds the lines still queued; the snapshot must be the durable state, so take
-      // each record touched by a queued transaction as it was before the first of them.
-      const before = new Map<string, Rec | undefined>();
-      for (const tag of this.log.queuedTags()) {
-        for (const [type, id, prev] of (tag as Tx).undo) {
+      // Memory holds changes not yet on disk — queued lines and transactions still open; the
+      // snapshot must be the durable state, so take each record they touched as it was
+      // before the earliest of those changes.
+      const before = new Map<string, { prev: Rec | undefined; seq: number }>();
+      for (const tx of [...(this.log.queuedTags() as Tx[]), ...this.open]) {
+        for (const [type, id, prev, seq] of tx.undo) {
           const k = `${type}\u0000${id}`;
-          if (!before.has(k)) before.set(k, prev);
+          const seen = before.get(k);
+          if (!seen || seq < seen.seq) before.set(k, { prev, seq });
         }
       }
       const records: Array<readonly [string, string, Rec]> = [];
@@ -191,11 +207,11 @@ export class Db {
       for (const [type, table] of this.tables) {
         for (const [id, rec] of table) {
           const k = `${type}\u0000${id}`;
-          const value = before.has(k) ? before.get(k) : rec;
+          const value = before.has(k) ? before.get(k)!.prev : rec;
           if (value !== undefined && retain(type, value)) records.push([type, id, value]);
         }
       }
-      for (const [k, prev] of before) {
+      for (const [k, { prev }] of before) {
         const [type, id] = k.split('\u0000');
         if (prev !== undefined && !this.tables.get(type)?.has(id) && retain(type, prev)) records.push([type, id, prev]);
       }
