@@ -10,9 +10,11 @@ import type { Config } from './config.js';
 import type { SecretBox } from './secrets.js';
 import type { Logger } from './logger.js';
 import type { Analyzer } from './ingest/analyze.js';
+import type { UsageCounter } from './usage.js';
+import { usageRoutes } from './areas/usage.js';
 
-export interface RouteDeps { store: Store; config: Config; secrets: SecretBox; logger: Logger; analyzer: Analyzer }
+export interface RouteDeps { store: Store; config: Config; secrets: SecretBox; logger: Logger; analyzer: Analyzer; usage: UsageCounter }
 
 export function buildRoutes(deps: RouteDeps): Route[] {
-  return [...healthRoutes(deps.store), ...conversationRoutes, ...issueRoutes, ...definitionRoutes, ...sourceRoutes(deps)];
+  return [...healthRoutes(deps.store), ...conversationRoutes, ...issueRoutes, ...definitionRoutes, ...sourceRoutes(deps), ...usageRoutes(deps.usage)];
 }

@@ -11,6 +11,7 @@ import { adminSocketPath, listenAdminSocket } from './adminSocket.js';
 import { buildRoutes } from './routes.js';
 import { SecretBox } from './secrets.js';
 import { WorkerAnalyzer } from './ingest/pool.js';
+import { UsageCounter } from './usage.js';
 import type { Analyzer } from './ingest/analyze.js';
 import type { Route } from './http/route.js';
 import { Store } from './store/store.js';
@@ -38,6 +39,7 @@ export interface RunningServer {
   store: Store;
   admin: Admin;
   http: http.Server;
+  usage: UsageCounter;
   /** The route table this server serves. */
   routes: Route[];
   /** Graceful stop: refuse new requests (503), finish in-flight ones, flush, close. */
@@ -74,8 +76,10 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   }
   const secrets = SecretBox.load(config.dataDir);
   const analyzer = deps.analyzer ?? new WorkerAnalyzer({ timeoutMs: Math.max(config.sourceFetchTimeoutMs, 60_000) });
-  const routes = buildRoutes({ store, config, secrets, logger, analyzer });
-  const app = new App({ store, config, clock, logger, routes });
+  const usage = new UsageCounter(store, clock, logger);
+  usage.start();
+  const routes = buildRoutes({ store, config, secrets, logger, analyzer, usage });
+  const app = new App({ store, config, clock, logger, routes, onAuthenticated: (wsId) => usage.countRequest(wsId) });
   const server = http.createServer({
     headersTimeout: config.headersTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
@@ -119,8 +123,9 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     await Promise.race([app.whenIdle(), deadline]);
     server.closeAllConnections();
     await analyzer.close();
+    await usage.close();
     await store.close();
     logger.info('stopped', {});
   })();
-  return { url, port, app, store, admin, http: server, routes, close };
+  return { url, port, app, store, admin, http: server, routes, usage, close };
 }

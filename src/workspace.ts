@@ -32,6 +32,8 @@ export const T = {
   sourceContent: 'source_content',
   /** A source's ingestion output: documents, endpoints, chunks. */
   sourceIndex: 'source_index',
+  /** Usage counts of one UTC month (id `YYYY-MM`). */
+  usage: 'usage',
 } as const;
 
 export interface WorkspaceOptions {

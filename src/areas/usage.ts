@@ -1,0 +1,23 @@
+/** `GET /api/v1/usage` (DESIGN §5 "Usage"): the current UTC month's API requests and live API checks. */
+import { s } from '../http/schema.js';
+import { route } from '../http/route.js';
+import type { UsageCounter } from '../usage.js';
+
+export const usageSchema = s.object({
+  object: s.enum(['usage'] as const),
+  periodStart: s.string({ format: 'date-time' }),
+  periodEnd: s.string({ format: 'date-time' }),
+  apiRequests: s.integer({ minimum: 0 }),
+  liveApiChecks: s.integer({ minimum: 0 }),
+});
+
+export function usageRoutes(usage: UsageCounter) {
+  return [
+    route({
+      method: 'GET', path: '/api/v1/usage', operationId: 'retrieveUsage', tag: 'Usage', scope: 'usage:read',
+      summary: 'Current UTC month: authenticated API requests (this one included) and live API checks of the workspace.',
+      success: { status: 200, schema: usageSchema, description: 'The usage of the current month.' },
+      handler: (ctx) => ({ status: 200, body: { object: 'usage', ...usage.current(ctx.ws.id) } }),
+    }),
+  ];
+}
