@@ -8,6 +8,8 @@ import { Db, type ChangeListener, type Rec } from './store/db.js';
 import { SortedIndex } from './store/sorted.js';
 import type { StoreFs } from './store/fs.js';
 import { SearchIndex, type SourceEntry } from './search/bm25.js';
+import { ClientIndex } from './clients.js';
+import { deriveEvents } from './analytics.js';
 
 /** The stored output of one ingestion (record type `source_index`, id = source id). */
 export interface SourceIndexRec {
@@ -76,8 +78,12 @@ export class Workspace {
   readonly search = new SearchIndex();
   /** Postings prepared off the main thread for an index record about to be put (by record). */
   readonly preparedSearch = new WeakMap<object, SourceEntry>();
+  /** Client aggregates, kept up to date on every conversation and issue change. */
+  readonly clients: ClientIndex;
 
-  private constructor(readonly id: string) {}
+  private constructor(readonly id: string) {
+    this.clients = new ClientIndex(id);
+  }
 
   /** Replays the workspace's log at `path` into memory and opens it for writing. */
   static async open(id: string, path: string, opts: WorkspaceOptions): Promise<Workspace> {
@@ -89,6 +95,7 @@ export class Workspace {
       onError: opts.onError,
       compactionSlack: opts.compactionSlack,
       listeners: [(type, rid, prev, next) => ws.onChange(type, rid, prev, next), ...(opts.listeners ?? [])],
+      derive: deriveEvents((type, rid) => ws.db.get(type, rid)),
       retain: (type, rec) => type !== T.idempotency || opts.now() - Date.parse(rec.createdAt as string) < IDEMPOTENCY_TTL_MS,
     });
     await ws.failInterruptedIngestions(opts.now());
@@ -121,6 +128,7 @@ export class Workspace {
   }
 
   private onChange(type: string, id: string, prev: Rec | undefined, next: Rec | undefined): void {
+    if (type === T.conversation || type === T.issue) this.clients.onChange(type, id, prev, next, (cid) => this.db.get(T.conversation, cid));
     switch (type) {
       case T.conversation: {
         if (prev) {

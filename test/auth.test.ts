@@ -179,13 +179,16 @@ test('a key with several scopes gets each of them', () => withServer(async (srv)
 }));
 
 test('every scoped route refuses a key without its scope, with the exact 403 body, and * passes them all', () => withServer(async (srv) => {
-  const unrelated = await srv.newKey({ scopes: 'usage:read' });
+  // A key whose only scope belongs to another area than the route's.
+  const agentsOnly = await srv.newKey({ scopes: 'agents:read' });
+  const usageOnly = await srv.newKey({ scopes: 'usage:read' });
   const star = await srv.newKey({ scopes: '*' });
   const routes = srv.routes.filter((r) => r.scope !== null);
   assert.ok(routes.length >= 10);
   for (const r of routes) {
     const path = r.path.replace(/\{\w+\}/g, 'missing-id');
     const junk = r.method === 'GET' ? {} : { raw: 'not even json', headers: { 'Content-Type': 'text/plain' } };
+    const unrelated = r.scope === 'agents:read' ? usageOnly : agentsOnly;
     const denied = await srv.call(r.method, path, { key: unrelated, ...junk });
     assert.equal(denied.status, 403, `${r.method} ${r.path}`);
     assert.deepEqual(denied.body, scopeError(r.scope!));

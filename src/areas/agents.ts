@@ -8,6 +8,8 @@ import { iso } from '../clock.js';
 import { generateWidgetKey } from '../auth/keys.js';
 import { T } from '../workspace.js';
 import type { Rec, Tx } from '../store/db.js';
+import { route } from '../http/route.js';
+import { listSchema, notFound, pageParams, paginate } from './common.js';
 
 export interface Agent { id: string; name: string; description: string; enabled: boolean; widgetKey: string; createdAt: string; updatedAt: string }
 
@@ -24,3 +26,33 @@ export function createAgent(tx: Tx, input: Static<typeof agentInput>, at: number
   tx.put(T.agent, a.id, a as unknown as Rec);
   return a;
 }
+
+const isoSchema = s.string({ format: 'date-time' });
+export const agentSchema = s.object({
+  object: s.enum(['agent'] as const), id: s.string(), name: s.string(), description: s.string(), enabled: s.boolean(),
+  widgetKey: s.string(), createdAt: isoSchema, updatedAt: isoSchema,
+});
+const agentView = (a: Agent) => ({ object: 'agent', ...a });
+
+export const agentRoutes = [
+  route({
+    method: 'GET', path: '/api/v1/agents', operationId: 'listAgents', tag: 'Agents', scope: 'agents:read',
+    summary: 'List AI support agents, oldest first, with their public widget keys.',
+    query: s.object({ ...pageParams }),
+    success: { status: 200, schema: listSchema('agents', agentSchema), description: 'A page of agents.' },
+    handler: (ctx) => {
+      const page = paginate(ctx, 'agents', ctx.ws.agentOrder, 'asc', ctx.query, (id) => ctx.ws.get<Agent>(T.agent, id));
+      return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, agents: page.items.map(agentView) } };
+    },
+  }),
+  route({
+    method: 'GET', path: '/api/v1/agents/{agentId}', operationId: 'retrieveAgent', tag: 'Agents', scope: 'agents:read',
+    summary: 'Retrieve an agent.',
+    success: { status: 200, schema: s.object({ agent: agentSchema }), description: 'The agent.' },
+    handler: (ctx) => {
+      const a = ctx.ws.get<Agent>(T.agent, ctx.params.agentId);
+      if (!a) throw notFound();
+      return { status: 200, body: { agent: agentView(a) } };
+    },
+  }),
+];

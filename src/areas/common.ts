@@ -72,3 +72,21 @@ export function compact<O extends Record<string, unknown>>(o: O): O {
   for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
   return o;
 }
+
+/**
+ * Cursor pagination over a fixed, ordered array (definitions such as statuses): the cursor is
+ * the signed position of the last item returned.
+ * @throws ApiError 400 for a cursor of another list or workspace.
+ */
+export function paginateArray<R>(ctx: Ctx<unknown, unknown>, list: string, items: readonly R[], q: { limit?: number; cursor?: string }): Page<R> {
+  const limit = q.limit ?? DEFAULT_LIMIT;
+  let from = 0;
+  if (q.cursor !== undefined) {
+    const pos = Number(ctx.cursors.decode(ctx.ws.id, list, q.cursor));
+    if (!Number.isSafeInteger(pos) || pos < 0) throw new ApiError('invalid_request', 'query parameter cursor is invalid');
+    from = pos;
+  }
+  const page = items.slice(from, from + limit);
+  const hasMore = from + limit < items.length;
+  return { items: page, hasMore, nextCursor: hasMore ? ctx.cursors.encode(ctx.ws.id, list, String(from + limit)) : null };
+}

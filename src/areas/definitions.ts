@@ -9,7 +9,9 @@ import { newId } from '../ids.js';
 import { iso } from '../clock.js';
 import { T, type Workspace } from '../workspace.js';
 import type { Rec, Tx } from '../store/db.js';
-import { listSchema, pageParams, paginate } from './common.js';
+import { listSchema, pageParams, paginate, paginateArray, PRIORITIES } from './common.js';
+import { CONVERSATION_STATUSES } from './conversations.js';
+import { ISSUE_STATES } from './issues.js';
 
 export const FIELD_TYPES = ['text', 'number', 'decimal', 'boolean', 'date', 'datetime', 'url', 'select', 'multiselect'] as const;
 export const FILL_MODES = ['manual', 'ai', 'api', 'customer'] as const;
@@ -69,6 +71,54 @@ export const definitionRoutes = [
     handler: (ctx) => {
       const page = paginate(ctx, 'custom-fields', ctx.ws.customFieldOrder, 'asc', ctx.query, (id) => ctx.ws.get<CustomField>(T.customField, id));
       return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, customFields: page.items.map(customFieldView) } };
+    },
+  }),
+];
+
+/** A tag record: tags come from import, the CLI, and use on issues (DESIGN §5). */
+export interface Tag { id: string; name: string; createdAt: string; enabled?: boolean }
+
+export const tagSchema = s.object({ object: s.enum(['tag'] as const), id: s.string(), name: s.string() });
+export const statusSchema = s.object({ object: s.enum(['status'] as const), id: s.string(), name: s.string(), resource: s.enum(['conversation', 'issue'] as const) });
+export const prioritySchema = s.object({ object: s.enum(['priority'] as const), id: s.string(), name: s.string(), rank: s.integer({ minimum: 1, maximum: 4 }) });
+
+/** One status per enumeration value (DESIGN §5); the id is `<resource>.<value>`. */
+export const STATUSES = [
+  ...CONVERSATION_STATUSES.map((v) => ({ object: 'status', id: `conversation.${v}`, name: v, resource: 'conversation' })),
+  ...ISSUE_STATES.map((v) => ({ object: 'status', id: `issue.${v}`, name: v, resource: 'issue' })),
+];
+/** `urgent` rank 1 … `low` rank 4 (DESIGN §5). */
+export const PRIORITY_LIST = PRIORITIES.map((v, i) => ({ object: 'priority', id: v, name: v, rank: i + 1 }));
+
+export const definitionListRoutes = [
+  route({
+    method: 'GET', path: '/api/v1/tags', operationId: 'listTags', tag: 'Definitions', scope: 'definitions:read',
+    summary: 'List the workspace\'s tags (from import, the CLI and use on issues), by name; disabled tags are left out.',
+    query: s.object({ ...pageParams }),
+    success: { status: 200, schema: listSchema('tags', tagSchema), description: 'A page of tags.' },
+    handler: (ctx) => {
+      const page = paginate(ctx, 'tags', ctx.ws.tagOrder, 'asc', ctx.query, (id) => ctx.ws.get<Tag>(T.tag, id), (t) => t.enabled !== false);
+      return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, tags: page.items.map((t) => ({ object: 'tag', id: t.id, name: t.name })) } };
+    },
+  }),
+  route({
+    method: 'GET', path: '/api/v1/statuses', operationId: 'listStatuses', tag: 'Definitions', scope: 'definitions:read',
+    summary: 'List the statuses of conversations and the states of issues.',
+    query: s.object({ ...pageParams }),
+    success: { status: 200, schema: listSchema('statuses', statusSchema), description: 'A page of statuses.' },
+    handler: (ctx) => {
+      const page = paginateArray(ctx, 'statuses', STATUSES, ctx.query);
+      return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, statuses: page.items } };
+    },
+  }),
+  route({
+    method: 'GET', path: '/api/v1/priorities', operationId: 'listPriorities', tag: 'Definitions', scope: 'definitions:read',
+    summary: 'List the priorities, most urgent first.',
+    query: s.object({ ...pageParams }),
+    success: { status: 200, schema: listSchema('priorities', prioritySchema), description: 'A page of priorities.' },
+    handler: (ctx) => {
+      const page = paginateArray(ctx, 'priorities', PRIORITY_LIST, ctx.query);
+      return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, priorities: page.items } };
     },
   }),
 ];

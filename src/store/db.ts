@@ -34,6 +34,11 @@ export interface DbOptions {
   retain?: (type: string, rec: Rec) => boolean;
   /** Compact by itself when dead records outnumber live ones by this many (default 1000). */
   compactionSlack?: number;
+  /**
+   * Called after every put of a transaction, to add derived records (daily counters) to the
+   * same transaction — so they are written, and undone, together with what caused them.
+   */
+  derive?: (tx: Tx, type: string, id: string, prev: Rec | undefined, next: Rec) => void;
   /** Reports background compaction failures. */
   onError?: (err: Error) => void;
   now?: () => number;
@@ -49,8 +54,10 @@ export class Tx {
   /** Puts `value` as the record (type, id); visible to readers at once. */
   put(type: string, id: string, value: Rec): void {
     this.db.opened(this);
-    this.undo.push([type, id, this.db.set(type, id, value), this.db.nextSeq()]);
+    const prev = this.db.set(type, id, value);
+    this.undo.push([type, id, prev, this.db.nextSeq()]);
     this.ops.push(['p', type, id, value]);
+    this.db.derived(this, type, id, prev, value);
   }
   /** Deletes the record (type, id) if present. */
   del(type: string, id: string): void {
@@ -142,6 +149,8 @@ export class Db {
   closed(tx: Tx): void { this.open.delete(tx); }
   /** @internal */
   nextSeq(): number { return ++this.seq; }
+  /** @internal */
+  derived(tx: Tx, type: string, id: string, prev: Rec | undefined, next: Rec): void { this.opts.derive?.(tx, type, id, prev, next); }
 
   /** Why this log refuses writes, or null. */
   get failed(): Error | null { return this.log.failed; }

@@ -1,0 +1,98 @@
+/**
+ * Analytics (DESIGN §5 "Analytics", issue #4 point 6). Events are kept as they happen: every
+ * conversation created or solved and every issue created or closed adds to a daily counter
+ * (`stats_day/<YYYY-MM-DD>`) in the same transaction as the change, so the counts survive
+ * compaction. Breakdowns and medians come from the records created in the range (found
+ * through the creation-time index, not a scan of the workspace). Only counts and durations
+ * leave this module: never a name, an email, a subject or a body.
+ */
+import type { Rec, Tx } from './store/db.js';
+import type { Workspace } from './workspace.js';
+import { CONVERSATION_STATUSES, CHANNELS } from './areas/conversations.js';
+import { ISSUE_STATES } from './areas/issues.js';
+import { PRIORITIES } from './areas/common.js';
+
+export const STATS_DAY = 'stats_day';
+export interface DayRec { date: string; conversationsCreated: number; conversationsSolved: number; issuesCreated: number; issuesClosed: number }
+type Counter = Exclude<keyof DayRec, 'date'>;
+
+const day = (isoTime: string) => isoTime.slice(0, 10);
+
+function bump(tx: Tx, get: (type: string, id: string) => Rec | undefined, date: string, field: Counter): void {
+  const prev = get(STATS_DAY, date) as DayRec | undefined;
+  const next: DayRec = prev ? { ...prev } : { date, conversationsCreated: 0, conversationsSolved: 0, issuesCreated: 0, issuesClosed: 0 };
+  next[field] += 1;
+  tx.put(STATS_DAY, date, next as unknown as Rec);
+}
+
+/** The store's derive hook: turns conversation and issue changes into daily event counts. */
+export function deriveEvents(get: (type: string, id: string) => Rec | undefined) {
+  return (tx: Tx, type: string, _id: string, prev: Rec | undefined, next: Rec): void => {
+    if (type === 'conversation') {
+      if (!prev) bump(tx, get, day(next.createdAt as string), 'conversationsCreated');
+      if (next.status === 'solved' && prev?.status !== 'solved') bump(tx, get, day(next.closedAt as string), 'conversationsSolved');
+    } else if (type === 'issue') {
+      if (!prev) bump(tx, get, day(next.createdAt as string), 'issuesCreated');
+      if (next.state === 'closed' && prev?.state !== 'closed') bump(tx, get, day(next.closedAt as string), 'issuesClosed');
+    }
+  };
+}
+
+const zeroes = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
+
+/** Median of `xs` (seconds), rounded to a whole second; null for none. */
+export function median(xs: number[]): number | null {
+  if (xs.length === 0) return null;
+  xs.sort((a, b) => a - b);
+  const m = xs.length >> 1;
+  return Math.round(xs.length % 2 ? xs[m] : (xs[m - 1] + xs[m]) / 2);
+}
+
+/**
+ * The analytics of `ws` for the UTC dates `from`..`to` inclusive (`YYYY-MM-DD`, already validated).
+ * Shape: DESIGN §5.
+ */
+export function computeAnalytics(ws: Workspace, from: string, to: string) {
+  const start = `${from}T00:00:00.000Z`;
+  const endDate = new Date(Date.parse(`${to}T00:00:00.000Z`) + 86_400_000).toISOString();
+  const daily: DayRec[] = [];
+  for (let t = Date.parse(start); t < Date.parse(endDate); t += 86_400_000) {
+    const date = new Date(t).toISOString().slice(0, 10);
+    const d = ws.get<DayRec>(STATS_DAY, date);
+    daily.push({ date, conversationsCreated: d?.conversationsCreated ?? 0, conversationsSolved: d?.conversationsSolved ?? 0, issuesCreated: d?.issuesCreated ?? 0, issuesClosed: d?.issuesClosed ?? 0 });
+  }
+  const sum = (f: Counter) => daily.reduce((n, d) => n + d[f], 0);
+
+  const byStatus = zeroes(CONVERSATION_STATUSES);
+  const byChannel = zeroes(CHANNELS);
+  const firstResponse: number[] = [];
+  const resolution: number[] = [];
+  for (const key of ws.conversationOrder.asc(start)) {
+    if (key >= endDate) break;
+    const c = ws.get<Record<string, string>>('conversation', key.slice(key.lastIndexOf('\u0000') + 1));
+    if (!c) continue;
+    byStatus[c.status as (typeof CONVERSATION_STATUSES)[number]]++;
+    byChannel[c.channel as (typeof CHANNELS)[number]]++;
+    const created = Date.parse(c.createdAt);
+    if (c.firstResponseAt) firstResponse.push((Date.parse(c.firstResponseAt) - created) / 1000);
+    if (c.status === 'solved' && c.closedAt) resolution.push((Date.parse(c.closedAt) - created) / 1000);
+  }
+  const byState = zeroes(ISSUE_STATES);
+  const byPriority = zeroes(PRIORITIES);
+  for (const key of ws.issueOrder.asc(start)) {
+    if (key >= endDate) break;
+    const i = ws.get<Record<string, string>>('issue', key.slice(key.lastIndexOf('\u0000') + 1));
+    if (!i) continue;
+    byState[i.state as (typeof ISSUE_STATES)[number]]++;
+    byPriority[i.priority as (typeof PRIORITIES)[number]]++;
+  }
+  return {
+    object: 'analytics', from, to,
+    conversations: {
+      created: sum('conversationsCreated'), solved: sum('conversationsSolved'), byStatus, byChannel,
+      medianFirstResponseSeconds: median(firstResponse), medianResolutionSeconds: median(resolution),
+    },
+    issues: { created: sum('issuesCreated'), closed: sum('issuesClosed'), byState, byPriority },
+    daily,
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * `GET /api/v1/openapi.json` (DESIGN §2, issue #4 point 7): the OpenAPI 3.1 document of the
+ * whole API, without authentication. It is built on the first request — when the route table,
+ * this route included, is complete — and kept: the table does not change while a server runs.
+ */
+import { s } from '../http/schema.js';
+import { route, type Route } from '../http/route.js';
+import { buildOpenApiDocument } from '../openapi/document.js';
+
+/** The parts of the document a client can rely on; the rest is OpenAPI 3.1 itself. */
+const documentSchema = s.object({
+  openapi: s.enum(['3.1.0'] as const),
+  info: s.object({ title: s.string(), version: s.enum(['2026-06-29'] as const) }, { additionalProperties: true }),
+  paths: s.object({}, { additionalProperties: true }),
+  components: s.object({}, { additionalProperties: true }),
+}, { additionalProperties: true });
+
+/** `getRoutes` returns the whole route table; it is called once, on the first request. */
+export function openapiRoutes(getRoutes: () => Route[]) {
+  let cached: object | undefined;
+  return [
+    route({
+      method: 'GET', path: '/api/v1/openapi.json', operationId: 'getOpenApiDocument', tag: 'Meta', scope: null,
+      summary: 'The OpenAPI 3.1 document of this API: every operation, parameter, body, response and required scope.',
+      success: { status: 200, schema: documentSchema, description: 'The OpenAPI document.' },
+      handler: () => {
+        // Built and serialized once; the parsed, frozen snapshot is what every answer sends
+        // (the pipeline serializes a handler's body itself).
+        cached ??= deepFreeze(JSON.parse(JSON.stringify(buildOpenApiDocument(getRoutes()))) as object);
+        return { status: 200, body: cached };
+      },
+    }),
+  ];
+}
+
+function deepFreeze<T>(o: T): T {
+  if (typeof o === 'object' && o !== null) { for (const v of Object.values(o)) deepFreeze(v); Object.freeze(o); }
+  return o;
+}

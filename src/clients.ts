@@ -1,0 +1,211 @@
+/**
+ * Client aggregates (DESIGN §5 "Client", issue #4 point 3): conversations grouped by the
+ * customer's company (trimmed, case-insensitive), else by the email domain, with counts and
+ * activity kept up to date on every change — reading a client never scans conversations.
+ * Issues join the group of their own customer, else of their conversation.
+ */
+import { createHash } from 'node:crypto';
+import { SortedIndex } from './store/sorted.js';
+import type { Rec } from './store/db.js';
+
+export interface ClientView {
+  object: 'client'; id: string; name: string; domain: string | null;
+  conversationCount: number; openCount: number; waitingCount: number; solvedCount: number;
+  customerCount: number; issueCount: number; firstSeenAt: string; lastActivityAt: string;
+}
+
+interface Group {
+  id: string; key: string; name: string; domain: string | null;
+  /** conversation id → its contribution. */
+  conversations: Map<string, { status: string; customer: string; createdAt: string; activity: string }>;
+  /** issue id → its activity time. */
+  issues: Map<string, { createdAt: string; activity: string }>;
+  counts: { open: number; waiting: number; solved: number };
+  /** customer id → number of conversations. */
+  customers: Map<string, number>;
+  firstSeenAt: string;
+  lastActivityAt: string;
+  orderKey: string | null;
+}
+
+const domainOf = (email: string | undefined): string | null => {
+  const at = email?.lastIndexOf('@') ?? -1;
+  return at >= 0 ? email!.slice(at + 1).trim().toLowerCase() || null : null;
+};
+
+/** The group of a customer: `company:<name>` or `domain:<domain>`; null when neither is known. */
+export function groupKey(company: string | undefined, email: string | undefined): string | null {
+  const c = company?.trim();
+  if (c) return `company:${c.toLowerCase()}`;
+  const d = domainOf(email);
+  return d ? `domain:${d}` : null;
+}
+
+/** A stable UUID-shaped id for a group key (same group, same id, across restarts). */
+export function clientId(workspaceId: string, key: string): string {
+  const h = createHash('sha256').update(`${workspaceId}\n${key}`).digest();
+  h[6] = (h[6] & 0x0f) | 0x80; // version 8 (RFC 9562: custom)
+  h[8] = (h[8] & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
+
+const later = (a: string, b: string | undefined) => (b && b > a ? b : a);
+
+export class ClientIndex {
+  private readonly groups = new Map<string, Group>();
+  private readonly byId = new Map<string, Group>();
+  /** Clients by (lastActivityAt, id); listed newest activity first. */
+  readonly order = new SortedIndex();
+
+  constructor(private readonly workspaceId: string) {}
+
+  get(id: string): ClientView | undefined {
+    const g = this.byId.get(id);
+    return g ? view(g) : undefined;
+  }
+
+  /** Applies a change of a conversation or an issue (from the workspace's change listener). */
+  onChange(type: 'conversation' | 'issue', id: string, prev: Rec | undefined, next: Rec | undefined, conversation: (id: string) => Rec | undefined): void {
+    if (type === 'conversation') {
+      if (prev && next && this.updateConversation(id, prev, next)) return;
+      if (prev) this.removeConversation(id, prev);
+      if (next) this.addConversation(id, next);
+    } else {
+      if (prev && next && this.updateIssue(id, prev, next, conversation)) return;
+      if (prev) this.removeIssue(id, prev, conversation);
+      if (next) this.addIssue(id, next, conversation);
+    }
+  }
+
+  /** An update within the same group, in place (the hot path of every message). False if it moved groups. */
+  private updateConversation(id: string, prev: Rec, next: Rec): boolean {
+    const pc = prev.customer as { id: string; email: string; company?: string };
+    const nc = next.customer as { id: string; email: string; company?: string };
+    const key = groupKey(nc.company, nc.email);
+    if (!key || key !== groupKey(pc.company, pc.email) || pc.id !== nc.id) return false;
+    const g = this.groups.get(key);
+    const entry = g?.conversations.get(id);
+    if (!g || !entry) return false;
+    g.counts[prev.status as 'open'] -= 1;
+    g.counts[next.status as 'open'] += 1;
+    entry.status = next.status as string;
+    const activity = later(next.updatedAt as string, next.lastMessageAt as string | undefined);
+    const wasLatest = entry.activity === g.lastActivityAt;
+    entry.activity = activity;
+    if (activity > g.lastActivityAt) this.touch(g, activity);
+    else if (wasLatest && activity < g.lastActivityAt) this.recompute(g); // an undo moved it back
+    return true;
+  }
+
+  private updateIssue(id: string, prev: Rec, next: Rec, conversation: (id: string) => Rec | undefined): boolean {
+    const key = this.issueGroup(next, conversation);
+    if (!key || key !== this.issueGroup(prev, conversation)) return false;
+    const g = this.groups.get(key);
+    const entry = g?.issues.get(id);
+    if (!g || !entry) return false;
+    const wasLatest = entry.activity === g.lastActivityAt;
+    entry.activity = next.updatedAt as string;
+    if (entry.activity > g.lastActivityAt) this.touch(g, entry.activity);
+    else if (wasLatest && entry.activity < g.lastActivityAt) this.recompute(g);
+    return true;
+  }
+
+  private group(key: string, name: string, domain: string | null): Group {
+    let g = this.groups.get(key);
+    if (!g) {
+      g = { id: clientId(this.workspaceId, key), key, name, domain, conversations: new Map(), issues: new Map(), counts: { open: 0, waiting: 0, solved: 0 }, customers: new Map(), firstSeenAt: '', lastActivityAt: '', orderKey: null };
+      this.groups.set(key, g);
+      this.byId.set(g.id, g);
+    }
+    return g;
+  }
+
+  private addConversation(id: string, c: Rec): void {
+    const cust = c.customer as { id: string; email: string; company?: string };
+    const key = groupKey(cust.company, cust.email);
+    if (!key) return;
+    const g = this.group(key, cust.company?.trim() || domainOf(cust.email)!, domainOf(cust.email));
+    const activity = later(c.updatedAt as string, c.lastMessageAt as string | undefined);
+    g.conversations.set(id, { status: c.status as string, customer: cust.id, createdAt: c.createdAt as string, activity });
+    g.counts[c.status as 'open'] += 1;
+    g.customers.set(cust.id, (g.customers.get(cust.id) ?? 0) + 1);
+    if (!g.firstSeenAt || (c.createdAt as string) < g.firstSeenAt) g.firstSeenAt = c.createdAt as string;
+    this.touch(g, activity);
+  }
+
+  private removeConversation(id: string, c: Rec): void {
+    const cust = c.customer as { id: string; email: string; company?: string };
+    const key = groupKey(cust.company, cust.email);
+    const g = key ? this.groups.get(key) : undefined;
+    if (!g || !g.conversations.delete(id)) return;
+    g.counts[c.status as 'open'] -= 1;
+    const n = (g.customers.get(cust.id) ?? 1) - 1;
+    if (n > 0) g.customers.set(cust.id, n); else g.customers.delete(cust.id);
+    this.recompute(g);
+  }
+
+  private issueGroup(i: Rec, conversation: (id: string) => Rec | undefined): string | null {
+    const cust = i.customer as { email?: string; company?: string } | undefined;
+    const own = groupKey(cust?.company, cust?.email);
+    if (own) return own;
+    const cid = (i.source as { conversationId?: string }).conversationId;
+    const conv = cid ? conversation(cid) : undefined;
+    const cc = conv?.customer as { email: string; company?: string } | undefined;
+    return cc ? groupKey(cc.company, cc.email) : null;
+  }
+
+  private addIssue(id: string, i: Rec, conversation: (id: string) => Rec | undefined): void {
+    const key = this.issueGroup(i, conversation);
+    if (!key) return;
+    const cust = i.customer as { email?: string; company?: string } | undefined;
+    const g = this.groups.get(key) ?? this.group(key, cust?.company?.trim() || domainOf(cust?.email) || key.slice(key.indexOf(':') + 1), domainOf(cust?.email));
+    g.issues.set(id, { createdAt: i.createdAt as string, activity: i.updatedAt as string });
+    if (!g.firstSeenAt || (i.createdAt as string) < g.firstSeenAt) g.firstSeenAt = i.createdAt as string;
+    this.touch(g, i.updatedAt as string);
+  }
+
+  private removeIssue(id: string, i: Rec, conversation: (id: string) => Rec | undefined): void {
+    const key = this.issueGroup(i, conversation);
+    const g = key ? this.groups.get(key) : undefined;
+    if (!g || !g.issues.delete(id)) return;
+    this.recompute(g);
+  }
+
+  /** Moves a group's activity forward (the common case: O(log n)). */
+  private touch(g: Group, activity: string): void {
+    if (activity <= g.lastActivityAt) return;
+    g.lastActivityAt = activity;
+    this.reorder(g);
+  }
+
+  /** After a removal (an update's old half, or an undo): recompute from the group's members. */
+  private recompute(g: Group): void {
+    if (g.conversations.size === 0 && g.issues.size === 0) {
+      if (g.orderKey) this.order.remove(g.orderKey);
+      this.groups.delete(g.key);
+      this.byId.delete(g.id);
+      return;
+    }
+    let first = '';
+    let last = '';
+    for (const c of g.conversations.values()) { if (!first || c.createdAt < first) first = c.createdAt; if (c.activity > last) last = c.activity; }
+    for (const i of g.issues.values()) { if (!first || i.createdAt < first) first = i.createdAt; if (i.activity > last) last = i.activity; }
+    g.firstSeenAt = first;
+    if (last !== g.lastActivityAt) { g.lastActivityAt = last; this.reorder(g); }
+  }
+
+  private reorder(g: Group): void {
+    if (g.orderKey) this.order.remove(g.orderKey);
+    g.orderKey = SortedIndex.key(g.lastActivityAt, g.id);
+    this.order.add(g.orderKey);
+  }
+}
+
+function view(g: Group): ClientView {
+  return {
+    object: 'client', id: g.id, name: g.name, domain: g.domain,
+    conversationCount: g.conversations.size, openCount: g.counts.open, waitingCount: g.counts.waiting, solvedCount: g.counts.solved,
+    customerCount: g.customers.size, issueCount: g.issues.size, firstSeenAt: g.firstSeenAt, lastActivityAt: g.lastActivityAt,
+  };
+}

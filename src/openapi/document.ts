@@ -1,0 +1,261 @@
+/**
+ * The OpenAPI 3.1 document of the whole API (issue #4 point 7, DESIGN §2), generated from the
+ * route table — the same schema objects the pipeline validates with. Each operation lists every
+ * status the pipeline (`app.ts`) can answer it with: 400 (Api-Version, query, body,
+ * Idempotency-Key), 401/403/429 when it needs a key, 404 for paths with `{param}`s, 413/415
+ * with a body, 409/422 for idempotent POSTs, the route's own `errors`, 500 and 503.
+ */
+import { ERRORS, type ErrorCode } from '../http/errors.js';
+import { MiB, type Route } from '../http/route.js';
+import { toJsonSchema, type TSchema } from '../http/schema.js';
+import { API_VERSION } from '../app.js';
+
+type Json = Record<string, unknown>;
+
+/** Header components (DESIGN §2). `required` is where they are always sent. */
+const HEADERS: Record<string, Json> = {
+  'X-Request-Id': {
+    description: 'The request id: the client\'s own `X-Request-Id` when it is 1–128 printable ASCII characters, else a generated UUID. Logged with the request.',
+    required: true, schema: { type: 'string', minLength: 1, maxLength: 128 },
+  },
+  'Api-Version': { description: `The API version that answered: always \`${API_VERSION}\`.`, required: true, schema: { type: 'string', enum: [API_VERSION] } },
+  'RateLimit-Limit': { description: 'Capacity of the API key\'s token bucket (`RATE_LIMIT_BURST`).', required: true, schema: { type: 'integer', minimum: 1 } },
+  'RateLimit-Remaining': { description: 'Requests the key may still make right now.', required: true, schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Reset': { description: 'Seconds until the key\'s bucket is full again.', required: true, schema: { type: 'integer', minimum: 0 } },
+  'Retry-After': { description: 'Seconds to wait before the next attempt.', required: true, schema: { type: 'integer', minimum: 1 } },
+  Allow: { description: 'The methods the path supports.', required: true, schema: { type: 'string' } },
+  'Idempotent-Replayed': { description: '`true` when the answer is the stored answer to an earlier request with the same `Idempotency-Key`.', required: false, schema: { type: 'string', enum: ['true'] } },
+};
+const RATE_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+
+const errorSchema = {
+  type: 'object',
+  description: 'Every error (SPEC "Error response"): a machine-readable `code` and a human-readable message.',
+  properties: {
+    code: { type: 'string', enum: Object.keys(ERRORS), description: 'The contract; see the status of each response for the codes it can carry.' },
+    error: { type: 'string', description: 'The spec\'s message text, optionally followed by one sentence naming the field or cause.' },
+  },
+  required: ['code', 'error'],
+  additionalProperties: false,
+};
+
+/** Component names of the error answers, by status. */
+const NAMES: Record<number, string> = {
+  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType', 422: 'IdempotencyKeyReused', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable',
+};
+
+/** Why each error status can happen, for the response descriptions. */
+const WHY: Record<number, string> = {
+  400: 'The request is invalid: a query parameter, the body, `Idempotency-Key` or `Api-Version`.',
+  401: 'The API key is missing, malformed, unknown or revoked (`unauthorized`), or expired (`key_expired`).',
+  403: 'The API key lacks the scope this operation requires.',
+  404: 'No record with this id in the key\'s workspace.',
+  405: 'The path exists but not with this method (answered before authentication).',
+  409: 'A conflicting record or operation.',
+  413: 'The request body is over the size limit.',
+  415: 'The body is not `application/json` (UTF-8, uncompressed).',
+  422: 'This `Idempotency-Key` was already used with a different request.',
+  429: 'Too many requests for the API key, or too many failed authentications from this address; see `Retry-After`.',
+  431: 'The request headers are over 16 KiB (answered by the HTTP parser, before routing; the connection is closed).',
+  500: 'An unexpected failure; details are in the server log under the request id.',
+  503: 'The server is shutting down, or refuses writes after a storage failure.',
+};
+
+/**
+ * Operations whose handler itself answers 503 with its success shape: `GET /healthz` says
+ * `{status:"storage_failed"}` once storage has failed (a 503 while draining is still an Error).
+ */
+const SUCCESS_SHAPED_503 = new Set(['health']);
+
+const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
+const errorRef = { $ref: '#/components/schemas/Error' };
+/** A header component inlined as optional, for answers that carry it only on some paths. */
+const optionalHeader = (name: string, why: string): Json => ({ ...HEADERS[name], description: `${HEADERS[name].description} ${why}`, required: false });
+
+/** Request header parameters shared by operations. */
+const PARAMETERS: Record<string, Json> = {
+  IdempotencyKey: {
+    name: 'Idempotency-Key', in: 'header', required: false,
+    description: 'Makes the POST safe to retry for 24 h: the same key with the same request answers with the stored status and body (`Idempotent-Replayed: true`); with a different request → 422; while the first one runs → 409.',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
+  },
+  ApiVersion: { name: 'Api-Version', in: 'header', required: false, description: `Pins the API version; any other value than \`${API_VERSION}\` → 400.`, schema: { type: 'string', enum: [API_VERSION] } },
+  RequestId: { name: 'X-Request-Id', in: 'header', required: false, description: 'A request id to echo back and log (1–128 printable ASCII characters).', schema: { type: 'string', minLength: 1, maxLength: 128 } },
+};
+const parameterRef = (name: string) => ({ $ref: `#/components/parameters/${name}` });
+
+/** The codes an error response of `status` can carry on `r` (the ERRORS table, narrowed for 409). */
+function codesFor(r: Route, status: number): ErrorCode[] {
+  return (Object.keys(ERRORS) as ErrorCode[]).filter((c) => {
+    if (ERRORS[c].status !== status) return false;
+    if (c === 'idempotency_in_progress') return r.method === 'POST';
+    if (c === 'conflict') return r.errors?.includes(409) ?? false;
+    return true;
+  });
+}
+
+/** Every error status the pipeline can answer `r` with, ascending. */
+export function errorStatuses(r: Route): number[] {
+  const set = new Set<number>([400, 500, 503, ...(r.errors ?? [])]);
+  if (r.scope !== null) for (const st of [401, 403, 429]) set.add(st);
+  if (r.body) { set.add(413); set.add(415); }
+  if (/\{\w+\}/.test(r.path)) set.add(404);
+  if (r.method === 'POST') { set.add(409); set.add(422); }
+  return [...set].sort((a, b) => a - b);
+}
+
+/** The headers of an answer with `status`, with (`authenticated`) or without an API key. */
+function responseHeaders(authenticated: boolean, post: boolean, status: number): Json {
+  const h: Json = { 'X-Request-Id': headerRef('X-Request-Id'), 'Api-Version': headerRef('Api-Version') };
+  if (authenticated) {
+    // 401 is answered before the key (and its bucket) is known; a 429 for failed authentication
+    // and a 500/503 may be too. Every other answer to an authenticated operation carries them.
+    if (status === 429 || status === 500 || status === 503) {
+      for (const n of RATE_HEADERS) h[n] = optionalHeader(n, 'Absent when the answer comes before the API key is known.');
+    } else if (status !== 401) for (const n of RATE_HEADERS) h[n] = headerRef(n);
+  }
+  if (status === 405) h.Allow = headerRef('Allow');
+  if (status === 429) h['Retry-After'] = headerRef('Retry-After');
+  if (status < 300 && post) h['Idempotent-Replayed'] = headerRef('Idempotent-Replayed');
+  return h;
+}
+
+/** Shared error answers, `components.responses`: each name stands for one exact object. */
+class ResponseComponents {
+  readonly all: Record<string, Json> = {};
+
+  /** Registers the `{code, error}` answer with `status` and returns a reference to it. */
+  error(status: number, authenticated: boolean, codes: string[], why = WHY[status], given?: string): Json {
+    let name = given ?? NAMES[status] + (authenticated ? '' : 'Public');
+    if (status === 409 && !given) name = codes.map((c) => c.replace(/(^|_)(\w)/g, (_m, _u, ch: string) => ch.toUpperCase())).join('Or');
+    const obj: Json = {
+      description: `${why} Codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
+      headers: responseHeaders(authenticated, false, status),
+      content: { 'application/json': { schema: errorRef } },
+      'x-error-codes': codes,
+    };
+    const prior = this.all[name];
+    if (prior && JSON.stringify(prior) !== JSON.stringify(obj)) throw new Error(`two different responses are named ${name}`);
+    this.all[name] = obj;
+    return { $ref: `#/components/responses/${name}` };
+  }
+}
+
+function parameters(r: Route, refs: Map<string, TSchema>): Json[] {
+  const out: Json[] = [];
+  for (const m of r.path.matchAll(/\{(\w+)\}/g)) {
+    out.push({ name: m[1], in: 'path', required: true, description: 'The record\'s id.', schema: { type: 'string' } });
+  }
+  for (const [name, prop] of Object.entries(r.query?.properties ?? {})) {
+    const p = prop as TSchema;
+    out.push({ name, in: 'query', required: !p.optional, ...(p.description ? { description: p.description } : {}), schema: toJsonSchema(p, refs) });
+  }
+  if (r.method === 'POST') out.push(parameterRef('IdempotencyKey'));
+  out.push(parameterRef('ApiVersion'), parameterRef('RequestId'));
+  return out;
+}
+
+function operation(r: Route, refs: Map<string, TSchema>, shared: ResponseComponents): Json {
+  const notes: string[] = [r.summary];
+  if (r.scope !== null) notes.push(`Requires an API key with scope \`${r.scope}\`${r.scope.endsWith(':read') ? ` (or \`${r.scope.replace(/:read$/, ':write')}\`, which implies it)` : ''}, or \`*\`.`);
+  else notes.push('No authentication.');
+  if (r.body) notes.push(`Body limit ${(r.bodyLimit ?? MiB) / MiB} MiB.`);
+  const op: Json = { operationId: r.operationId, summary: r.summary, description: notes.join('\n\n'), tags: [r.tag] };
+  if (r.scope === null) op.security = [];
+  else { op.security = [{ bearerAuth: [r.scope] }]; op['x-required-scope'] = r.scope; }
+  op.parameters = parameters(r, refs);
+  if (r.body) {
+    op.requestBody = {
+      required: !r.bodyOptional,
+      ...(r.bodyOptional ? { description: 'May be left out entirely.' } : {}),
+      content: { 'application/json': { schema: toJsonSchema(r.body, refs) } },
+    };
+  }
+  const authenticated = r.scope !== null;
+  const responses: Json = {
+    [String(r.success.status)]: {
+      description: r.success.description,
+      headers: responseHeaders(authenticated, r.method === 'POST', r.success.status),
+      content: { 'application/json': { schema: toJsonSchema(r.success.schema, refs) } },
+    },
+  };
+  for (const st of errorStatuses(r)) {
+    const codes = codesFor(r, st);
+    if (st === 503 && SUCCESS_SHAPED_503.has(r.operationId)) {
+      responses[String(st)] = {
+        description: `${WHY[st]} Codes: \`service_unavailable\`. Or the success shape, saying why the server is not healthy.`,
+        headers: responseHeaders(authenticated, false, st),
+        content: { 'application/json': { schema: { oneOf: [errorRef, toJsonSchema(r.success.schema, refs)] } } },
+        'x-error-codes': codes,
+      };
+    } else responses[String(st)] = shared.error(st, authenticated, codes);
+  }
+  op.responses = responses;
+  return op;
+}
+
+/**
+ * Builds the OpenAPI 3.1 document of `routes`: one operation per route, named schemas
+ * (`s.ref`) under `components.schemas` next to `Error`.
+ * @throws Error when two routes share an operationId or two different schemas share a name.
+ */
+export function buildOpenApiDocument(routes: Route[]): object {
+  const refs = new Map<string, TSchema>();
+  const paths: Record<string, Json> = {};
+  const ids = new Set<string>();
+  const tags: string[] = [];
+  const shared = new ResponseComponents();
+  // Answers given before an operation is chosen (routing, the HTTP parser, draining).
+  shared.error(404, false, ['not_found'], 'No route matches the path, for any method (answered before authentication).', 'RouteNotFound');
+  shared.error(405, false, ['method_not_allowed'], WHY[405], 'MethodNotAllowed');
+  shared.error(431, false, ['request_header_fields_too_large'], WHY[431], 'RequestHeaderFieldsTooLarge');
+  shared.error(503, false, ['service_unavailable'], WHY[503], 'ServiceUnavailablePublic');
+  for (const r of routes) {
+    if (ids.has(r.operationId)) throw new Error(`duplicate operationId ${r.operationId}`);
+    ids.add(r.operationId);
+    if (!tags.includes(r.tag)) tags.push(r.tag);
+    (paths[r.path] ??= {})[r.method.toLowerCase()] = operation(r, refs, shared);
+  }
+  // Named schemas may name more schemas: emit until no new name turns up.
+  const schemas: Json = {};
+  const targets = new Map<string, TSchema>();
+  for (let pending = [...refs]; pending.length; pending = [...refs].filter(([n]) => !Object.hasOwn(schemas, n))) {
+    for (const [name, target] of pending) {
+      if (name === 'Error') throw new Error('the schema name Error is reserved');
+      schemas[name] = toJsonSchema(target, refs);
+      targets.set(name, target);
+    }
+  }
+  for (const [name, target] of refs) if (targets.get(name) !== target) throw new Error(`two different schemas are named ${name}`);
+  schemas.Error = errorSchema;
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Support Workspace API',
+      version: API_VERSION,
+      description: [
+        'A REST API over JSON for a support workspace: conversations, issues, clients, agents, sources, definitions, usage and analytics.',
+        'Authenticate with `Authorization: Bearer svck_…` (a workspace API key); each operation names the scope it requires (`x-required-scope`).',
+        'Errors are always `{code, error}`. An unknown path answers 404 `not_found`; a known path with another method answers 405 `method_not_allowed` with `Allow` (`components.responses.MethodNotAllowed`). Every answer carries `X-Request-Id` and `Api-Version`; answers to authenticated requests carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.',
+      ].join('\n\n'),
+    },
+    servers: [{ url: '/' }],
+    security: [{ bearerAuth: [] }],
+    tags: tags.map((name) => ({ name })),
+    paths,
+    components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http', scheme: 'bearer',
+          description: 'A workspace API key, `svck_…`, created with the admin CLI (`key create`). Server-side use only. A public widget key (`svcw_…`) is not accepted.',
+        },
+      },
+      schemas,
+      headers: HEADERS,
+      responses: shared.all,
+      parameters: PARAMETERS,
+    },
+  };
+}
