@@ -147,11 +147,11 @@ test('private, loopback, link-local and encoded forms are refused without openin
     const url = `http://${h}:${site.port}/ok`;
     const e = await fetchError(fetchDocument(url, strict));
     assert.equal(e.code, 'private_address', `${h}: ${e.message}`);
-    assert.match(e.message, /^refused to fetch http:\/\/.+: .+ is a loopback\/private address$/);
+    assert.match(e.message, /^refused to fetch http:\/\/.+: it resolves to a loopback, private or otherwise non-public address$/);
   }
   assert.equal(site.connections, before, 'no TCP connection may reach the server');
   const e = await fetchError(fetchDocument(`http://127.0.0.1:${site.port}/`, strict));
-  assert.equal(e.message, `refused to fetch http://127.0.0.1:${site.port}/: 127.0.0.1 is a loopback/private address`);
+  assert.equal(e.message, `refused to fetch http://127.0.0.1:${site.port}/: it resolves to a loopback, private or otherwise non-public address`);
 });
 
 test('a trusted origin is exempt, but its redirect to a private address is refused at that hop', async () => {

@@ -243,8 +243,10 @@ export function checkRoutes(deps: RouteDeps) {
             timeoutMs: config.sourceFetchTimeoutMs,
             maxBytes: Math.min(config.sourceFetchMaxBytes, MiB),
             allowPrivate: config.sourceFetchAllowPrivate,
-            // fetchDocument drops only Authorization/Cookie on a cross-origin redirect, not a custom header.
-            ...(customHeader ? { maxRedirects: 0 } : {}),
+            // Any upstream status is the check's result; a custom credential header is dropped
+            // like Authorization when a redirect leaves the server's origin.
+            acceptAnyStatus: true,
+            ...(customHeader && cred?.headerName ? { credentialHeaders: [cred.headerName] } : {}),
           });
           status = res.status;
         } catch (e) {

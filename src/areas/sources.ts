@@ -26,6 +26,8 @@ import {
 
 const CREATE_TYPES = ['auto', 'openapi', 'json', 'url', 'website', 'text', 'graphql', 'postman', 'asyncapi', 'grpc', 'soap', 'github'] as const;
 const FETCHED = new Set(['url', 'website', 'github']);
+/** Headers that shape the request itself; a credential in one would break or smuggle requests. */
+const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'proxy-connection', 'content-type', 'content-encoding', 'accept-encoding']);
 
 const createBody = s.object({
   type: s.optional(s.enum(CREATE_TYPES)),
@@ -133,7 +135,7 @@ export function sourceRoutes(deps: SourceDeps) {
     route({
       method: 'POST', path: base, operationId: 'createSource', tag: 'Sources', scope: 'sources:write', bodyLimit: 16 * MiB,
       summary: 'Create a source from a URL or pasted content and ingest it synchronously (status ready, or failed with error).',
-      body: createBody, errors: [409],
+      body: createBody, errors: [404, 409],
       success: { status: 201, schema: ingestionResultSchema, description: 'The created source and what was ingested.' },
       handler: async (ctx) => {
         const b = ctx.body;
@@ -213,6 +215,7 @@ export function sourceRoutes(deps: SourceDeps) {
           const a = b.auth;
           if (a.type === 'header' && !a.headerName) throw invalid('auth.headerName is required for type header');
           if (a.type !== 'header' && a.headerName !== undefined) throw invalid('auth.headerName is only allowed for type header');
+          if (a.headerName !== undefined && RESERVED_HEADERS.has(a.headerName.toLowerCase())) throw invalid(`auth.headerName ${a.headerName} cannot carry a credential`);
           if (a.type === 'basic' && !a.username) throw invalid('auth.username is required for type basic');
           if (a.type !== 'basic' && a.username !== undefined) throw invalid('auth.username is only allowed for type basic');
           next.credential = { type: a.type, headerName: a.headerName, username: a.username, sealed: deps.secrets.seal(a.secret, `${ctx.ws.id}/${src.id}`) };

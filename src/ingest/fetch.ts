@@ -36,6 +36,10 @@ export interface FetchOptions {
   method?: string;
   /** Request body, sent with the first request (and kept on 307/308 redirects). */
   body?: string | Buffer;
+  /** Return a final non-2xx answer (headers and body) instead of failing with `http_status` (live checks). */
+  acceptAnyStatus?: boolean;
+  /** Headers to drop when a redirect leaves the first origin, besides Authorization, Cookie, Proxy-Authorization. */
+  credentialHeaders?: string[];
 }
 
 /** A fetched document: the final response after redirects. */
@@ -197,7 +201,8 @@ async function resolveChecked(url: URL, opts: FetchOptions, trusted: Set<string>
   if (!opts.allowPrivate && !trusted.has(url.origin)) {
     for (const a of addresses) {
       if (isPrivateAddress(a.address)) {
-        throw new FetchError('private_address', `refused to fetch ${url.href}: ${a.address} is a loopback/private address`);
+        // The resolved address is not named: it would map internal host names for the caller.
+        throw new FetchError('private_address', `refused to fetch ${url.href}: it resolves to a loopback, private or otherwise non-public address`);
       }
     }
   }
@@ -269,7 +274,7 @@ function peek(stream: Readable): Promise<Buffer | null> {
   });
 }
 
-async function readBody(res: http.IncomingMessage, url: string, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+async function readBody(res: http.IncomingMessage, url: string, maxBytes: number, signal: AbortSignal, headRequest = false): Promise<Buffer> {
   const tooLarge = (): FetchError => new FetchError('too_large', `${url} is larger than the limit of ${maxBytes} bytes`);
   const encodings = (res.headers['content-encoding'] ?? '')
     .toLowerCase()
@@ -278,7 +283,8 @@ async function readBody(res: http.IncomingMessage, url: string, maxBytes: number
     .filter((s) => s !== '' && s !== 'identity')
     .reverse();
   const length = Number(res.headers['content-length']);
-  if (encodings.length === 0 && Number.isFinite(length) && length > maxBytes) {
+  // A HEAD answer's Content-Length describes a body that is not sent.
+  if (!headRequest && encodings.length === 0 && Number.isFinite(length) && length > maxBytes) {
     res.destroy();
     throw tooLarge();
   }
@@ -404,16 +410,16 @@ export async function fetchDocument(url: string, opts: FetchOptions): Promise<Fe
           body = undefined;
           delete headers['content-type'];
         }
-        if (next.origin !== firstUrl.origin) for (const h of CREDENTIAL_HEADERS) delete headers[h];
+        if (next.origin !== firstUrl.origin) for (const h of [...CREDENTIAL_HEADERS, ...(opts.credentialHeaders ?? []).map((x) => x.toLowerCase())]) delete headers[h];
         current = next;
         continue;
       }
-      if (status < 200 || status > 299) {
+      if ((status < 200 || status > 299) && !opts.acceptAnyStatus) {
         res.destroy();
         const text = res.statusMessage ? ` ${res.statusMessage}` : '';
         throw new FetchError('http_status', `${current.href} answered HTTP ${status}${text}`, status);
       }
-      const data = await readBody(res, current.href, opts.maxBytes, signal);
+      const data = await readBody(res, current.href, opts.maxBytes, signal, method === 'HEAD');
       const resHeaders = flattenHeaders(res.headers);
       return {
         url: current.href,
