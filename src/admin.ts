@@ -13,9 +13,13 @@ import type { KeyRec, Store } from './store/store.js';
 import type { Rec } from './store/db.js';
 import { addMessage, createConversation, customerInput, CONVERSATION_STATUSES, CHANNELS, type Conversation } from './areas/conversations.js';
 import { createIssue, ISSUE_STATES, useTags } from './areas/issues.js';
-import { createCustomField, customFieldInput } from './areas/definitions.js';
+import { createCustomField, customFieldInput, customFieldView, type CustomField } from './areas/definitions.js';
 import { agentInput, createAgent } from './areas/agents.js';
 import { priority } from './areas/common.js';
+
+export type DefinitionKind = 'customField' | 'tag' | 'agent';
+const DEFINITION_TYPES: Record<DefinitionKind, string> = { customField: T.customField, tag: T.tag, agent: T.agent };
+const DEFINITION_INPUTS = { customField: customFieldInput, tag: s.object({ name: s.string({ minLength: 1, maxLength: 64 }) }), agent: agentInput };
 
 /** A failed admin operation; `message` is printed on stderr by the CLI. */
 export class AdminError extends Error {}
@@ -66,6 +70,10 @@ export class Admin {
       case 'key.list': return Promise.resolve(this.listKeys(String(args.workspace ?? '')));
       case 'key.revoke': return this.revokeKey(String(args.id ?? ''));
       case 'import': return this.importData(String(args.workspace ?? ''), args.data);
+      case 'customField.create': case 'tag.create': case 'agent.create':
+        return this.createDefinition(op.split('.')[0] as DefinitionKind, String(args.workspace ?? ''), args.input);
+      case 'customField.disable': case 'tag.disable': case 'agent.disable':
+        return this.disableDefinition(op.split('.')[0] as DefinitionKind, String(args.workspace ?? ''), String(args.id ?? ''));
       default: return Promise.reject(new AdminError(`unknown admin operation ${op}`));
     }
   }
@@ -193,5 +201,47 @@ export class Admin {
     await ws.db.commit(tx);
     return { object: 'import', workspaceId, imported: counts };
   }
-}
 
+  /**
+   * Creates a custom field, tag or agent (issue #4 point 1) and returns it as the API shows it
+   * (an agent with its new widget key).
+   * @throws AdminError for an unknown workspace or invalid input (naming the field).
+   */
+  async createDefinition(kind: DefinitionKind, workspaceId: string, input: unknown) {
+    const ws = this.store.workspace(workspaceId);
+    if (!ws) throw new AdminError(`no workspace ${JSON.stringify(workspaceId)}`);
+    try { validate(DEFINITION_INPUTS[kind], input); } catch (e) {
+      throw new AdminError((e as Error).message.replace(/^Request body is invalid: /, '').replace(/\.$/, ''));
+    }
+    const now = this.clock.now();
+    const tx = ws.db.begin();
+    let out: Record<string, unknown>;
+    if (kind === 'customField') out = customFieldView(createCustomField(ws, tx, input as Static<typeof customFieldInput>, now));
+    else if (kind === 'agent') out = { object: 'agent', ...createAgent(tx, input as Static<typeof agentInput>, now) };
+    else {
+      const name = (input as { name: string }).name;
+      if (ws.tagIdByName.has(name.toLowerCase())) { tx.abort(); throw new AdminError(`a tag named ${JSON.stringify(name)} already exists`); }
+      useTags(ws, tx, [name], now);
+      const id = ws.tagIdByName.get(name.toLowerCase())!;
+      out = { object: 'tag', id, name };
+    }
+    await ws.db.commit(tx);
+    return out;
+  }
+
+  /** Disables a custom field (listed with `enabled:false`), a tag (left out of the list) or an agent (`enabled:false`). */
+  async disableDefinition(kind: DefinitionKind, workspaceId: string, id: string) {
+    const ws = this.store.workspace(workspaceId);
+    if (!ws) throw new AdminError(`no workspace ${JSON.stringify(workspaceId)}`);
+    const type = DEFINITION_TYPES[kind];
+    const rec = ws.get<Record<string, unknown>>(type, id);
+    if (!rec) throw new AdminError(`no ${kind === 'customField' ? 'custom field' : kind} ${JSON.stringify(id)} in this workspace`);
+    const next: Record<string, unknown> = { ...rec, enabled: false, ...(kind === 'agent' ? { updatedAt: iso(this.clock.now()) } : {}) };
+    const tx = ws.db.begin();
+    tx.put(type, id, next);
+    await ws.db.commit(tx);
+    if (kind === 'customField') return customFieldView(next as unknown as CustomField);
+    if (kind === 'tag') return { object: 'tag', id, name: next.name, enabled: false };
+    return { object: 'agent', ...next };
+  }
+}

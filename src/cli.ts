@@ -19,7 +19,11 @@ const USAGE = `usage: cli.js <command> [--data-dir DIR]
   key create --workspace ID [--name N] [--scopes s1,s2|*] [--expires-at ISO]
   key list --workspace ID
   key revoke KEY_ID
-  import --workspace ID FILE`;
+  import --workspace ID FILE
+  custom-field create --workspace ID --label L --type T [--fill-mode M] [--description D] [--options a,b]
+  tag create --workspace ID --name N
+  agent create --workspace ID --name N [--description D]
+  custom-field|tag|agent disable --workspace ID ITEM_ID`;
 
 class UsageError extends Error {}
 
@@ -29,6 +33,7 @@ function plan(argv: string[]): { dataDir: string; op: string; args: Record<strin
     options: {
       'data-dir': { type: 'string' }, name: { type: 'string' }, workspace: { type: 'string' },
       scopes: { type: 'string' }, 'expires-at': { type: 'string' }, help: { type: 'boolean' },
+      label: { type: 'string' }, type: { type: 'string' }, 'fill-mode': { type: 'string' }, description: { type: 'string' }, options: { type: 'string' },
     },
   });
   if (values.help) throw new UsageError('');
@@ -46,6 +51,16 @@ function plan(argv: string[]): { dataDir: string; op: string; args: Record<strin
     try { data = JSON.parse(readFileSync(file, 'utf8')); } catch (e) { throw new AdminError(`cannot read ${file}: ${(e as Error).message}`); }
     return { dataDir, op: 'import', args: { workspace: need(values.workspace, '--workspace'), data } };
   }
+  const kinds: Record<string, string> = { 'custom-field': 'customField', tag: 'tag', agent: 'agent' };
+  if (area in kinds && verb === 'create') {
+    const workspace = need(values.workspace, '--workspace');
+    const input = area === 'custom-field'
+      ? { label: need(values.label, '--label'), type: need(values.type, '--type'), fillMode: values['fill-mode'], description: values.description,
+          options: values.options === undefined ? undefined : values.options.split(',').map((o) => o.trim()).filter(Boolean) }
+      : area === 'tag' ? { name: need(values.name, '--name') } : { name: need(values.name, '--name'), description: values.description };
+    return { dataDir, op: `${kinds[area]}.create`, args: { workspace, input: JSON.parse(JSON.stringify(input)) } };
+  }
+  if (area in kinds && verb === 'disable') return { dataDir, op: `${kinds[area]}.disable`, args: { workspace: need(values.workspace, '--workspace'), id: need(arg, 'ITEM_ID') } };
   throw new UsageError(area ? `unknown command ${positionals.join(' ')}` : 'a command is required');
 }
 
