@@ -164,7 +164,8 @@ test('kill -9 during 200+ concurrent writes, repeated: every acknowledged write 
     }));
   }
 
-  const ITERATIONS = 6;
+  // `npm test` runs 6 kill rounds; `npm run test:crash` runs CRASH_ROUNDS (50).
+  const ITERATIONS = Number(process.env.CRASH_ROUNDS ?? 6);
   for (let it = 0; it <= ITERATIONS; it++) {
     const srv = await startServer({ dataDir, env });
     try {
