@@ -4,6 +4,7 @@
  * and shut down gracefully.
  */
 import * as http from 'node:http';
+import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { App } from './app.js';
 import { Admin } from './admin.js';
@@ -49,7 +50,7 @@ export interface RunningServer {
 function rawError(socket: Socket, code: ErrorCode, detail?: string): void {
   const body = JSON.stringify({ code, error: errorMessage(code, detail) });
   const status = ERRORS[code].status;
-  socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nApi-Version: 2026-06-29\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nApi-Version: 2026-06-29\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`);
 }
 
 /**

@@ -62,12 +62,6 @@ const WHY: Record<number, string> = {
   503: 'The server is shutting down, or refuses writes after a storage failure.',
 };
 
-/**
- * Operations whose handler itself answers 503 with its success shape: `GET /healthz` says
- * `{status:"storage_failed"}` once storage has failed (a 503 while draining is still an Error).
- */
-const SUCCESS_SHAPED_503 = new Set(['health']);
-
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const errorRef = { $ref: '#/components/schemas/Error' };
 /** A header component inlined as optional, for answers that carry it only on some paths. */
@@ -182,14 +176,7 @@ function operation(r: Route, refs: Map<string, TSchema>, shared: ResponseCompone
   };
   for (const st of errorStatuses(r)) {
     const codes = codesFor(r, st);
-    if (st === 503 && SUCCESS_SHAPED_503.has(r.operationId)) {
-      responses[String(st)] = {
-        description: `${WHY[st]} Codes: \`service_unavailable\`. Or the success shape, saying why the server is not healthy.`,
-        headers: responseHeaders(authenticated, false, st),
-        content: { 'application/json': { schema: { oneOf: [errorRef, toJsonSchema(r.success.schema, refs)] } } },
-        'x-error-codes': codes,
-      };
-    } else responses[String(st)] = shared.error(st, authenticated, codes);
+    responses[String(st)] = shared.error(st, authenticated, codes);
   }
   op.responses = responses;
   return op;

@@ -10,6 +10,7 @@ import { ManualClock } from '../../src/clock.js';
 import { silentLogger, createLogger, type Logger } from '../../src/logger.js';
 import { startServer, type RunningServer } from '../../src/serve.js';
 import type { StoreFs } from '../../src/store/fs.js';
+import { assertContract, contractDocument } from './contract.js';
 
 export interface TestServer extends RunningServer {
   /** The bootstrap key (all scopes) of the bootstrap workspace. */
@@ -63,6 +64,8 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
     const text = await res.text();
     let parsed: unknown;
     try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+    // Every answer the suite receives is checked against the server's own OpenAPI document.
+    assertContract(contractDocument(running.routes), method, path, { status: res.status, headers: res.headers, text });
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
   const newKey = async (o: { scopes?: string; workspaceId?: string; expiresAt?: string } = {}) =>

@@ -1,0 +1,139 @@
+/**
+ * The contract check (issue #4 point 7): an HTTP answer is compared with the OpenAPI document
+ * the server publishes — the operation found by method and path template, the status documented
+ * for it, the body checked against the documented JSON Schema (extra properties included), the
+ * error `code` among the ones the response names, and the documented headers (`X-Request-Id`,
+ * `Api-Version`, `RateLimit-*` on authenticated operations, `Retry-After`, `Allow`) present and
+ * well-formed. `call()` in `server.ts` runs every answer of the test suite through it.
+ */
+import { buildOpenApiDocument } from '../../src/openapi/document.js';
+import { resolveRef, schemaErrors, type JsonSchema } from '../../src/openapi/validate.js';
+import type { Route } from '../../src/http/route.js';
+
+type Json = Record<string, any>;
+export type OpenApiDocument = Json;
+
+export interface ContractResponse { status: number; headers: Headers; text: string }
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+const documents = new WeakMap<Route[], OpenApiDocument>();
+
+/** The document of `routes`, built once per route table. */
+export function contractDocument(routes: Route[]): OpenApiDocument {
+  let doc = documents.get(routes);
+  if (!doc) { doc = buildOpenApiDocument(routes) as OpenApiDocument; documents.set(routes, doc); }
+  return doc;
+}
+
+/**
+ * The path template of `doc` that serves `path` (no query string), as the router picks it: a
+ * `{param}` matches one non-empty, percent-decodable segment, and a static segment wins over
+ * a parameter at the first place they differ.
+ */
+export function matchPath(doc: OpenApiDocument, path: string): string | undefined {
+  const segs = path.split('/');
+  let best: { template: string; kinds: string } | undefined;
+  for (const template of Object.keys(doc.paths)) {
+    const t = template.split('/');
+    if (t.length !== segs.length) continue;
+    let kinds = '';
+    const ok = t.every((part, i) => {
+      if (/^\{\w+\}$/.test(part)) {
+        kinds += 'p';
+        if (segs[i] === '') return false;
+        try { decodeURIComponent(segs[i]); return true; } catch { return false; }
+      }
+      kinds += 's';
+      return part === segs[i];
+    });
+    // 's' > 'p': the template with a static segment first where they differ wins.
+    if (ok && (!best || kinds > best.kinds)) best = { template, kinds };
+  }
+  return best?.template;
+}
+
+const deref = (doc: OpenApiDocument, o: Json): Json => (typeof o?.$ref === 'string' ? (resolveRef(doc, o.$ref) as Json) : o);
+
+/** Header values are text; integer headers are compared as the numbers they spell. */
+function headerValue(schema: Json, raw: string): unknown {
+  return schema.type === 'integer' && /^-?\d{1,15}$/.test(raw) ? Number(raw) : raw;
+}
+
+/** Checks an answer against a response object of the document. */
+function checkResponse(doc: OpenApiDocument, response: Json, method: string, res: ContractResponse): string[] {
+  const out: string[] = [];
+  for (const [name, h] of Object.entries<Json>(response.headers ?? {})) {
+    const header = deref(doc, h);
+    const raw = res.headers.get(name);
+    if (raw === null) { if (header.required) out.push(`header ${name} is missing`); continue; }
+    for (const e of schemaErrors(header.schema as JsonSchema, headerValue(header.schema, raw), doc)) out.push(`header ${name}: ${e.replace(/^\(root\): /, '')}`);
+  }
+  const media = response.content?.['application/json'];
+  if (!media) {
+    if (res.text !== '') out.push(`a body is not documented, but one was sent: ${res.text.slice(0, 200)}`);
+    return out;
+  }
+  if (method === 'HEAD') {
+    if (res.text !== '') out.push('a HEAD answer has a body');
+    return out;
+  }
+  const ct = res.headers.get('content-type') ?? '';
+  if (!/^application\/json(;|$)/i.test(ct)) out.push(`Content-Type is ${JSON.stringify(ct)}, not application/json`);
+  let body: unknown;
+  try { body = JSON.parse(res.text); } catch { out.push(`the body is not JSON: ${JSON.stringify(res.text.slice(0, 200))}`); return out; }
+  out.push(...schemaErrors(media.schema as JsonSchema, body, doc));
+  const codes = response['x-error-codes'] as string[] | undefined;
+  const code = (body as Json)?.code;
+  if (codes && typeof code === 'string' && res.status >= 400 && !codes.includes(code)) {
+    out.push(`/code: ${JSON.stringify(code)} is not one of the codes documented for ${res.status} (${codes.join(', ')})`);
+  }
+  return out;
+}
+
+/**
+ * Every way `res`, the answer to `method` `path` (query string allowed), departs from `doc`;
+ * empty when it conforms.
+ */
+export function contractViolations(doc: OpenApiDocument, method: string, path: string, res: ContractResponse): string[] {
+  const m = method.toUpperCase();
+  const q = path.indexOf('?');
+  const template = matchPath(doc, q === -1 ? path : path.slice(0, q));
+  const shared = doc.components.responses as Json;
+  // Answers given before an operation is chosen: by the HTTP parser, while draining, or by routing.
+  if (res.status === 431) return checkResponse(doc, shared.RequestHeaderFieldsTooLarge, m, res);
+  if (res.status === 503 && !template) return checkResponse(doc, shared.ServiceUnavailablePublic, m, res);
+  if (!template) {
+    if (res.status !== 404) return [`no operation matches ${m} ${path}, so the answer must be 404 (got ${res.status})`];
+    return checkResponse(doc, shared.RouteNotFound, m, res);
+  }
+  const item = doc.paths[template] as Json;
+  const op = item[m.toLowerCase()] ?? (m === 'HEAD' ? item.get : undefined);
+  if (!op) {
+    if (res.status === 503) return checkResponse(doc, shared.ServiceUnavailablePublic, m, res);
+    if (res.status !== 405) return [`${template} has no ${m} operation, so the answer must be 405 (got ${res.status})`];
+    const out = checkResponse(doc, shared.MethodNotAllowed, m, res);
+    // The router lists the methods in the order the routes were added, and HEAD with GET.
+    const allow = Object.keys(item).filter((k) => METHODS.includes(k)).map((k) => k.toUpperCase());
+    if (allow.includes('GET')) allow.push('HEAD');
+    const got = res.headers.get('allow');
+    if (got !== null && got !== allow.join(', ')) out.push(`header Allow is ${JSON.stringify(got)}, expected ${JSON.stringify(allow.join(', '))}`);
+    return out;
+  }
+  const response = op.responses[String(res.status)] && deref(doc, op.responses[String(res.status)]);
+  if (!response) return [`status ${res.status} is not documented for ${op.operationId} (documented: ${Object.keys(op.responses).join(', ')})`];
+  return checkResponse(doc, response, m, res);
+}
+
+/** A response that does not match the document. */
+export class ContractError extends Error {
+  constructor(method: string, path: string, res: ContractResponse, violations: string[]) {
+    super(`contract violation: ${method} ${path} → ${res.status}\n  ${violations.join('\n  ')}\n  body: ${res.text.slice(0, 500)}`);
+    this.name = 'ContractError';
+  }
+}
+
+/** @throws ContractError listing every violation of {@link contractViolations}. */
+export function assertContract(doc: OpenApiDocument, method: string, path: string, res: ContractResponse): void {
+  const v = contractViolations(doc, method, path, res);
+  if (v.length) throw new ContractError(method, path, res, v);
+}
