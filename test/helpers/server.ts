@@ -2,7 +2,7 @@
  * Test harness: a real server on port 0 over a temp data dir, with an injected clock, and a
  * `call` helper around real `fetch`. Every test file starts its own servers.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -48,7 +48,16 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
   const config: Config = loadConfig({ PORT: '0', DATA_DIR: dataDir, SYNC: 'none', ...opts.env });
   const clock = opts.clock ?? new ManualClock();
   const logs: string[] = [];
-  const logger: Logger = opts.captureLogs ? createLogger('debug', (l) => logs.push(l)) : silentLogger;
+  // Logs are always kept (debug and up when asked, else info and up) so that close() can scan
+  // them for secrets.
+  const logger: Logger = createLogger(opts.captureLogs ? 'debug' : 'info', (l) => logs.push(l));
+  /** Every API key and credential secret the test has made or sent: none may ever come back or be stored. */
+  const secrets = new Set<string>();
+  const watchBody = (b: unknown) => {
+    const secret = (b as { auth?: { secret?: unknown } } | undefined)?.auth?.secret;
+    if (typeof secret === 'string' && secret.length >= 8) secrets.add(secret);
+  };
+  const leaked = (text: string) => [...secrets].find((x) => text.includes(x));
   let announced = '';
   const running = await startServer(config, { clock, logger, fs: opts.fs, announce: (t) => { announced += t; }, compactionSlack: opts.compactionSlack });
   const key = /svck_[0-9A-Za-z]+/.exec(announced)?.[0] ?? '';
@@ -59,20 +68,49 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
     if (k !== null) headers.Authorization = `Bearer ${k}`;
     let body: string | Buffer | undefined;
     if (o.raw !== undefined) body = o.raw;
-    else if (o.body !== undefined) { body = JSON.stringify(o.body); headers['Content-Type'] ??= 'application/json'; }
+    else if (o.body !== undefined) { body = JSON.stringify(o.body); headers['Content-Type'] ??= 'application/json'; watchBody(o.body); }
     const res = await fetch(running.url + path, { method, headers, body: typeof body === "string" || body === undefined ? body : new Uint8Array(body) });
     const text = await res.text();
     let parsed: unknown;
     try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
     // Every answer the suite receives is checked against the server's own OpenAPI document.
     assertContract(contractDocument(running.routes), method, path, { status: res.status, headers: res.headers, text });
+    // And no answer ever holds a full API key or a credential secret (issue #5 point 7).
+    const found = leaked(text + JSON.stringify([...res.headers]));
+    if (found) throw new Error(`SECRET LEAK: the answer to ${method} ${path} contains a key or credential (${found.slice(0, 6)}…)`);
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
-  const newKey = async (o: { scopes?: string; workspaceId?: string; expiresAt?: string } = {}) =>
-    (await running.admin.createKey({ workspace: o.workspaceId ?? workspaceId, scopes: o.scopes, expiresAt: o.expiresAt })).key;
+  const newKey = async (o: { scopes?: string; workspaceId?: string; expiresAt?: string } = {}) => {
+    const k = (await running.admin.createKey({ workspace: o.workspaceId ?? workspaceId, scopes: o.scopes, expiresAt: o.expiresAt })).key;
+    secrets.add(k);
+    return k;
+  };
+  if (key) secrets.add(key);
+  /** On close: no file of the data dir and no log line holds a key or a credential secret. */
+  const close = async () => {
+    await running.close();
+    for (const line of logs) {
+      const found = leaked(line);
+      if (found) throw new Error(`SECRET LEAK: a log line contains a key or credential (${found.slice(0, 6)}…): ${line.slice(0, 200)}`);
+    }
+    for (const file of walk(dataDir)) {
+      const found = leaked(readFileSync(file, 'latin1'));
+      if (found) throw new Error(`SECRET LEAK: ${file} contains a key or credential (${found.slice(0, 6)}…)`);
+    }
+  };
   const newWorkspace = async (name = 'Other') => {
     const ws = await running.admin.createWorkspace(name);
     return { workspaceId: ws.id, key: await newKey({ workspaceId: ws.id }) };
   };
-  return { ...running, key, workspaceId, clock, dataDir, logs, call, newKey, newWorkspace };
+  return { ...running, close, key, workspaceId, clock, dataDir, logs, call, newKey, newWorkspace };
+}
+
+function walk(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...walk(p));
+    else if (e.isFile()) out.push(p);
+  }
+  return out;
 }
