@@ -8,6 +8,7 @@ import { iso, type Clock } from './clock.js';
 import { generateApiKey, hashKey, parseScopes } from './auth/keys.js';
 import { isDateTime, s, validate, type Static } from './http/schema.js';
 import { ApiError } from './http/errors.js';
+import { SecretBox, type Sealed } from './secrets.js';
 import { T } from './workspace.js';
 import type { KeyRec, Store } from './store/store.js';
 import type { Rec } from './store/db.js';
@@ -59,7 +60,7 @@ export type ImportFile = Static<typeof importSchema>;
 
 /** The admin commands, by name, with their arguments as the CLI passes them. */
 export class Admin {
-  constructor(private readonly store: Store, private readonly clock: Clock) {}
+  constructor(private readonly store: Store, private readonly clock: Clock, private readonly secrets?: SecretBox) {}
 
   /** Runs one command by name (the admin socket's entry point). */
   run(op: string, args: Record<string, unknown>): Promise<unknown> {
@@ -70,6 +71,7 @@ export class Admin {
       case 'key.list': return Promise.resolve(this.listKeys(String(args.workspace ?? '')));
       case 'key.revoke': return this.revokeKey(String(args.id ?? ''));
       case 'import': return this.importData(String(args.workspace ?? ''), args.data);
+      case 'secrets.rotate': return this.rotateSecrets();
       case 'customField.create': case 'tag.create': case 'agent.create':
         return this.createDefinition(op.split('.')[0] as DefinitionKind, String(args.workspace ?? ''), args.input);
       case 'customField.disable': case 'tag.disable': case 'agent.disable':
@@ -243,5 +245,36 @@ export class Admin {
     if (kind === 'customField') return customFieldView(next as unknown as CustomField);
     if (kind === 'tag') return { object: 'tag', id, name: next.name, enabled: false };
     return { object: 'agent', ...next };
+  }
+
+  /**
+   * Rotates the master key (issue #5 point 7): a new key becomes active in `master.keys` and
+   * every stored source credential is decrypted with its old key and sealed again with the new
+   * one, one transaction per workspace. Old keys stay in the file (backups of the logs still
+   * need them); they no longer seal anything.
+   * @throws AdminError when a credential cannot be opened (tampered, or its key is missing).
+   */
+  async rotateSecrets() {
+    if (!this.secrets) throw new AdminError('secrets are not available here');
+    const dir = this.store.opts.dataDir;
+    const kid = SecretBox.addKey(dir);
+    this.secrets.reload(dir);
+    let count = 0;
+    for (const ws of this.store.workspaces.values()) {
+      const tx = ws.db.begin();
+      for (const [id, rec] of ws.db.table(T.source)) {
+        const cred = rec.credential as { sealed: Sealed } | undefined;
+        if (!cred) continue;
+        let plain: string;
+        try { plain = this.secrets.open(cred.sealed, `${ws.id}/${id}`); } catch (e) {
+          tx.abort();
+          throw new AdminError(`source ${id} of workspace ${ws.id}: ${(e as Error).message}`);
+        }
+        tx.put(T.source, id, { ...rec, credential: { ...cred, sealed: this.secrets.seal(plain, `${ws.id}/${id}`) } });
+        count++;
+      }
+      await ws.db.commit(tx);
+    }
+    return { object: 'secrets_rotation', activeKeyId: kid, credentialsResealed: count };
   }
 }

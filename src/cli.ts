@@ -12,6 +12,7 @@ import { LockedError, lockHolder } from './store/lock.js';
 import { Store } from './store/store.js';
 import { systemClock } from './clock.js';
 import { loadConfig } from './config.js';
+import { SecretBox } from './secrets.js';
 
 const USAGE = `usage: cli.js <command> [--data-dir DIR]
   workspace create --name NAME
@@ -23,7 +24,8 @@ const USAGE = `usage: cli.js <command> [--data-dir DIR]
   custom-field create --workspace ID --label L --type T [--fill-mode M] [--description D] [--options a,b]
   tag create --workspace ID --name N
   agent create --workspace ID --name N [--description D]
-  custom-field|tag|agent disable --workspace ID ITEM_ID`;
+  custom-field|tag|agent disable --workspace ID ITEM_ID
+  secrets rotate`;
 
 class UsageError extends Error {}
 
@@ -51,6 +53,7 @@ function plan(argv: string[]): { dataDir: string; op: string; args: Record<strin
     try { data = JSON.parse(readFileSync(file, 'utf8')); } catch (e) { throw new AdminError(`cannot read ${file}: ${(e as Error).message}`); }
     return { dataDir, op: 'import', args: { workspace: need(values.workspace, '--workspace'), data } };
   }
+  if (area === 'secrets' && verb === 'rotate') return { dataDir, op: 'secrets.rotate', args: {} };
   const kinds: Record<string, string> = { 'custom-field': 'customField', tag: 'tag', agent: 'agent' };
   if (area in kinds && verb === 'create') {
     const workspace = need(values.workspace, '--workspace');
@@ -79,7 +82,7 @@ async function execute(dataDir: string, op: string, args: Record<string, unknown
     try {
       if (holder !== null) return await callAdminSocket(dataDir, op, args);
       const store = await Store.open({ dataDir, sync: true, clock: systemClock });
-      try { return await new Admin(store, systemClock).run(op, args); } finally { await store.close(); }
+      try { return await new Admin(store, systemClock, SecretBox.load(dataDir)).run(op, args); } finally { await store.close(); }
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       const busy = e instanceof LockedError || (holder !== null && (code === 'ENOENT' || code === 'ECONNREFUSED'));

@@ -16,7 +16,14 @@ interface KeyFile { active: string; keys: Record<string, string> }
 export class SecretError extends Error {}
 
 export class SecretBox {
-  constructor(private readonly keys: Map<string, Buffer>, readonly activeKid: string) {}
+  constructor(private keys: Map<string, Buffer>, public activeKid: string) {}
+
+  /** Re-reads `dir/master.keys` into this box (after a rotation), so every holder sees the new key. */
+  reload(dir: string): void {
+    const fresh = SecretBox.load(dir);
+    this.keys = fresh.keys;
+    this.activeKid = fresh.activeKid;
+  }
 
   /** Loads `dir/master.keys`, creating it with one new key when missing. */
   static load(dir: string): SecretBox {

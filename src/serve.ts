@@ -68,14 +68,14 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     const r = db.replay;
     if (r.tornTailSavedTo) logger.warn('torn log tail set aside', { file: db.path, keptBytes: r.size, savedTo: r.tornTailSavedTo });
   }
-  const admin = new Admin(store, clock);
+  const secrets = SecretBox.load(config.dataDir);
+  const admin = new Admin(store, clock, secrets);
   if (store.empty && config.bootstrap) {
     const boot = await admin.bootstrap();
     (deps.announce ?? ((t) => process.stderr.write(t)))(
       `Created workspace "${boot.name}" (${boot.workspaceId}) and a full-access API key.\n` +
       `API key (shown only this once — keep it somewhere safe): ${boot.key}\n`);
   }
-  const secrets = SecretBox.load(config.dataDir);
   const analyzer = deps.analyzer ?? new WorkerAnalyzer({ timeoutMs: Math.max(config.sourceFetchTimeoutMs, 60_000) });
   const usage = new UsageCounter(store, clock, logger);
   usage.start();

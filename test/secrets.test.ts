@@ -40,3 +40,39 @@ test('a credential is stored only sealed (AES-256-GCM with a key id), bound to i
     assert.ok(log.includes(sealed.ct) && !log.includes(SECRET));
   } finally { await srv.close(); }
 });
+
+test('secrets rotate: a new active key id, every credential sealed again and still opening; a ciphertext moved to another source does not open', async () => {
+  const srv = await startTestServer();
+  try {
+    const ids: string[] = [];
+    for (const name of ['A', 'B']) {
+      const r = await srv.call('POST', '/api/v1/sources', { body: { content: `# ${name}\n\nText.` } });
+      ids.push(r.body.source.id);
+      await srv.call('PATCH', `/api/v1/sources/${r.body.source.id}`, { body: { auth: { type: 'bearer', secret: `${SECRET}-${name}` } } });
+    }
+    const ws = srv.store.workspace(srv.workspaceId)!;
+    type Cred = { credential: { sealed: { kid: string; iv: string; ct: string; tag: string } } };
+    const sealedOf = (id: string) => ws.get<Cred>('source', id)!.credential.sealed;
+    const before = sealedOf(ids[0]);
+    const rotated = await srv.admin.rotateSecrets();
+    assert.deepEqual(rotated, { object: 'secrets_rotation', activeKeyId: 'k2', credentialsResealed: 2 });
+    const after = sealedOf(ids[0]);
+    assert.equal(after.kid, 'k2');
+    assert.notEqual(after.ct, before.ct);
+    const { SecretBox } = await import('../src/secrets.js');
+    const box = SecretBox.load(srv.dataDir);
+    assert.equal(box.open(after, `${srv.workspaceId}/${ids[0]}`), `${SECRET}-A`);
+    assert.equal(box.open(sealedOf(ids[1]), `${srv.workspaceId}/${ids[1]}`), `${SECRET}-B`);
+    assert.equal(box.open(before, `${srv.workspaceId}/${ids[0]}`), `${SECRET}-A`, 'the retired key still opens old backups');
+    assert.throws(() => box.open(sealedOf(ids[0]), `${srv.workspaceId}/${ids[1]}`), /altered or belongs to another source/);
+    const tampered = { ...after, tag: Buffer.alloc(16).toString('base64') };
+    assert.throws(() => box.open(tampered, `${srv.workspaceId}/${ids[0]}`), /altered/);
+    // The rotation is durable: after a restart the credential is the resealed one.
+    await srv.close();
+    const again = await startTestServer({ dataDir: srv.dataDir });
+    try {
+      const w2 = again.store.workspace(srv.workspaceId)!;
+      assert.equal(w2.get<Cred>('source', ids[0])!.credential.sealed.kid, 'k2');
+    } finally { await again.close(); }
+  } catch (e) { await srv.close().catch(() => {}); throw e; }
+});
