@@ -14,7 +14,7 @@ import type { KeyRec, Store } from './store/store.js';
 import type { Rec } from './store/db.js';
 import { addMessage, createConversation, customerInput, CONVERSATION_STATUSES, CHANNELS, type Conversation } from './areas/conversations.js';
 import { createIssue, ISSUE_STATES, useTags } from './areas/issues.js';
-import { createCustomField, customFieldInput, customFieldView, type CustomField } from './areas/definitions.js';
+import { checkCustomFieldOptions, createCustomField, customFieldInput, customFieldView, type CustomField } from './areas/definitions.js';
 import { agentInput, createAgent } from './areas/agents.js';
 import { priority } from './areas/common.js';
 
@@ -212,7 +212,10 @@ export class Admin {
   async createDefinition(kind: DefinitionKind, workspaceId: string, input: unknown) {
     const ws = this.store.workspace(workspaceId);
     if (!ws) throw new AdminError(`no workspace ${JSON.stringify(workspaceId)}`);
-    try { validate(DEFINITION_INPUTS[kind], input); } catch (e) {
+    try {
+      validate(DEFINITION_INPUTS[kind], input);
+      if (kind === 'customField') checkCustomFieldOptions(input as { type: string; options?: string[] });
+    } catch (e) {
       throw new AdminError((e as Error).message.replace(/^Request body is invalid: /, '').replace(/\.$/, ''));
     }
     const now = this.clock.now();
@@ -222,10 +225,19 @@ export class Admin {
     else if (kind === 'agent') out = { object: 'agent', ...createAgent(tx, input as Static<typeof agentInput>, now) };
     else {
       const name = (input as { name: string }).name;
-      if (ws.tagIdByName.has(name.toLowerCase())) { tx.abort(); throw new AdminError(`a tag named ${JSON.stringify(name)} already exists`); }
-      useTags(ws, tx, [name], now);
-      const id = ws.tagIdByName.get(name.toLowerCase())!;
-      out = { object: 'tag', id, name };
+      const existing = ws.tagIdByName.get(name.toLowerCase());
+      const tag = existing === undefined ? undefined : ws.get<{ id: string; name: string; enabled?: boolean }>(T.tag, existing);
+      if (tag && tag.enabled !== false) { tx.abort(); throw new AdminError(`a tag named ${JSON.stringify(name)} already exists`); }
+      if (tag) {
+        // Creating a disabled tag again enables it (keeping its id and first spelling).
+        const { enabled: _off, ...on } = tag;
+        tx.put(T.tag, tag.id, on);
+        out = { object: 'tag', id: tag.id, name: tag.name };
+      } else {
+        useTags(ws, tx, [name], now);
+        const id = ws.tagIdByName.get(name.toLowerCase())!;
+        out = { object: 'tag', id, name };
+      }
     }
     await ws.db.commit(tx);
     return out;
@@ -238,10 +250,14 @@ export class Admin {
     const type = DEFINITION_TYPES[kind];
     const rec = ws.get<Record<string, unknown>>(type, id);
     if (!rec) throw new AdminError(`no ${kind === 'customField' ? 'custom field' : kind} ${JSON.stringify(id)} in this workspace`);
-    const next: Record<string, unknown> = { ...rec, enabled: false, ...(kind === 'agent' ? { updatedAt: iso(this.clock.now()) } : {}) };
-    const tx = ws.db.begin();
-    tx.put(type, id, next);
-    await ws.db.commit(tx);
+    // Already disabled: nothing changes (an agent keeps its updatedAt).
+    const unchanged = rec.enabled === false;
+    const next: Record<string, unknown> = unchanged ? rec : { ...rec, enabled: false, ...(kind === 'agent' ? { updatedAt: iso(this.clock.now()) } : {}) };
+    if (!unchanged) {
+      const tx = ws.db.begin();
+      tx.put(type, id, next);
+      await ws.db.commit(tx);
+    }
     if (kind === 'customField') return customFieldView(next as unknown as CustomField);
     if (kind === 'tag') return { object: 'tag', id, name: next.name, enabled: false };
     return { object: 'agent', ...next };

@@ -106,6 +106,8 @@ export class App {
     const key = this.auth.authenticate(req);
     const ws = this.opts.store.workspace(key.workspaceId);
     if (!ws) throw new ApiError('unauthorized');
+    // Every authenticated request counts towards usage, refused ones included (DESIGN §5).
+    this.opts.onAuthenticated?.(ws.id);
     if (!this.auth.hasScope(key, route.scope)) {
       // An authenticated answer (DESIGN §2): report the key's bucket without spending a token.
       this.setRateHeaders(res, this.limiter.peek(key.id));
@@ -114,7 +116,6 @@ export class App {
     const rl = this.limiter.take(key.id);
     this.setRateHeaders(res, rl);
     if (!rl.allowed) throw new ApiError('rate_limited', undefined, { 'Retry-After': String(rl.retryAfterSeconds) });
-    this.opts.onAuthenticated?.(ws.id);
 
     checkApiVersion(req);
     const query = parseQuery(route.query, q === -1 ? '' : url.slice(q + 1));

@@ -57,6 +57,14 @@ export class ClientIndex {
   private readonly byId = new Map<string, Group>();
   /** Clients by (lastActivityAt, id); listed newest activity first. */
   readonly order = new SortedIndex();
+  /**
+   * Conversation id → its group key. Issues without a grouping customer of their own follow
+   * their conversation through this map, never through the store: during a replay the
+   * workspace's store is not open yet (a lookup there stopped the server from starting).
+   */
+  private readonly conversationGroup = new Map<string, string | null>();
+  /** Issues replayed before their conversation (a compacted log's order): conversation id → issue id → record. */
+  private readonly waiting = new Map<string, Map<string, Rec>>();
 
   constructor(private readonly workspaceId: string) {}
 
@@ -124,6 +132,17 @@ export class ClientIndex {
   private addConversation(id: string, c: Rec): void {
     const cust = c.customer as { id: string; email: string; company?: string };
     const key = groupKey(cust.company, cust.email);
+    this.conversationGroup.set(id, key);
+    this.addConversationTo(id, c, key);
+    const waiting = this.waiting.get(id);
+    if (waiting) {
+      this.waiting.delete(id);
+      for (const [iid, i] of waiting) this.addIssue(iid, i, () => undefined);
+    }
+  }
+
+  private addConversationTo(id: string, c: Rec, key: string | null): void {
+    const cust = c.customer as { id: string; email: string; company?: string };
     if (!key) return;
     const g = this.group(key, cust.company?.trim() || domainOf(cust.email)!, domainOf(cust.email));
     const activity = later(c.updatedAt as string, c.lastMessageAt as string | undefined);
@@ -137,6 +156,7 @@ export class ClientIndex {
   private removeConversation(id: string, c: Rec): void {
     const cust = c.customer as { id: string; email: string; company?: string };
     const key = groupKey(cust.company, cust.email);
+    this.conversationGroup.delete(id);
     const g = key ? this.groups.get(key) : undefined;
     if (!g || !g.conversations.delete(id)) return;
     g.counts[c.status as 'open'] -= 1;
@@ -145,18 +165,24 @@ export class ClientIndex {
     this.recompute(g);
   }
 
-  private issueGroup(i: Rec, conversation: (id: string) => Rec | undefined): string | null {
+  private issueGroup(i: Rec, _conversation?: (id: string) => Rec | undefined): string | null {
     const cust = i.customer as { email?: string; company?: string } | undefined;
     const own = groupKey(cust?.company, cust?.email);
     if (own) return own;
     const cid = (i.source as { conversationId?: string }).conversationId;
-    const conv = cid ? conversation(cid) : undefined;
-    const cc = conv?.customer as { email: string; company?: string } | undefined;
-    return cc ? groupKey(cc.company, cc.email) : null;
+    return cid ? this.conversationGroup.get(cid) ?? null : null;
   }
 
   private addIssue(id: string, i: Rec, conversation: (id: string) => Rec | undefined): void {
     const key = this.issueGroup(i, conversation);
+    const cid = (i.source as { conversationId?: string }).conversationId;
+    if (!key && cid && !this.conversationGroup.has(cid)) {
+      // Its conversation is not known yet: count the issue when the conversation arrives.
+      let w = this.waiting.get(cid);
+      if (!w) { w = new Map(); this.waiting.set(cid, w); }
+      w.set(id, i);
+      return;
+    }
     if (!key) return;
     const cust = i.customer as { email?: string; company?: string } | undefined;
     const g = this.groups.get(key) ?? this.group(key, cust?.company?.trim() || domainOf(cust?.email) || key.slice(key.indexOf(':') + 1), domainOf(cust?.email));
@@ -166,6 +192,8 @@ export class ClientIndex {
   }
 
   private removeIssue(id: string, i: Rec, conversation: (id: string) => Rec | undefined): void {
+    const cid = (i.source as { conversationId?: string }).conversationId;
+    if (cid && this.waiting.get(cid)?.delete(id)) { if (this.waiting.get(cid)!.size === 0) this.waiting.delete(cid); return; }
     const key = this.issueGroup(i, conversation);
     const g = key ? this.groups.get(key) : undefined;
     if (!g || !g.issues.delete(id)) return;

@@ -68,7 +68,8 @@ export class UsageCounter {
 
   /** Writes every pending count (one transaction per workspace). Safe to call at any time. */
   flush(): Promise<void> {
-    if (this.flushing) return this.flushing;
+    // A flush already writing took its batch before the counts that arrived since: write those after it.
+    if (this.flushing) return this.flushing.then(() => this.flush());
     this.flushing = this.doFlush().finally(() => { this.flushing = null; });
     return this.flushing;
   }

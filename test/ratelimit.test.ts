@@ -216,3 +216,14 @@ test('TokenBucketLimiter: 10 000 distinct keys never hold more than maxEntries b
   for (let i = 0; i < 10_000; i++) { l.take(`k${i}`); assert.ok(l.size <= 100); }
   assert.equal(l.size, 100);
 });
+
+test('TokenBucketLimiter: a clock stepping back refills nothing and never puts a bucket into debt', () => {
+  const clock = new ManualClock(1_000_000);
+  const l = new TokenBucketLimiter(5, 60, clock);
+  for (let i = 0; i < 5; i++) assert.equal(l.take('k').allowed, true);
+  clock.set(1_000_000 - 3_600_000); // an hour back
+  const r = l.peek('k');
+  assert.equal(r.remaining, 0);
+  clock.set(1_000_000 - 3_600_000 + 1000);
+  assert.equal(l.take('k').allowed, true, 'one second after the jump, one token is back');
+});

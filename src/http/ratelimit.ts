@@ -37,7 +37,8 @@ export class TokenBucketLimiter {
     const now = this.clock.now();
     let b = this.buckets.get(key);
     if (b) {
-      b.tokens = Math.min(this.capacity, b.tokens + (now - b.at) * this.perMs);
+      // A clock stepping back refills nothing (and never puts a bucket into debt).
+      b.tokens = Math.min(this.capacity, b.tokens + Math.max(0, now - b.at) * this.perMs);
       b.at = now;
       this.buckets.delete(key); // re-insert: Map order is the LRU order
     } else {
