@@ -47,10 +47,15 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-function rawError(socket: Socket, code: ErrorCode, detail?: string): void {
+/**
+ * Answers a request the HTTP parser refused, before any routing, then closes. A HEAD request
+ * (judged from the packet being parsed) gets the headers without the body (RFC 9110 §9.3.2).
+ */
+function rawError(socket: Socket, code: ErrorCode, detail: string | undefined, rawPacket: Buffer | undefined): void {
   const body = JSON.stringify({ code, error: errorMessage(code, detail) });
   const status = ERRORS[code].status;
-  socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nApi-Version: 2026-06-29\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`);
+  const head = rawPacket !== undefined && rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
+  socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nApi-Version: 2026-06-29\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${head ? '' : body}`);
 }
 
 /**
@@ -91,9 +96,9 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   server.maxConnections = config.maxConnections;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable) { socket.destroy(); return; }
-    if (err.code === 'HPE_HEADER_OVERFLOW') rawError(socket, 'request_header_fields_too_large');
+    if (err.code === 'HPE_HEADER_OVERFLOW') rawError(socket, 'request_header_fields_too_large', undefined, (err as { rawPacket?: Buffer }).rawPacket);
     else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.destroy();
-    else rawError(socket, 'invalid_request', 'the HTTP request is malformed');
+    else rawError(socket, 'invalid_request', 'the HTTP request is malformed', (err as { rawPacket?: Buffer }).rawPacket);
   });
   let adminServer: http.Server;
   try {

@@ -131,12 +131,15 @@ export class Workspace {
     if (type === T.conversation || type === T.issue) this.clients.onChange(type, id, prev, next, (cid) => this.db.get(T.conversation, cid));
     switch (type) {
       case T.conversation: {
+        // An update keeps createdAt, so the order index is touched only on create and delete
+        // (a remove + add would cost a splice of the whole index on every update).
+        const moved = prev?.createdAt !== next?.createdAt;
         if (prev) {
-          this.conversationOrder.remove(SortedIndex.key(prev.createdAt as string, id));
-          if (prev.externalId) this.conversationByExternalId.delete(prev.externalId as string);
+          if (moved) this.conversationOrder.remove(SortedIndex.key(prev.createdAt as string, id));
+          if (prev.externalId && prev.externalId !== next?.externalId) this.conversationByExternalId.delete(prev.externalId as string);
         }
         if (next) {
-          this.conversationOrder.add(SortedIndex.key(next.createdAt as string, id));
+          if (moved) this.conversationOrder.add(SortedIndex.key(next.createdAt as string, id));
           if (next.externalId) this.conversationByExternalId.set(next.externalId as string, id);
           const c = next.customer as { id: string; email: string };
           const email = c.email.toLowerCase();
@@ -149,19 +152,21 @@ export class Workspace {
         const cid = rec.conversationId as string;
         let idx = this.messagesByConversation.get(cid);
         if (!idx) { idx = new SortedIndex(); this.messagesByConversation.set(cid, idx); }
-        const key = SortedIndex.key(rec.createdAt as string, id);
-        if (next) idx.add(key); else idx.remove(key);
+        if (prev && next && prev.createdAt === next.createdAt) return;
+        if (prev) idx.remove(SortedIndex.key(prev.createdAt as string, id));
+        if (next) idx.add(SortedIndex.key(next.createdAt as string, id));
         return;
       }
       case T.issue: {
+        const moved = prev?.createdAt !== next?.createdAt;
         if (prev) {
-          this.issueOrder.remove(SortedIndex.key(prev.createdAt as string, id));
+          if (moved) this.issueOrder.remove(SortedIndex.key(prev.createdAt as string, id));
           const cid = (prev.source as { conversationId?: string }).conversationId;
           if (cid) this.issuesByConversation.get(cid)?.delete(id);
           if (!next && prev.number === this.maxIssueNumber) this.recomputeMaxIssueNumber();
         }
         if (next) {
-          this.issueOrder.add(SortedIndex.key(next.createdAt as string, id));
+          if (moved) this.issueOrder.add(SortedIndex.key(next.createdAt as string, id));
           const cid = (next.source as { conversationId?: string }).conversationId;
           if (cid) {
             let set = this.issuesByConversation.get(cid);
@@ -174,18 +179,21 @@ export class Workspace {
       }
       case T.customField: {
         const key = (r: Rec) => SortedIndex.key(`${String(r.position).padStart(10, '0')}\u0000${r.createdAt as string}`, id);
+        if (prev && next && key(prev) === key(next)) return;
         if (prev) this.customFieldOrder.remove(key(prev));
         if (next) this.customFieldOrder.add(key(next));
         return;
       }
       case T.tag: {
+        if (prev && next && prev.name === next.name) return;
         if (prev) { this.tagOrder.remove(SortedIndex.key((prev.name as string).toLowerCase(), id)); this.tagIdByName.delete((prev.name as string).toLowerCase()); }
         if (next) { this.tagOrder.add(SortedIndex.key((next.name as string).toLowerCase(), id)); this.tagIdByName.set((next.name as string).toLowerCase(), id); }
         return;
       }
       case T.source: {
-        if (prev) { this.sourceOrder.remove(SortedIndex.key(prev.createdAt as string, id)); if (prev.inputUrl) this.sourceIdByUrl.delete(prev.inputUrl as string); }
-        if (next) { this.sourceOrder.add(SortedIndex.key(next.createdAt as string, id)); if (next.inputUrl) this.sourceIdByUrl.set(next.inputUrl as string, id); }
+        const moved = prev?.createdAt !== next?.createdAt;
+        if (prev) { if (moved) this.sourceOrder.remove(SortedIndex.key(prev.createdAt as string, id)); if (prev.inputUrl) this.sourceIdByUrl.delete(prev.inputUrl as string); }
+        if (next) { if (moved) this.sourceOrder.add(SortedIndex.key(next.createdAt as string, id)); if (next.inputUrl) this.sourceIdByUrl.set(next.inputUrl as string, id); }
         return;
       }
       case T.sourceIndex: {
@@ -198,6 +206,7 @@ export class Workspace {
         return;
       }
       case T.agent: {
+        if (prev && next && prev.createdAt === next.createdAt) return;
         if (prev) this.agentOrder.remove(SortedIndex.key(prev.createdAt as string, id));
         if (next) this.agentOrder.add(SortedIndex.key(next.createdAt as string, id));
         return;

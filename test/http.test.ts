@@ -450,3 +450,20 @@ test('GET /healthz with Api-Version 2020-01-01 → 400 like every other route', 
   assert.equal(r.status, 400);
   assert.deepEqual(r.body, { code: 'invalid_request', error: 'Request body is invalid: Api-Version must be 2026-06-29.' });
 }));
+
+test('HEAD with oversized headers → 431 headers without a body (RFC 9110 §9.3.2); a lone surrogate in a string → 400', () => withServer(async (srv) => {
+  const { connect } = await import('node:net');
+  const url = new URL(srv.url);
+  const raw = await new Promise<string>((resolve, reject) => {
+    const sock = connect(Number(url.port), url.hostname, () => sock.end(`HEAD /api/v1/tags?cursor=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`));
+    let data = '';
+    sock.on('data', (c) => { data += c.toString('latin1'); });
+    sock.on('close', () => resolve(data));
+    sock.on('error', reject);
+  });
+  assert.match(raw, /^HTTP\/1\.1 431 /);
+  assert.ok(raw.endsWith('\r\n\r\n'), `no body after the headers: ${JSON.stringify(raw.slice(-60))}`);
+  const r = await srv.call('POST', '/api/v1/conversations', { raw: '{"subject":"x\\ud800","customer":{"email":"a@b.co"}}', headers: { 'Content-Type': 'application/json' } });
+  assert.equal(r.status, 400);
+  assert.deepEqual(r.body, { code: 'invalid_request', error: 'Request body is invalid: subject must be well-formed Unicode text (it has a lone surrogate).' });
+}));

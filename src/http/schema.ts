@@ -107,6 +107,8 @@ function check(schema: TSchema, value: unknown, path: string): void {
       return check(schema.inner, value, path);
     case 'string': {
       if (typeof value !== 'string') throw invalid(`${name} must be a string`);
+      // JSON can carry lone UTF-16 surrogates (\ud800); they are not text and cannot be stored as UTF-8.
+      if (!value.isWellFormed()) throw invalid(`${name} must be well-formed Unicode text (it has a lone surrogate)`);
       if (schema.enum && !schema.enum.includes(value)) throw invalid(`${name} must be one of ${schema.enum.join(', ')}`);
       if (schema.maxLength !== undefined && value.length > schema.maxLength && codePointLength(value) > schema.maxLength) {
         throw invalid(schema.minLength ? `${name} must be ${schema.minLength} to ${plural(schema.maxLength, 'character')}` : `${name} must be at most ${plural(schema.maxLength, 'character')}`);
