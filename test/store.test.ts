@@ -177,3 +177,22 @@ test('compaction leaves out changes of a transaction that is open (not yet commi
   assert.equal(db2.get('t', 'new'), undefined);
   await db2.close();
 });
+
+test('a failed folder fsync after the compaction rename: the new file is the log, and later writes are refused (never acknowledged on an unsynced rename)', async () => {
+  const dir = tmp();
+  const file = join(dir, 'a.log');
+  let failDirSync = false;
+  const fs: StoreFs = { ...nodeFs, fsyncDir: async (d) => { if (failDirSync) throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }); return nodeFs.fsyncDir(d); } };
+  const db = await open(file, fs, { compactionSlack: 1_000_000 });
+  for (let i = 0; i < 20; i++) { const tx = db.begin(); tx.put('t', 'k', { i }); await db.commit(tx); }
+  failDirSync = true;
+  await db.compact();
+  const tx = db.begin(); tx.put('t', 'after', { v: 1 });
+  await assert.rejects(db.commit(tx), /fsync of .* after compacting .* failed: EIO.*writes are refused until restart/);
+  assert.equal(db.get('t', 'after'), undefined);
+  await db.close();
+  const db2 = await open(file);
+  assert.deepEqual(db2.get('t', 'k'), { i: 19 });
+  assert.equal(db2.stats().ops, 1, 'the compacted file is the log');
+  await db2.close();
+});

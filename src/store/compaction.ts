@@ -16,14 +16,15 @@ const WRITE_BYTES = 1 << 20;
 /**
  * Writes `records` as put-transactions to `<dir>/<tmpName>`, then atomically replaces `path`.
  * Yields to the event loop between writes. Returns the new file's fd (open for appending) and
- * size. On failure the temp file is removed and the error is thrown; `path` is untouched.
+ * size. A failure before the rename removes the temp file and throws; `path` is untouched. A
+ * failed folder fsync after the rename is returned as `dirSyncError`: the new file is the log.
  */
 export async function writeSnapshot(
   path: string,
   records: ReadonlyArray<readonly [string, string, Rec]>,
   fs: StoreFs,
   tmpName: string,
-): Promise<{ fd: number; size: number }> {
+): Promise<{ fd: number; size: number; dirSyncError?: Error }> {
   const tmp = join(dirname(path), tmpName);
   const fd = await fs.open(tmp);
   let size = 0;
@@ -46,11 +47,17 @@ export async function writeSnapshot(
     if (parts.length) { await fs.write(fd, Buffer.concat(parts), size); size += partBytes; }
     await fs.fdatasync(fd);
     await fs.rename(tmp, path);
-    await fs.fsyncDir(dirname(path));
-    return { fd, size };
   } catch (err) {
     await fs.close(fd).catch(() => {});
     await import('node:fs').then((m) => m.promises.unlink(tmp)).catch(() => {});
     throw err;
   }
+  // The rename is done: from here on the new file is the log, whatever happens next. A failed
+  // folder fsync means the rename may not survive a crash; the caller must stop writing.
+  try {
+    await fs.fsyncDir(dirname(path));
+  } catch (err) {
+    return { fd, size, dirSyncError: err as Error };
+  }
+  return { fd, size };
 }

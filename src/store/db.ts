@@ -13,7 +13,7 @@
  */
 import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
-import { AppendLog, encodeLine } from './log.js';
+import { AppendLog, StorageFailedError, encodeLine } from './log.js';
 import { replayLog, type ReplayResult } from './recovery.js';
 import { writeSnapshot } from './compaction.js';
 import type { StoreFs } from './fs.js';
@@ -225,8 +225,11 @@ export class Db {
         if (prev !== undefined && !this.tables.get(type)?.has(id) && retain(type, prev)) records.push([type, id, prev]);
       }
       const oldFd = this.log.descriptor;
-      replacement = await writeSnapshot(this.path, records, this.opts.fs, `${basename(this.path)}.compact-${process.pid}`);
+      const written = await writeSnapshot(this.path, records, this.opts.fs, `${basename(this.path)}.compact-${process.pid}`);
+      replacement = { fd: written.fd, size: written.size };
       await this.opts.fs.close(oldFd).catch(() => {});
+      // The renamed log may not survive a crash: like a failed fdatasync, refuse further writes.
+      if (written.dirSyncError) this.log.fail(new StorageFailedError(`fsync of ${dirname(this.path)} after compacting ${this.path} failed: ${written.dirSyncError.message}; writes are refused until restart`));
       this.ops = records.length; // queued transactions add theirs when they are written
     } finally {
       this.log.resume(replacement);

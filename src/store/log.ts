@@ -50,6 +50,11 @@ export class AppendLog {
     private readonly sync: boolean,
   ) {}
 
+  /** Stops accepting writes for good (a durability failure seen elsewhere, e.g. a folder fsync). */
+  fail(err: StorageFailedError): void {
+    this.failure ??= err;
+  }
+
   /** Why the log stopped accepting writes, or null while it is healthy. */
   get failed(): Error | null { return this.failure; }
 
@@ -80,20 +85,23 @@ export class AppendLog {
   private async flush(): Promise<void> {
     const batch = this.queue;
     this.queue = [];
+    if (this.failure) { for (const p of batch) p.reject(this.failure); return; }
     const buf = batch.length === 1 ? batch[0].buf : Buffer.concat(batch.map((p) => p.buf));
     const start = this.size;
     try {
       await this.fs.write(this.fd, buf, start);
     } catch (err) {
       // Cut the partial batch so the file still parses, then fail this batch and everything
-      // queued behind it (those transactions were built on top of this batch's state).
-      const failed = batch.concat(this.queue);
-      this.queue = [];
+      // queued behind it (those transactions were built on top of this batch's state) —
+      // including lines appended while the truncate ran: the Db undoes every transaction
+      // committed after a failed one, so none of them may be written.
       try {
         await this.fs.ftruncate(this.fd, start);
       } catch (terr) {
         this.failure = new StorageFailedError(`could not truncate ${this.path} after a failed write: ${(terr as Error).message}`);
       }
+      const failed = batch.concat(this.queue);
+      this.queue = [];
       for (const p of failed) p.reject(err as Error);
       return;
     }
@@ -105,6 +113,9 @@ export class AppendLog {
         // After a failed fdatasync the page cache may claim data the disk lost; never retry
         // and carry on (the "fsyncgate" lesson): stop accepting writes.
         this.failure = new StorageFailedError(`fdatasync failed on ${this.path}: ${(err as Error).message}; writes are refused until restart`);
+        // The batch is answered as failed and undone in memory: cut it from the file too (best
+        // effort), so that it does not come back at the next start as a write that was refused.
+        await this.fs.ftruncate(this.fd, start).then(() => { this.size = start; }, () => {});
         const failed = batch.concat(this.queue);
         this.queue = [];
         for (const p of failed) p.reject(this.failure);
