@@ -44,11 +44,13 @@ export class App {
   /** Set on shutdown: new requests get 503 with `Connection: close`. */
   draining = false;
   private inFlight = 0;
+  private readonly capacityText: string;
   private idle: (() => void) | null = null;
 
   constructor(private readonly opts: AppOptions) {
     for (const r of opts.routes) this.router.add(r.method, r.path, r);
     this.limiter = new TokenBucketLimiter(opts.config.rateLimitBurst, opts.config.rateLimitPerMinute, opts.clock);
+    this.capacityText = String(opts.config.rateLimitBurst);
     this.cursors = new CursorCodec(opts.store.secret);
     this.auth = new Authenticator(opts.store, opts.clock, opts.logger);
     this.idempotency = new Idempotency();
@@ -66,11 +68,11 @@ export class App {
     const started = performance.now();
     const given = req.headers['x-request-id'];
     const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    res.setHeader('X-Request-Id', requestId);
-    res.setHeader('Api-Version', API_VERSION);
+    // Response headers are gathered here and written with one writeHead (no per-header setHeader).
+    const headers: string[] = ['X-Request-Id', requestId, 'Api-Version', API_VERSION];
     let routeName = '-';
-    this.run(req, res, requestId, (name) => { routeName = name; })
-      .catch((err) => this.fail(res, err, requestId))
+    this.run(req, res, headers, requestId, (name) => { routeName = name; })
+      .catch((err) => this.fail(res, headers, err, requestId))
       .finally(() => {
         this.inFlight--;
         if (this.inFlight === 0 && this.idle) { const r = this.idle; this.idle = null; r(); }
@@ -83,9 +85,9 @@ export class App {
       });
   };
 
-  private async run(req: IncomingMessage, res: ServerResponse, requestId: string, setRoute: (n: string) => void): Promise<void> {
+  private async run(req: IncomingMessage, res: ServerResponse, headers: string[], requestId: string, setRoute: (n: string) => void): Promise<void> {
     if (this.draining) {
-      res.setHeader('Connection', 'close');
+      headers.push('Connection', 'close');
       throw new ApiError('service_unavailable', 'the server is shutting down');
     }
     const url = req.url ?? '/';
@@ -100,7 +102,7 @@ export class App {
     setRoute(`${route.method} ${route.path}`);
     if (route.scope === null) {
       checkApiVersion(req);
-      return this.send(res, await route.handler({ params: match.params, now: this.opts.clock.now(), requestId } as Ctx<never, never>));
+      return this.send(res, headers, await route.handler({ params: match.params, now: this.opts.clock.now(), requestId } as Ctx<never, never>));
     }
 
     const key = this.auth.authenticate(req);
@@ -110,11 +112,11 @@ export class App {
     this.opts.onAuthenticated?.(ws.id);
     if (!this.auth.hasScope(key, route.scope)) {
       // An authenticated answer (DESIGN §2): report the key's bucket without spending a token.
-      this.setRateHeaders(res, this.limiter.peek(key.id));
+      this.setRateHeaders(headers, this.limiter.peek(key.id));
       throw new ApiError('insufficient_scope', `this operation needs ${route.scope}`);
     }
     const rl = this.limiter.take(key.id);
-    this.setRateHeaders(res, rl);
+    this.setRateHeaders(headers, rl);
     if (!rl.allowed) throw new ApiError('rate_limited', undefined, { 'Retry-After': String(rl.retryAfterSeconds) });
 
     checkApiVersion(req);
@@ -131,7 +133,7 @@ export class App {
       assertValid(route.body, body);
     }
     const idem = route.method === 'POST' ? this.idempotency.begin(req, ws, key, `${route.method} ${path}`, raw, this.opts.clock.now()) : null;
-    if (idem?.replay) return this.send(res, idem.replay);
+    if (idem?.replay) return this.send(res, headers, idem.replay);
 
     let tx: Tx | undefined;
     const ctx: Ctx<unknown, unknown> = {
@@ -142,7 +144,7 @@ export class App {
       const result = await route.handler(ctx as Ctx<never, never>);
       if (idem && result.status < 300) idem.store(ctx.tx(), result, ctx.now);
       if (tx) await ws.db.commit(tx);
-      this.send(res, result);
+      this.send(res, headers, result);
     } catch (err) {
       tx?.abort();
       throw err;
@@ -151,20 +153,20 @@ export class App {
     }
   }
 
-  private setRateHeaders(res: ServerResponse, rl: TakeResult): void {
-    res.setHeader('RateLimit-Limit', String(this.limiter.capacity));
-    res.setHeader('RateLimit-Remaining', String(rl.remaining));
-    res.setHeader('RateLimit-Reset', String(rl.resetSeconds));
+  private setRateHeaders(headers: string[], rl: TakeResult): void {
+    headers.push('RateLimit-Limit', this.capacityText, 'RateLimit-Remaining', String(rl.remaining), 'RateLimit-Reset', String(rl.resetSeconds));
   }
 
-  private send(res: ServerResponse, result: Result): void {
-    const json = result.body === null ? '' : JSON.stringify(result.body);
-    if (result.headers) for (const [k, v] of Object.entries(result.headers)) res.setHeader(k, v);
-    res.writeHead(result.status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) });
+  /** Writes the answer: `result.json` (pre-serialized) or `result.body` serialized, with every gathered header. */
+  private send(res: ServerResponse, headers: string[], result: Result): void {
+    const json = result.json ?? (result.body === null ? '' : JSON.stringify(result.body));
+    if (result.headers) for (const k in result.headers) headers.push(k, result.headers[k]);
+    headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(json)));
+    res.writeHead(result.status, headers);
     res.end(json);
   }
 
-  private fail(res: ServerResponse, err: unknown, requestId: string): void {
+  private fail(res: ServerResponse, headers: string[], err: unknown, requestId: string): void {
     let apiErr: ApiError;
     if (err instanceof ClientAbortError) {
       // The client hung up mid-body: nobody is left to answer.
@@ -181,8 +183,7 @@ export class App {
       apiErr = new ApiError('internal_error' as ErrorCode);
     }
     if (res.headersSent) { res.destroy(); return; }
-    for (const [k, v] of Object.entries(apiErr.headers)) res.setHeader(k, v);
-    this.send(res, { status: apiErr.status, body: apiErr.body() });
+    this.send(res, headers, { status: apiErr.status, body: apiErr.body(), headers: apiErr.headers });
     if (apiErr.headers.Connection === 'close') res.once('finish', () => res.req?.socket?.destroy());
   }
 }

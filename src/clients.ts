@@ -17,7 +17,8 @@ export interface ClientView {
 interface Group {
   id: string; key: string; name: string; domain: string | null;
   /** conversation id → its contribution. */
-  conversations: Map<string, { status: string; customer: string; createdAt: string; activity: string }>;
+  /** conversation id → its current record (shared with the store: no copy per conversation). */
+  conversations: Map<string, Rec>;
   /** issue id → its activity time. */
   issues: Map<string, { createdAt: string; activity: string }>;
   counts: { open: number; waiting: number; solved: number };
@@ -25,6 +26,7 @@ interface Group {
   customers: Map<string, number>;
   firstSeenAt: string;
   lastActivityAt: string;
+  /** Unused (the order is rebuilt lazily); kept for shape stability. */
   orderKey: string | null;
 }
 
@@ -51,12 +53,30 @@ export function clientId(workspaceId: string, key: string): string {
 }
 
 const later = (a: string, b: string | undefined) => (b && b > a ? b : a);
+/** A conversation's last activity: the later of its update and its last message. */
+const activityOf = (c: Rec): string => later(c.updatedAt as string, c.lastMessageAt as string | undefined);
 
 export class ClientIndex {
   private readonly groups = new Map<string, Group>();
   private readonly byId = new Map<string, Group>();
   /** Clients by (lastActivityAt, id); listed newest activity first. */
-  readonly order = new SortedIndex();
+  private sorted = new SortedIndex();
+  /** Set when any group's activity changed: the order is rebuilt at the next list. */
+  private dirty = false;
+
+  /**
+   * Clients by (lastActivityAt, id), listed newest activity first. Rebuilt lazily (one sort of
+   * the groups) after changes, so a write never pays for keeping it sorted.
+   */
+  get order(): SortedIndex {
+    if (this.dirty) {
+      const s = new SortedIndex();
+      for (const k of [...this.byId.values()].map((g) => SortedIndex.key(g.lastActivityAt, g.id)).sort()) s.add(k);
+      this.sorted = s;
+      this.dirty = false;
+    }
+    return this.sorted;
+  }
   /**
    * Conversation id → its group key. Issues without a grouping customer of their own follow
    * their conversation through this map, never through the store: during a replay the
@@ -94,13 +114,13 @@ export class ClientIndex {
     if (!key || key !== groupKey(pc.company, pc.email) || pc.id !== nc.id) return false;
     const g = this.groups.get(key);
     const entry = g?.conversations.get(id);
+    const entryActivity = entry ? activityOf(entry) : '';
     if (!g || !entry) return false;
     g.counts[prev.status as 'open'] -= 1;
     g.counts[next.status as 'open'] += 1;
-    entry.status = next.status as string;
+    g.conversations.set(id, next);
     const activity = later(next.updatedAt as string, next.lastMessageAt as string | undefined);
-    const wasLatest = entry.activity === g.lastActivityAt;
-    entry.activity = activity;
+    const wasLatest = entryActivity === g.lastActivityAt;
     if (activity > g.lastActivityAt) this.touch(g, activity);
     else if (wasLatest && activity < g.lastActivityAt) this.recompute(g); // an undo moved it back
     return true;
@@ -144,9 +164,9 @@ export class ClientIndex {
   private addConversationTo(id: string, c: Rec, key: string | null): void {
     const cust = c.customer as { id: string; email: string; company?: string };
     if (!key) return;
-    const g = this.group(key, cust.company?.trim() || domainOf(cust.email)!, domainOf(cust.email));
+    const g = this.groups.get(key) ?? this.group(key, cust.company?.trim() || domainOf(cust.email)!, domainOf(cust.email));
     const activity = later(c.updatedAt as string, c.lastMessageAt as string | undefined);
-    g.conversations.set(id, { status: c.status as string, customer: cust.id, createdAt: c.createdAt as string, activity });
+    g.conversations.set(id, c);
     g.counts[c.status as 'open'] += 1;
     g.customers.set(cust.id, (g.customers.get(cust.id) ?? 0) + 1);
     if (!g.firstSeenAt || (c.createdAt as string) < g.firstSeenAt) g.firstSeenAt = c.createdAt as string;
@@ -210,23 +230,26 @@ export class ClientIndex {
   /** After a removal (an update's old half, or an undo): recompute from the group's members. */
   private recompute(g: Group): void {
     if (g.conversations.size === 0 && g.issues.size === 0) {
-      if (g.orderKey) this.order.remove(g.orderKey);
+      this.dirty = true;
       this.groups.delete(g.key);
       this.byId.delete(g.id);
       return;
     }
     let first = '';
     let last = '';
-    for (const c of g.conversations.values()) { if (!first || c.createdAt < first) first = c.createdAt; if (c.activity > last) last = c.activity; }
+    for (const c of g.conversations.values()) {
+      const created = c.createdAt as string;
+      const act = activityOf(c);
+      if (!first || created < first) first = created;
+      if (act > last) last = act;
+    }
     for (const i of g.issues.values()) { if (!first || i.createdAt < first) first = i.createdAt; if (i.activity > last) last = i.activity; }
     g.firstSeenAt = first;
     if (last !== g.lastActivityAt) { g.lastActivityAt = last; this.reorder(g); }
   }
 
-  private reorder(g: Group): void {
-    if (g.orderKey) this.order.remove(g.orderKey);
-    g.orderKey = SortedIndex.key(g.lastActivityAt, g.id);
-    this.order.add(g.orderKey);
+  private reorder(_g: Group): void {
+    this.dirty = true;
   }
 }
 

@@ -2,6 +2,7 @@
  * JSON-lines logs on stdout (DESIGN §1). Callers pass structured fields; nothing here ever
  * receives an API key, a secret or a request body (issue #2 point 2).
  */
+import { writeSync } from 'node:fs';
 import type { LogLevel } from './config.js';
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -15,8 +16,28 @@ export interface Logger {
   enabled(level: LogLevel): boolean;
 }
 
-/** A logger writing one JSON object per line to `write` (default: stdout). */
-export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stdout.write(l)): Logger {
+/**
+ * Stdout, batched: lines of one event-loop turn go out in one write (a busy server logs a line
+ * per request; a write per line would cost a syscall each). What is still buffered when the
+ * process exits is written synchronously.
+ */
+function batchedStdout(): (line: string) => void {
+  let pending: string[] = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    const text = pending.join('');
+    pending = [];
+    process.stdout.write(text);
+  };
+  process.once('exit', () => { if (pending.length) { try { writeSync(1, pending.join('')); } catch { /* stdout closed */ } pending = []; } });
+  return (line) => {
+    if (pending.length === 0) setImmediate(flush);
+    pending.push(line);
+  };
+}
+
+/** A logger writing one JSON object per line to `write` (default: stdout, batched per turn). */
+export function createLogger(level: LogLevel, write: (line: string) => void = batchedStdout()): Logger {
   const min = RANK[level];
   const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < min) return;

@@ -43,8 +43,21 @@ export class UsageCounter {
     c.liveApiChecks += liveApiChecks;
   }
 
+  private month = '';
+  private monthEnds = 0;
+
+  /** The current month, recomputed only when the clock passes the end of the cached one. */
+  private currentMonth(): string {
+    const now = this.clock.now();
+    if (now >= this.monthEnds || now < this.monthEnds - 32 * 86_400_000) {
+      this.month = monthOf(now);
+      this.monthEnds = monthBounds(this.month).end;
+    }
+    return this.month;
+  }
+
   private bump(workspaceId: string, field: 'apiRequests' | 'liveApiChecks'): void {
-    this.add(workspaceId, monthOf(this.clock.now()), field === 'apiRequests' ? 1 : 0, field === 'liveApiChecks' ? 1 : 0);
+    this.add(workspaceId, this.currentMonth(), field === 'apiRequests' ? 1 : 0, field === 'liveApiChecks' ? 1 : 0);
   }
 
   /** Counts one authenticated API request. */

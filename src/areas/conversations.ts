@@ -5,6 +5,7 @@
 import { s, type Static } from '../http/schema.js';
 import { ApiError } from '../http/errors.js';
 import { route, type Ctx } from '../http/route.js';
+import { ViewCache, listJson } from '../http/viewCache.js';
 import { newId } from '../ids.js';
 import { iso } from '../clock.js';
 import { T, type Workspace } from '../workspace.js';
@@ -83,6 +84,8 @@ export function conversationView(c: Conversation): Record<string, unknown> {
   return { object: 'conversation', ...rest };
 }
 const messageView = (m: Message) => ({ object: 'message', ...m });
+const conversationJson = new ViewCache<Conversation>(conversationView);
+const messageJson = new ViewCache<Message>(messageView);
 
 /** The customer id for `email` in `ws`: the given one, the one already used, or a new one. */
 function customerId(ws: Workspace, email: string, given: string | undefined): string {
@@ -160,7 +163,7 @@ export const conversationRoutes = [
         (id) => ctx.ws.get<Conversation>(T.conversation, id),
         (c) => (q.status === undefined || c.status === q.status) && (q.channel === undefined || c.channel === q.channel)
           && (after === undefined || Date.parse(c.updatedAt) > after));
-      return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, conversations: page.items.map(conversationView) } };
+      return { status: 200, body: null, json: listJson('conversations', page.hasMore, page.nextCursor, page.items.map((c) => conversationJson.json(c))) };
     },
   }),
   route({
@@ -174,7 +177,7 @@ export const conversationRoutes = [
     method: 'GET', path: `${base}/{conversationId}`, operationId: 'retrieveConversation', tag: 'Conversations', scope: 'conversations:read',
     summary: 'Retrieve a conversation.',
     success: { status: 200, schema: s.object({ conversation: conversationSchema }), description: 'The conversation.' },
-    handler: (ctx) => ({ status: 200, body: { conversation: conversationView(load(ctx)) } }),
+    handler: (ctx) => ({ status: 200, body: null, json: `{"conversation":${conversationJson.json(load(ctx))}}` }),
   }),
   route({
     method: 'PATCH', path: `${base}/{conversationId}`, operationId: 'updateConversation', tag: 'Conversations', scope: 'conversations:write',
@@ -212,7 +215,7 @@ export const conversationRoutes = [
       const conv = load(ctx);
       const index = ctx.ws.messagesByConversation.get(conv.id) ?? new SortedIndex();
       const page = paginate(ctx, `messages:${conv.id}`, index, 'asc', ctx.query, (id) => ctx.ws.get<Message>(T.message, id));
-      return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, messages: page.items.map(messageView) } };
+      return { status: 200, body: null, json: listJson('messages', page.hasMore, page.nextCursor, page.items.map((m) => messageJson.json(m))) };
     },
   }),
 ];

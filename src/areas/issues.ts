@@ -6,6 +6,7 @@
 import { s, type Static } from '../http/schema.js';
 import { invalid } from '../http/errors.js';
 import { route, type Ctx } from '../http/route.js';
+import { ViewCache, listJson } from '../http/viewCache.js';
 import { newId } from '../ids.js';
 import { iso } from '../clock.js';
 import { T, type Workspace } from '../workspace.js';
@@ -109,6 +110,15 @@ export function createIssue(ws: Workspace, tx: Tx, input: Static<typeof createIs
   return issue;
 }
 
+/** Serialized issue views, reused while neither the issue nor its conversation changed. */
+const issueJsonCache = new WeakMap<object, ViewCache<Issue>>();
+function issueJson(ws: Workspace, i: Issue): string {
+  let cache = issueJsonCache.get(ws);
+  if (!cache) { cache = new ViewCache((x: Issue) => issueView(ws, x)); issueJsonCache.set(ws, cache); }
+  const cid = i.source.conversationId;
+  return cache.json(i, cid ? ws.get<object>(T.conversation, cid) : undefined);
+}
+
 function load(ctx: Ctx<unknown, unknown>): Issue {
   const issue = ctx.ws.get<Issue>(T.issue, ctx.params.issueId);
   if (!issue) throw notFound();
@@ -131,7 +141,8 @@ export const issueRoutes = [
         && (tag === undefined || i.tags.some((t) => t.toLowerCase() === tag))
         && (q.conversationId === undefined || i.source.conversationId === q.conversationId)
         && (after === undefined || Date.parse(i.updatedAt) > after));
-      return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, issues: page.items.map((i) => issueView(ctx.ws, i)) } };
+      const items = page.items.map((i) => issueJson(ctx.ws, i));
+      return { status: 200, body: null, json: listJson('issues', page.hasMore, page.nextCursor, items) };
     },
   }),
   route({
@@ -145,7 +156,7 @@ export const issueRoutes = [
     method: 'GET', path: `${base}/{issueId}`, operationId: 'retrieveIssue', tag: 'Issues', scope: 'issues:read',
     summary: 'Retrieve an issue.',
     success: { status: 200, schema: s.object({ issue: issueSchema }), description: 'The issue.' },
-    handler: (ctx) => ({ status: 200, body: { issue: issueView(ctx.ws, load(ctx)) } }),
+    handler: (ctx) => ({ status: 200, body: null, json: `{"issue":${issueJson(ctx.ws, load(ctx))}}` }),
   }),
   route({
     method: 'PATCH', path: `${base}/{issueId}`, operationId: 'updateIssue', tag: 'Issues', scope: 'issues:write',

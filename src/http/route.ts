@@ -27,7 +27,13 @@ export interface Ctx<Q = unknown, B = unknown> {
   cursors: CursorCodec;
 }
 
-export interface Result { status: number; body: unknown; headers?: Record<string, string> }
+export interface Result {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+  /** `body` already serialized (a cached view): sent as is. */
+  json?: string;
+}
 
 interface RouteBase {
   method: Method;
