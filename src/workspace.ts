@@ -79,10 +79,9 @@ export class Workspace {
   /** Postings prepared off the main thread for an index record about to be put (by record). */
   readonly preparedSearch = new WeakMap<object, SourceEntry>();
   /** Client aggregates, kept up to date on every conversation and issue change. */
-  readonly clients: ClientIndex;
+  private clientIndex: ClientIndex | null = null;
 
   private constructor(readonly id: string) {
-    this.clients = new ClientIndex(id);
   }
 
   /** Replays the workspace's log at `path` into memory and opens it for writing. */
@@ -116,6 +115,21 @@ export class Workspace {
     await this.db.commit(tx);
   }
 
+  /**
+   * Client aggregates. Built on first use from every conversation and issue (one pass), then
+   * kept up to date on every change — so replaying a large log at start pays nothing for them.
+   */
+  get clients(): ClientIndex {
+    if (!this.clientIndex) {
+      const idx = new ClientIndex(this.id);
+      const conv = (cid: string) => this.db.get(T.conversation, cid);
+      for (const [cid, c] of this.db.table(T.conversation)) idx.onChange(T.conversation, cid, undefined, c, conv);
+      for (const [iid, i] of this.db.table(T.issue)) idx.onChange(T.issue, iid, undefined, i, conv);
+      this.clientIndex = idx;
+    }
+    return this.clientIndex;
+  }
+
   get<R>(type: string, id: string): R | undefined {
     return this.db.get(type, id) as R | undefined;
   }
@@ -128,7 +142,7 @@ export class Workspace {
   }
 
   private onChange(type: string, id: string, prev: Rec | undefined, next: Rec | undefined): void {
-    if (type === T.conversation || type === T.issue) this.clients.onChange(type, id, prev, next, (cid) => this.db.get(T.conversation, cid));
+    if (this.clientIndex && (type === T.conversation || type === T.issue)) this.clientIndex.onChange(type, id, prev, next, (cid) => this.db.get(T.conversation, cid));
     switch (type) {
       case T.conversation: {
         // An update keeps createdAt, so the order index is touched only on create and delete
