@@ -162,8 +162,14 @@ export class App {
     const json = result.json ?? (result.body === null ? '' : JSON.stringify(result.body));
     if (result.headers) for (const k in result.headers) headers.push(k, result.headers[k]);
     headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(json)));
+    // A body still on its way (answered before it was read: 401, 404, 415…): close the connection
+    // after the answer. Otherwise node:http reads and discards the rest to keep the connection
+    // alive — as many gigabytes as the client cares to send, until REQUEST_TIMEOUT_MS.
+    const unread = !res.req.complete;
+    if (unread && !headers.includes('Connection')) headers.push('Connection', 'close');
     res.writeHead(result.status, headers);
     res.end(json);
+    if (unread) res.once('finish', () => res.req.socket?.destroy());
   }
 
   private fail(res: ServerResponse, headers: string[], err: unknown, requestId: string): void {

@@ -86,11 +86,14 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   usage.start();
   const routes = buildRoutes({ store, config, secrets, logger, analyzer, usage });
   const app = new App({ store, config, clock, logger, routes, onAuthenticated: (wsId) => usage.countRequest(wsId) });
+  // The request timeout covers the headers too; node:http throws when headersTimeout exceeds it
+  // (REQUEST_TIMEOUT_MS=1500 with the default HEADERS_TIMEOUT_MS), after the bootstrap has run.
+  const headersTimeout = Math.min(config.headersTimeoutMs, config.requestTimeoutMs);
   const server = http.createServer({
-    headersTimeout: config.headersTimeoutMs,
+    headersTimeout,
     requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
-    connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
+    connectionsCheckingInterval: Math.min(1000, headersTimeout),
     maxHeaderSize: 16 * 1024,
   }, app.handle);
   server.maxConnections = config.maxConnections;

@@ -1,0 +1,646 @@
+/**
+ * `node --import tsx bench/reliability.ts` — the heavier versions of issue #5's reliability
+ * tests (test/faults.test.ts, test/shutdown.test.ts, test/hostile.test.ts, test/crash.test.ts),
+ * each repeated, printing a Markdown table (fault or attack, runs, result) for the README's
+ * "Reliability" section.
+ *
+ * What runs:
+ *  - crash      `CRASH_ROUNDS=50 node --import tsx --test test/crash.test.ts` (SIGKILL during writes)
+ *  - faults     ENOSPC / EIO / a partial write / an fdatasync failure injected through the
+ *               store's StoreFs seam into an in-process server, one doomed write among 20
+ *               concurrent ones, then a restart on the same data dir
+ *  - shutdown   SIGTERM under load, and a second SIGTERM while a request never finishes
+ *               (the real `node dist/server.js`)
+ *  - slow       1,000 slow-header (slowloris) and 1,000 slow-body connections at once
+ *  - idle       10,000 idle keep-alive connections; a 10,000-connection flood against MAX_CONNECTIONS=1000
+ *  - bodies     a 1 GB chunked body (→ 413, and unauthenticated → 401) with the server's peak RSS
+ *  - malformed  oversized headers (431), Content-Encoding (415), invalid UTF-8 (400), exact bodies
+ *
+ * Servers that are measured run as child processes (their RSS and descriptors are read from
+ * /proc), so the client side never counts. Linux only.
+ *
+ * Options: --quick (fewer runs, smaller floods: a smoke test), --only crash,faults,… ,
+ * --out FILE (also write the table there), --no-build (use dist/ as it is).
+ * Exit code 1 when any row failed.
+ */
+import { spawn, execFileSync } from 'node:child_process';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import { once } from 'node:events';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { nodeFs, type StoreFs } from '../src/store/fs.js';
+import { startTestServer, type TestServer } from '../test/helpers/server.js';
+import { call, startServer as startChild, tempDir, type RunningChild } from '../test/helpers/child.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const MiB = 1024 * 1024;
+
+const { values: argv } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string' }, out: { type: 'string' }, 'no-build': { type: 'boolean' } } });
+const quick = argv.quick ?? false;
+const ALL = ['crash', 'faults', 'shutdown', 'slow', 'idle', 'bodies', 'malformed'];
+const only = new Set((argv.only ?? ALL.join(',')).split(','));
+for (const o of only) if (!ALL.includes(o)) { console.error(`--only takes ${ALL.join(',')}`); process.exit(2); }
+const N = {
+  crashRounds: quick ? 6 : 50,
+  faultRuns: quick ? 10 : 100,
+  shutdownRuns: quick ? 3 : 20,
+  secondSignalRuns: quick ? 2 : 10,
+  slowConns: quick ? 100 : 1000,
+  idleConns: quick ? 1000 : 10_000,
+  floodConns: quick ? 1000 : 10_000,
+  floodCap: quick ? 100 : 1000,
+  bodyBytes: quick ? 100 * MiB : 1024 * MiB,
+  malformedRuns: quick ? 10 : 100,
+};
+
+interface Row { id: string; what: string; runs: string; result: string; ok: boolean }
+const rows: Row[] = [];
+const fmt = (n: number) => n.toLocaleString('en-US');
+const mb = (bytes: number) => `${(bytes / MiB).toFixed(1)} MB`;
+function log(msg: string): void { process.stderr.write(`[reliability] ${msg}\n`); }
+
+/** Runs `fn` as one table row; an exception makes the row a failure naming it. */
+async function row(id: string, what: string, fn: () => Promise<{ runs: string; result: string; ok?: boolean }>): Promise<void> {
+  if (!only.has(id)) return;
+  log(`${what}…`);
+  const t0 = performance.now();
+  try {
+    const r = await fn();
+    rows.push({ id, what, runs: r.runs, result: r.result, ok: r.ok ?? true });
+  } catch (e) {
+    rows.push({ id, what, runs: '—', result: `**FAILED**: ${((e as Error).message ?? String(e)).split('\n')[0]}`, ok: false });
+  }
+  log(`  done in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${rows[rows.length - 1].result}`);
+}
+
+function check(cond: unknown, msg: string): asserts cond { if (!cond) throw new Error(msg); }
+
+/** Resolves with `p`, or rejects after `ms` naming `what`. */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms); }),
+  ]);
+}
+
+// ------------------------------------------------------------------------------------------
+// Process and socket helpers
+
+/** A child's resident and peak memory and open descriptors, from /proc. */
+function procStats(pid: number): { rss: number; hwm: number; fds: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM'), fds: readdirSync(`/proc/${pid}/fd`).length };
+}
+
+interface RawResponse { status: number; headers: Record<string, string>; body: any; text: string }
+function parseResponse(data: Buffer): RawResponse | undefined {
+  const end = data.indexOf('\r\n\r\n');
+  if (end === -1) return undefined;
+  const [statusLine, ...lines] = data.subarray(0, end).toString('latin1').split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const l of lines) { const i = l.indexOf(':'); headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim(); }
+  const len = Number(headers['content-length'] ?? 0);
+  if (data.length < end + 4 + len) return undefined;
+  const text = data.subarray(end + 4, end + 4 + len).toString('utf8');
+  let body: unknown;
+  try { body = text ? JSON.parse(text) : undefined; } catch { body = undefined; }
+  return { status: Number(statusLine.split(' ')[1]), headers, body, text };
+}
+
+/** A raw client connection recording what comes back and when it closes. */
+class Conn {
+  data: Buffer = Buffer.alloc(0);
+  closed = false;
+  closedAt = 0;
+  readonly ended: Promise<void>;
+  private waiters: Array<() => void> = [];
+  constructor(readonly sock: net.Socket) {
+    sock.on('data', (d: Buffer) => { this.data = this.data.length ? Buffer.concat([this.data, d]) : d; this.poke(); });
+    sock.on('error', () => {});
+    this.ended = new Promise((r) => sock.once('close', () => { this.closed = true; this.closedAt = performance.now(); this.poke(); r(); }));
+  }
+  static async open(port: number): Promise<Conn> {
+    const c = new Conn(net.connect(port, '127.0.0.1'));
+    await within(Promise.race([once(c.sock, 'connect'), c.ended]), 10_000, 'a connection');
+    return c;
+  }
+  private poke(): void { const w = this.waiters; this.waiters = []; for (const f of w) f(); }
+  write(d: string | Buffer): boolean { return this.closed ? false : this.sock.write(d); }
+  /** The first response, or undefined when the server closed without one. */
+  response(timeoutMs = 15_000): Promise<RawResponse | undefined> {
+    return within(new Promise((resolve) => {
+      const check = () => { const r = parseResponse(this.data); if (r) resolve(r); else if (this.closed) resolve(undefined); else this.waiters.push(check); };
+      check();
+    }), timeoutMs, 'a response');
+  }
+  destroy(): void { this.sock.destroy(); }
+}
+
+/** Opens `n` connections, `batch` at a time. */
+async function openMany(port: number, n: number, batch = 500): Promise<Conn[]> {
+  const out: Conn[] = [];
+  for (let i = 0; i < n; i += batch) out.push(...await Promise.all(Array.from({ length: Math.min(batch, n - i) }, () => Conn.open(port))));
+  return out;
+}
+
+async function healthLatency(url: string): Promise<number> {
+  const t0 = performance.now();
+  const r = await new Promise<number>((resolve, reject) => {
+    const req = http.get(`${url}/healthz`, { agent: false, timeout: 10_000 }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode!)); });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+  });
+  check(r === 200, `/healthz answered ${r}`);
+  return performance.now() - t0;
+}
+
+type Outcome = { kind: 'answer'; status: number; headers: http.IncomingHttpHeaders; body: any } | { kind: 'error'; code: string };
+function post(agent: http.Agent, port: number, path: string, key: string, body: unknown): Promise<Outcome> {
+  const data = JSON.stringify(body);
+  return new Promise((resolve) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', agent, timeout: 15_000, headers: {
+      Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data),
+    } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => { text += d; });
+      res.on('end', () => { let b: unknown; try { b = text ? JSON.parse(text) : undefined; } catch { b = text; } resolve({ kind: 'answer', status: res.statusCode!, headers: res.headers, body: b }); });
+      res.on('error', (e: NodeJS.ErrnoException) => resolve({ kind: 'error', code: e.code ?? e.message }));
+    });
+    req.on('timeout', () => req.destroy(Object.assign(new Error('client timeout'), { code: 'CLIENT_TIMEOUT' })));
+    req.on('error', (e: NodeJS.ErrnoException) => resolve({ kind: 'error', code: e.code ?? e.message }));
+    req.end(data);
+  });
+}
+
+async function allConversations(url: string, key: string): Promise<any[]> {
+  const out: any[] = [];
+  let cursor: string | null = null;
+  for (let page = 0; page < 10_000; page++) {
+    const r = await call(url, 'GET', `/api/v1/conversations?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { key });
+    check(r.status === 200, `list answered ${r.status}`);
+    out.push(...r.body.conversations);
+    if (!r.body.hasMore) return out;
+    cursor = r.body.nextCursor;
+  }
+  throw new Error('pagination did not end');
+}
+
+const LOAD_ENV = { SYNC: 'always', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000' };
+const STORAGE_FAILED = { code: 'service_unavailable', error: 'The server is shutting down or cannot accept writes right now: writes are refused after a storage failure; see the server log.' };
+const INTERNAL = { code: 'internal_error', error: 'The API request could not be completed.' };
+const SHUTTING_DOWN = { code: 'service_unavailable', error: 'The server is shutting down or cannot accept writes right now: the server is shutting down.' };
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+// ------------------------------------------------------------------------------------------
+// SIGKILL during writes (test/crash.test.ts)
+
+await (async () => {
+  if (!argv['no-build']) {
+    log('npm run build…');
+    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+})();
+
+await row('crash', 'SIGKILL at a random moment during 220 concurrent writes (creates, messages, updates, idempotent retries), then a restart', async () => {
+  const out = await new Promise<{ code: number | null; text: string }>((resolve) => {
+    const p = spawn(process.execPath, ['--import', 'tsx', '--test', 'test/crash.test.ts'], { cwd: ROOT, env: { ...process.env, CRASH_ROUNDS: String(N.crashRounds) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    p.stdout.setEncoding('utf8').on('data', (d: string) => { text += d; });
+    p.stderr.setEncoding('utf8').on('data', (d: string) => { text += d; });
+    p.once('close', (code) => resolve({ code, text }));
+  });
+  const rounds = [...out.text.matchAll(/# round (\d+): killed after (\d+) acks; (\d+) of (\d+) writes unanswered/g)];
+  const acked = rounds.reduce((s, m) => s + Number(m[2]) + 12, 0);
+  const cut = rounds.reduce((s, m) => s + Number(m[3]), 0);
+  const torn = /# torn tails set aside: (\d+); unanswered writes found written \(and replayed\): (\d+)/.exec(out.text);
+  const compactRounds = [...out.text.matchAll(/# round \d+: killed after \d+ updates; the log has \d+ lines/g)].length;
+  const failed = /^# fail (\d+)/m.exec(out.text)?.[1];
+  if (out.code !== 0 || failed !== '0') {
+    const saved = join(tempDir('sw-rel-crash-'), 'crash.tap');
+    writeFileSync(saved, out.text);
+    const firstFailure = /^not ok \d+ - (.*)$/m.exec(out.text)?.[1] ?? `exit ${out.code}`;
+    const why = /^\s+error: [|>]?-?\s*\n?\s*(.*)$/m.exec(out.text.slice(out.text.search(/^not ok/m)))?.[1] ?? '';
+    return { runs: `${rounds.length}/${N.crashRounds}`, result: `**FAILED**: ${firstFailure} — ${why} (output: ${saved})`, ok: false };
+  }
+  return {
+    runs: `${rounds.length}/${N.crashRounds} rounds`,
+    result: `0 of ${fmt(acked)} acknowledged writes lost, none duplicated, idempotent retries replayed; ${fmt(cut)} writes cut off by the kill, ` +
+      `${torn?.[2] ?? '?'} of them found written; torn tails set aside: ${torn?.[1] ?? '?'}; plus ${compactRounds}/3 kills during compaction, each record its last acknowledged or in-flight value`,
+  };
+});
+
+// ------------------------------------------------------------------------------------------
+// I/O faults through the StoreFs seam (test/faults.test.ts)
+
+/** A StoreFs whose writes containing `marker` fail (optionally after writing part), or whose next fdatasync does. */
+function faultFs() {
+  const state = { writeFault: null as null | { marker: string; code: string; portion: number }, syncFault: null as null | { marker: string; code: string } };
+  const doomed = new Set<number>();
+  const fs: StoreFs = {
+    ...nodeFs,
+    write: async (fd, buf, pos) => {
+      const f = state.writeFault;
+      if (f && buf.includes(f.marker)) {
+        const part = Math.floor(buf.length * f.portion);
+        if (part > 0) await nodeFs.write(fd, buf.subarray(0, part), pos);
+        throw Object.assign(new Error(`${f.code}: injected, write`), { code: f.code });
+      }
+      if (state.syncFault && buf.includes(state.syncFault.marker)) doomed.add(fd);
+      return nodeFs.write(fd, buf, pos);
+    },
+    fdatasync: async (fd) => {
+      if (state.syncFault && doomed.delete(fd)) throw Object.assign(new Error(`${state.syncFault.code}: injected, fdatasync`), { code: state.syncFault.code });
+      return nodeFs.fdatasync(fd);
+    },
+  };
+  return { fs, state, clear: () => { state.writeFault = null; state.syncFault = null; doomed.clear(); } };
+}
+
+async function ids(srv: TestServer, key = srv.key): Promise<string[]> {
+  const r = await srv.call('GET', '/api/v1/conversations?limit=100', { key });
+  return r.body.conversations.map((c: { id: string }) => c.id).sort();
+}
+
+/** One run: 20 concurrent creates, one of them doomed; then a restart. Returns counts. */
+async function faultRun(kind: 'ENOSPC' | 'EIO' | 'partial' | 'fdatasync', seed: number): Promise<{ acked: number; failed: number; lost: number }> {
+  const f = faultFs();
+  const srv = await startTestServer({ fs: f.fs, env: { SYNC: 'always' } });
+  const doomedAt = seed % 20;
+  let acked: string[] = [];
+  let failedCount = 0;
+  try {
+    const before = await srv.call('POST', '/api/v1/conversations', { body: { subject: 'before', customer: { email: 'a@example.com' } } });
+    check(before.status === 201, `setup write ${before.status}`);
+    const marker = `DOOMED-${seed}`;
+    if (kind === 'fdatasync') f.state.syncFault = { marker, code: 'EIO' };
+    else f.state.writeFault = { marker, code: kind === 'partial' ? 'ENOSPC' : kind, portion: kind === 'partial' ? 0.5 : 0 };
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+      srv.call('POST', '/api/v1/conversations', { body: { subject: i === doomedAt ? marker : `w${i}`, customer: { email: 'a@example.com' }, externalId: `x${i}` } })));
+    f.clear();
+    const expectFail = kind === 'fdatasync' ? STORAGE_FAILED : INTERNAL;
+    check(answers[doomedAt].status !== 201, 'the doomed write was acknowledged');
+    for (const r of answers) {
+      if (r.status === 201) continue;
+      check(same(r.body, expectFail), `a failed write answered ${r.status} ${r.text}`);
+      failedCount++;
+    }
+    acked = [before.body.conversation.id, ...answers.filter((r) => r.status === 201).map((r) => r.body.conversation.id)].sort();
+    check(same(await ids(srv), acked), 'memory differs from the acknowledged writes');
+    const next = await srv.call('POST', '/api/v1/conversations', { body: { subject: 'next', customer: { email: 'a@example.com' } } });
+    if (kind === 'fdatasync') {
+      check(next.status === 503 && same(next.body, STORAGE_FAILED), `a write after the fdatasync failure answered ${next.status}`);
+      const h = await srv.call('GET', '/healthz', { key: null });
+      check(h.status === 503, `/healthz answered ${h.status} after the fdatasync failure`);
+    } else {
+      check(next.status === 201, `the write after the fault answered ${next.status}`);
+      acked = [...acked, next.body.conversation.id].sort();
+    }
+  } finally { await srv.close(); }
+  const again = await startTestServer({ dataDir: srv.dataDir, env: { SYNC: 'always' } });
+  try {
+    check(again.store.workspace(srv.workspaceId)!.db.replay.tornTailSavedTo === undefined, 'a torn tail at restart');
+    const stored = await ids(again, srv.key);
+    const lost = acked.filter((id) => !stored.includes(id)).length;
+    check(stored.length === acked.length, `after the restart: ${stored.length} stored, ${acked.length} acknowledged`);
+    return { acked: acked.length, failed: failedCount, lost };
+  } finally { await again.close(); }
+}
+
+for (const [kind, what] of [
+  ['ENOSPC', '`ENOSPC` on a log write (one of 20 concurrent writes)'],
+  ['EIO', '`EIO` on a log write (one of 20 concurrent writes)'],
+  ['partial', 'A partial write (half the bytes, then `ENOSPC`)'],
+  ['fdatasync', '`fdatasync` failure (`EIO`)'],
+] as const) {
+  await row('faults', what, async () => {
+    let acked = 0, failed = 0, lost = 0;
+    for (let i = 0; i < N.faultRuns; i++) {
+      const r = await faultRun(kind, i * 7919 + 13);
+      acked += r.acked; failed += r.failed; lost += r.lost;
+    }
+    const after = kind === 'fdatasync'
+      ? 'every later write 503 `service_unavailable`, `/healthz` 503, reads 200; after a restart'
+      : 'reads served throughout, the next write 201; after a restart';
+    return {
+      runs: `${N.faultRuns}/${N.faultRuns}`,
+      result: `${fmt(failed)} writes of the failed batch answered ${kind === 'fdatasync' ? '503' : '500'} and undone, ${after} the log replays with no torn tail and ${lost} of ${fmt(acked)} acknowledged writes lost`,
+      ok: lost === 0,
+    };
+  });
+}
+
+// ------------------------------------------------------------------------------------------
+// Graceful shutdown (test/shutdown.test.ts)
+
+await row('shutdown', '`SIGTERM` under a steady load of writes (8 keep-alive clients, SYNC=always, SHUTDOWN_TIMEOUT_MS=3000)', async () => {
+  let acked = 0, refused = 0, socketErrors = 0, lost = 0, stored503 = 0, maxExitMs = 0;
+  for (let run = 0; run < N.shutdownRuns; run++) {
+    const dataDir = tempDir('sw-rel-shutdown-');
+    const srv = await startChild({ dataDir, env: { ...LOAD_ENV, SHUTDOWN_TIMEOUT_MS: '3000' } });
+    try {
+      const key = await srv.waitForKey();
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+      const sent = new Map<string, Outcome | null>();
+      let n = 0;
+      let stop = false;
+      const writers = Array.from({ length: 8 }, async () => {
+        while (!stop) {
+          const externalId = `load-${n++}`;
+          sent.set(externalId, null);
+          const o = await post(agent, srv.port, '/api/v1/conversations', key, { subject: externalId, customer: { email: 'a@example.com' }, externalId });
+          sent.set(externalId, o);
+          if (o.kind === 'error' || o.status !== 201) return;
+        }
+      });
+      const target = 20 + (run * 37) % 200;
+      await within(new Promise<void>((resolve) => {
+        const tick = () => ([...sent.values()].filter((o) => o?.kind === 'answer' && o.status === 201).length >= target ? resolve() : setImmediate(tick));
+        tick();
+      }), 30_000, `${target} acknowledged writes`);
+      const t0 = performance.now();
+      srv.proc.kill('SIGTERM');
+      const exit = await within(srv.exited, 10_000, 'the exit');
+      const ms = performance.now() - t0;
+      stop = true;
+      await within(Promise.all(writers), 20_000, 'the writers');
+      agent.destroy();
+      check(exit.code === 0 && exit.signal === null, `exit ${JSON.stringify(exit)}`);
+      check(ms < 3000, `exit took ${Math.round(ms)} ms`);
+      maxExitMs = Math.max(maxExitMs, ms);
+      const ackedIds = new Map<string, string>();
+      const refusedIds = new Set<string>();
+      for (const [externalId, o] of sent) {
+        check(o, `${externalId} got no outcome`);
+        if (o.kind === 'error') { socketErrors++; continue; }
+        if (o.status === 201) { ackedIds.set(externalId, o.body.conversation.id); continue; }
+        check(o.status === 503 && same(o.body, SHUTTING_DOWN) && o.headers.connection === 'close', `${externalId}: ${o.status} ${JSON.stringify(o.body)} connection=${o.headers.connection}`);
+        refusedIds.add(externalId);
+      }
+      acked += ackedIds.size;
+      refused += refusedIds.size;
+      const again = await startChild({ dataDir, env: LOAD_ENV });
+      try {
+        const stored = new Map((await allConversations(again.url, key)).map((c) => [c.externalId, c.id]));
+        for (const [externalId, id] of ackedIds) if (stored.get(externalId) !== id) lost++;
+        for (const externalId of refusedIds) if (stored.has(externalId)) stored503++;
+      } finally { await again.stop(); }
+    } finally { await srv.stop('SIGKILL'); }
+  }
+  return {
+    runs: `${N.shutdownRuns}/${N.shutdownRuns}`,
+    result: `exit 0 every time, at most ${Math.round(maxExitMs)} ms after the signal; ${fmt(acked)} writes acknowledged (${lost} lost after the restart), ` +
+      `${fmt(refused)} answered 503 \`service_unavailable\` + \`Connection: close\` (${stored503} of them stored), ${socketErrors} refused or reset connections`,
+    ok: lost === 0 && stored503 === 0,
+  };
+});
+
+await row('shutdown', 'A second `SIGTERM` while a request never finishes (a source fetch from an upstream that never answers)', async () => {
+  let maxMs = 0;
+  for (let run = 0; run < N.secondSignalRuns; run++) {
+    let onRequest!: () => void;
+    const requested = new Promise<void>((r) => { onRequest = r; });
+    const upstream = http.createServer(() => onRequest());
+    upstream.listen(0, '127.0.0.1');
+    await once(upstream, 'listening');
+    const upstreamUrl = `http://127.0.0.1:${(upstream.address() as net.AddressInfo).port}/openapi.json`;
+    const dataDir = tempDir('sw-rel-signal-');
+    const env = { ...LOAD_ENV, SOURCE_FETCH_ALLOW_PRIVATE: 'true', SOURCE_FETCH_TIMEOUT_MS: '600000', SHUTDOWN_TIMEOUT_MS: '600000' };
+    const srv = await startChild({ dataDir, env });
+    try {
+      const key = await srv.waitForKey();
+      const conv = await call(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'kept', customer: { email: 'a@example.com' } } });
+      check(conv.status === 201, `setup ${conv.status}`);
+      const slow = await Conn.open(srv.port);
+      const body = JSON.stringify({ url: upstreamUrl, type: 'openapi' });
+      slow.write(`POST /api/v1/sources HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      await within(requested, 10_000, 'the upstream to be asked');
+      srv.proc.kill('SIGTERM');
+      await srv.waitFor('"shutting down"', () => (srv.logLines().some((l) => l.msg === 'shutting down') ? true : undefined), 5000);
+      check(srv.exit === null, 'the first signal did not wait for the slow request');
+      const t0 = performance.now();
+      srv.proc.kill('SIGTERM');
+      const exit = await within(srv.exited, 5000, 'the exit');
+      maxMs = Math.max(maxMs, performance.now() - t0);
+      check(exit.code === 1, `exit ${JSON.stringify(exit)}`);
+      slow.destroy();
+      const again = await startChild({ dataDir, env });
+      try {
+        const list = await call(again.url, 'GET', '/api/v1/sources', { key });
+        check(list.body.sources.length === 1 && list.body.sources[0].status === 'failed' && /interrupted/.test(list.body.sources[0].error), `sources after the restart: ${list.text}`);
+        const g = await call(again.url, 'GET', `/api/v1/conversations/${conv.body.conversation.id}`, { key });
+        check(g.status === 200 && g.body.conversation.subject === 'kept', 'the conversation is missing after the restart');
+      } finally { await again.stop(); }
+    } finally { await srv.stop('SIGKILL'); upstream.closeAllConnections(); upstream.close(); }
+  }
+  return {
+    runs: `${N.secondSignalRuns}/${N.secondSignalRuns}`,
+    result: `exit 1 at most ${Math.round(maxMs)} ms after the second signal; the next start marks the source \`failed\` ("interrupted…"), data intact`,
+  };
+});
+
+// ------------------------------------------------------------------------------------------
+// Slow clients (test/hostile.test.ts)
+
+/** `n` connections each sending one byte every `everyMs` after `head`, against a child server; how long until all are cut. */
+async function slowAttack(env: Record<string, string>, head: (key: string) => string, dripText: string, n: number): Promise<{ maxMs: number; cut: number; answered: number; stored: number; healthMs: number }> {
+  const srv = await startChild({ env: { ...LOAD_ENV, ...env } });
+  try {
+    const key = await srv.waitForKey();
+    const conns = await openMany(srv.port, n);
+    const t0 = performance.now();
+    for (const c of conns) c.write(head(key));
+    let i = 0;
+    const timer = setInterval(() => { const ch = dripText[i++ % dripText.length]; for (const c of conns) c.write(ch); }, 250);
+    try {
+      const healthMs = await healthLatency(srv.url);
+      await within(Promise.all(conns.map((c) => c.ended)), 60_000, 'every slow connection to be cut');
+      const maxMs = Math.max(...conns.map((c) => c.closedAt - t0));
+      const stored = (await allConversations(srv.url, key)).length;
+      return { maxMs, cut: conns.filter((c) => c.closed).length, answered: conns.filter((c) => c.data.length > 0).length, stored, healthMs };
+    } finally { clearInterval(timer); for (const c of conns) c.destroy(); }
+  } finally { await srv.stop('SIGKILL'); }
+}
+
+await row('slow', `${fmt(N.slowConns)} slow-header connections at once (slowloris: a header byte every 250 ms), HEADERS_TIMEOUT_MS=2000`, async () => {
+  const r = await slowAttack({ HEADERS_TIMEOUT_MS: '2000' }, () => 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ', 'a'.repeat(64), N.slowConns);
+  check(r.maxMs < 5000, `the last one was cut after ${Math.round(r.maxMs)} ms`);
+  check(r.answered === 0, `${r.answered} answered`);
+  return { runs: `${fmt(N.slowConns)} connections`, result: `all ${fmt(r.cut)} cut off, the last ${(r.maxMs / 1000).toFixed(1)} s after it started; \`/healthz\` answered in ${Math.round(r.healthMs)} ms during the attack` };
+});
+
+await row('slow', `${fmt(N.slowConns)} slow-body connections at once (headers, then a body byte every 250 ms), REQUEST_TIMEOUT_MS=3000`, async () => {
+  const body = JSON.stringify({ subject: 'x'.repeat(200), customer: { email: 'a@example.com' } });
+  const r = await slowAttack({ REQUEST_TIMEOUT_MS: '3000' },
+    (key) => `POST /api/v1/conversations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n{"subject":"`,
+    'x'.repeat(64), N.slowConns);
+  check(r.maxMs < 6000, `the last one was cut after ${Math.round(r.maxMs)} ms`);
+  check(r.answered === 0 && r.stored === 0, `${r.answered} answered, ${r.stored} stored`);
+  return { runs: `${fmt(N.slowConns)} connections`, result: `all ${fmt(r.cut)} cut off, the last ${(r.maxMs / 1000).toFixed(1)} s after it started, none answered or stored; \`/healthz\` answered in ${Math.round(r.healthMs)} ms during the attack` };
+});
+
+// ------------------------------------------------------------------------------------------
+// Idle connections and the connection cap
+
+await row('idle', `${fmt(N.idleConns)} idle keep-alive connections (default MAX_CONNECTIONS=10000)`, async () => {
+  const srv = await startChild({ env: { ...LOAD_ENV, KEEP_ALIVE_TIMEOUT_MS: '600000', HEADERS_TIMEOUT_MS: '600000', REQUEST_TIMEOUT_MS: '600000' } });
+  try {
+    await healthLatency(srv.url);
+    const before = procStats(srv.pid);
+    const conns = await openMany(srv.port, N.idleConns);
+    try {
+      for (const c of conns) c.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
+      const answers = await Promise.all(conns.map((c) => c.response(60_000)));
+      const answered = answers.filter((r) => r?.status === 200).length;
+      const during = procStats(srv.pid);
+      check(answered === N.idleConns, `${answered} of ${N.idleConns} answered`);
+      const grow = during.rss - before.rss;
+      for (const c of conns) c.destroy();
+      await within(Promise.all(conns.map((c) => c.ended)), 30_000, 'the clients to close');
+      let after = procStats(srv.pid);
+      for (let i = 0; i < 200 && after.fds > before.fds + 2; i++) { await new Promise((r) => setImmediate(r)); await healthLatency(srv.url); after = procStats(srv.pid); }
+      const ms = await healthLatency(srv.url);
+      return {
+        runs: `${fmt(N.idleConns)} connections`,
+        result: `all answered and held; server RSS +${mb(grow)} (${(grow / N.idleConns / 1024).toFixed(1)} KB each), +${fmt(during.fds - before.fds)} descriptors; ` +
+          `all released on close (${after.fds - before.fds >= 0 ? '+' : ''}${after.fds - before.fds} descriptors after), next request ${Math.round(ms)} ms`,
+        ok: after.fds <= before.fds + 2,
+      };
+    } finally { for (const c of conns) c.destroy(); }
+  } finally { await srv.stop('SIGKILL'); }
+});
+
+await row('idle', `${fmt(N.floodConns)} keep-alive connections against MAX_CONNECTIONS=${fmt(N.floodCap)}, KEEP_ALIVE_TIMEOUT_MS=2000`, async () => {
+  const srv = await startChild({ env: { ...LOAD_ENV, MAX_CONNECTIONS: String(N.floodCap), KEEP_ALIVE_TIMEOUT_MS: '2000' } });
+  try {
+    const before = procStats(srv.pid);
+    const conns = await openMany(srv.port, N.floodConns);
+    try {
+      for (const c of conns) c.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
+      const answers = await Promise.all(conns.map((c) => c.response(60_000)));
+      const served = answers.filter((r) => r?.status === 200).length;
+      const during = procStats(srv.pid);
+      const held = during.fds - before.fds;
+      check(served <= N.floodCap, `${served} served above the cap`);
+      check(held <= N.floodCap + 5, `${held} descriptors held`);
+      const kept = conns.filter((_, i) => answers[i]);
+      await within(Promise.all(kept.map((c) => c.ended)), 15_000, 'the idle keep-alive connections to be cut');
+      const ms = await healthLatency(srv.url);
+      return {
+        runs: `${fmt(N.floodConns)} connections`,
+        result: `${fmt(served)} served and held (+${held} descriptors), ${fmt(N.floodConns - served)} closed at once without an answer; ` +
+          `the idle ones cut after KEEP_ALIVE_TIMEOUT_MS, then a new request answered in ${Math.round(ms)} ms`,
+      };
+    } finally { for (const c of conns) c.destroy(); }
+  } finally { await srv.stop('SIGKILL'); }
+});
+
+// ------------------------------------------------------------------------------------------
+// Huge bodies
+
+/** Streams a chunked body of `total` bytes (one reused 64 KiB chunk) until the server answers or hangs up. */
+async function chunkedUpload(port: number, head: string, total: number): Promise<{ response: RawResponse | undefined; sent: number; ms: number }> {
+  const c = await Conn.open(port);
+  const chunk = Buffer.alloc(64 * 1024, 0x61);
+  const frame = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]);
+  const t0 = performance.now();
+  c.write(head);
+  let sent = 0;
+  const answered = () => c.closed || parseResponse(c.data) !== undefined;
+  while (sent < total && !answered()) {
+    sent += chunk.length;
+    if (!c.write(frame)) await new Promise<void>((r) => { c.sock.once('drain', r); void c.ended.then(r); });
+  }
+  if (!answered()) c.write('0\r\n\r\n');
+  const response = await c.response(120_000);
+  const ms = performance.now() - t0;
+  c.destroy();
+  return { response, sent, ms };
+}
+
+for (const variant of ['413', '401', 'sources'] as const) {
+  const what = {
+    '413': `A ${N.bodyBytes / MiB >= 1024 ? `${N.bodyBytes / 1024 / MiB} GB` : mb(N.bodyBytes)} chunked body to \`POST /api/v1/conversations\` (1 MiB limit)`,
+    '401': `The same body without an API key (answered before the body is read)`,
+    'sources': `The same body to \`POST /api/v1/sources\` (16 MiB limit)`,
+  }[variant];
+  await row('bodies', what, async () => {
+    const srv = await startChild({ env: LOAD_ENV });
+    try {
+      const key = await srv.waitForKey();
+      await healthLatency(srv.url);
+      const before = procStats(srv.pid);
+      const path = variant === 'sources' ? '/api/v1/sources' : '/api/v1/conversations';
+      const auth = variant === '401' ? '' : `Authorization: Bearer ${key}\r\n`;
+      const head = `POST ${path} HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+      const { response, sent, ms } = await chunkedUpload(srv.port, head, N.bodyBytes);
+      const after = procStats(srv.pid);
+      const expected = variant === '401' ? 401 : 413;
+      check(response?.status === expected, `answered ${response?.status ?? 'nothing'}`);
+      check(response!.headers.connection === 'close', 'no Connection: close');
+      const peak = after.hwm - before.rss;
+      await healthLatency(srv.url);
+      return {
+        runs: '1',
+        result: `${expected} \`${response!.body.code}\` after ${mb(sent)} of ${mb(N.bodyBytes)} were sent, in ${Math.round(ms)} ms, connection closed; server peak RSS +${mb(Math.max(0, peak))}`,
+        ok: variant === 'sources' || peak < 20 * MiB,
+      };
+    } finally { await srv.stop('SIGKILL'); }
+  });
+}
+
+// ------------------------------------------------------------------------------------------
+// Malformed requests
+
+await row('malformed', 'Oversized headers (one 20 KiB header; 1,000 small ones), `Content-Encoding: gzip|deflate|br`, invalid UTF-8 (6 kinds)', async () => {
+  const srv = await startChild({ env: LOAD_ENV });
+  let checked = 0;
+  try {
+    const key = await srv.waitForKey();
+    const body = (bytes: Buffer) => Buffer.concat([Buffer.from('{"subject":"'), bytes, Buffer.from('","customer":{"email":"a@example.com"}}')]);
+    const postReq = (extra: string, b: Buffer) => Buffer.concat([Buffer.from(`POST /api/v1/conversations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n${extra}Content-Length: ${b.length}\r\n\r\n`), b]);
+    const cases: Array<{ req: Buffer; status: number; body: object }> = [
+      { req: Buffer.from(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`), status: 431, body: { code: 'request_header_fields_too_large', error: 'The request headers are too large.' } },
+      { req: Buffer.from(`GET /healthz HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 1000 }, (_, i) => `X-H${i}: vvvvvvvvvvvvvvvv\r\n`).join('')}\r\n`), status: 431, body: { code: 'request_header_fields_too_large', error: 'The request headers are too large.' } },
+      ...['gzip', 'deflate', 'br'].map((enc) => ({ req: postReq(`Content-Encoding: ${enc}\r\n`, body(Buffer.from('x'))), status: 415,
+        body: { code: 'unsupported_media_type', error: 'The request body must be application/json: Content-Encoding is not supported; send the body uncompressed.' } })),
+      ...[[0x80], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf4, 0x90, 0x80, 0x80], [0xff]].map((bytes) => ({ req: postReq('', body(Buffer.from(bytes))), status: 400,
+        body: { code: 'invalid_request', error: 'Request body is invalid: the body is not valid UTF-8.' } })),
+    ];
+    for (let run = 0; run < N.malformedRuns; run++) {
+      await Promise.all(cases.map(async (k) => {
+        const c = await Conn.open(srv.port);
+        c.write(k.req);
+        const r = await c.response();
+        c.destroy();
+        check(r && r.status === k.status && same(r.body, k.body), `expected ${k.status}, got ${r?.status} ${r?.text}`);
+        checked++;
+      }));
+    }
+    const list = await call(srv.url, 'GET', '/api/v1/conversations', { key });
+    check(list.body.conversations.length === 0, 'a malformed request was stored');
+  } finally { await srv.stop('SIGKILL'); }
+  return { runs: `${fmt(checked)} requests`, result: `every one answered 431 / 415 / 400 with the exact \`{code, error}\` body; nothing stored` };
+});
+
+// ------------------------------------------------------------------------------------------
+// The table
+
+let commit = '';
+try { commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim(); } catch { /* not a checkout */ }
+const table = [
+  `Produced by \`node --import tsx bench/reliability.ts${quick ? ' --quick' : ''}\` on ${new Date().toISOString().slice(0, 10)}` +
+    `${commit ? ` (commit ${commit})` : ''}, Node ${process.version}, ${process.platform}/${process.arch}.`,
+  '',
+  '| Fault or attack | Runs | Result |',
+  '|---|---|---|',
+  ...rows.map((r) => `| ${r.what.replace(/\|/g, '\\|')} | ${r.runs} | ${r.ok || r.result.startsWith('**FAILED**') ? '' : '**FAILED** '}${r.result.replace(/\|/g, '\\|')} |`),
+  '',
+].join('\n');
+process.stdout.write(table);
+if (argv.out) writeFileSync(argv.out, table);
+process.exit(rows.every((r) => r.ok) ? 0 : 1);
