@@ -167,9 +167,9 @@ export class App {
     // alive — as many gigabytes as the client cares to send, until REQUEST_TIMEOUT_MS.
     const unread = !res.req.complete;
     if (unread && !headers.includes('Connection')) headers.push('Connection', 'close');
+    if (unread) lingeringClose(res);
     res.writeHead(result.status, headers);
     res.end(json);
-    if (unread) res.once('finish', () => res.req.socket?.destroy());
   }
 
   private fail(res: ServerResponse, headers: string[], err: unknown, requestId: string): void {
@@ -190,8 +190,35 @@ export class App {
     }
     if (res.headersSent) { res.destroy(); return; }
     this.send(res, headers, { status: apiErr.status, body: apiErr.body(), headers: apiErr.headers });
-    if (apiErr.headers.Connection === 'close') res.once('finish', () => res.req?.socket?.destroy());
+    // A `Connection: close` answer with its body still arriving is closed by lingeringClose() in send().
   }
+}
+
+/** How long, and how much, a closing connection still reads after its answer. */
+const LINGER_MS = 1000;
+const LINGER_BYTES = 16 * MiB;
+
+/**
+ * Lingering close (RFC 9112 §9.6): closing a socket whose client is still sending makes the
+ * kernel answer with a reset, and a reset can make the client drop an answer it has not read
+ * yet. So after the answer only our side is closed, and what the client still sends is read
+ * and discarded — for at most LINGER_MS and LINGER_BYTES — before the socket is destroyed.
+ */
+function lingeringClose(res: ServerResponse): void {
+  const req = res.req;
+  const sock = req.socket;
+  if (!sock) return;
+  // node:http calls destroySoon() after a `Connection: close` answer: make that a half-close.
+  sock.destroySoon = () => { sock.end(); };
+  res.once('finish', () => {
+    let discarded = 0;
+    const kill = () => sock.destroy();
+    const timer = setTimeout(kill, LINGER_MS);
+    timer.unref();
+    sock.once('close', () => clearTimeout(timer));
+    req.on('data', (c: Buffer) => { discarded += c.length; if (discarded > LINGER_BYTES) kill(); });
+    req.resume();
+  });
 }
 
 /** A request may pin `Api-Version`; any other value than ours is a 400 (DESIGN §2). */
