@@ -11,125 +11,12 @@
  * directly above a declaration is its leading comment, a comment on the same line after it trails it.
  */
 
+import { tokenize, type Token } from './proto/tokenizer.js';
 import { IngestError, type ParsedDocument, type ParsedEndpoint, type ParsedSource } from './types.js';
 
-type Kind = 'ident' | 'number' | 'string' | 'sym' | 'eof';
-
-interface Token {
-  kind: Kind;
-  value: string;
-  start: number;
-  end: number;
-  line: number;
-  column: number;
-  /** Comment block directly above this token. */
-  leading: string;
-  /** Comment starting on this token's line after it. */
-  trailing: string;
-}
-
-interface Comment { text: string; startLine: number; endLine: number }
-
 const MAX_DEPTH = 100;
-const SYMBOLS = ';,.={}[]()<>:-+/';
-const ESCAPES: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
-const IDENT_RE = /[A-Za-z_][A-Za-z0-9_]*/y;
-const NUMBER_RE = /(?:0[xX][0-9a-fA-F]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)(?![A-Za-z0-9_.])/y;
-const STRING_RE = /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'/y;
-const ESCAPE_RE = /\\(?:[xX]([0-9a-fA-F]{1,2})|([0-7]{1,3})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))/g;
 
 function oneLine(s: string): string { return s.replace(/\s+/g, ' ').trim(); }
-
-/** Matches sticky regex `re` at `i`; the matched text or undefined. */
-function matchAt(re: RegExp, src: string, i: number): string | undefined {
-  re.lastIndex = i;
-  return re.exec(src)?.[0];
-}
-
-/** Decodes the escapes of a string literal's body; undefined when one is invalid. */
-function unescape(body: string): string | undefined {
-  let ok = true;
-  const out = body.replace(ESCAPE_RE, (_m, x?: string, o?: string, u?: string, U?: string, c?: string) => {
-    if (c !== undefined) return c in ESCAPES ? ESCAPES[c] : ((ok = false), '');
-    const cp = parseInt(x ?? o ?? u ?? U ?? '', o ? 8 : 16);
-    return cp <= 0x10ffff ? String.fromCodePoint(cp) : ((ok = false), '');
-  });
-  return ok ? out : undefined;
-}
-
-/** Splits `src` into tokens, attaching comments to the tokens they document (like protoc). */
-function tokenize(src: string): Token[] {
-  const tokens: Token[] = [];
-  let pending: Comment[] = [];
-  let i = src.charCodeAt(0) === 0xfeff ? 1 : 0;
-  let line = 1;
-  let lineStart = 0;
-  const fail = (msg: string, at: number): never => {
-    throw new IngestError(`Proto: ${msg}`, line, at - lineStart + 1);
-  };
-  const comment = (text: string, startLine: number): void => {
-    const prev = tokens[tokens.length - 1];
-    if (prev && prev.line === startLine && !pending.length) prev.trailing = `${prev.trailing} ${text}`.trim();
-    else pending.push({ text, startLine, endLine: line });
-  };
-  while (i < src.length) {
-    const c = src[i];
-    const start = i;
-    let kind: Kind = 'sym';
-    let value = c;
-    let length = 1;
-    if (c === '\n') {
-      line++;
-      lineStart = ++i;
-      continue;
-    } else if (c === ' ' || c === '\t' || c === '\r' || c === '\f' || c === '\v') {
-      i++;
-      continue;
-    } else if (src.startsWith('//', i)) {
-      i = src.indexOf('\n', i);
-      if (i === -1) i = src.length;
-      comment(src.slice(start + 2, i).replace(/^ /, '').trimEnd(), line);
-      continue;
-    } else if (src.startsWith('/*', i)) {
-      const end = src.indexOf('*/', i + 2);
-      if (end === -1) fail('unterminated /* comment', i);
-      const startLine = line;
-      for (let j = src.indexOf('\n', i); j !== -1 && j < end; j = src.indexOf('\n', j + 1)) {
-        line++;
-        lineStart = j + 1;
-      }
-      i = end + 2;
-      comment(src.slice(start + 2, end).split('\n').map((l) => l.replace(/^\s*\*? ?/, '').trimEnd()).join('\n').trim(), startLine);
-      continue;
-    } else if (/[A-Za-z_]/.test(c)) {
-      kind = 'ident';
-      value = matchAt(IDENT_RE, src, i)!;
-      length = value.length;
-    } else if (/[0-9]/.test(c) || (c === '.' && /[0-9]/.test(src[i + 1] ?? ''))) {
-      kind = 'number';
-      value = matchAt(NUMBER_RE, src, i) ?? fail('invalid number', i);
-      length = value.length;
-    } else if (c === '"' || c === "'") {
-      kind = 'string';
-      const raw = matchAt(STRING_RE, src, i) ?? fail('unterminated string', i);
-      length = raw.length;
-      value = unescape(raw.slice(1, -1)) ?? fail('invalid escape sequence in string', start);
-    } else if (!SYMBOLS.includes(c)) {
-      fail(`unexpected character '${c}'`, i);
-    }
-    i += length;
-    let leading = '';
-    if (pending.length && pending[pending.length - 1].endLine >= line - 1) {
-      let k = pending.length - 1;
-      while (k > 0 && pending[k - 1].endLine >= pending[k].startLine - 1) k--;
-      leading = pending.slice(k).map((x) => x.text).join('\n');
-    }
-    pending = [];
-    tokens.push({ kind, value, start, end: i, line, column: start - lineStart + 1, leading, trailing: '' });
-  }
-  tokens.push({ kind: 'eof', value: '', start: i, end: i, line, column: i - lineStart + 1, leading: '', trailing: '' });
-  return tokens;
-}
 
 class ProtoParser {
   private p = 0;

@@ -1,0 +1,84 @@
+/** Address classification for SSRF-safe fetching (DESIGN §6 "Fetching"): {@link isPrivateAddress}. */
+import net from 'node:net';
+
+/** Refused ranges (CIDR). IPv4: unspecified, private, CGNAT, loopback, link-local (cloud metadata),
+ * private, IETF protocol assignments, TEST-NET-1, 6to4 relay anycast, private, benchmarking,
+ * TEST-NET-2, TEST-NET-3, multicast, reserved (with broadcast 255.255.255.255). */
+const BLOCKED_V4 = [
+  '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24', '192.0.2.0/24',
+  '192.88.99.0/24', '192.168.0.0/16', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4',
+];
+/** IPv6: unspecified, loopback and deprecated IPv4-compatible (::/96), local-use NAT64, discard-only,
+ * documentation, unique local, link-local, site-local (deprecated), multicast. Embedded IPv4 forms
+ * (mapped, NAT64, 6to4, Teredo) are checked against the IPv4 ranges by {@link embeddedIpv4}. */
+const BLOCKED_V6 = ['::/96', '64:ff9b:1::/48', '100::/64', '2001:db8::/32', 'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8'];
+
+function buildBlockList(): net.BlockList {
+  const b = new net.BlockList();
+  for (const [list, type] of [[BLOCKED_V4, 'ipv4'], [BLOCKED_V6, 'ipv6']] as const) {
+    for (const cidr of list) {
+      const [addr, prefix] = cidr.split('/');
+      b.addSubnet(addr, Number(prefix), type);
+    }
+  }
+  return b;
+}
+
+const BLOCKED = buildBlockList();
+
+/** The 16 bytes of a valid IPv6 address (zone removed), or undefined. */
+function ipv6Bytes(ip: string): number[] | undefined {
+  if (!net.isIPv6(ip)) return undefined;
+  let s = ip;
+  const tail: number[] = [];
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
+  if (dotted) {
+    const parts = dotted[1].split('.').map(Number);
+    tail.push((parts[0] << 8) | parts[1], (parts[2] << 8) | parts[3]);
+    s = s.slice(0, -dotted[1].length);
+    if (s.endsWith(':') && !s.endsWith('::')) s = s.slice(0, -1);
+  }
+  const [head, rest] = s.includes('::') ? s.split('::') : [s, undefined];
+  const words = (x: string): number[] => (x === '' ? [] : x.split(':').map((w) => parseInt(w, 16)));
+  const a = words(head);
+  const c = rest === undefined ? [] : words(rest);
+  const fill = 8 - a.length - c.length - tail.length;
+  const all = [...a, ...new Array<number>(rest === undefined ? 0 : fill).fill(0), ...c, ...tail];
+  if (all.length !== 8) return undefined;
+  return all.flatMap((w) => [w >> 8, w & 0xff]);
+}
+
+const v4String = (b: number[]): string => b.join('.');
+
+/**
+ * The IPv4 address embedded in an IPv6 address by IPv4-mapped (`::ffff:0:0/96`), NAT64
+ * (`64:ff9b::/96`), 6to4 (`2002::/16`) or Teredo (`2001::/32`, client address inverted).
+ */
+function embeddedIpv4(bytes: number[]): string | undefined {
+  const zero = (from: number, to: number): boolean => bytes.slice(from, to).every((x) => x === 0);
+  if (zero(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return v4String(bytes.slice(12));
+  if (bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zero(4, 12)) return v4String(bytes.slice(12));
+  if (bytes[0] === 0x20 && bytes[1] === 0x02) return v4String(bytes.slice(2, 6));
+  if (bytes[0] === 0x20 && bytes[1] === 0x01 && bytes[2] === 0 && bytes[3] === 0) return v4String(bytes.slice(12).map((x) => x ^ 0xff));
+  return undefined;
+}
+
+/**
+ * True when `ip` must not be fetched from without `SOURCE_FETCH_ALLOW_PRIVATE` (DESIGN §6):
+ * loopback, private, link-local, CGNAT, multicast, unspecified, broadcast, unique-local,
+ * documentation/benchmark/reserved ranges, and IPv6 forms embedding such an IPv4 address
+ * (IPv4-mapped, NAT64, 6to4, Teredo). Accepts IPv4 dotted quads and IPv6 (with or without
+ * brackets or a `%zone`); anything that is not an IP address is refused too (returns true).
+ */
+export function isPrivateAddress(ip: string): boolean {
+  let s = ip.trim();
+  if (s.startsWith('[') && s.endsWith(']')) s = s.slice(1, -1);
+  const zone = s.indexOf('%');
+  if (zone >= 0) s = s.slice(0, zone);
+  if (net.isIPv4(s)) return BLOCKED.check(s, 'ipv4');
+  const bytes = ipv6Bytes(s);
+  if (!bytes) return true;
+  if (BLOCKED.check(s, 'ipv6')) return true;
+  const v4 = embeddedIpv4(bytes);
+  return v4 !== undefined && BLOCKED.check(v4, 'ipv4');
+}
