@@ -258,6 +258,20 @@ export class Scanner {
     }
   }
 
+  /**
+   * A line break inside a quoted scalar at `p` (§7.3.1, §7.3.2): the text of the line from
+   * `chunk` without its trailing blanks, then the fold — a space, or one newline per empty
+   * line. Leaves `pos` at the next line's first non-blank character.
+   */
+  private foldLine(chunk: number, p: number, minIndent: number, start: number, style: string): string {
+    let e = p;
+    while (e > chunk && isBlank(this.src.charCodeAt(e - 1))) e--;
+    const text = this.src.slice(chunk, e);
+    this.pos = p;
+    const breaks = this.foldQuoted(minIndent, start, style);
+    return text + (breaks === 0 ? ' ' : '\n'.repeat(breaks));
+  }
+
   /** Double-quoted scalar (§7.3.1) at `pos`, with all §5.7 escapes; leaves `pos` after the closing quote. */
   scanDouble(minIndent: number): string {
     const s = this.src;
@@ -302,12 +316,7 @@ export class Scanner {
         p = chunk = p + 2 + hex.length;
         continue;
       }
-      let e = p;
-      while (e > chunk && isBlank(s.charCodeAt(e - 1))) e--;
-      out += s.slice(chunk, e);
-      this.pos = p;
-      const breaks = this.foldQuoted(minIndent, start, 'double-quoted');
-      out += breaks === 0 ? ' ' : '\n'.repeat(breaks);
+      out += this.foldLine(chunk, p, minIndent, start, 'double-quoted');
       p = chunk = this.pos;
     }
   }
@@ -337,12 +346,7 @@ export class Scanner {
         this.pos = p + 1;
         return out + s.slice(chunk, p);
       }
-      let e = p;
-      while (e > chunk && isBlank(s.charCodeAt(e - 1))) e--;
-      out += s.slice(chunk, e);
-      this.pos = p;
-      const breaks = this.foldQuoted(minIndent, start, 'single-quoted');
-      out += breaks === 0 ? ' ' : '\n'.repeat(breaks);
+      out += this.foldLine(chunk, p, minIndent, start, 'single-quoted');
       p = chunk = this.pos;
     }
   }
