@@ -5,19 +5,15 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type CallOptions, type CallResult, type TestServer } from './helpers/server.js';
+import { startTestServer, type CallOptions, type CallResult, type TestServer, type Space } from './helpers/server.js';
 import { AdminError } from '../src/admin.js';
 
 let srv: TestServer;
 before(async () => { srv = await startTestServer({ env: { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' } }); });
 after(async () => { await srv.close(); });
 
-interface Space { workspaceId: string; key: string; call(method: string, path: string, opts?: CallOptions): Promise<CallResult> }
-
-async function space(): Promise<Space> {
-  const { workspaceId, key } = await srv.newWorkspace();
-  return { workspaceId, key, call: (m, p, o = {}) => srv.call(m, p, { key, ...o }) };
-}
+/** A fresh workspace with a full-access key; `call` uses that key unless told otherwise. */
+const space = () => srv.space();
 
 const F = '/api/v1/custom-fields';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

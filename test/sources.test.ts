@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestServer, type CallOptions, type CallResult, type TestServer } from './helpers/server.js';
+import { startTestServer, type CallOptions, type CallResult, type TestServer, type Space } from './helpers/server.js';
 
 let srv: TestServer;
 before(async () => {
@@ -18,13 +18,8 @@ before(async () => {
 });
 after(async () => { await srv.close(); });
 
-interface Space { workspaceId: string; key: string; call(method: string, path: string, opts?: CallOptions): Promise<CallResult> }
-
 /** A fresh workspace with a full-access key; `call` uses that key unless told otherwise. */
-async function space(): Promise<Space> {
-  const { workspaceId, key } = await srv.newWorkspace();
-  return { workspaceId, key, call: (m, p, o = {}) => srv.call(m, p, { key, ...o }) };
-}
+const space = () => srv.space();
 
 const CORPUS = new URL('../../shared/corpus/', import.meta.url);
 const corpus = (rel: string): string => readFileSync(new URL(rel, CORPUS), 'utf8');

@@ -26,6 +26,8 @@ export interface TestServer extends RunningServer {
   newKey(opts?: { scopes?: string; workspaceId?: string; expiresAt?: string }): Promise<string>;
   /** Creates another workspace and a full-access key for it. */
   newWorkspace(name?: string): Promise<{ workspaceId: string; key: string }>;
+  /** A fresh workspace whose `call` uses its full-access key unless told otherwise. */
+  space(): Promise<Space>;
 }
 
 export interface CallOptions {
@@ -35,6 +37,8 @@ export interface CallOptions {
   raw?: string | Buffer;
   headers?: Record<string, string>;
 }
+
+export interface Space { workspaceId: string; key: string; call(method: string, path: string, opts?: CallOptions): Promise<CallResult> }
 
 export interface CallResult { status: number; headers: Headers; body: any; text: string }
 
@@ -102,7 +106,11 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
     const ws = await running.admin.createWorkspace(name);
     return { workspaceId: ws.id, key: await newKey({ workspaceId: ws.id }) };
   };
-  return { ...running, close, key, workspaceId, clock, dataDir, logs, call, newKey, newWorkspace };
+  const space = async (): Promise<Space> => {
+    const w = await newWorkspace();
+    return { ...w, call: (m, p, o = {}) => call(m, p, { key: w.key, ...o }) };
+  };
+  return { ...running, close, key, workspaceId, clock, dataDir, logs, call, newKey, newWorkspace, space };
 }
 
 function walk(dir: string): string[] {
