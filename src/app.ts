@@ -12,12 +12,13 @@ import { ClientAbortError, checkBodyHeaders, parseJsonBody, readRawBody } from '
 import { assertValid, type TObject } from './http/schema.js';
 import { TokenBucketLimiter, type TakeResult } from './http/ratelimit.js';
 import { CursorCodec } from './http/cursor.js';
-import { Idempotency } from './http/idempotency.js';
+import { Idempotency, type IdempotencyTicket } from './http/idempotency.js';
 import { Authenticator } from './auth/authenticate.js';
 import { MiB, type Ctx, type Result, type Route } from './http/route.js';
 import { StorageFailedError } from './store/log.js';
 import type { Tx } from './store/db.js';
-import type { Store } from './store/store.js';
+import type { KeyRec, Store } from './store/store.js';
+import type { Workspace } from './workspace.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
@@ -45,10 +46,15 @@ export class App {
   draining = false;
   private inFlight = 0;
   private readonly capacityText: string;
+  /** `METHOD /template` per route, for the access log. */
+  private readonly routeNames = new Map<Route, string>();
+  /** One access-log line per request (LOG_LEVEL info or debug). */
+  private readonly accessLog: boolean;
   private idle: (() => void) | null = null;
 
   constructor(private readonly opts: AppOptions) {
-    for (const r of opts.routes) this.router.add(r.method, r.path, r);
+    for (const r of opts.routes) { this.router.add(r.method, r.path, r); this.routeNames.set(r, `${r.method} ${r.path}`); }
+    this.accessLog = opts.logger.enabled('info');
     this.limiter = new TokenBucketLimiter(opts.config.rateLimitBurst, opts.config.rateLimitPerMinute, opts.clock);
     this.capacityText = String(opts.config.rateLimitBurst);
     this.cursors = new CursorCodec(opts.store.secret);
@@ -62,30 +68,43 @@ export class App {
     return new Promise((r) => { this.idle = r; });
   }
 
-  /** The `node:http` request listener. Never throws; every failure becomes a `{code, error}` answer. */
+  /**
+   * The `node:http` request listener. Never throws; every failure becomes a `{code, error}` answer.
+   * A request whose handler answers without awaiting (reads) is answered synchronously, inside
+   * this call — no promise is made for it; only body reads, async handlers and commits go async.
+   */
   handle = (req: IncomingMessage, res: ServerResponse): void => {
     this.inFlight++;
-    const started = performance.now();
     const given = req.headers['x-request-id'];
     const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     // Response headers are gathered here and written with one writeHead (no per-header setHeader).
-    const headers: string[] = ['X-Request-Id', requestId, 'Api-Version', API_VERSION];
-    let routeName = '-';
-    this.run(req, res, headers, requestId, (name) => { routeName = name; })
-      .catch((err) => this.fail(res, headers, err, requestId))
-      .finally(() => {
-        this.inFlight--;
-        if (this.inFlight === 0 && this.idle) { const r = this.idle; this.idle = null; r(); }
-        if (this.opts.logger.enabled('info')) {
-          this.opts.logger.info('request', {
-            requestId, method: req.method, route: routeName, status: res.statusCode,
-            durationMs: Math.round((performance.now() - started) * 100) / 100,
-          });
-        }
-      });
+    const x: Exchange = { req, res, headers: ['X-Request-Id', requestId, 'Api-Version', API_VERSION], requestId, started: performance.now(), route: '-' };
+    let pending: Promise<void> | void = undefined;
+    // A request that declares a body goes async from the start: an early answer (401, 404…)
+    // is then sent after the parser has taken in what already arrived of the body, so a body
+    // that came in with the headers is complete and the connection is kept alive (see send()).
+    try { pending = declaresBody(req) ? this.runAsync(x) : this.run(x); } catch (err) { this.fail(x, err); }
+    if (pending) pending.then(() => this.done(x), (err) => { this.fail(x, err); this.done(x); });
+    else this.done(x);
   };
 
-  private async run(req: IncomingMessage, res: ServerResponse, headers: string[], requestId: string, setRoute: (n: string) => void): Promise<void> {
+  /** After the answer: the in-flight count (graceful shutdown) and the access-log line. */
+  private done(x: Exchange): void {
+    this.inFlight--;
+    if (this.inFlight === 0 && this.idle) { const r = this.idle; this.idle = null; r(); }
+    if (this.accessLog) {
+      this.opts.logger.info('request', {
+        requestId: x.requestId, method: x.req.method, route: x.route, status: x.res.statusCode,
+        durationMs: Math.round((performance.now() - x.started) * 100) / 100,
+      });
+    }
+  }
+
+  private async runAsync(x: Exchange): Promise<void> { return this.run(x); }
+
+  /** Route → auth → scope → rate limit → query; then the body (async) or straight to the handler. */
+  private run(x: Exchange): Promise<void> | void {
+    const { req, headers } = x;
     if (this.draining) {
       headers.push('Connection', 'close');
       throw new ApiError('service_unavailable', 'the server is shutting down');
@@ -99,10 +118,12 @@ export class App {
       throw new ApiError('method_not_allowed', `use ${match.allow.join(', ')}`, { Allow: match.allow.join(', ') });
     }
     const route = match.value;
-    setRoute(`${route.method} ${route.path}`);
+    x.route = this.routeNames.get(route)!;
     if (route.scope === null) {
       checkApiVersion(req);
-      return this.send(res, headers, await route.handler({ params: match.params, now: this.opts.clock.now(), requestId } as Ctx<never, never>));
+      const result = route.handler({ params: match.params, now: this.opts.clock.now(), requestId: x.requestId } as Ctx<never, never>);
+      if (result instanceof Promise) return result.then((r) => this.send(x, r));
+      return this.send(x, result);
     }
 
     const key = this.auth.authenticate(req);
@@ -121,32 +142,57 @@ export class App {
 
     checkApiVersion(req);
     const query = parseQuery(route.query, q === -1 ? '' : url.slice(q + 1));
-    let body: unknown;
-    let raw: Buffer | undefined;
-    const sent = (req.headers['content-length'] ?? '0') !== '0' || req.headers['transfer-encoding'] !== undefined;
-    if (route.body && route.bodyOptional && !sent) body = {};
-    else if (route.body) {
-      const limit = route.bodyLimit ?? MiB;
-      checkBodyHeaders(req, limit);
-      raw = await readRawBody(req, limit);
-      body = parseJsonBody(raw);
-      assertValid(route.body, body);
-    }
-    const idem = route.method === 'POST' ? this.idempotency.begin(req, ws, key, `${route.method} ${path}`, raw, this.opts.clock.now()) : null;
-    if (idem?.replay) return this.send(res, headers, idem.replay);
+    const input: Input = { route, ws, key, params: match.params, query, path, body: undefined, raw: undefined };
+    if (!route.body) return this.execute(x, input);
+    if (route.bodyOptional && !declaresBody(req)) { input.body = {}; return this.execute(x, input); }
+    return this.readBody(x, input);
+  }
 
+  /** Reads, parses and validates the JSON body (400/413/415), then runs the handler. */
+  private async readBody(x: Exchange, input: Input): Promise<void> {
+    const limit = input.route.bodyLimit ?? MiB;
+    checkBodyHeaders(x.req, limit);
+    input.raw = await readRawBody(x.req, limit);
+    input.body = parseJsonBody(input.raw);
+    assertValid(input.route.body!, input.body);
+    return this.execute(x, input);
+  }
+
+  /**
+   * Idempotency, then the handler. A synchronous handler that wrote nothing is answered at
+   * once; otherwise the answer waits for the handler's promise and the commit.
+   */
+  private execute(x: Exchange, input: Input): Promise<void> | void {
+    const { route, ws } = input;
+    const idem = route.method === 'POST' ? this.idempotency.begin(x.req, ws, input.key, `${route.method} ${input.path}`, input.raw, this.opts.clock.now()) : null;
+    if (idem?.replay) return this.send(x, idem.replay);
     let tx: Tx | undefined;
     const ctx: Ctx<unknown, unknown> = {
-      ws, key, store: this.opts.store, params: match.params, query, body, now: this.opts.clock.now(), requestId,
-      tx: () => (tx ??= ws.db.begin()), cursors: this.cursors,
+      ws, key: input.key, store: this.opts.store, params: input.params, query: input.query, body: input.body,
+      now: this.opts.clock.now(), requestId: x.requestId, tx: () => (tx ??= ws.db.begin()), cursors: this.cursors,
     };
+    let result: Result | Promise<Result>;
     try {
-      const result = await route.handler(ctx as Ctx<never, never>);
-      if (idem && result.status < 300) idem.store(ctx.tx(), result, ctx.now);
-      if (tx) await ws.db.commit(tx);
-      this.send(res, headers, result);
+      result = route.handler(ctx as Ctx<never, never>);
     } catch (err) {
       tx?.abort();
+      idem?.end();
+      throw err;
+    }
+    if (idem === null && tx === undefined && !(result instanceof Promise)) return this.send(x, result);
+    return this.commit(x, ctx, () => tx, result, idem);
+  }
+
+  /** Awaits the handler, stores the idempotent answer, commits (durable before the answer), answers. */
+  private async commit(x: Exchange, ctx: Ctx<unknown, unknown>, tx: () => Tx | undefined, pending: Result | Promise<Result>, idem: IdempotencyTicket | null): Promise<void> {
+    try {
+      const result = await pending;
+      if (idem && result.status < 300) idem.store(ctx.tx(), result, ctx.now);
+      const t = tx();
+      if (t) await ctx.ws.db.commit(t);
+      this.send(x, result);
+    } catch (err) {
+      tx()?.abort();
       throw err;
     } finally {
       idem?.end();
@@ -158,21 +204,24 @@ export class App {
   }
 
   /** Writes the answer: `result.json` (pre-serialized) or `result.body` serialized, with every gathered header. */
-  private send(res: ServerResponse, headers: string[], result: Result): void {
+  private send(x: Exchange, result: Result): void {
+    const { res, headers } = x;
     const json = result.json ?? (result.body === null ? '' : JSON.stringify(result.body));
     if (result.headers) for (const k in result.headers) headers.push(k, result.headers[k]);
-    headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(json)));
+    headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(typeof json === 'string' ? Buffer.byteLength(json) : json.length));
     // A body still on its way (answered before it was read: 401, 404, 415…): close the connection
     // after the answer. Otherwise node:http reads and discards the rest to keep the connection
     // alive — as many gigabytes as the client cares to send, until REQUEST_TIMEOUT_MS.
-    const unread = !res.req.complete;
-    if (unread && !headers.includes('Connection')) headers.push('Connection', 'close');
-    if (unread) lingeringClose(res);
+    if (!res.req.complete && declaresBody(res.req)) {
+      if (!headers.includes('Connection')) headers.push('Connection', 'close');
+      lingeringClose(res);
+    }
     res.writeHead(result.status, headers);
     res.end(json);
   }
 
-  private fail(res: ServerResponse, headers: string[], err: unknown, requestId: string): void {
+  private fail(x: Exchange, err: unknown): void {
+    const { res, requestId } = x;
     let apiErr: ApiError;
     if (err instanceof ClientAbortError) {
       // The client hung up mid-body: nobody is left to answer.
@@ -189,9 +238,40 @@ export class App {
       apiErr = new ApiError('internal_error' as ErrorCode);
     }
     if (res.headersSent) { res.destroy(); return; }
-    this.send(res, headers, { status: apiErr.status, body: apiErr.body(), headers: apiErr.headers });
+    this.send(x, { status: apiErr.status, body: apiErr.body(), headers: apiErr.headers });
     // A `Connection: close` answer with its body still arriving is closed by lingeringClose() in send().
   }
+}
+
+/** One request in the pipeline: what every stage may add to or read. */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** Response headers gathered so far, as name/value pairs for writeHead. */
+  headers: string[];
+  requestId: string;
+  /** performance.now() at arrival (ms). */
+  started: number;
+  /** The matched route as `METHOD /template` (access log), `-` before routing. */
+  route: string;
+}
+
+/** What the handler is called with, once authenticated and validated. */
+interface Input {
+  route: Route;
+  ws: Workspace;
+  key: KeyRec;
+  params: Record<string, string>;
+  query: unknown;
+  path: string;
+  body: unknown;
+  raw: Buffer | undefined;
+}
+
+/** Whether the request announces a body (`Content-Length` other than 0, or `Transfer-Encoding`). */
+function declaresBody(req: IncomingMessage): boolean {
+  const cl = req.headers['content-length'];
+  return (cl !== undefined && cl !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
 /** How long, and how much, a closing connection still reads after its answer. */

@@ -39,9 +39,17 @@ function batchedStdout(): (line: string) => void {
 /** A logger writing one JSON object per line to `write` (default: stdout, batched per turn). */
 export function createLogger(level: LogLevel, write: (line: string) => void = batchedStdout()): Logger {
   const min = RANK[level];
+  // The time text is made once per millisecond (a busy server logs many lines per ms).
+  let lastMs = NaN;
+  let lastTime = '';
   const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < min) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }) + '\n');
+    const ms = Date.now();
+    if (ms !== lastMs) { lastMs = ms; lastTime = new Date(ms).toISOString(); }
+    // `{"time":…,"level":…,"msg":…,<fields>}` without copying `fields` into a new object.
+    // Callers' fields never use the names time, level or msg.
+    const rest = fields === undefined ? '{}' : JSON.stringify(fields);
+    write(`{"time":"${lastTime}","level":"${lvl}","msg":${JSON.stringify(msg)}${rest.length > 2 ? ',' + rest.slice(1) : '}'}\n`);
   };
   return {
     debug: (m, f) => emit('debug', m, f),

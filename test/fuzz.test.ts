@@ -56,7 +56,7 @@ test('fuzz: planted bugs are caught (500, write before a 4xx, tenant leak, hung 
         const other = [...srv.store.workspaces.values()].find((w) => w.id !== ctx.ws.id && w.db.table('conversation').size > 0);
         const leaked = other && [...other.db.table('conversation').keys()][0];
         // The route answers with pre-serialized JSON: plant the leak into that.
-        return r.status === 200 && leaked ? { status: 200, body: { ...(r.json ? JSON.parse(r.json) : r.body), related: leaked } } : r;
+        return r.status === 200 && leaked ? { status: 200, body: { ...(r.json ? JSON.parse(r.json.toString()) : r.body), related: leaked } } : r;
       });
       let calls = 0;
       wrap(srv, 'GET', '/api/v1/conversations', (inner) => async (ctx) => {

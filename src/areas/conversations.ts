@@ -84,8 +84,8 @@ export function conversationView(c: Conversation): Record<string, unknown> {
   return { object: 'conversation', ...rest };
 }
 const messageView = (m: Message) => ({ object: 'message', ...m });
-const conversationJson = new ViewCache<Conversation>(conversationView);
-const messageJson = new ViewCache<Message>(messageView);
+const conversationJson = new ViewCache<Conversation>(conversationView, 'conversation');
+const messageJson = new ViewCache<Message>(messageView, 'message');
 
 /** The customer id for `email` in `ws`: the given one, the one already used, or a new one. */
 function customerId(ws: Workspace, email: string, given: string | undefined): string {
@@ -177,7 +177,7 @@ export const conversationRoutes = [
     method: 'GET', path: `${base}/{conversationId}`, operationId: 'retrieveConversation', tag: 'Conversations', scope: 'conversations:read',
     summary: 'Retrieve a conversation.',
     success: { status: 200, schema: s.object({ conversation: conversationSchema }), description: 'The conversation.' },
-    handler: (ctx) => ({ status: 200, body: null, json: `{"conversation":${conversationJson.json(load(ctx))}}` }),
+    handler: (ctx) => ({ status: 200, body: null, json: conversationJson.answer(load(ctx)) }),
   }),
   route({
     method: 'PATCH', path: `${base}/{conversationId}`, operationId: 'updateConversation', tag: 'Conversations', scope: 'conversations:write',

@@ -112,11 +112,16 @@ export function createIssue(ws: Workspace, tx: Tx, input: Static<typeof createIs
 
 /** Serialized issue views, reused while neither the issue nor its conversation changed. */
 const issueJsonCache = new WeakMap<object, ViewCache<Issue>>();
-function issueJson(ws: Workspace, i: Issue): string {
+function issueCache(ws: Workspace): ViewCache<Issue> {
   let cache = issueJsonCache.get(ws);
-  if (!cache) { cache = new ViewCache((x: Issue) => issueView(ws, x)); issueJsonCache.set(ws, cache); }
-  const cid = i.source.conversationId;
-  return cache.json(i, cid ? ws.get<object>(T.conversation, cid) : undefined);
+  if (!cache) { cache = new ViewCache((x: Issue) => issueView(ws, x), 'issue'); issueJsonCache.set(ws, cache); }
+  return cache;
+}
+/** The issue's conversation record: the view's `lastActivityAt` depends on it. */
+const issueDep = (ws: Workspace, i: Issue): object | undefined =>
+  i.source.conversationId ? ws.get<object>(T.conversation, i.source.conversationId) : undefined;
+function issueJson(ws: Workspace, i: Issue): string {
+  return issueCache(ws).json(i, issueDep(ws, i));
 }
 
 function load(ctx: Ctx<unknown, unknown>): Issue {
@@ -156,7 +161,7 @@ export const issueRoutes = [
     method: 'GET', path: `${base}/{issueId}`, operationId: 'retrieveIssue', tag: 'Issues', scope: 'issues:read',
     summary: 'Retrieve an issue.',
     success: { status: 200, schema: s.object({ issue: issueSchema }), description: 'The issue.' },
-    handler: (ctx) => ({ status: 200, body: null, json: `{"issue":${issueJson(ctx.ws, load(ctx))}}` }),
+    handler: (ctx) => { const i = load(ctx); return { status: 200, body: null, json: issueCache(ctx.ws).answer(i, issueDep(ctx.ws, i)) }; },
   }),
   route({
     method: 'PATCH', path: `${base}/{issueId}`, operationId: 'updateIssue', tag: 'Issues', scope: 'issues:write',

@@ -31,8 +31,8 @@ export interface Result {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
-  /** `body` already serialized (a cached view): sent as is. */
-  json?: string;
+  /** `body` already serialized (a cached view, as text or as UTF-8 bytes): sent as is. */
+  json?: string | Buffer;
 }
 
 interface RouteBase {

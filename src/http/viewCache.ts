@@ -7,19 +7,41 @@
  * while `dep` is the same object.
  */
 export class ViewCache<R extends object> {
-  private readonly cache = new WeakMap<R, { dep: object | undefined; json: string }>();
+  private readonly cache = new WeakMap<R, Entry>();
+  private readonly prefix: string;
 
-  constructor(private readonly view: (r: R) => unknown) {}
+  /**
+   * @param view the record's API view (what is serialized).
+   * @param name the property a single-record answer puts the view under (`issue` → `{"issue":…}`).
+   */
+  constructor(private readonly view: (r: R) => unknown, name: string) {
+    this.prefix = `{${JSON.stringify(name)}:`;
+  }
 
-  /** The JSON text of `view(r)`. */
-  json(r: R, dep?: object): string {
+  private entry(r: R, dep: object | undefined): Entry {
     const hit = this.cache.get(r);
-    if (hit && hit.dep === dep) return hit.json;
-    const json = JSON.stringify(this.view(r));
-    this.cache.set(r, { dep, json });
-    return json;
+    if (hit && hit.dep === dep) return hit;
+    const e: Entry = { dep, json: JSON.stringify(this.view(r)), answer: undefined };
+    this.cache.set(r, e);
+    return e;
+  }
+
+  /** The JSON text of `view(r)` (an item of a list answer). */
+  json(r: R, dep?: object): string {
+    return this.entry(r, dep).json;
+  }
+
+  /**
+   * The whole single-record answer `{"<name>":<view>}` as UTF-8 bytes, made once per record:
+   * a retrieve writes it to the socket with no serializing, concatenating or encoding.
+   */
+  answer(r: R, dep?: object): Buffer {
+    const e = this.entry(r, dep);
+    return (e.answer ??= Buffer.from(`${this.prefix}${e.json}}`));
   }
 }
+
+interface Entry { dep: object | undefined; json: string; answer: Buffer | undefined }
 
 /** `{"object":"list","hasMore":…,"nextCursor":…,"<name>":[…]}` from items' JSON texts. */
 export function listJson(name: string, hasMore: boolean, nextCursor: string | null, items: string[]): string {
