@@ -67,9 +67,9 @@ export function computeAnalytics(ws: Workspace, from: string, to: string) {
   const byChannel = zeroes(CHANNELS);
   const firstResponse: number[] = [];
   const resolution: number[] = [];
-  for (const key of ws.conversationOrder.asc(start)) {
-    if (key >= endDate) break;
-    const c = ws.get<Record<string, string>>('conversation', key.slice(key.lastIndexOf('\u0000') + 1));
+  for (const at of ws.conversationOrder.asc(start)) {
+    if (ws.conversationOrder.sortKeyAt(at) >= endDate) break;
+    const c = ws.get<Record<string, string>>('conversation', ws.conversationOrder.idAt(at));
     if (!c) continue;
     byStatus[c.status as (typeof CONVERSATION_STATUSES)[number]]++;
     byChannel[c.channel as (typeof CHANNELS)[number]]++;
@@ -79,9 +79,9 @@ export function computeAnalytics(ws: Workspace, from: string, to: string) {
   }
   const byState = zeroes(ISSUE_STATES);
   const byPriority = zeroes(PRIORITIES);
-  for (const key of ws.issueOrder.asc(start)) {
-    if (key >= endDate) break;
-    const i = ws.get<Record<string, string>>('issue', key.slice(key.lastIndexOf('\u0000') + 1));
+  for (const at of ws.issueOrder.asc(start)) {
+    if (ws.issueOrder.sortKeyAt(at) >= endDate) break;
+    const i = ws.get<Record<string, string>>('issue', ws.issueOrder.idAt(at));
     if (!i) continue;
     byState[i.state as (typeof ISSUE_STATES)[number]]++;
     byPriority[i.priority as (typeof PRIORITIES)[number]]++;

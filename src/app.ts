@@ -25,6 +25,7 @@ import type { Logger } from './logger.js';
 
 export const API_VERSION = '2026-06-29';
 const REQUEST_ID = /^[\x20-\x7e]{1,128}$/;
+const NEEDS_ESCAPE = /["\\]/;
 
 export interface AppOptions {
   store: Store;
@@ -93,10 +94,11 @@ export class App {
     this.inFlight--;
     if (this.inFlight === 0 && this.idle) { const r = this.idle; this.idle = null; r(); }
     if (this.accessLog) {
-      this.opts.logger.info('request', {
-        requestId: x.requestId, method: x.req.method, route: x.route, status: x.res.statusCode,
-        durationMs: Math.round((performance.now() - x.started) * 100) / 100,
-      });
+      // Built as text: the method is one llhttp accepted (a token), the route one of ours; only
+      // a client's X-Request-Id (printable ASCII) may need escaping.
+      const id = NEEDS_ESCAPE.test(x.requestId) ? JSON.stringify(x.requestId) : `"${x.requestId}"`;
+      const ms = Math.round((performance.now() - x.started) * 100) / 100;
+      this.opts.logger.line('info', 'request', `"requestId":${id},"method":"${x.req.method}","route":"${x.route}","status":${x.res.statusCode},"durationMs":${ms}`);
     }
   }
 

@@ -71,7 +71,8 @@ export class ClientIndex {
   get order(): SortedIndex {
     if (this.dirty) {
       const s = new SortedIndex();
-      for (const k of [...this.byId.values()].map((g) => SortedIndex.key(g.lastActivityAt, g.id)).sort()) s.add(k);
+      const groups = [...this.byId.values()].sort((a, b) => (a.lastActivityAt < b.lastActivityAt ? -1 : a.lastActivityAt > b.lastActivityAt ? 1 : a.id < b.id ? -1 : 1));
+      for (const g of groups) s.add(g.lastActivityAt, g.id);
       this.sorted = s;
       this.dirty = false;
     }

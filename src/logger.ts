@@ -12,6 +12,11 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /**
+   * A line whose fields come already serialized as JSON object members (`"a":1,"b":"x"`), for
+   * the per-request access log; the caller guarantees they are valid JSON.
+   */
+  line(level: LogLevel, msg: string, members: string): void;
   /** True when lines at `level` are written (lets hot paths skip building fields). */
   enabled(level: LogLevel): boolean;
 }
@@ -42,20 +47,24 @@ export function createLogger(level: LogLevel, write: (line: string) => void = ba
   // The time text is made once per millisecond (a busy server logs many lines per ms).
   let lastMs = NaN;
   let lastTime = '';
-  const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
+  // `{"time":…,"level":…,"msg":…,<members>}`; callers' fields never use the names time, level or msg.
+  const line = (lvl: LogLevel, msg: string, members: string) => {
     if (RANK[lvl] < min) return;
     const ms = Date.now();
     if (ms !== lastMs) { lastMs = ms; lastTime = new Date(ms).toISOString(); }
-    // `{"time":…,"level":…,"msg":…,<fields>}` without copying `fields` into a new object.
-    // Callers' fields never use the names time, level or msg.
+    write(`{"time":"${lastTime}","level":"${lvl}","msg":${JSON.stringify(msg)}${members === '' ? '' : ','}${members}}\n`);
+  };
+  const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
+    if (RANK[lvl] < min) return;
     const rest = fields === undefined ? '{}' : JSON.stringify(fields);
-    write(`{"time":"${lastTime}","level":"${lvl}","msg":${JSON.stringify(msg)}${rest.length > 2 ? ',' + rest.slice(1) : '}'}\n`);
+    line(lvl, msg, rest.slice(1, -1));
   };
   return {
     debug: (m, f) => emit('debug', m, f),
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
+    line,
     enabled: (lvl) => RANK[lvl] >= min,
   };
 }

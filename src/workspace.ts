@@ -149,11 +149,11 @@ export class Workspace {
         // (a remove + add would cost a splice of the whole index on every update).
         const moved = prev?.createdAt !== next?.createdAt;
         if (prev) {
-          if (moved) this.conversationOrder.remove(SortedIndex.key(prev.createdAt as string, id));
+          if (moved) this.conversationOrder.remove(prev.createdAt as string, id);
           if (prev.externalId && prev.externalId !== next?.externalId) this.conversationByExternalId.delete(prev.externalId as string);
         }
         if (next) {
-          if (moved) this.conversationOrder.add(SortedIndex.key(next.createdAt as string, id));
+          if (moved) this.conversationOrder.add(next.createdAt as string, id);
           if (next.externalId) this.conversationByExternalId.set(next.externalId as string, id);
           const c = next.customer as { id: string; email: string };
           const email = c.email.toLowerCase();
@@ -167,20 +167,20 @@ export class Workspace {
         let idx = this.messagesByConversation.get(cid);
         if (!idx) { idx = new SortedIndex(); this.messagesByConversation.set(cid, idx); }
         if (prev && next && prev.createdAt === next.createdAt) return;
-        if (prev) idx.remove(SortedIndex.key(prev.createdAt as string, id));
-        if (next) idx.add(SortedIndex.key(next.createdAt as string, id));
+        if (prev) idx.remove(prev.createdAt as string, id);
+        if (next) idx.add(next.createdAt as string, id);
         return;
       }
       case T.issue: {
         const moved = prev?.createdAt !== next?.createdAt;
         if (prev) {
-          if (moved) this.issueOrder.remove(SortedIndex.key(prev.createdAt as string, id));
+          if (moved) this.issueOrder.remove(prev.createdAt as string, id);
           const cid = (prev.source as { conversationId?: string }).conversationId;
           if (cid) this.issuesByConversation.get(cid)?.delete(id);
           if (!next && prev.number === this.maxIssueNumber) this.recomputeMaxIssueNumber();
         }
         if (next) {
-          if (moved) this.issueOrder.add(SortedIndex.key(next.createdAt as string, id));
+          if (moved) this.issueOrder.add(next.createdAt as string, id);
           const cid = (next.source as { conversationId?: string }).conversationId;
           if (cid) {
             let set = this.issuesByConversation.get(cid);
@@ -192,22 +192,22 @@ export class Workspace {
         return;
       }
       case T.customField: {
-        const key = (r: Rec) => SortedIndex.key(`${String(r.position).padStart(10, '0')}\u0000${r.createdAt as string}`, id);
+        const key = (r: Rec) => `${String(r.position).padStart(10, '0')}\u0000${r.createdAt as string}`;
         if (prev && next && key(prev) === key(next)) return;
-        if (prev) this.customFieldOrder.remove(key(prev));
-        if (next) this.customFieldOrder.add(key(next));
+        if (prev) this.customFieldOrder.remove(key(prev), id);
+        if (next) this.customFieldOrder.add(key(next), id);
         return;
       }
       case T.tag: {
         if (prev && next && prev.name === next.name) return;
-        if (prev) { this.tagOrder.remove(SortedIndex.key((prev.name as string).toLowerCase(), id)); this.tagIdByName.delete((prev.name as string).toLowerCase()); }
-        if (next) { this.tagOrder.add(SortedIndex.key((next.name as string).toLowerCase(), id)); this.tagIdByName.set((next.name as string).toLowerCase(), id); }
+        if (prev) { this.tagOrder.remove((prev.name as string).toLowerCase(), id); this.tagIdByName.delete((prev.name as string).toLowerCase()); }
+        if (next) { this.tagOrder.add((next.name as string).toLowerCase(), id); this.tagIdByName.set((next.name as string).toLowerCase(), id); }
         return;
       }
       case T.source: {
         const moved = prev?.createdAt !== next?.createdAt;
-        if (prev) { if (moved) this.sourceOrder.remove(SortedIndex.key(prev.createdAt as string, id)); if (prev.inputUrl) this.sourceIdByUrl.delete(prev.inputUrl as string); }
-        if (next) { if (moved) this.sourceOrder.add(SortedIndex.key(next.createdAt as string, id)); if (next.inputUrl) this.sourceIdByUrl.set(next.inputUrl as string, id); }
+        if (prev) { if (moved) this.sourceOrder.remove(prev.createdAt as string, id); if (prev.inputUrl) this.sourceIdByUrl.delete(prev.inputUrl as string); }
+        if (next) { if (moved) this.sourceOrder.add(next.createdAt as string, id); if (next.inputUrl) this.sourceIdByUrl.set(next.inputUrl as string, id); }
         return;
       }
       case T.sourceIndex: {
@@ -221,8 +221,8 @@ export class Workspace {
       }
       case T.agent: {
         if (prev && next && prev.createdAt === next.createdAt) return;
-        if (prev) this.agentOrder.remove(SortedIndex.key(prev.createdAt as string, id));
-        if (next) this.agentOrder.add(SortedIndex.key(next.createdAt as string, id));
+        if (prev) this.agentOrder.remove(prev.createdAt as string, id);
+        if (next) this.agentOrder.add(next.createdAt as string, id);
         return;
       }
     }

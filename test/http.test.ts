@@ -445,6 +445,27 @@ test('an unexpected error → 500 internal_error with no stack, message or path;
   } finally { await a.stop(); }
 });
 
+test('access log: one line per request, sync and async handlers alike; an X-Request-Id with " and \\ is escaped', async () => {
+  const a = await appWith(boomRoutes);
+  try {
+    const id = 'a"b\\c {"x":1}';
+    for (const [path, rid] of [['/boom', id], ['/nowhere', 'rid-404'], ['/boom-async', 'rid-async']] as const) {
+      const res = await fetch(a.url + path, { headers: { 'X-Request-Id': rid, Authorization: `Bearer ${a.key}` } });
+      await res.arrayBuffer();
+      assert.equal(res.headers.get('x-request-id'), rid);
+    }
+    await new Promise((r) => setImmediate(r));
+    const lines = a.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request');
+    const pick = (l: Record<string, unknown>) => ({ level: l.level, requestId: l.requestId, method: l.method, route: l.route, status: l.status, ms: typeof l.durationMs });
+    assert.deepEqual(lines.map(pick), [
+      { level: 'info', requestId: id, method: 'GET', route: 'GET /boom', status: 500, ms: 'number' },
+      { level: 'info', requestId: 'rid-404', method: 'GET', route: '-', status: 404, ms: 'number' },
+      { level: 'info', requestId: 'rid-async', method: 'GET', route: 'GET /boom-async', status: 500, ms: 'number' },
+    ]);
+    for (const l of lines) assert.match(String(l.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  } finally { await a.stop(); }
+});
+
 test('GET /healthz with Api-Version 2020-01-01 → 400 like every other route', () => withServer(async (srv) => {
   const r = await srv.call('GET', '/healthz', { key: null, headers: { 'Api-Version': '2020-01-01' } });
   assert.equal(r.status, 400);

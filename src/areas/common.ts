@@ -44,12 +44,12 @@ export function paginate<R>(
   const items: R[] = [];
   let lastKey = '';
   let hasMore = false;
-  for (const key of order === 'desc' ? index.desc(from) : index.asc(from)) {
-    const r = get(SortedIndex.idOf(key));
+  for (const at of order === 'desc' ? index.desc(from) : index.asc(from)) {
+    const r = get(index.idAt(at));
     if (r === undefined || !keep(r)) continue;
     if (items.length === limit) { hasMore = true; break; }
     items.push(r);
-    lastKey = key;
+    lastKey = index.keyAt(at);
   }
   return { items, hasMore, nextCursor: hasMore ? ctx.cursors.encode(ctx.ws.id, list, lastKey) : null };
 }

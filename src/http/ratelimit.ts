@@ -31,7 +31,11 @@ export class TokenBucketLimiter {
     readonly maxEntries = 100_000,
   ) {
     this.perMs = perMinute / 60_000;
+    this.full = Object.freeze({ allowed: true, remaining: capacity, resetSeconds: 0, retryAfterSeconds: 0 });
   }
+
+  /** What `peek` answers for a key with no bucket (a full one); shared, so frozen. */
+  private readonly full: TakeResult;
 
   private bucket(key: string): Bucket {
     const now = this.clock.now();
@@ -70,7 +74,7 @@ export class TokenBucketLimiter {
 
   /** Whether `key` has a token, without taking it (an unknown key is not added to the map). */
   peek(key: string): TakeResult {
-    if (!this.buckets.has(key)) return this.result({ tokens: this.capacity, at: this.clock.now() }, true);
+    if (!this.buckets.has(key)) return this.full;
     const b = this.bucket(key);
     return this.result(b, b.tokens >= 1);
   }

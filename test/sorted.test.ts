@@ -1,0 +1,63 @@
+/**
+ * SortedIndex (src/store/sorted.ts): entries kept as (sortKey, id) pairs must list in exactly
+ * the string order of their composite keys `sortKey + "\0" + id` — the order cursors rely on —
+ * checked against a plain sorted array of composite strings over random operations.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SortedIndex, compositeKey } from '../src/store/sorted.js';
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => { a = (a + 0x6d2b79f5) >>> 0; let t = a; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
+}
+
+const asc = (idx: SortedIndex, from?: string) => [...idx.asc(from)].map((i) => idx.keyAt(i));
+const desc = (idx: SortedIndex, before?: string) => [...idx.desc(before)].map((i) => idx.keyAt(i));
+
+test('SortedIndex: appends, inserts and removes keep composite-key order; duplicates and absent removals are no-ops', () => {
+  const idx = new SortedIndex();
+  idx.add('2025-01-02', 'b');
+  idx.add('2025-01-01', 'z');
+  idx.add('2025-01-02', 'a');
+  idx.add('2025-01-02', 'a');
+  idx.add('2025-01-0', 'q'); // a sort key that is a prefix of another sorts first
+  idx.remove('2025-01-03', 'a');
+  idx.remove('2025-01-02', 'z');
+  assert.deepEqual(asc(idx), ['2025-01-0\0q', '2025-01-01\0z', '2025-01-02\0a', '2025-01-02\0b']);
+  assert.equal(idx.size, 4);
+  assert.deepEqual(desc(idx, '2025-01-02\0b'), ['2025-01-02\0a', '2025-01-01\0z', '2025-01-0\0q']);
+  assert.deepEqual(asc(idx, '2025-01-01\0z'), ['2025-01-02\0a', '2025-01-02\0b']);
+  // A bound that is not a composite key (analytics passes a date): everything at or after it.
+  assert.deepEqual(asc(idx, '2025-01-02'), ['2025-01-02\0a', '2025-01-02\0b']);
+  assert.deepEqual([idx.idAt(0), idx.sortKeyAt(0)], ['q', '2025-01-0']);
+  idx.remove('2025-01-02', 'a');
+  assert.deepEqual(asc(idx), ['2025-01-0\0q', '2025-01-01\0z', '2025-01-02\0b']);
+});
+
+test('SortedIndex: 20 seeds × 400 random operations agree with a sorted array of composite strings', () => {
+  const alphabet = ['a', 'b', 'ab', '', '2025', '2025-01', 'z'];
+  // Sort keys with "\0" at the same place in each (custom fields' `position \0 createdAt`).
+  const fixed = ['0000000001\0' + '2025-01-01', '0000000001\0' + '2025-01-02', '0000000002\0' + '2024-12-31', '0000000010\0' + '2025-01-01'];
+  for (let seed = 1; seed <= 20; seed++) {
+    const r = rng(seed);
+    const pick = <T>(a: T[]) => a[Math.floor(r() * a.length)];
+    const keys = seed % 2 ? alphabet.flatMap((a) => alphabet.map((b) => a + b)) : fixed;
+    const idx = new SortedIndex();
+    const ref = new Set<string>();
+    const sorted = () => [...ref].sort();
+    for (let op = 0; op < 400; op++) {
+      const sk = pick(keys);
+      const id = pick(['1', '2', '10', 'x', 'xy']);
+      if (r() < 0.65) { idx.add(sk, id); ref.add(compositeKey(sk, id)); } else { idx.remove(sk, id); ref.delete(compositeKey(sk, id)); }
+      if (op % 20 === 0) {
+        const all = sorted();
+        assert.deepEqual(asc(idx), all, `seed ${seed} op ${op}`);
+        assert.equal(idx.size, all.length);
+        const bound = r() < 0.5 && all.length ? pick(all) : r() < 0.5 ? compositeKey(pick(keys), pick(['1', '5', 'y'])) : pick(alphabet) + pick(alphabet); // a bare bound (a date) never has \0
+        assert.deepEqual(asc(idx, bound), all.filter((k) => k > bound), `asc from ${JSON.stringify(bound)}`);
+        assert.deepEqual(desc(idx, bound), all.filter((k) => k < bound).reverse(), `desc before ${JSON.stringify(bound)}`);
+      }
+    }
+  }
+});
