@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Db } from '../src/store/db.js';
 import { nodeFs, type StoreFs } from '../src/store/fs.js';
 import { CorruptLogError } from '../src/store/recovery.js';
-import { StorageFailedError } from '../src/store/log.js';
+import { AppendLog, StorageFailedError, encodeLine } from '../src/store/log.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'sw-store-'));
 const open = (path: string, fs: StoreFs = nodeFs, extra = {}) => Db.open(path, { fs, sync: true, ...extra });
@@ -195,4 +195,116 @@ test('a failed folder fsync after the compaction rename: the new file is the log
   assert.deepEqual(db2.get('t', 'k'), { i: 19 });
   assert.equal(db2.stats().ops, 1, 'the compacted file is the log');
   await db2.close();
+});
+
+// ── Pipelined group commit (src/store/log.ts): a batch's fdatasync overlaps the next write ──
+
+/** A StoreFs over the real one whose fdatasync calls (and, when asked, writes) wait for the test. */
+function gatedFs(holdWrites = false) {
+  const events: string[] = [];
+  const syncs: Array<{ release: () => void; fail: (e: Error) => void }> = [];
+  const writes: Array<() => void> = [];
+  let n = 0;
+  const fs: StoreFs = {
+    ...nodeFs,
+    write: async (fd, buf, pos) => {
+      const k = ++n;
+      events.push(`write ${k}`);
+      if (holdWrites && k > 1) await new Promise<void>((r) => writes.push(r));
+      await nodeFs.write(fd, buf, pos);
+      events.push(`written ${k}`);
+    },
+    fdatasync: (fd) => new Promise<void>((resolve, reject) => {
+      events.push(`sync ${syncs.length + 1}`);
+      syncs.push({ release: () => nodeFs.fdatasync(fd).then(resolve, reject), fail: reject });
+    }),
+    ftruncate: async (fd, len) => { events.push(`truncate ${len}`); return nodeFs.ftruncate(fd, len); },
+  };
+  return { fs, events, syncs, writes };
+}
+const until = async (cond: () => boolean) => { while (!cond()) await new Promise((r) => setImmediate(r)); };
+const line = (s: string) => encodeLine(JSON.stringify([['p', 't', s, {}]]));
+
+test('pipelined group commit: the next batch is written while the previous one syncs, and answers keep their order', { timeout: 10_000 }, async () => {
+  const file = join(tmp(), 'a.log');
+  const g = gatedFs();
+  const log = new AppendLog(file, await nodeFs.open(file), 0, g.fs, true);
+  const settled: string[] = [];
+  const a = log.append(line('a')).then(() => settled.push('a'));
+  await until(() => g.syncs.length === 1);
+  const b = log.append(line('b')).then(() => settled.push('b'));
+  await until(() => g.syncs.length === 2);
+  assert.deepEqual(g.events, ['write 1', 'written 1', 'sync 1', 'write 2', 'written 2', 'sync 2']);
+  g.syncs[1].release();
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  assert.deepEqual(settled, [], 'the second batch waits for the first one');
+  g.syncs[0].release();
+  await Promise.all([a, b]);
+  assert.deepEqual(settled, ['a', 'b']);
+  await log.close();
+  assert.equal(readFileSync(file).length, line('a').length + line('b').length);
+});
+
+test('pipelined group commit: a failed sync fails the later batch too (though it synced) and cuts both from the file', { timeout: 10_000 }, async () => {
+  const file = join(tmp(), 'a.log');
+  const g = gatedFs();
+  const log = new AppendLog(file, await nodeFs.open(file), 0, g.fs, true);
+  const a = log.append(line('a'));
+  await until(() => g.syncs.length === 1);
+  const b = log.append(line('b'));
+  await until(() => g.syncs.length === 2);
+  g.syncs[1].release();
+  g.syncs[0].fail(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }));
+  await assert.rejects(a, StorageFailedError);
+  await assert.rejects(b, StorageFailedError);
+  assert.equal(readFileSync(file).length, 0, 'both batches are cut from the file');
+  assert.equal(log.size, 0);
+  await assert.rejects(log.append(line('c')), /writes are refused until restart/);
+});
+
+test('pipelined group commit: a failed sync waits for the next batch\'s write in flight before cutting the file', { timeout: 10_000 }, async () => {
+  const file = join(tmp(), 'a.log');
+  const g = gatedFs(true);
+  const log = new AppendLog(file, await nodeFs.open(file), 0, g.fs, true);
+  const a = log.append(line('a'));
+  await until(() => g.syncs.length === 1);
+  const b = log.append(line('b'));
+  await until(() => g.writes.length === 1);
+  g.syncs[0].fail(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }));
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  assert.ok(!g.events.some((e) => e.startsWith('truncate')), 'no cut while a write is in flight');
+  g.writes[0]();
+  await assert.rejects(a, StorageFailedError);
+  await until(() => g.syncs.length === 2 || g.events.includes('truncate 0'));
+  if (g.syncs.length === 2) g.syncs[1].release();
+  await assert.rejects(b, StorageFailedError);
+  assert.deepEqual(g.events.filter((e) => e.startsWith('written') || e.startsWith('truncate')), ['written 1', 'written 2', 'truncate 0']);
+  assert.equal(readFileSync(file).length, 0);
+});
+
+test('pipelined group commit: a failed write while the previous batch syncs fails it (and lines queued behind it) after that batch is answered', { timeout: 10_000 }, async () => {
+  const file = join(tmp(), 'a.log');
+  const g = gatedFs();
+  let failWrite = false;
+  const fs: StoreFs = { ...g.fs, write: async (fd, buf, pos) => { if (failWrite) { await nodeFs.write(fd, buf.subarray(0, 3), pos); throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }); } return g.fs.write(fd, buf, pos); } };
+  const log = new AppendLog(file, await nodeFs.open(file), 0, fs, true);
+  const settled: string[] = [];
+  const a = log.append(line('a')).then(() => settled.push('a ok'));
+  await until(() => g.syncs.length === 1);
+  failWrite = true;
+  const b = log.append(line('b')).catch((e) => { settled.push(`b ${(e as NodeJS.ErrnoException).code}`); });
+  await until(() => g.events.includes(`truncate ${line('a').length}`));
+  const c = log.append(line('c')).catch((e) => { settled.push(`c ${(e as NodeJS.ErrnoException).code}`); });
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  assert.deepEqual(settled, [], 'nothing is answered before the syncing batch');
+  failWrite = false;
+  g.syncs[0].release();
+  await Promise.all([a, b, c]);
+  assert.deepEqual(settled, ['a ok', 'b ENOSPC', 'c ENOSPC']);
+  const d = log.append(line('d'));
+  await until(() => g.syncs.length === 2);
+  g.syncs[1].release();
+  await d;
+  await log.close();
+  assert.equal(readFileSync(file, 'latin1'), line('a').toString('latin1') + line('d').toString('latin1'));
 });

@@ -6,8 +6,14 @@
  * transaction, so a torn write can only ever cut the last transaction, never half of one.
  *
  * Group commit: every line appended in the same event-loop turn is written with one positional
- * `write` and made durable with one `fdatasync`; lines appended while that batch is on its way
- * form the next batch. `append` resolves only once its line is on disk (with `sync: true`).
+ * `write` and made durable with one `fdatasync`; lines appended meanwhile form the next batch.
+ * `append` resolves only once its line is on disk (with `sync: true`).
+ *
+ * Pipelined: a batch's `fdatasync` overlaps the next batch's `write` (and its own
+ * `fdatasync`), so the event loop does not sit idle while the disk syncs. Writes stay strictly
+ * sequential (one in flight, each at the end of the previous one), and batches are settled
+ * strictly in order: a batch is answered only after every earlier batch was, and fails when
+ * an earlier one failed to sync — its transactions were built on that one's state.
  */
 import { crc32 } from 'node:zlib';
 import type { StoreFs } from './fs.js';
@@ -36,9 +42,16 @@ interface Pending { buf: Buffer; tag: unknown; resolve: () => void; reject: (e: 
  */
 export class AppendLog {
   private queue: Pending[] = [];
-  private flushing: Promise<void> | null = null;
+  /** The batch write in flight (at most one: each starts where the previous one ended). */
+  private writing: Promise<void> | null = null;
+  /** Settles when the latest started batch is settled; true when it poisons later batches. */
+  private tail: Promise<boolean> = Promise.resolve(false);
+  /** Batches started and not yet settled. */
+  private unsettled = 0;
   private scheduled = false;
   private paused = false;
+  /** Set while a batch whose write failed waits to be settled: no batch may start. */
+  private holding = false;
   private failure: Error | null = null;
 
   constructor(
@@ -71,64 +84,99 @@ export class AppendLog {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.flushing || this.paused) return;
+    if (this.scheduled || this.writing || this.paused || this.holding) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (!this.flushing && !this.paused && this.queue.length) this.flushing = this.flush().finally(() => {
-        this.flushing = null;
-        if (this.queue.length) this.schedule();
-      });
+      if (!this.writing && !this.paused && !this.holding && this.queue.length) this.startBatch();
     });
   }
 
-  private async flush(): Promise<void> {
+  /** Takes the queue as one batch and chains its settlement after the previous batch's. */
+  private startBatch(): void {
     const batch = this.queue;
     this.queue = [];
-    if (this.failure) { for (const p of batch) p.reject(this.failure); return; }
+    const prev = this.tail;
+    let written!: () => void;
+    this.writing = new Promise<void>((r) => { written = r; });
+    this.unsettled++;
+    this.tail = this.run(batch, prev, () => {
+      this.writing = null;
+      written();
+      if (this.queue.length) this.schedule();
+    }).finally(() => { this.unsettled--; });
+  }
+
+  /**
+   * Writes and syncs one batch, then settles it after `prev`. `released` is called once the
+   * write is over (successful or not), so the next batch may start writing. Returns whether
+   * later batches must fail (this batch's sync failed, or an earlier one's did).
+   */
+  private async run(batch: Pending[], prev: Promise<boolean>, released: () => void): Promise<boolean> {
+    const fail = async (err: Error, poison: boolean, extra: Pending[] = []) => {
+      await prev;
+      for (const p of batch.concat(extra)) p.reject(err);
+      return poison;
+    };
+    if (this.failure) { released(); return fail(this.failure, true); }
     const buf = batch.length === 1 ? batch[0].buf : Buffer.concat(batch.map((p) => p.buf));
     const start = this.size;
     try {
       await this.fs.write(this.fd, buf, start);
     } catch (err) {
       // Cut the partial batch so the file still parses, then fail this batch and everything
-      // queued behind it (those transactions were built on top of this batch's state) —
-      // including lines appended while the truncate ran: the Db undoes every transaction
-      // committed after a failed one, so none of them may be written.
+      // queued behind it (those transactions were built on this batch's state) — including
+      // lines appended while the truncate ran: the Db undoes every transaction committed after
+      // a failed one, so none of them may be written. No later batch has started writing.
       try {
         await this.fs.ftruncate(this.fd, start);
       } catch (terr) {
         this.failure = new StorageFailedError(`could not truncate ${this.path} after a failed write: ${(terr as Error).message}`);
       }
+      // Our I/O is over (an earlier batch's failed sync may now cut the file), but no batch
+      // may start until this one is settled: lines appended meanwhile sit on its state too.
+      this.holding = true;
+      released();
+      await prev;
       const failed = batch.concat(this.queue);
       this.queue = [];
       for (const p of failed) p.reject(err as Error);
-      return;
+      this.holding = false;
+      if (this.queue.length) this.schedule();
+      return this.failure !== null;
     }
     this.size = start + buf.length;
+    released();
     if (this.sync) {
       try {
         await this.fs.fdatasync(this.fd);
       } catch (err) {
         // After a failed fdatasync the page cache may claim data the disk lost; never retry
         // and carry on (the "fsyncgate" lesson): stop accepting writes.
-        this.failure = new StorageFailedError(`fdatasync failed on ${this.path}: ${(err as Error).message}; writes are refused until restart`);
-        // The batch is answered as failed and undone in memory: cut it from the file too (best
-        // effort), so that it does not come back at the next start as a write that was refused.
+        this.failure ??= new StorageFailedError(`fdatasync failed on ${this.path}: ${(err as Error).message}; writes are refused until restart`);
+        // The batch is answered as failed and undone in memory: cut it — and any later batch
+        // already written — from the file too (best effort), so that it does not come back at
+        // the next start as a write that was refused. No write starts after `failure` is set;
+        // one already in flight is waited for, so the cut cannot be undone by it.
+        while (this.writing) await this.writing;
         await this.fs.ftruncate(this.fd, start).then(() => { this.size = start; }, () => {});
-        const failed = batch.concat(this.queue);
+        const queued = this.queue;
         this.queue = [];
-        for (const p of failed) p.reject(this.failure);
-        return;
+        return fail(this.failure, true, queued);
       }
     }
+    if (await prev) {
+      for (const p of batch) p.reject(this.failure!);
+      return true;
+    }
     for (const p of batch) p.resolve();
+    return false;
   }
 
-  /** Stops starting new batches and waits for the one in flight (compaction's barrier). */
+  /** Stops starting new batches and waits for those in flight to settle (compaction's barrier). */
   async pause(): Promise<void> {
     this.paused = true;
-    while (this.flushing) await this.flushing;
+    while (this.writing || this.unsettled) { if (this.writing) await this.writing; else await this.tail; }
   }
 
   /** Starts writing batches again, to `fd` at `size` when the file was replaced meanwhile. */
@@ -146,8 +194,9 @@ export class AppendLog {
 
   /** Waits until everything appended so far is written, then closes the file. */
   async close(): Promise<void> {
-    while (this.flushing || this.queue.length || this.scheduled) {
-      if (this.flushing) await this.flushing;
+    while (this.writing || this.unsettled || this.queue.length || this.scheduled || this.holding) {
+      if (this.writing) await this.writing;
+      else if (this.unsettled) await this.tail;
       else await new Promise((r) => setImmediate(r));
     }
     await this.fs.close(this.fd);
