@@ -3,7 +3,7 @@
  * base62; only the SHA-256 is stored; `prefix` is the first 12 characters; `X:write`
  * implies `X:read`; `*` grants everything.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export const KEY_PREFIX = 'svck_';
 export const WIDGET_KEY_PREFIX = 'svcw_';
@@ -34,7 +34,7 @@ export const generateApiKey = (): string => KEY_PREFIX + randomBase62(32);
 export const generateWidgetKey = (): string => WIDGET_KEY_PREFIX + randomBase62(24);
 
 /** Hex SHA-256 of a presented key: the only form in which keys are stored and looked up. */
-export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+export const hashKey = (key: string): string => hash('sha256', key, 'hex');
 
 /** Shape check before any lookup: prefix plus base62 body of the generated length. */
 export const looksLikeApiKey = (key: string): boolean => /^svck_[0-9A-Za-z]{43}$/.test(key);
