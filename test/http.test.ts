@@ -466,6 +466,28 @@ test('access log: one line per request, sync and async handlers alike; an X-Requ
   } finally { await a.stop(); }
 });
 
+test('pipelined requests in one packet, answered synchronously and asynchronously, come back in order', () => withServer(async (srv) => {
+  const { connect } = await import('node:net');
+  const url = new URL(srv.url);
+  const body = JSON.stringify({ subject: 'Pipelined', customer: { email: 'pipe@example.com' } });
+  const auth = `Authorization: Bearer ${srv.key}\r\n`;
+  const reqs = [
+    'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: p1\r\n\r\n',
+    `POST /api/v1/conversations HTTP/1.1\r\nHost: x\r\n${auth}X-Request-Id: p2\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    `GET /api/v1/issues/00000000-0000-7000-8000-000000000000 HTTP/1.1\r\nHost: x\r\n${auth}X-Request-Id: p3\r\n\r\n`,
+    `GET /api/v1/tags HTTP/1.1\r\nHost: x\r\n${auth}X-Request-Id: p4\r\nConnection: close\r\n\r\n`,
+  ];
+  const raw = await new Promise<string>((resolve, reject) => {
+    const sock = connect(Number(url.port), url.hostname, () => sock.write(reqs.join('')));
+    let data = '';
+    sock.on('data', (c) => { data += c.toString('utf8'); });
+    sock.on('close', () => resolve(data));
+    sock.on('error', reject);
+  });
+  const answers = [...raw.matchAll(/HTTP\/1\.1 (\d{3}) [^\r]*\r\n((?:[^\r]+\r\n)*)\r\n/g)].map((m) => ({ status: Number(m[1]), id: /^x-request-id: (.*)$/im.exec(m[2])?.[1] }));
+  assert.deepEqual(answers, [{ status: 200, id: 'p1' }, { status: 201, id: 'p2' }, { status: 404, id: 'p3' }, { status: 200, id: 'p4' }]);
+}));
+
 test('GET /healthz with Api-Version 2020-01-01 → 400 like every other route', () => withServer(async (srv) => {
   const r = await srv.call('GET', '/healthz', { key: null, headers: { 'Api-Version': '2020-01-01' } });
   assert.equal(r.status, 400);
