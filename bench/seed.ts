@@ -12,23 +12,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodeLine } from '../src/store/log.js';
 import { newId } from '../src/ids.js';
+import { mulberry32 } from '../test/helpers/prng.js';
+
+/** A tiny deterministic PRNG (mulberry32), so every run seeds the same data. */
+export const rng = mulberry32;
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 let CLI_JS = join(ROOT, 'dist', 'cli.js');
 /** Runs the admin CLI from another build (bench/run.ts uses a snapshot of dist/). */
 export function useCli(path: string): void { CLI_JS = path; }
 
-/** A tiny deterministic PRNG (mulberry32), so every run seeds the same data. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function cli(dataDir: string, args: string[]): Record<string, unknown> {
   const out = execFileSync(process.execPath, [CLI_JS, ...args, '--data-dir', dataDir], {

@@ -8,6 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, tempDir, type CallOptions, type CallResult, type TestServer } from './helpers/server.js';
+import { mulberry32 as prng } from './helpers/prng.js';
 
 let srv: TestServer;
 before(async () => { srv = await startTestServer({ env: { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' } }); });
@@ -327,17 +328,6 @@ describe('issues that follow their conversation', () => {
 
 /* ---------- property test: incremental aggregates equal aggregates computed from scratch ---------- */
 
-/** mulberry32: a small seeded PRNG, so a failure can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const domainOf = (email: string | undefined): string | null => {
   const at = email?.lastIndexOf('@') ?? -1;

@@ -7,20 +7,10 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, deadPid, runCli, runServerToExit, startServer, tempDir, type HttpResult, type RunningChild } from './helpers/child.js';
+import { mulberry32 as prng } from './helpers/prng.js';
 
 const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
 
-/** A small seeded PRNG (mulberry32), so a failing run can be repeated from its printed seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** One write the test sent, and what the server answered (if it answered before it died). */
 interface Write {

@@ -7,21 +7,11 @@ import { parseHtml } from '../src/ingest/html.js';
 import { parsePostman } from '../src/ingest/postman.js';
 import { parseJsonDocuments } from '../src/ingest/json.js';
 import type { ParsedDocument } from '../src/ingest/types.js';
+import { mulberry32 as rng } from './helpers/prng.js';
 
 const CORPUS = new URL('../../shared/corpus/', import.meta.url);
 const read = (rel: string): string => readFileSync(new URL(rel, CORPUS), 'utf8');
 
-/** Deterministic PRNG (mulberry32) so failures reproduce. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function doc(text: string, title = 'T'): ParsedDocument {
   return { kind: 'section', title, text };

@@ -2,18 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { tokenize, MAX_TOKEN_LENGTH } from '../src/search/tokenize.js';
 import { SearchIndex, type SearchChunk } from '../src/search/bm25.js';
+import { mulberry32 as rng } from './helpers/prng.js';
 
-/** Deterministic PRNG (mulberry32) so failures reproduce. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const chunk = (text: string, documentId = 'd', title: string | null = null): SearchChunk => ({ documentId, title, text });
 /** `n` distinct filler words that tokenize to themselves and never collide with query terms. */

@@ -6,11 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SortedIndex, compositeKey } from '../src/store/sorted.js';
+import { mulberry32 as rng } from './helpers/prng.js';
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => { a = (a + 0x6d2b79f5) >>> 0; let t = a; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
-}
 
 const asc = (idx: SortedIndex, from?: string) => [...idx.asc(from)].map((i) => idx.keyAt(i));
 const desc = (idx: SortedIndex, before?: string) => [...idx.desc(before)].map((i) => idx.keyAt(i));
