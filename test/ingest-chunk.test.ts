@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { chunkDocuments, type DocumentChunk } from '../src/ingest/chunk.js';
 import { parseMarkdown } from '../src/ingest/markdown.js';
 import { parseHtml } from '../src/ingest/html.js';
@@ -8,9 +8,9 @@ import { parsePostman } from '../src/ingest/postman.js';
 import { parseJsonDocuments } from '../src/ingest/json.js';
 import type { ParsedDocument } from '../src/ingest/types.js';
 import { mulberry32 as rng } from './helpers/prng.js';
+import { CORPUS, readCorpus } from './helpers/corpus.js';
 
-const CORPUS = new URL('../../shared/corpus/', import.meta.url);
-const read = (rel: string): string => readFileSync(new URL(rel, CORPUS), 'utf8');
+const read = readCorpus;
 
 
 function doc(text: string, title = 'T'): ParsedDocument {

@@ -1,27 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { parseGraphql, parseGraphqlIntrospection } from '../src/ingest/graphql.js';
-import { IngestError, type ParsedSource } from '../src/ingest/types.js';
+import type { ParsedSource } from '../src/ingest/types.js';
+import { CORPUS, expectedJson, throwsIngest, readCorpus } from './helpers/corpus.js';
 
-const CORPUS = new URL('../../shared/corpus/', import.meta.url);
-const EXPECTED = JSON.parse(readFileSync(new URL('expected.json', CORPUS), 'utf8')) as Record<
-  string,
-  { endpoints: number | null; root_fields?: Record<string, number> }
->;
-const read = (rel: string): string => readFileSync(new URL(rel, CORPUS), 'utf8');
-
-function throwsIngest(fn: () => unknown, message: string, line?: number, column?: number): void {
-  assert.throws(fn, (e: unknown) => {
-    assert.ok(e instanceof IngestError, `expected IngestError, got ${String(e)}`);
-    assert.equal(e.message, message);
-    if (line !== undefined) {
-      assert.equal(e.line, line);
-      assert.equal(e.column, column);
-    }
-    return true;
-  });
-}
+const EXPECTED = expectedJson<{ endpoints: number | null; root_fields?: Record<string, number> }>();
+const read = readCorpus;
 
 const docText = (r: ParsedSource, title: string): string => {
   const d = r.documents.find((x) => x.title === title);

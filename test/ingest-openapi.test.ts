@@ -1,13 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { parseYaml } from '../src/ingest/yaml.js';
 import { parseOpenApi } from '../src/ingest/openapi.js';
 import { parseAsyncApi } from '../src/ingest/asyncapi.js';
 import type { ParsedSource } from '../src/ingest/types.js';
+import { CORPUS, readCorpus } from './helpers/corpus.js';
 
-const CORPUS = new URL('../../shared/corpus/', import.meta.url);
-const read = (rel: string): string => readFileSync(new URL(rel, CORPUS), 'utf8');
+const read = readCorpus;
 const expected = JSON.parse(read('expected.json')) as Record<string, { endpoints: number; webhook_operations?: number; channels?: number; title?: string }>;
 
 function load(rel: string): unknown {

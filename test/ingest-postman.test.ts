@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { parsePostman, postmanRawPath } from '../src/ingest/postman.js';
 import { IngestError } from '../src/ingest/types.js';
+import { CORPUS } from './helpers/corpus.js';
 
-const CORPUS = new URL('../../shared/corpus/', import.meta.url);
 const expected = JSON.parse(readFileSync(new URL('expected.json', CORPUS), 'utf8')) as Record<string, { endpoints: number | null; collection_version?: string }>;
 
 function loadCorpus(name: string): unknown {

@@ -2,25 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { parseProto } from '../src/ingest/proto.js';
-import { IngestError } from '../src/ingest/types.js';
+import { CORPUS, expectedJson, throwsIngest } from './helpers/corpus.js';
 
-const CORPUS = new URL('../../shared/corpus/', import.meta.url);
-const EXPECTED = JSON.parse(readFileSync(new URL('expected.json', CORPUS), 'utf8')) as Record<
-  string,
-  { endpoints: number | null; services?: number; rpc_kinds?: Record<string, number> }
->;
-
-function throwsIngest(fn: () => unknown, message: string, line?: number, column?: number): void {
-  assert.throws(fn, (e: unknown) => {
-    assert.ok(e instanceof IngestError, `expected IngestError, got ${String(e)}`);
-    assert.equal(e.message, message);
-    if (line !== undefined) {
-      assert.equal(e.line, line);
-      assert.equal(e.column, column);
-    }
-    return true;
-  });
-}
+const EXPECTED = expectedJson<{ endpoints: number | null; services?: number; rpc_kinds?: Record<string, number> }>();
 
 const doc = (r: ReturnType<typeof parseProto>, title: string): string => {
   const d = r.documents.find((x) => x.title === title);

@@ -5,8 +5,8 @@ import { parseMarkdown } from '../src/ingest/markdown.js';
 import { parseHtml, extractLinks, decodeEntities } from '../src/ingest/html.js';
 import { parseJsonDocuments, parseJsonText } from '../src/ingest/json.js';
 import { IngestError } from '../src/ingest/types.js';
+import { CORPUS, readCorpus } from './helpers/corpus.js';
 
-const CORPUS = new URL('../../shared/corpus/', import.meta.url);
 type Expected = {
   endpoints: number | null;
   notes: string;
@@ -17,7 +17,7 @@ type Expected = {
   valid_json?: boolean;
 };
 const expected = JSON.parse(readFileSync(new URL('expected.json', CORPUS), 'utf8')) as Record<string, Expected>;
-const read = (rel: string): string => readFileSync(new URL(rel, CORPUS), 'utf8');
+const read = readCorpus;
 const list = (dir: string): string[] => readdirSync(new URL(`${dir}/`, CORPUS)).sort();
 
 // ------------------------------------------------------------------------------------------------

@@ -3,23 +3,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { parseXml, textContent, childElements, firstChild } from '../src/ingest/xml.js';
 import { parseWsdl } from '../src/ingest/wsdl.js';
-import { IngestError } from '../src/ingest/types.js';
+import { CORPUS, expectedJson, throwsIngest } from './helpers/corpus.js';
 
-const CORPUS = new URL('../../shared/corpus/', import.meta.url);
-const EXPECTED = JSON.parse(readFileSync(new URL('expected.json', CORPUS), 'utf8')) as Record<string, { endpoints: number | null; services?: number }>;
-
-/** Asserts that `fn` throws an IngestError with exactly `message` (which includes the position). */
-function throwsIngest(fn: () => unknown, message: string, line?: number, column?: number): void {
-  assert.throws(fn, (e: unknown) => {
-    assert.ok(e instanceof IngestError, `expected IngestError, got ${String(e)}`);
-    assert.equal(e.message, message);
-    if (line !== undefined) {
-      assert.equal(e.line, line);
-      assert.equal(e.column, column);
-    }
-    return true;
-  });
-}
+const EXPECTED = expectedJson<{ endpoints: number | null; services?: number }>();
 
 // ---------------------------------------------------------------- XML
 

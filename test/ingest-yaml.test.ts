@@ -2,9 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { parseYaml, parseYamlAll } from '../src/ingest/yaml.js';
+import { CORPUS, readCorpus } from './helpers/corpus.js';
 
-const CORPUS = new URL('../../shared/corpus/', import.meta.url);
-const read = (rel: string): string => readFileSync(new URL(rel, CORPUS), 'utf8');
+const read = readCorpus;
 const expected = JSON.parse(read('expected.json')) as Record<string, Record<string, unknown>>;
 
 /** Asserts that parsing throws an IngestError with exactly this message. */
