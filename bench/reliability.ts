@@ -34,6 +34,7 @@ import { parseArgs } from 'node:util';
 import { nodeFs, type StoreFs } from '../src/store/fs.js';
 import { startTestServer, type TestServer } from '../test/helpers/server.js';
 import { call, startServer as startChild, tempDir, type RunningChild } from '../test/helpers/child.js';
+import { parseRawResponse, within, type RawResponse } from '../test/helpers/raw.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MiB = 1024 * 1024;
@@ -78,15 +79,6 @@ async function row(id: string, what: string, fn: () => Promise<{ runs: string; r
 
 function check(cond: unknown, msg: string): asserts cond { if (!cond) throw new Error(msg); }
 
-/** Resolves with `p`, or rejects after `ms` naming `what`. */
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms); }),
-  ]);
-}
-
 // ------------------------------------------------------------------------------------------
 // Process and socket helpers
 
@@ -97,20 +89,7 @@ function procStats(pid: number): { rss: number; hwm: number; fds: number } {
   return { rss: kb('VmRSS'), hwm: kb('VmHWM'), fds: readdirSync(`/proc/${pid}/fd`).length };
 }
 
-interface RawResponse { status: number; headers: Record<string, string>; body: any; text: string }
-function parseResponse(data: Buffer): RawResponse | undefined {
-  const end = data.indexOf('\r\n\r\n');
-  if (end === -1) return undefined;
-  const [statusLine, ...lines] = data.subarray(0, end).toString('latin1').split('\r\n');
-  const headers: Record<string, string> = {};
-  for (const l of lines) { const i = l.indexOf(':'); headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim(); }
-  const len = Number(headers['content-length'] ?? 0);
-  if (data.length < end + 4 + len) return undefined;
-  const text = data.subarray(end + 4, end + 4 + len).toString('utf8');
-  let body: unknown;
-  try { body = text ? JSON.parse(text) : undefined; } catch { body = undefined; }
-  return { status: Number(statusLine.split(' ')[1]), headers, body, text };
-}
+const parseResponse = (data: Buffer): RawResponse | undefined => parseRawResponse(data)?.response;
 
 /** A raw client connection recording what comes back and when it closes. */
 class Conn {

@@ -18,6 +18,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { parseRawResponse, within, type RawResponse } from './helpers/raw.js';
 
 const MiB = 1024 * 1024;
 const conversation = { subject: 'Printer on fire', customer: { email: 'ada@example.com' } };
@@ -40,17 +41,6 @@ async function server(env: Record<string, string> = {}): Promise<TestServer> {
   return srv;
 }
 const connections = (srv: TestServer) => new Promise<number>((resolve, reject) => srv.http.getConnections((e, n) => (e ? reject(e) : resolve(n))));
-
-/** Resolves with `p`, or rejects after `ms` naming `what`. */
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms); }),
-  ]);
-}
-
-interface RawResponse { status: number; headers: Record<string, string>; body: any; text: string }
 
 /** A raw client socket that records what the server sends and when it hangs up. */
 class Client {
@@ -86,19 +76,7 @@ class Client {
   destroy(): void { this.sock.destroy(); }
 }
 
-function parse(data: Buffer): RawResponse | undefined {
-  const end = data.indexOf('\r\n\r\n');
-  if (end === -1) return undefined;
-  const [statusLine, ...lines] = data.subarray(0, end).toString('latin1').split('\r\n');
-  const headers: Record<string, string> = {};
-  for (const l of lines) { const i = l.indexOf(':'); headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim(); }
-  const len = Number(headers['content-length'] ?? 0);
-  if (data.length < end + 4 + len) return undefined;
-  const text = data.subarray(end + 4, end + 4 + len).toString('utf8');
-  let body: unknown;
-  try { body = text ? JSON.parse(text) : undefined; } catch { body = undefined; }
-  return { status: Number(statusLine.split(' ')[1]), headers, body, text };
-}
+const parse = (data: Buffer): RawResponse | undefined => parseRawResponse(data)?.response;
 
 /** Sends one byte of `text` every `everyMs` until the server hangs up (or the text runs out). */
 function drip(c: Client, text: string, everyMs: number): () => void {

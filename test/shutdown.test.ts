@@ -18,21 +18,11 @@ import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, startServer, tempDir, type RunningChild } from './helpers/child.js';
+import { parseRawResponse, within, type RawResponse } from './helpers/raw.js';
 
 const customer = { email: 'ada@example.com' };
 const SHUTTING_DOWN = { code: 'service_unavailable', error: 'The server is shutting down or cannot accept writes right now: the server is shutting down.' };
 const BASE_ENV = { SYNC: 'always', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000' };
-
-/** Resolves with `p`, or rejects after `ms` naming `what` (every wait is bounded). */
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms); }),
-  ]);
-}
-
-interface RawResponse { status: number; headers: Record<string, string>; body: any; text: string }
 
 /** One raw client connection, reading responses as they arrive. */
 class RawConn {
@@ -65,18 +55,9 @@ class RawConn {
     }), timeoutMs, 'a response');
   }
   private take(): RawResponse | undefined {
-    const end = this.buf.indexOf('\r\n\r\n');
-    if (end === -1) return undefined;
-    const [statusLine, ...lines] = this.buf.subarray(0, end).toString('latin1').split('\r\n');
-    const headers: Record<string, string> = {};
-    for (const l of lines) { const i = l.indexOf(':'); headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim(); }
-    const len = Number(headers['content-length'] ?? 0);
-    if (this.buf.length < end + 4 + len) return undefined;
-    const text = this.buf.subarray(end + 4, end + 4 + len).toString('utf8');
-    this.buf = this.buf.subarray(end + 4 + len);
-    let body: unknown;
-    try { body = text ? JSON.parse(text) : undefined; } catch { body = undefined; }
-    return { status: Number(statusLine.split(' ')[1]), headers, body, text };
+    const r = parseRawResponse(this.buf);
+    if (r) this.buf = this.buf.subarray(r.size);
+    return r?.response;
   }
   destroy(): void { this.sock.destroy(); }
 }
