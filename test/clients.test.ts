@@ -282,33 +282,43 @@ describe('listing', () => {
   });
 });
 
+/**
+ * A test server on a fresh data dir, and a workspace handle (the bootstrap workspace and key)
+ * that keeps working across `restart()`s of the server on that same dir.
+ */
+async function restartable(env?: Record<string, string>): Promise<{ w: Space; server(): TestServer; restart(): Promise<void>; close(): Promise<void> }> {
+  const dataDir = tempDir();
+  let on = await startTestServer({ dataDir, env });
+  const key = on.key;
+  const w: Space = { workspaceId: on.workspaceId, key, call: (m, p, o = {}) => on.call(m, p, { key, ...o }) };
+  return {
+    w,
+    server: () => on,
+    restart: async () => { await on.close(); on = await startTestServer({ dataDir, env }); },
+    close: () => on.close(),
+  };
+}
+
 describe('issues that follow their conversation', () => {
   test('an issue with a name-only customer opened from a conversation counts for the conversation\'s client — and the server starts again on that data dir', async () => {
-    const dataDir = tempDir();
-    const s1 = await startTestServer({ dataDir });
-    const key = s1.key;
-    let on = s1;
-    const w: Space = { workspaceId: s1.workspaceId, key, call: (m, p, o = {}) => on.call(m, p, { key, ...o }) };
+    const r = await restartable();
+    const w = r.w;
     try {
       const conv = await conversation(w, { email: 'a@acme.com', company: 'Acme' });
       await ok(w, 'POST', '/api/v1/issues', { subject: 'x', conversationId: conv.id, customer: { name: 'Only a name' } }, 201);
       const before1 = await clients(w);
       assert.equal(before1.length, 1);
       assert.equal(before1[0].issueCount, 1);
-      await s1.close();
-      on = await startTestServer({ dataDir }); // threw "Cannot read properties of undefined (reading 'get')" during replay
+      await r.restart(); // threw "Cannot read properties of undefined (reading 'get')" during replay
       assert.deepEqual(await clients(w), before1);
     } finally {
-      await on.close();
+      await r.close();
     }
   });
 
   test('after compaction an issue may be replayed before its conversation: it is still counted', async () => {
-    const dataDir = tempDir();
-    const s1 = await startTestServer({ dataDir });
-    const key = s1.key;
-    let on = s1;
-    const w: Space = { workspaceId: s1.workspaceId, key, call: (m, p, o = {}) => on.call(m, p, { key, ...o }) };
+    const r = await restartable();
+    const w = r.w;
     try {
       // The first record of the workspace is an issue: the compacted log lists issues before conversations.
       await ok(w, 'POST', '/api/v1/issues', { subject: 'first, no customer' }, 201);
@@ -316,12 +326,11 @@ describe('issues that follow their conversation', () => {
       await ok(w, 'POST', '/api/v1/issues', { subject: 'linked', conversationId: conv.id, customer: { name: 'N' } }, 201);
       const before1 = await clients(w);
       assert.equal(before1[0].issueCount, 1);
-      await s1.store.workspace(w.workspaceId)!.db.compact();
-      await s1.close();
-      on = await startTestServer({ dataDir });
+      await r.server().store.workspace(w.workspaceId)!.db.compact();
+      await r.restart();
       assert.deepEqual(await clients(w), before1);
     } finally {
-      await on.close();
+      await r.close();
     }
   });
 });
@@ -427,11 +436,9 @@ describe('property: incremental aggregates = aggregates from scratch', () => {
     };
     for (const i of issues) noteIssue((i as any).customer, (i as any).conversationExternalId ? convCustomer.get((i as any).conversationExternalId) : undefined);
 
-    const dataDir = tempDir();
-    const s1 = await startTestServer({ dataDir, env: { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' } });
-    const key = s1.key;
-    let on = s1;
-    const w: Space = { workspaceId: s1.workspaceId, key, call: (m, p, o = {}) => on.call(m, p, { key, ...o }) };
+    const rs = await restartable({ RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' });
+    const w = rs.w;
+    const s1 = rs.server();
     try {
       const imported = await s1.admin.importData(w.workspaceId, { conversations, issues });
       assert.deepEqual(imported.imported, { customFields: 0, tags: 0, agents: 0, conversations: 200, messages: conversations.reduce((n, c) => n + (c.messages?.length ?? 0), 0), issues: 100 });
@@ -451,11 +458,11 @@ describe('property: incremental aggregates = aggregates from scratch', () => {
       await compare('after the import');
 
       // Random changes through the API, in clock order after the imported history.
-      on.clock.set(Date.parse('2026-07-01T00:00:00.000Z'));
+      rs.server().clock.set(Date.parse('2026-07-01T00:00:00.000Z'));
       const convList = await listAll(w, '/api/v1/conversations', 'conversations');
       const issueList = await listAll(w, '/api/v1/issues', 'issues');
       for (let step = 0; step < 120; step++) {
-        on.clock.advance(Math.floor(rnd() * 3_600_000));
+        rs.server().clock.advance(Math.floor(rnd() * 3_600_000));
         const r = rnd();
         if (r < 0.3) await message(w, pick(convList).id, pick(['user', 'agent'] as const));
         else if (r < 0.55) await patchConv(w, pick(convList).id, { status: pick(statuses) });
@@ -478,15 +485,13 @@ describe('property: incremental aggregates = aggregates from scratch', () => {
       await compare('after random API changes');
 
       // The same after a restart (the aggregates are rebuilt from the log) and after compaction.
-      await s1.close();
-      on = await startTestServer({ dataDir });
+      await rs.restart();
       await compare('after a restart');
-      await on.store.workspace(w.workspaceId)!.db.compact();
-      await on.close();
-      on = await startTestServer({ dataDir });
+      await rs.server().store.workspace(w.workspaceId)!.db.compact();
+      await rs.restart();
       await compare('after compaction and a restart');
     } finally {
-      await on.close();
+      await rs.close();
     }
   });
 });
