@@ -58,7 +58,7 @@ if (opts.seconds > 60 || opts.warmup > 30) { console.error('--seconds is at most
 
 /** Set to a snapshot of dist/ taken at the start, so a rebuild by someone else mid-run cannot mix builds. */
 let SERVER_JS = join(ROOT, 'dist', 'server.js');
-const CORPUS = '/work/shared/corpus';
+const CORPUS = join(ROOT, 'test/fixtures/corpus');
 const DOCS = [
   { name: 'Adyen Management OpenAPI JSON', file: join(CORPUS, 'openapi', 'adyen-management-v3.json') },
   { name: 'OpenAI OpenAPI YAML', file: join(CORPUS, 'openapi', 'openai-openapi-2024-01.yaml') },

@@ -6,7 +6,7 @@ import { analyzeTextSync } from '../src/ingest/analyze.js';
 import { IngestError } from '../src/ingest/types.js';
 import { startTestServer } from './helpers/server.js';
 
-const corpus = new URL('../../shared/corpus/', import.meta.url);
+const corpus = new URL('./fixtures/corpus/', import.meta.url);
 
 test('the worker analyzer gives the same analysis as the inline one', async () => {
   const text = readFileSync(new URL('openapi/openai-openapi-2024-01.yaml', corpus), 'utf8');

@@ -220,7 +220,7 @@ function parseJsonStream(text: string): unknown[] {
 /** yaml-test-suite cases this parser cannot pass, with the reason. None are needed today. */
 const SUITE_SKIPS: Record<string, string> = {};
 
-describe('yaml-test-suite (shared/corpus/yaml-suite)', () => {
+describe('yaml-test-suite (test/fixtures/corpus/yaml-suite)', () => {
   const suite = new URL('yaml-suite/', CORPUS);
   const ids = readdirSync(suite, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
   it('holds the 50 cases described in SOURCES.md', () => assert.equal(ids.length, 50));
@@ -244,15 +244,17 @@ describe('yaml-test-suite (shared/corpus/yaml-suite)', () => {
 describe('YAML corpus files', () => {
   const files = ['openapi', 'asyncapi'].flatMap((d) =>
     readdirSync(new URL(`${d}/`, CORPUS)).filter((f) => /\.ya?ml$/.test(f)).map((f) => `${d}/${f}`));
-  it('finds the 15 YAML API descriptions', () => assert.equal(files.length, 15));
+  it('finds the 17 YAML API descriptions', () => assert.equal(files.length, 17));
   for (const rel of files) {
     it(`${rel} parses; version, title and path/channel counts match expected.json`, () => {
       const doc = parseYaml(read(rel)) as Record<string, Record<string, unknown>>;
       const exp = expected[rel];
       if (rel.startsWith('openapi/')) {
-        assert.equal(doc.info.title, exp.title);
-        assert.equal(Object.keys(doc.paths ?? {}).length, exp.paths);
-        assert.equal(String(doc.openapi ?? `swagger ${String(doc.swagger)}`), exp.spec_version);
+        // Entries added for detection cases name only the version and the endpoint count.
+        if (exp.title !== undefined) assert.equal(doc.info.title, exp.title);
+        if (exp.paths !== undefined) assert.equal(Object.keys(doc.paths ?? {}).length, exp.paths);
+        // expected.json writes Swagger versions as `swagger 2.0` or `2.0`.
+        assert.equal(String(doc.openapi ?? doc.swagger), String(exp.spec_version).replace(/^swagger /, ''));
       } else {
         assert.equal(doc.asyncapi, exp.spec_version);
         assert.equal(Object.keys(doc.channels ?? {}).length, exp.channels);

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { startTestServer, type CallResult, type TestServer } from './helpers/server.js';
 
-const CORPUS = new URL('../../shared/corpus/', import.meta.url);
+const CORPUS = new URL('./fixtures/corpus/', import.meta.url);
 const corpus = (rel: string): string => readFileSync(new URL(rel, CORPUS), 'utf8');
 const PETSTORE = corpus('openapi/oai-v2.0-petstore.json');
 const LINKS_YAML = corpus('openapi/oai-v3.0-link-example.yaml'); // 6 endpoints

@@ -21,7 +21,7 @@ after(async () => { await srv.close(); });
 /** A fresh workspace with a full-access key; `call` uses that key unless told otherwise. */
 const space = () => srv.space();
 
-const CORPUS = new URL('../../shared/corpus/', import.meta.url);
+const CORPUS = new URL('./fixtures/corpus/', import.meta.url);
 const corpus = (rel: string): string => readFileSync(new URL(rel, CORPUS), 'utf8');
 const PETSTORE = corpus('openapi/oai-v2.0-petstore.json');
 const SWAPI = corpus('graphql/swapi-schema.graphql');
