@@ -35,7 +35,7 @@ function assertWellFormed(src: ParsedSource, endpointKind: string): void {
 
 describe('OpenAPI corpus', () => {
   const files = readdirSync(new URL('openapi/', CORPUS)).map((f) => `openapi/${f}`);
-  it('finds the 13 OpenAPI / Swagger files', () => assert.equal(files.length, 13));
+  it('finds the 15 OpenAPI / Swagger files', () => assert.equal(files.length, 15));
   for (const rel of files) {
     it(`${rel}: endpoints, webhooks, schemas and title as expected.json says`, () => {
       const src = parseOpenApi(load(rel));
@@ -44,7 +44,7 @@ describe('OpenAPI corpus', () => {
       assert.equal(kinds(src).operation ?? 0, exp.endpoints);
       assert.equal(kinds(src).webhook ?? 0, exp.webhook_operations ?? 0);
       assert.equal(kinds(src).overview, 1);
-      assert.equal(src.title, exp.title);
+      if (exp.title !== undefined) assert.equal(src.title, exp.title); // entries added for detection cases omit it
       assert.equal(new Set(src.endpoints.map((e) => `${e.method} ${e.path}`)).size, src.endpoints.length);
       for (const e of src.endpoints) assert.match(e.method, /^(GET|PUT|POST|DELETE|OPTIONS|HEAD|PATCH|TRACE)$/);
       assertWellFormed(src, 'operation');

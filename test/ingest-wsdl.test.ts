@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { parseXml, textContent, childElements, firstChild } from '../src/ingest/xml.js';
 import { parseWsdl } from '../src/ingest/wsdl.js';
-import { CORPUS, expectedJson, throwsIngest } from './helpers/corpus.js';
+import { CORPUS, PENDING_AUTO, expectedJson, throwsIngest } from './helpers/corpus.js';
 
 const EXPECTED = expectedJson<{ endpoints: number | null; services?: number }>();
 
@@ -178,7 +178,7 @@ test('wsdl: SOAP 1.2, HTTP bindings and multi-service files', () => {
 });
 
 for (const file of readdirSync(new URL('soap/', CORPUS)).filter((f) => f.endsWith('.wsdl')).sort()) {
-  test(`wsdl corpus: soap/${file}`, () => {
+  test(`wsdl corpus: soap/${file}`, { skip: PENDING_AUTO[`soap/${file}`] }, () => {
     const expected = EXPECTED[`soap/${file}`];
     assert.ok(expected, `no expected.json entry for soap/${file}`);
     const r = parseWsdl(readFileSync(new URL(`soap/${file}`, CORPUS), 'utf8'));
