@@ -326,10 +326,14 @@ export class Redactor {
     const encoded = text.includes('%') || (this.spaced && text.includes('+'));
     if (escapes || encoded) {
       const plain = identityView(text);
-      const json = escapes ? jsonView(plain) : plain;
-      if (escapes) a.scanView(json, cover);
       if (encoded) a.scanView(urlView(plain), cover);
-      if (escapes && encoded) a.scanView(urlView(json), cover);
+      if (escapes) {
+        const json = jsonView(plain);
+        a.scanView(json, cover);
+        // `%` (or `+`) may itself be escaped (`\u0025`), so the test is on the decoded units.
+        const units = json.units.subarray(0, json.length);
+        if (units.includes(37) || (this.spaced && units.includes(43))) a.scanView(urlView(json), cover);
+      }
     }
     return cover;
   }
