@@ -268,7 +268,10 @@ export function secretForms(p: SecretParts): string[] {
   return [...new Set(forms)].filter((f) => f.length >= MIN_FORM_LENGTH);
 }
 
-/** Source characters one decoded code unit can come from at most: a `%XX` byte of a 3-byte UTF-8 character, each character written as `\\uXXXX`. */
+/**
+ * Source characters one decoded code unit can come from at most: a character of 3 UTF-8 bytes
+ * written `%XX%XX%XX` (9 characters), each of those written `\uXXXX` (6 each) = 54.
+ */
 const MAX_SPAN_PER_UNIT = 54;
 
 /** Replaces every form of one credential in texts; build once per check, use for body and headers. */
