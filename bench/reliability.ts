@@ -15,6 +15,8 @@
  *  - idle       10,000 idle keep-alive connections; a 10,000-connection flood against MAX_CONNECTIONS=1000
  *  - bodies     a 1 GB chunked body (→ 413, and unauthenticated → 401) with the server's peak RSS
  *  - malformed  oversized headers (431), Content-Encoding (415), invalid UTF-8 (400), exact bodies
+ *  - fetch      a source URL answering 2,000 stacked gzip layers (the server's CPU per fetch);
+ *               live checks against an upstream echoing the secret in every form in a 1 MiB body
  *
  * Servers that are measured run as child processes (their RSS and descriptors are read from
  * /proc), so the client side never counts. Linux only.
@@ -25,6 +27,7 @@
  */
 import { spawn, execFileSync } from 'node:child_process';
 import * as http from 'node:http';
+import * as zlib from 'node:zlib';
 import * as net from 'node:net';
 import { once } from 'node:events';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -41,7 +44,7 @@ const MiB = 1024 * 1024;
 
 const { values: argv } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string' }, out: { type: 'string' }, 'no-build': { type: 'boolean' } } });
 const quick = argv.quick ?? false;
-const ALL = ['crash', 'faults', 'shutdown', 'slow', 'idle', 'bodies', 'malformed'];
+const ALL = ['crash', 'faults', 'shutdown', 'slow', 'idle', 'bodies', 'malformed', 'fetch'];
 const only = new Set((argv.only ?? ALL.join(',')).split(','));
 for (const o of only) if (!ALL.includes(o)) { console.error(`--only takes ${ALL.join(',')}`); process.exit(2); }
 const N = {
@@ -55,6 +58,8 @@ const N = {
   floodCap: quick ? 100 : 1000,
   bodyBytes: quick ? 100 * MiB : 1024 * MiB,
   malformedRuns: quick ? 10 : 100,
+  stackedRuns: quick ? 3 : 20,
+  echoChecks: quick ? 10 : 100,
 };
 
 interface Row { id: string; what: string; runs: string; result: string; ok: boolean }
@@ -604,6 +609,86 @@ await row('malformed', 'Oversized headers (one 20 KiB header; 1,000 small ones),
     check(list.body.conversations.length === 0, 'a malformed request was stored');
   } finally { await srv.stop('SIGKILL'); }
   return { runs: `${fmt(checked)} requests`, result: `every one answered 431 / 415 / 400 with the exact \`{code, error}\` body; nothing stored` };
+});
+
+// ------------------------------------------------------------------------------------------
+// Fetching and live checks (test/fetch.test.ts, test/redaction.test.ts, test/checks.test.ts)
+
+/** A process's CPU time (user + system, all threads) in ms, from /proc (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime (fields 14, 15 of stat)
+}
+
+/** A local HTTP server answering every request with `answer`; closed by the returned function. */
+async function upstream(answer: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<{ origin: string; close: () => Promise<void> }> {
+  const server = http.createServer(answer);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+await row('fetch', 'A source URL answering 2,000 stacked `Content-Encoding: gzip` layers (a real 2,000-times gzipped body)', async () => {
+  let body = Buffer.from('stacked');
+  for (let i = 0; i < 2000; i++) body = zlib.gzipSync(body, { level: 1 });
+  const up = await upstream((_req, res) => { res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': new Array(2000).fill('gzip').join(', ') }); res.end(body); });
+  const srv = await startChild({ env: { ...LOAD_ENV, SOURCE_FETCH_ALLOW_PRIVATE: 'true' } });
+  let worst = 0;
+  let healthMs = 0;
+  try {
+    const key = await srv.waitForKey();
+    for (let run = 0; run < N.stackedRuns; run++) {
+      const url = `${up.origin}/stacked-${run}`;
+      const cpu0 = cpuMs(srv.pid);
+      const [r, h] = await Promise.all([call(srv.url, 'POST', '/api/v1/sources', { key, body: { url } }), healthLatency(srv.url)]);
+      worst = Math.max(worst, cpuMs(srv.pid) - cpu0);
+      healthMs = Math.max(healthMs, h);
+      const expected = `could not decode ${url}: it has 2000 Content-Encoding layers, more than the 2 accepted`;
+      check(r.status === 201 && r.body.source.status === 'failed' && r.body.source.error === expected, `expected a failed source (${expected}), got ${r.status} ${JSON.stringify(r.body?.source?.error)}`);
+    }
+  } finally { await srv.stop('SIGKILL'); await up.close(); }
+  return { runs: `${N.stackedRuns} sources`, result: `each \`failed\`: "could not decode …: it has 2000 Content-Encoding layers, more than the 2 accepted"; at most ${worst} ms of server CPU per create (the whole request, 10 ms resolution), /healthz meanwhile at most ${healthMs.toFixed(0)} ms (unbounded, one such fetch cost about 20 CPU-seconds)` };
+});
+
+await row('fetch', 'Live checks whose upstream echoes the bearer secret in 17 forms (raw, any case, JSON-escaped, URL-encoded, base64 alone / in `user:secret` / at each alignment…) inside a 1 MiB body', async () => {
+  const secret = 'Se/cr+et "Q" x~1-bench';
+  const b64 = (x: string) => Buffer.from(x).toString('base64');
+  const forms = [
+    secret, secret.toLowerCase(), secret.toUpperCase(), JSON.stringify(secret), JSON.stringify(secret).replaceAll('/', '\\/'),
+    [...secret].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''), encodeURIComponent(secret),
+    encodeURIComponent(secret).toLowerCase(), encodeURIComponent(secret).replaceAll('%20', '+'), b64(secret), b64(secret).replace(/=+$/, ''),
+    Buffer.from(secret).toString('base64url'), b64(`user:${secret}`), b64(`x${secret}yz`), b64(`xy${secret}z`), encodeURIComponent(b64(secret)),
+    JSON.stringify(encodeURIComponent(secret)),
+  ];
+  // The forms spread through 1 MiB of filler; the check fetches all of it and returns the first 16 KiB, redacted.
+  const filler = 'lorem ipsum dolor sit amet, '.repeat(40);
+  let text = '';
+  for (let i = 0; text.length < 1024 * 1024 - 2048; i++) text += `${filler}${forms[i % forms.length]}\n`;
+  const up = await upstream((_req, res) => { res.writeHead(200, { 'content-type': 'text/plain' }); res.end(text); });
+  const srv = await startChild({ env: { ...LOAD_ENV, SOURCE_FETCH_ALLOW_PRIVATE: 'true' } });
+  const times: number[] = [];
+  try {
+    const key = await srv.waitForKey();
+    const spec = { openapi: '3.0.3', info: { title: 'Echo', version: '1' }, servers: [{ url: up.origin }], paths: { '/echo': { get: { responses: { 200: { description: 'ok' } } } } } };
+    const made = await call(srv.url, 'POST', '/api/v1/sources', { key, body: { content: JSON.stringify(spec) } });
+    check(made.status === 201, `create answered ${made.status}`);
+    const id = made.body.source.id as string;
+    const endpointId = made.body.endpoints[0].id as string;
+    check((await call(srv.url, 'PATCH', `/api/v1/sources/${id}`, { key, body: { auth: { type: 'bearer', secret } } })).status === 200, 'PATCH auth failed');
+    for (let i = 0; i < N.echoChecks; i++) {
+      const t0 = performance.now();
+      const r = await call(srv.url, 'POST', `/api/v1/sources/${id}/checks`, { key, body: { endpointId } });
+      times.push(performance.now() - t0);
+      check(r.status === 200 && r.body.status === 200 && r.body.truncated === true, `check answered ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+      const out = String(r.body.body).toLowerCase();
+      for (const f of forms) check(!out.includes(f.toLowerCase()), `a form of the secret came back: ${f}`);
+      check(out.includes('[redacted]'), 'nothing was redacted');
+    }
+  } finally { await srv.stop('SIGKILL'); await up.close(); }
+  times.sort((a, b) => a - b);
+  return { runs: `${N.echoChecks} checks`, result: `no form of the secret in any answer; a check (1 MiB fetched, redacted, 16 KiB returned) took ${times[Math.floor(times.length / 2)].toFixed(0)} ms median, ${times[times.length - 1].toFixed(0)} ms at most` };
 });
 
 // ------------------------------------------------------------------------------------------

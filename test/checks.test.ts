@@ -4,8 +4,9 @@
  * exactly (bearer, custom header, basic) and only to the source's origin (a cross-origin
  * redirect reaches the other server without it), path and query parameters, a JSON body,
  * allow-listed headers, truncation, no answer (timeout, size limit), auth status updates,
- * usage counting — and every refusal: 400 with nothing sent, 403 without the scope, 404 for
- * another workspace's source, private addresses refused without SOURCE_FETCH_ALLOW_PRIVATE.
+ * usage counting, redaction of every form of an echoed secret — and every refusal: 400 with
+ * nothing sent, 403 without the scope, 404 for another workspace's source, private addresses
+ * refused without SOURCE_FETCH_ALLOW_PRIVATE with the same text as an unknown host.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -77,6 +78,9 @@ const upstream = await serve((req, res, body) => {
   }
   if (p === '/v1/forbidden') return reply(res, 403, '{}');
   if (p === '/v1/broken') return reply(res, 500, '{}');
+  if (p === '/v1/echo-forms') return reply(res, 200, echoForms(String(req.headers.authorization).slice('Bearer '.length)), {
+    'content-type': 'text/plain', 'x-request-id': Buffer.from(String(req.headers.authorization).slice('Bearer '.length)).toString('base64url'),
+  });
   if (p === '/v1/echo') return reply(res, 200, JSON.stringify({ headers: req.headers }), { 'x-request-id': String(req.headers.authorization ?? req.headers['x-api-key'] ?? 'none') });
   if (p === '/v1/big') return reply(res, 200, 'a'.repeat(40_000), { 'content-type': 'text/plain' });
   if (p === '/v1/euro') return reply(res, 200, '€'.repeat(10_000), { 'content-type': 'text/plain; charset=utf-8' });
@@ -90,6 +94,23 @@ const upstream = await serve((req, res, body) => {
   reply(res, 404, '{"error":"no such path"}');
 });
 
+/** The forms of a secret an upstream may echo, one `name: form` line each. */
+function formsOf(secret: string): Array<[string, string]> {
+  const b64 = (x: string) => Buffer.from(x).toString('base64');
+  const hexLower = (x: string) => x.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
+  const allEscaped = [...secret].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`).join('');
+  return [
+    ['raw', secret], ['lower', secret.toLowerCase()], ['upper', secret.toUpperCase()],
+    ['json', JSON.stringify(secret)], ['json-slash', JSON.stringify(secret).replaceAll('/', '\\/')], ['json-unicode', allEscaped],
+    ['url', encodeURIComponent(secret)], ['url-lower-hex', hexLower(encodeURIComponent(secret))], ['form', encodeURIComponent(secret).replaceAll('%20', '+')],
+    ['url-lower', encodeURIComponent(secret).toLowerCase()],
+    ['base64', b64(secret)], ['base64-unpadded', b64(secret).replace(/=+$/, '')], ['base64url', Buffer.from(secret).toString('base64url')],
+    ['base64-user', b64(`user:${secret}`)], ['base64-in-1', b64(`x${secret}yz`)], ['base64-in-2', b64(`xy${secret}z`)],
+    ['base64-url-encoded', encodeURIComponent(b64(secret))],
+  ];
+}
+const echoForms = (secret: string): string => formsOf(secret).map(([name, form]) => `${name}: ${form}\n`).join('');
+
 /** An OpenAPI 3.0 document whose servers[0].url is `server` (none when undefined). */
 function openapi(server: string | undefined, title = 'Pets'): Record<string, unknown> {
   const op = (summary: string) => ({ summary, responses: { 200: { description: 'ok' } } });
@@ -101,7 +122,7 @@ function openapi(server: string | undefined, title = 'Pets'): Record<string, unk
       '/pets/{petId}': { get: op('Get a pet') },
       '/secure': { get: op('Secure') }, '/forbidden': { get: op('Forbidden') }, '/broken': { get: op('Broken') },
       '/echo': { get: op('Echo') }, '/big': { get: op('Big') }, '/euro': { get: op('Euro') }, '/huge': { get: op('Huge') },
-      '/redirect': { get: op('Redirect') }, '/redirect-same': { get: op('Redirect same') }, '/slow': { get: op('Slow') },
+      '/echo-forms': { get: op('Echo forms') }, '/redirect': { get: op('Redirect') }, '/redirect-same': { get: op('Redirect same') }, '/slow': { get: op('Slow') },
       '/head': { head: op('Head') },
     },
   };
@@ -323,6 +344,25 @@ describe('credentials', () => {
     assert.equal(JSON.parse(h.body as string).headers['x-api-key'], '[redacted]');
   });
 
+  test('every form of an echoed secret is redacted: JSON-escaped, URL-encoded, base64 (alone, in user:secret, at each alignment), any case', async () => {
+    const secret = 'Se/cr+et "Q" x~1';
+    await setAuth(src.id, { type: 'bearer', secret });
+    const r = result(await check(srv, src.id, { endpointId: src.ep['GET /echo-forms'] }));
+    assert.equal(r.status, 200);
+    /** A base64 string of `before + secret + after` with the characters depending only on the secret redacted. */
+    const inside = (before: string, after: string): string => {
+      const enc = Buffer.from(before + secret + after).toString('base64');
+      const k = before.length;
+      return `${enc.slice(0, Math.ceil((8 * k) / 6))}[redacted]${enc.slice(Math.floor((8 * (k + secret.length)) / 6))}`;
+    };
+    const expected: Record<string, string> = {
+      json: '"[redacted]"', 'json-slash': '"[redacted]"', 'base64-user': inside('user:', ''), 'base64-in-1': inside('x', 'yz'), 'base64-in-2': inside('xy', 'z'),
+    };
+    assert.equal(r.body, formsOf(secret).map(([name]) => `${name}: ${expected[name] ?? '[redacted]'}\n`).join(''));
+    assert.equal((r.headers as Record<string, string>)['x-request-id'], '[redacted]');
+    for (const [name, form] of formsOf(secret)) assert.ok(!String(r.body).toLowerCase().includes(form.toLowerCase()), name);
+  });
+
   test('a redirect to another origin: followed without Authorization; a same-origin redirect keeps it', async () => {
     await setAuth(src.id, { type: 'bearer', secret: 'tok' });
     other.seen.length = 0;
@@ -458,13 +498,14 @@ describe('without SOURCE_FETCH_ALLOW_PRIVATE', () => {
   });
   after(async () => { await closed?.close(); });
 
-  for (const host of ['127.0.0.1', 'localhost', '[::1]', '[::ffff:127.0.0.1]']) {
-    test(`a server URL at ${host} → 400, no connection, not counted`, async () => {
+  // An unknown host reads the same as a private one: a check cannot tell whether an internal name exists.
+  for (const host of ['127.0.0.1', 'localhost', '[::1]', '[::ffff:127.0.0.1]', 'no-such-host.invalid']) {
+    test(`a server URL at ${host} → 400 "cannot be reached", no connection, not counted`, async () => {
       const src = await source(closed, { content: JSON.stringify(openapi(`http://${host}:${target.port}/v1`)) });
       await closed.call('PATCH', `${S}/${src.id}`, { body: { auth: { type: 'bearer', secret: 'tok' } } });
       const r = await check(closed, src.id, { endpointId: src.ep['GET /pets'] });
       assert.equal(r.status, 400, r.text);
-      assert.deepEqual(r.body, bad('the server URL resolves to a private address'));
+      assert.deepEqual(r.body, bad(`the host of ${new URL(`http://${host}:${target.port}/v1/pets`).href} cannot be reached from this server`));
       assert.equal(target.connections, 0);
       assert.equal((await closed.call('GET', '/api/v1/usage')).body.liveApiChecks, 0);
       const auth = (await closed.call('GET', `${S}/${src.id}`)).body.source.auth;

@@ -120,7 +120,7 @@ test('maxDepth and maxPages bound the crawl', async () => {
 
 test('the start page failing throws its FetchError; SSRF rules apply to the crawl', async () => {
   await assert.rejects(crawlWebsite(`${site.origin}/missing`, { ...base, maxPages: 5 }), (e: unknown) => e instanceof FetchError && e.code === 'http_status');
-  await assert.rejects(crawlWebsite(`${site.origin}/`, { ...base, allowPrivate: false, maxPages: 5 }), (e: unknown) => e instanceof FetchError && e.code === 'private_address');
+  await assert.rejects(crawlWebsite(`${site.origin}/`, { ...base, allowPrivate: false, maxPages: 5 }), (e: unknown) => e instanceof FetchError && e.code === 'unreachable');
   await assert.rejects(crawlWebsite('ftp://example.com/', { ...base, maxPages: 5 }), (e: unknown) => e instanceof FetchError && e.code === 'scheme');
   await assert.rejects(crawlWebsite(`${site.origin}/data`, { ...base, maxPages: 5 }), (e: unknown) => e instanceof IngestError && /not an HTML page/.test(e.message));
 });

@@ -245,7 +245,7 @@ describe('POST /api/v1/sources: the created source', () => {
     assert.deepEqual(r, {
       source: {
         object: 'source', id: r.source.id, name: '127.0.0.1:9', type: 'url', status: 'failed', inputUrl: 'http://127.0.0.1:9/openapi.json',
-        error: 'refused to fetch http://127.0.0.1:9/openapi.json: it resolves to a loopback, private or otherwise non-public address',
+        error: 'the host of http://127.0.0.1:9/openapi.json cannot be reached from this server',
         auth: DEFAULT_AUTH, publicDocs: DEFAULT_PUBLIC_DOCS, createdAt: now, updatedAt: now,
       },
       counts: EMPTY_COUNTS, documents: [], endpoints: [],
@@ -590,7 +590,7 @@ describe('POST /api/v1/sources/{id}/rescan', () => {
     const r = await w.call('POST', `${S}/${first.source.id}/rescan`);
     assert.equal(r.status, 200);
     assert.equal(r.body.source.status, 'failed');
-    assert.equal(r.body.source.error, 'refused to fetch http://[::1]:9/spec.yaml: it resolves to a loopback, private or otherwise non-public address');
+    assert.equal(r.body.source.error, 'the host of http://[::1]:9/spec.yaml cannot be reached from this server');
   });
 });
 

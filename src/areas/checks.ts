@@ -8,9 +8,10 @@
  * - Refusals before anything is sent are `400 invalid_request`: an endpoint of another source or
  *   none, a non-HTTP endpoint (GraphQL, gRPC, SOAP, AsyncAPI operations), a missing path
  *   parameter, no usable server URL (none, relative without a source URL, unresolved `{variables}`,
- *   not http/https), a `body` for GET/HEAD, and a server URL resolving to a loopback/private
- *   address (without `SOURCE_FETCH_ALLOW_PRIVATE`): `the server URL resolves to a private address`
- *   — the address itself is not shown, so checks cannot map internal DNS names.
+ *   not http/https), a `body` for GET/HEAD, a credential bound to another origin (see
+ *   credentials.ts), and a host that does not resolve or resolves to a loopback/private address
+ *   (the latter without `SOURCE_FETCH_ALLOW_PRIVATE`): both `the host of URL cannot be reached
+ *   from this server`, the same text as fetching gives, so checks cannot map internal DNS names.
  * - Once sent, a check always answers `200 {object:"live_check"}`. An upstream status of any
  *   kind (401, 404, 500 …) is the check's result, not an error. When no HTTP answer arrived
  *   (timeout, connection or DNS failure, a response over the byte limit, a refused redirect)
@@ -21,10 +22,11 @@
  *   headers and body of a non-2xx response, so such a result has `status` only and `headers` {}.
  * - `headers` are allow-listed (content-type, content-length, cache-control, etag, last-modified,
  *   retry-after, x-request-id, ratelimit-*, x-ratelimit-*); Set-Cookie and the rest are dropped.
- * - The credential is never shown: `url` carries none (user info is stripped), and the secret
- *   (and the Authorization value built from it) is replaced by `[redacted]` wherever an upstream
- *   echoes it in the returned body or headers.
- * - A credential is only sent to the server URL's origin: bearer/basic go in `Authorization`,
+ * - The credential is never shown: `url` carries none (user info is stripped), and every form of
+ *   the secret an upstream may echo (raw, JSON-escaped, URL-encoded, base64, any letter case; see
+ *   redaction.ts) is replaced by `[redacted]` in the returned body, headers and error.
+ * - A credential is only sent to the origin it was bound to when it was set, which is the server
+ *   URL's origin at that moment (credentials.ts); bearer/basic go in `Authorization`,
  *   which `fetchDocument` drops when a redirect leaves the origin; a custom-header credential is
  *   a header `fetchDocument` does not know to drop, so such checks follow no redirect at all
  *   (a redirect answer becomes `status: null` with an error saying so).
@@ -34,8 +36,6 @@
  *   statuses keep the status, no answer → `lastError` = the error. `updatedAt` is not changed
  *   (a check is not an edit). Every sent check counts as a live API check in usage, failed ones too.
  */
-import dns from 'node:dns';
-import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { s } from '../http/schema.js';
 import { ApiError, invalid } from '../http/errors.js';
@@ -43,11 +43,14 @@ import { MiB, route } from '../http/route.js';
 import { iso } from '../clock.js';
 import { T, type SourceIndexRec } from '../workspace.js';
 import type { Rec } from '../store/db.js';
-import { fetchDocument, FetchError, isPrivateAddress, type FetchedDocument } from '../ingest/fetch.js';
+import { fetchDocument, FetchError, type FetchedDocument } from '../ingest/fetch.js';
+import { resolveReachable, unreachableMessage } from '../ingest/addresses.js';
 import { SecretError } from '../secrets.js';
 import type { RouteDeps } from '../routes.js';
 import { notFound } from './common.js';
 import type { Credential, Source } from './sourceModel.js';
+import { credentialAllows, serverBase } from './credentials.js';
+import { Redactor } from './redaction.js';
 
 /** Methods a live check can send. TRACE is left out: it echoes the request, credential included. */
 const HTTP_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -62,7 +65,6 @@ const allowedHeader = (name: string): boolean => ALLOWED_HEADERS.has(name) || na
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'content-type', 'accept-encoding']);
 /** `{{postman}}`, `{openapi}` and `:express` path parameters. */
 const PATH_PARAM = /\{\{([^{}/]+)\}\}|\{([^{}/]+)\}|(?<=\/):([A-Za-z_][A-Za-z0-9_.-]*)/g;
-const REDACTED = '[redacted]';
 
 const checkBody = s.object({
   endpointId: s.string({ minLength: 1, maxLength: 100, description: 'An endpoint id of this source (from GET /api/v1/sources/{sourceId}).' }),
@@ -97,24 +99,11 @@ function checkParameters(raw: Record<string, unknown> | undefined): Params {
   return out;
 }
 
-/** The base URL: the document's server URL, a relative one resolved against the source's URL. */
+/** The base URL: the document's server URL, a relative one resolved against the source's URL; 400 when none. */
 function baseUrl(src: Source, idx: SourceIndexRec | undefined): URL {
-  const raw = idx?.serverUrl?.trim();
-  if (!raw) throw invalid('the source names no server URL to call');
-  if (/\{[^}]*\}/.test(raw)) throw invalid(`the server URL ${raw.slice(0, 200)} has unresolved {variables}`);
-  let u: URL;
-  try {
-    u = src.inputUrl ? new URL(raw, src.inputUrl) : new URL(raw);
-  } catch {
-    throw invalid(src.inputUrl || /^[a-z][a-z0-9+.-]*:/i.test(raw)
-      ? `the server URL ${raw.slice(0, 200)} is not a valid URL`
-      : `the server URL ${raw.slice(0, 200)} is relative and the source has no URL to resolve it against`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw invalid('the server URL must use http or https');
-  u.username = '';
-  u.password = '';
-  u.hash = '';
-  return u;
+  const base = serverBase(src.inputUrl, idx?.serverUrl);
+  if (!base.url) throw invalid(base.error);
+  return base.url;
 }
 
 /** The request URL: base path + endpoint path with path parameters substituted, other parameters as query. */
@@ -140,52 +129,24 @@ function requestUrl(base: URL, path: string, params: Params): URL {
   return u;
 }
 
-/** True when the URL's host resolves to an address fetching refuses; a DNS failure is left to the fetch. */
-async function resolvesPrivate(u: URL): Promise<boolean> {
-  const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
-  if (net.isIP(host)) return isPrivateAddress(host);
-  try {
-    const addrs = await dns.promises.lookup(host, { all: true, verbatim: true });
-    return addrs.some((a) => isPrivateAddress(a.address));
-  } catch {
-    return false;
+/** The headers carrying the credential, and the redactor of every form of it. */
+function credentialHeaders(cred: Credential, secret: string): { headers: Record<string, string>; redactor: Redactor } {
+  if (cred.type === 'bearer') {
+    const value = `Bearer ${secret}`;
+    return { headers: { authorization: value }, redactor: new Redactor({ secret, headerValues: [value] }) };
   }
-}
-
-/** The headers carrying the credential, and the strings to redact from what is returned. */
-function credentialHeaders(cred: Credential, secret: string): { headers: Record<string, string>; secrets: string[] } {
-  // The header values come first in `secrets` (longest first): a short secret is still found whole in them.
-  if (cred.type === 'bearer') return { headers: { authorization: `Bearer ${secret}` }, secrets: [`Bearer ${secret}`, secret] };
   if (cred.type === 'basic') {
-    const token = Buffer.from(`${cred.username ?? ''}:${secret}`).toString('base64');
-    return { headers: { authorization: `Basic ${token}` }, secrets: [`Basic ${token}`, token, secret].sort((a, b) => b.length - a.length) };
+    const value = `Basic ${Buffer.from(`${cred.username ?? ''}:${secret}`).toString('base64')}`;
+    return { headers: { authorization: value }, redactor: new Redactor({ secret, username: cred.username ?? '', headerValues: [value] }) };
   }
   const name = (cred.headerName ?? '').toLowerCase();
   if (!name || RESERVED_HEADERS.has(name)) throw invalid(`the credential header name ${cred.headerName ?? ''} cannot be used for a live check; set auth again with another headerName`);
-  return { headers: { [name]: secret }, secrets: [secret] };
-}
-
-function redact(text: string, secrets: string[]): string {
-  let out = text;
-  // A bare secret shorter than 4 characters is not searched for: it would garble any text
-  // (the header value holding it, `Bearer abc`, still is).
-  for (const x of secrets) if (x.length >= 4 && out.includes(x)) out = out.split(x).join(REDACTED);
-  return out;
-}
-
-/** The first `BODY_LIMIT` bytes of `text`'s UTF-8, cut on a character boundary. */
-function truncate(text: string): { body: string; truncated: boolean } {
-  const buf = Buffer.from(text, 'utf8');
-  if (buf.length <= BODY_LIMIT) return { body: text, truncated: false };
-  let end = BODY_LIMIT;
-  while (end > 0 && (buf[end] & 0xc0) === 0x80) end--;
-  return { body: buf.subarray(0, end).toString('utf8'), truncated: true };
+  return { headers: { [name]: secret }, redactor: new Redactor({ secret }) };
 }
 
 /** Message of a fetch that got no HTTP answer. */
 function failureText(e: FetchError, customHeader: boolean): string {
   if (e.code === 'too_many_redirects' && customHeader) return 'the API answered with a redirect, which a check with a custom-header credential does not follow (it could carry the credential to another origin)';
-  if (e.code === 'private_address') return 'a redirect was refused: its target resolves to a private address';
   return e.message;
 }
 
@@ -197,7 +158,8 @@ export function checkRoutes(deps: RouteDeps) {
       summary: 'Call the customer\'s API for one ingested endpoint at the document\'s server URL with the source\'s credential (sent only to that origin), '
         + 'under the fetching rules (SSRF, timeout, 1 MiB). Any upstream status is a 200 result; status null with error when no answer arrived. '
         + 'Updates auth.lastVerifiedAt, auth.status (2xx valid, 401/403 invalid) and auth.lastError; counts as a live API check. '
-        + '400 when nothing can be sent: endpoint not of this source or not HTTP, missing path parameter, no usable server URL, private address.',
+        + '400 when nothing can be sent: endpoint not of this source or not HTTP, missing path parameter, no usable server URL, '
+        + 'a credential bound to another origin (it is bound to the server URL\'s origin when set), a host that cannot be reached.',
       body: checkBody,
       success: { status: 200, schema: liveCheckSchema, description: 'The result of the check.' },
       handler: async (ctx) => {
@@ -217,7 +179,10 @@ export function checkRoutes(deps: RouteDeps) {
         const url = requestUrl(base, endpoint.path ?? '/', params);
 
         const cred = src.credential;
-        let auth: { headers: Record<string, string>; secrets: string[] } = { headers: {}, secrets: [] };
+        if (cred && !credentialAllows(cred, url.origin)) {
+          throw invalid(`the source's credential may not be sent to ${url.origin}: it is bound to the origin the source described when it was set; set auth again`);
+        }
+        let auth: { headers: Record<string, string>; redactor: Redactor } = { headers: {}, redactor: new Redactor(undefined) };
         if (cred) {
           let secret: string;
           try { secret = secrets.open(cred.sealed, `${ctx.ws.id}/${src.id}`); } catch (e) {
@@ -227,7 +192,7 @@ export function checkRoutes(deps: RouteDeps) {
           auth = credentialHeaders(cred, secret);
         }
         // Checked here (the fetch checks again) so that a refusal is a 400 with nothing sent.
-        if (!config.sourceFetchAllowPrivate && await resolvesPrivate(url)) throw invalid('the server URL resolves to a private address');
+        if (!await resolveReachable(url.hostname, config.sourceFetchAllowPrivate)) throw invalid(unreachableMessage(url.href));
 
         const customHeader = cred?.type === 'header';
         const headers: Record<string, string> = { ...auth.headers };
@@ -252,7 +217,7 @@ export function checkRoutes(deps: RouteDeps) {
         } catch (e) {
           if (!(e instanceof FetchError)) throw e;
           if (e.code === 'http_status' && e.status !== undefined) status = e.status;
-          else error = redact(failureText(e, customHeader), auth.secrets);
+          else error = auth.redactor.redact(failureText(e, customHeader));
         }
         const durationMs = Math.max(0, Math.round(performance.now() - started));
         usage.countLiveCheck(ctx.ws.id);
@@ -270,13 +235,13 @@ export function checkRoutes(deps: RouteDeps) {
         }
 
         const outHeaders: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res?.headers ?? {})) if (allowedHeader(k)) outHeaders[k] = redact(v, auth.secrets);
-        const text = res ? truncate(redact(res.body.toString('utf8'), auth.secrets)) : { body: null, truncated: false };
+        for (const [k, v] of Object.entries(res?.headers ?? {})) if (allowedHeader(k)) outHeaders[k] = auth.redactor.redact(v);
+        const text = res ? auth.redactor.redactPrefix(res.body.toString('utf8'), BODY_LIMIT) : { text: null, truncated: false };
         return {
           status: 200,
           body: {
             object: 'live_check', endpointId: endpoint.id, method, url: url.href, status, durationMs,
-            headers: outHeaders, body: text.body, truncated: text.truncated, ...(error !== undefined ? { error } : {}),
+            headers: outHeaders, body: text.text, truncated: text.truncated, ...(error !== undefined ? { error } : {}),
           },
         };
       },

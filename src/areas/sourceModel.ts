@@ -18,7 +18,11 @@ export interface SourceAuth {
   status: (typeof AUTH_STATUSES)[number]; type: (typeof AUTH_TYPES)[number] | null;
 }
 export interface PublicDocs { enabled: boolean; published: boolean; slug: string | null; url: string | null; [k: string]: unknown }
-export interface Credential { type: (typeof AUTH_TYPES)[number]; headerName?: string; username?: string; sealed: Sealed }
+export interface Credential {
+  type: (typeof AUTH_TYPES)[number]; headerName?: string; username?: string; sealed: Sealed;
+  /** The origins the credential may be sent to, fixed when it was set (see credentials.ts); absent in records stored before origins were recorded, which allow none. */
+  origins?: string[];
+}
 
 export interface Source {
   id: string; name: string; type: SourceType; status: (typeof SOURCE_STATUSES)[number];

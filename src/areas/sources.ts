@@ -23,6 +23,7 @@ import {
   AUTH_TYPES, DEFAULT_AUTH, DEFAULT_PUBLIC_DOCS, SOURCE_STATUSES, ingestionResult, ingestionResultSchema, normalizeUrl,
   sourceSummarySchema, sourceView, type Source,
 } from './sourceModel.js';
+import { applyCredentialOrigins, CLEARED_URL_CHANGED, clearCredential, credentialOrigins } from './credentials.js';
 
 const CREATE_TYPES = ['auto', 'openapi', 'json', 'url', 'website', 'text', 'graphql', 'postman', 'asyncapi', 'grpc', 'soap', 'github'] as const;
 const FETCHED = new Set(['url', 'website', 'github']);
@@ -103,11 +104,13 @@ export function sourceRoutes(deps: SourceDeps) {
     if (!current) throw notFound(); // deleted while it was being ingested
     const now = iso(ctx.now);
     const host = src.inputUrl ? new URL(src.inputUrl).host : undefined;
-    const next: Source = {
+    let next: Source = {
       ...current, status: out ? 'ready' : 'failed', error, updatedAt: now,
       type: out ? out.type : current.type,
       name: current.nameGiven ? current.name : (out?.parsed.title?.trim().slice(0, 200) || host || current.name),
     };
+    // A credential goes only where it was bound: a new server origin clears it (credentials.ts).
+    if (out) next = applyCredentialOrigins(next, out.parsed.serverUrl);
     const tx = ctx.tx();
     tx.put(T.source, src.id, next as unknown as Rec);
     let idx = ws.get<SourceIndexRec>(T.sourceIndex, src.id);
@@ -195,13 +198,15 @@ export function sourceRoutes(deps: SourceDeps) {
     }),
     route({
       method: 'PATCH', path: `${base}/{sourceId}`, operationId: 'updateSource', tag: 'Sources', scope: 'sources:write',
-      summary: 'Update name, url, auth (secret encrypted, never returned) or publicDocs. A new url is used by the next rescan.',
+      summary: 'Update name, url, auth (secret encrypted, never returned) or publicDocs. A new url is used by the next rescan. '
+        + 'A credential is bound to the origin of the source\'s server URL when it is set: changing url (without setting auth again) clears it, '
+        + 'with auth.lastError saying why.',
       body: updateBody, errors: [409],
       success: { status: 200, schema: s.object({ source: sourceSummarySchema }), description: 'The updated source.' },
       handler: (ctx) => {
         const src = load(ctx);
         const b = ctx.body;
-        const next: Source = { ...src, updatedAt: iso(ctx.now) };
+        let next: Source = { ...src, updatedAt: iso(ctx.now) };
         if (b.name !== undefined) { next.name = b.name; next.nameGiven = true; }
         if (b.url !== undefined) {
           const u = normalizeUrl(b.url);
@@ -209,6 +214,8 @@ export function sourceRoutes(deps: SourceDeps) {
           if (other !== undefined && other !== src.id) throw new ApiError('conflict', 'a source with this url already exists');
           if (src.inputUrl === null) throw invalid('url cannot be set on a source made from pasted content');
           next.inputUrl = u;
+          // The credential was bound to where the old url led; it does not follow the source elsewhere.
+          if (u !== src.inputUrl && next.credential && b.auth === undefined) next = clearCredential(next, CLEARED_URL_CHANGED);
         }
         if (b.auth === null) { next.auth = { ...DEFAULT_AUTH }; delete next.credential; }
         else if (b.auth !== undefined) {
@@ -218,7 +225,8 @@ export function sourceRoutes(deps: SourceDeps) {
           if (a.headerName !== undefined && RESERVED_HEADERS.has(a.headerName.toLowerCase())) throw invalid(`auth.headerName ${a.headerName} cannot carry a credential`);
           if (a.type === 'basic' && !a.username) throw invalid('auth.username is required for type basic');
           if (a.type !== 'basic' && a.username !== undefined) throw invalid('auth.username is only allowed for type basic');
-          next.credential = { type: a.type, headerName: a.headerName, username: a.username, sealed: deps.secrets.seal(a.secret, `${ctx.ws.id}/${src.id}`) };
+          const origins = credentialOrigins(next.inputUrl, ctx.ws.get<SourceIndexRec>(T.sourceIndex, src.id)?.serverUrl);
+          next.credential = { type: a.type, headerName: a.headerName, username: a.username, sealed: deps.secrets.seal(a.secret, `${ctx.ws.id}/${src.id}`), origins };
           next.auth = { configured: true, hasSecret: true, lastError: null, lastVerifiedAt: null, status: 'unverified', type: a.type };
         }
         if (b.publicDocs !== undefined) {

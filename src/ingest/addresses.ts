@@ -1,4 +1,9 @@
-/** Address classification for SSRF-safe fetching (DESIGN §6 "Fetching"): {@link isPrivateAddress}. */
+/**
+ * Address rules for every outgoing request (source fetches, live checks, webhook deliveries):
+ * {@link isPrivateAddress} classifies one address, {@link resolveReachable} resolves a host and
+ * applies the rule, and {@link unreachableMessage} is the one text a refusal shows.
+ */
+import dns from 'node:dns';
 import net from 'node:net';
 
 /** Refused ranges (CIDR). IPv4: unspecified, private, CGNAT, loopback, link-local (cloud metadata),
@@ -81,4 +86,40 @@ export function isPrivateAddress(ip: string): boolean {
   if (BLOCKED.check(s, 'ipv6')) return true;
   const v4 = embeddedIpv4(bytes);
   return v4 !== undefined && BLOCKED.check(v4, 'ipv4');
+}
+
+/** One resolved address of a host, as `dns.lookup` gives it. */
+export interface ResolvedAddress { address: string; family: number }
+
+/**
+ * The one text for a URL that cannot be requested because of its host: the host does not
+ * resolve, or (without the allow-private setting) it resolves to a refused address. Both cases
+ * read the same, so an error never tells whether an internal host name exists; every outgoing
+ * request (fetching, live checks, webhook deliveries) uses this text for both.
+ */
+export function unreachableMessage(url: string): string {
+  return `the host of ${url} cannot be reached from this server`;
+}
+
+/**
+ * Resolves `host` (a name, an IPv4 address, or an IPv6 address with or without brackets) and
+ * checks every address it resolves to with {@link isPrivateAddress} unless `allowPrivate`.
+ * @returns every address (for the connection to use, so DNS is not asked twice), or `undefined`
+ *   when the host does not resolve or resolves to a refused address — deliberately one answer
+ *   for both, see {@link unreachableMessage}. Never throws.
+ */
+export async function resolveReachable(host: string, allowPrivate: boolean): Promise<ResolvedAddress[] | undefined> {
+  const h = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  let addresses: ResolvedAddress[];
+  if (net.isIP(h)) addresses = [{ address: h, family: net.isIP(h) }];
+  else {
+    try {
+      addresses = await dns.promises.lookup(h, { all: true, verbatim: true });
+    } catch {
+      return undefined;
+    }
+  }
+  if (addresses.length === 0) return undefined;
+  if (!allowPrivate && addresses.some((a) => isPrivateAddress(a.address))) return undefined;
+  return addresses;
 }

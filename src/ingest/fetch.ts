@@ -3,23 +3,26 @@
  *
  * Every URL and every redirect target is checked before any connection is opened: the scheme
  * must be `http:`/`https:`, and every address the host resolves to must be public (see
- * {@link isPrivateAddress}) unless private addresses are allowed or the origin is trusted. The
+ * {@link isPrivateAddress}) unless private addresses are allowed or the origin is trusted; a host
+ * that does not resolve and a host that resolves to a refused address fail with the same text
+ * ({@link unreachableMessage}), so errors do not map internal host names. The
  * connection then goes to exactly the checked addresses (a custom `lookup` hands them to the
  * socket, so DNS is not asked a second time), while the Host header and TLS SNI keep the original
  * host name. One deadline covers the whole fetch (DNS, connect, redirects, headers and body), and
  * the byte cap applies to the body after `Content-Encoding` decoding, so a compression bomb is
  * stopped as soon as the cap is passed, with memory bounded by the cap plus one zlib chunk.
+ * At most {@link MAX_ENCODINGS} `Content-Encoding` layers are decoded: each layer is a zlib
+ * stream in the pipeline, so a header stacking thousands of them would cost CPU seconds.
  */
-import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { Writable, type Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
-import { isPrivateAddress } from './addresses.js';
+import { resolveReachable, unreachableMessage, type ResolvedAddress } from './addresses.js';
 
-export { isPrivateAddress } from './addresses.js';
+export { isPrivateAddress, unreachableMessage } from './addresses.js';
 
 /** Options of {@link fetchDocument}; times in milliseconds, sizes in bytes. */
 export interface FetchOptions {
@@ -58,8 +61,11 @@ export interface FetchedDocument {
   body: Buffer;
 }
 
-/** Why a fetch failed. */
-export type FetchErrorCode = 'invalid_url' | 'scheme' | 'private_address' | 'dns' | 'network' | 'timeout'
+/**
+ * Why a fetch failed. `unreachable` covers both a host that does not resolve and one that
+ * resolves to a refused address: one code and one text, so no caller can tell them apart.
+ */
+export type FetchErrorCode = 'invalid_url' | 'scheme' | 'unreachable' | 'network' | 'timeout'
   | 'too_large' | 'too_many_redirects' | 'http_status' | 'decode';
 
 /** A failed or refused fetch; `message` is meant for users (it becomes a source's `error`). */
@@ -76,6 +82,8 @@ export class FetchError extends Error {
 }
 
 const DEFAULT_MAX_REDIRECTS = 5;
+/** Most `Content-Encoding` layers decoded (e.g. `gzip, br`); more fail with `decode`. */
+export const MAX_ENCODINGS = 2;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Headers not forwarded when a redirect leaves the original origin. */
 const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
@@ -83,7 +91,7 @@ const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 // ---------------------------------------------------------------------------------------------
 // One request
 
-interface Address { address: string; family: number }
+type Address = ResolvedAddress;
 
 /** The URL's host name without IPv6 brackets. */
 const hostOf = (url: URL): string => (url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname);
@@ -103,27 +111,9 @@ function parseHttpUrl(raw: string, what: string): URL {
 
 /** Resolves the URL's host and checks every address; throws before any connection is made. */
 async function resolveChecked(url: URL, opts: FetchOptions, trusted: Set<string>): Promise<Address[]> {
-  const host = hostOf(url);
-  let addresses: Address[];
-  if (net.isIP(host)) {
-    addresses = [{ address: host, family: net.isIP(host) }];
-  } else {
-    try {
-      addresses = await dns.promises.lookup(host, { all: true, verbatim: true });
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code ?? 'error';
-      throw new FetchError('dns', `could not resolve ${host} (${code})`);
-    }
-    if (addresses.length === 0) throw new FetchError('dns', `could not resolve ${host} (no addresses)`);
-  }
-  if (!opts.allowPrivate && !trusted.has(url.origin)) {
-    for (const a of addresses) {
-      if (isPrivateAddress(a.address)) {
-        // The resolved address is not named: it would map internal host names for the caller.
-        throw new FetchError('private_address', `refused to fetch ${url.href}: it resolves to a loopback, private or otherwise non-public address`);
-      }
-    }
-  }
+  const addresses = await resolveReachable(hostOf(url), opts.allowPrivate || trusted.has(url.origin));
+  // Neither the resolved address nor the DNS error is named: either would map internal host names.
+  if (!addresses) throw new FetchError('unreachable', unreachableMessage(url.href));
   return addresses;
 }
 
@@ -200,6 +190,10 @@ async function readBody(res: http.IncomingMessage, url: string, maxBytes: number
     .map((s) => s.trim())
     .filter((s) => s !== '' && s !== 'identity')
     .reverse();
+  if (encodings.length > MAX_ENCODINGS) {
+    res.destroy();
+    throw new FetchError('decode', `could not decode ${url}: it has ${encodings.length} Content-Encoding layers, more than the ${MAX_ENCODINGS} accepted`);
+  }
   const length = Number(res.headers['content-length']);
   // A HEAD answer's Content-Length describes a body that is not sent.
   if (!headRequest && encodings.length === 0 && Number.isFinite(length) && length > maxBytes) {
@@ -266,12 +260,13 @@ function originsOf(list: string[] | undefined): Set<string> {
  * body; `Authorization`/`Cookie` are dropped when a redirect leaves the original origin.
  *
  * @throws FetchError with `code`:
- *   `invalid_url`; `scheme` (not http/https); `private_address` (a resolved address is
- *   loopback/private/…, see {@link isPrivateAddress}; no connection is opened); `dns`;
+ *   `invalid_url`; `scheme` (not http/https); `unreachable` (the host does not resolve, or a
+ *   resolved address is loopback/private/…, see {@link isPrivateAddress}; no connection is
+ *   opened; the message is {@link unreachableMessage}, the same for both);
  *   `network` (connection refused/reset, TLS failure); `timeout` (the whole fetch took more than
  *   `timeoutMs`); `too_large` (more than `maxBytes` bytes after decoding); `too_many_redirects`;
  *   `http_status` (the final status is not 2xx; `status` set); `decode` (bad or unsupported
- *   Content-Encoding).
+ *   Content-Encoding, or more than {@link MAX_ENCODINGS} layers).
  */
 export async function fetchDocument(url: string, opts: FetchOptions): Promise<FetchedDocument> {
   const maxRedirects = opts.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
