@@ -10,7 +10,7 @@
 import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeFs, type StoreFs } from '../src/store/fs.js';
 import { startTestServer, tempDir, type TestServer } from './helpers/server.js';
@@ -19,6 +19,7 @@ import { runServerToExit, SERVER_JS } from './helpers/child.js';
 const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
 const customer = { email: 'ada@example.com', name: 'Ada' };
 const INTERNAL = { code: 'internal_error', error: 'The API request could not be completed.' };
+const STORAGE_FULL = { code: 'storage_full', error: 'The server is out of disk space and saved nothing; try again later.' };
 const STORAGE_FAILED = {
   code: 'service_unavailable',
   error: 'The server is shutting down or cannot accept writes right now: writes are refused after a storage failure; see the server log.',
@@ -148,10 +149,23 @@ function withKey(again: TestServer, key: string): TestServer['call'] {
   return (method, path, o = {}) => call(method, path, { key, ...o });
 }
 
+/** Mounts a small tmpfs at a new temp dir; null when this machine does not allow mounting. */
+function tryMountTmpfs(size = '16m'): string | null {
+  const dir = tempDir('sw-ro-');
+  try { execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0755`, 'tmpfs', dir], { stdio: 'ignore' }); return dir; } catch { return null; }
+}
+
 // ---------------------------------------------------------------- ENOSPC / EIO on write
 
-for (const code of ['ENOSPC', 'EIO']) {
-  test(`${code} on a log write → 500 internal_error; earlier records still served, nothing of the failed write visible or on disk, the log replays, and writes succeed once the fault clears`, async () => {
+/** How a failed log write is answered: out of space → 503 `storage_full` to retry later; any other error → 500. */
+const WRITE_FAILURES: Record<string, { status: number; body: object; retryAfter: string | null; logged: string; level: string }> = {
+  ENOSPC: { status: 503, body: STORAGE_FULL, retryAfter: '30', logged: 'write refused: out of disk space', level: 'warn' },
+  EDQUOT: { status: 503, body: STORAGE_FULL, retryAfter: '30', logged: 'write refused: out of disk space', level: 'warn' },
+  EIO: { status: 500, body: INTERNAL, retryAfter: null, logged: 'unexpected error', level: 'error' },
+};
+
+for (const [code, expected] of Object.entries(WRITE_FAILURES)) {
+  test(`${code} on a log write → ${expected.status} ${expected.body === INTERNAL ? 'internal_error' : 'storage_full with Retry-After: 30'}; earlier records still served, nothing of the failed write visible or on disk, the log replays, and writes succeed once the fault clears`, async () => {
     const faults = new FaultFs();
     const srv = await faultServer(faults);
     const a = await createConversation(srv, 'Printer on fire');
@@ -172,12 +186,11 @@ for (const code of ['ENOSPC', 'EIO']) {
       await srv.call('POST', '/api/v1/issues', { body: { subject: 'FAULT-1 issue' }, headers: { 'Idempotency-Key': 'idem-fault-1' } }),
     ];
     for (const f of failures) {
-      assert.equal(f.status, 500, f.text);
-      assert.deepEqual(f.body, INTERNAL);
+      assert.deepEqual({ status: f.status, body: f.body, retryAfter: f.headers.get('retry-after') }, { status: expected.status, body: expected.body, retryAfter: expected.retryAfter });
     }
     assert.equal(statSync(logFile(srv)).size, sizeBefore, 'the log is back to its size before the failed writes');
     assert.ok(!readFileSync(logFile(srv), 'utf8').includes('FAULT-1'));
-    const logged = parsedLogs(srv).filter((l) => l.msg === 'unexpected error' && l.level === 'error');
+    const logged = parsedLogs(srv).filter((l) => l.msg === expected.logged && l.level === expected.level);
     assert.equal(logged.length, 4, srv.logs.join(''));
     assert.ok(logged.every((l) => String(l.error).includes(code)), 'the log names the file-system error');
 
@@ -221,7 +234,51 @@ for (const code of ['ENOSPC', 'EIO']) {
   });
 }
 
-test('concurrent writes sharing a batch with a failed write: each one is either 201 and kept, or 500 and gone — also after a restart', async () => {
+test('a real full disk (a 4 MiB tmpfs filled up): writes answer 503 storage_full with Retry-After, reads go on, and writes succeed as soon as space is freed — no restart', async (t) => {
+  const mnt = tryMountTmpfs('4m');
+  if (!mnt) { t.skip('cannot mount a tmpfs here'); return; }
+  try {
+    const srv = await startTestServer({ dataDir: join(mnt, 'data'), captureLogs: true, env: { SYNC: 'always' } });
+    started.push({ srv });
+    const a = await createConversation(srv, 'Before the disk filled up');
+    assert.equal(a.status, 201, a.text);
+    const id = a.body.conversation.id;
+    // Fill the file system to the last byte.
+    const filler = join(mnt, 'filler');
+    const fd = openSync(filler, 'w');
+    const chunk = Buffer.alloc(64 * 1024, 1);
+    try { for (;;) writeSync(fd, chunk); } catch (e) { assert.equal((e as NodeJS.ErrnoException).code, 'ENOSPC'); }
+    try { for (;;) writeSync(fd, chunk, 0, 1); } catch (e) { assert.equal((e as NodeJS.ErrnoException).code, 'ENOSPC'); }
+    closeSync(fd);
+    // A message bigger than a page: it cannot fit in the log's last, partly used page.
+    const body = { role: 'user', body: 'x'.repeat(10_000) };
+    for (let i = 0; i < 3; i++) {
+      const w = await srv.call('POST', `/api/v1/conversations/${id}/messages`, { body });
+      assert.deepEqual({ status: w.status, body: w.body, retryAfter: w.headers.get('retry-after') }, { status: 503, body: STORAGE_FULL, retryAfter: '30' });
+    }
+    const g = await srv.call('GET', `/api/v1/conversations/${id}`);
+    assert.deepEqual({ status: g.status, body: g.body }, { status: 200, body: a.body });
+    assert.deepEqual((await srv.call('GET', `/api/v1/conversations/${id}/messages`)).body.messages, []);
+    assert.deepEqual((await srv.call('GET', '/healthz', { key: null })).body, { status: 'ok' });
+    const warned = parsedLogs(srv).filter((l) => l.msg === 'write refused: out of disk space');
+    assert.ok(warned.length >= 3 && warned.every((l) => l.level === 'warn' && /ENOSPC/.test(l.error)), srv.logs.join(''));
+
+    unlinkSync(filler);
+    const w = await srv.call('POST', `/api/v1/conversations/${id}/messages`, { body });
+    assert.equal(w.status, 201, w.text);
+    await srv.close();
+    await restarted(srv, async (again) => {
+      assert.equal(again.store.workspace(srv.workspaceId)!.db.replay.tornTailSavedTo, undefined);
+      const msgs = await again.call('GET', `/api/v1/conversations/${id}/messages`);
+      assert.deepEqual(msgs.body.messages.map((m: { id: string }) => m.id), [w.body.message.id]);
+    });
+  } finally {
+    for (const { srv, faults } of started.splice(0)) { faults?.clear(); await srv.close().catch(() => {}); }
+    execFileSync('umount', ['-l', mnt], { stdio: 'ignore' });
+  }
+});
+
+test('concurrent writes sharing a batch with a failed write (ENOSPC): each one is either 201 and kept, or 503 storage_full and gone — also after a restart', async () => {
   const faults = new FaultFs();
   const srv = await faultServer(faults);
   faults.writeFault = { marker: 'FAULT-BATCH', code: 'ENOSPC', portion: 0.5 };
@@ -231,9 +288,9 @@ test('concurrent writes sharing a batch with a failed write: each one is either 
   faults.clear();
   const created = answers.filter((r) => r.status === 201).map((r) => r.body.conversation.id).sort();
   for (const r of answers) {
-    if (r.status !== 201) assert.deepEqual({ status: r.status, body: r.body }, { status: 500, body: INTERNAL });
+    if (r.status !== 201) assert.deepEqual({ status: r.status, body: r.body }, { status: 503, body: STORAGE_FULL });
   }
-  assert.equal(answers[7].status, 500);
+  assert.equal(answers[7].status, 503);
   assert.deepEqual(await conversationIds(srv), created);
   // Every refused externalId is free again.
   for (const [i, r] of answers.entries()) {
@@ -257,7 +314,7 @@ test('a partial write (half the bytes, then ENOSPC) is cut back: the file ends o
   const bytesBefore = readFileSync(logFile(srv));
   faults.writeFault = { marker: 'FAULT-HALF', code: 'ENOSPC', portion: 0.5 };
   const r = await createConversation(srv, `FAULT-HALF ${'x'.repeat(150)}`);
-  assert.deepEqual({ status: r.status, body: r.body }, { status: 500, body: INTERNAL });
+  assert.deepEqual({ status: r.status, body: r.body }, { status: 503, body: STORAGE_FULL });
   const half = faults.calls.filter((c) => c.op === 'ftruncate' && c.path === logFile(srv));
   assert.equal(half.length, 1, 'the partial line was truncated away');
   assert.deepEqual(readFileSync(logFile(srv)), bytesBefore, 'the file is byte for byte what it was before the failed write');
@@ -455,11 +512,6 @@ test('an unreadable DATA_DIR (mode 000, server not root) → exit 2 with one std
   assert.ok(!r.stdout.includes('"listening"'));
 });
 
-/** Mounts a small tmpfs at a new temp dir; null when this machine does not allow mounting. */
-function tryMountTmpfs(): string | null {
-  const dir = tempDir('sw-ro-');
-  try { execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m,mode=0755', 'tmpfs', dir], { stdio: 'ignore' }); return dir; } catch { return null; }
-}
 
 test('a read-only DATA_DIR (EROFS), empty or holding data → exit 2 with one stderr line; the data is untouched and serves again once writable', async (t) => {
   const mnt = tryMountTmpfs();
