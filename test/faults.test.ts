@@ -10,11 +10,12 @@
 import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeFs, type StoreFs } from '../src/store/fs.js';
 import { startTestServer, tempDir, type TestServer } from './helpers/server.js';
 import { runServerToExit, SERVER_JS } from './helpers/child.js';
+import { tryMountTmpfs } from './helpers/tmpfs.js';
 
 const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
 const customer = { email: 'ada@example.com', name: 'Ada' };
@@ -149,12 +150,6 @@ function withKey(again: TestServer, key: string): TestServer['call'] {
   return (method, path, o = {}) => call(method, path, { key, ...o });
 }
 
-/** Mounts a small tmpfs at a new temp dir; null when this machine does not allow mounting. */
-function tryMountTmpfs(size = '16m'): string | null {
-  const dir = tempDir('sw-ro-');
-  try { execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0755`, 'tmpfs', dir], { stdio: 'ignore' }); return dir; } catch { return null; }
-}
-
 // ---------------------------------------------------------------- ENOSPC / EIO on write
 
 /** How a failed log write is answered: out of space → 503 `storage_full` to retry later; any other error → 500. */
@@ -233,50 +228,6 @@ for (const [code, expected] of Object.entries(WRITE_FAILURES)) {
     });
   });
 }
-
-test('a real full disk (a 4 MiB tmpfs filled up): writes answer 503 storage_full with Retry-After, reads go on, and writes succeed as soon as space is freed — no restart', async (t) => {
-  const mnt = tryMountTmpfs('4m');
-  if (!mnt) { t.skip('cannot mount a tmpfs here'); return; }
-  try {
-    const srv = await startTestServer({ dataDir: join(mnt, 'data'), captureLogs: true, env: { SYNC: 'always' } });
-    started.push({ srv });
-    const a = await createConversation(srv, 'Before the disk filled up');
-    assert.equal(a.status, 201, a.text);
-    const id = a.body.conversation.id;
-    // Fill the file system to the last byte.
-    const filler = join(mnt, 'filler');
-    const fd = openSync(filler, 'w');
-    const chunk = Buffer.alloc(64 * 1024, 1);
-    try { for (;;) writeSync(fd, chunk); } catch (e) { assert.equal((e as NodeJS.ErrnoException).code, 'ENOSPC'); }
-    try { for (;;) writeSync(fd, chunk, 0, 1); } catch (e) { assert.equal((e as NodeJS.ErrnoException).code, 'ENOSPC'); }
-    closeSync(fd);
-    // A message bigger than a page: it cannot fit in the log's last, partly used page.
-    const body = { role: 'user', body: 'x'.repeat(10_000) };
-    for (let i = 0; i < 3; i++) {
-      const w = await srv.call('POST', `/api/v1/conversations/${id}/messages`, { body });
-      assert.deepEqual({ status: w.status, body: w.body, retryAfter: w.headers.get('retry-after') }, { status: 503, body: STORAGE_FULL, retryAfter: '30' });
-    }
-    const g = await srv.call('GET', `/api/v1/conversations/${id}`);
-    assert.deepEqual({ status: g.status, body: g.body }, { status: 200, body: a.body });
-    assert.deepEqual((await srv.call('GET', `/api/v1/conversations/${id}/messages`)).body.messages, []);
-    assert.deepEqual((await srv.call('GET', '/healthz', { key: null })).body, { status: 'ok' });
-    const warned = parsedLogs(srv).filter((l) => l.msg === 'write refused: out of disk space');
-    assert.ok(warned.length >= 3 && warned.every((l) => l.level === 'warn' && /ENOSPC/.test(l.error)), srv.logs.join(''));
-
-    unlinkSync(filler);
-    const w = await srv.call('POST', `/api/v1/conversations/${id}/messages`, { body });
-    assert.equal(w.status, 201, w.text);
-    await srv.close();
-    await restarted(srv, async (again) => {
-      assert.equal(again.store.workspace(srv.workspaceId)!.db.replay.tornTailSavedTo, undefined);
-      const msgs = await again.call('GET', `/api/v1/conversations/${id}/messages`);
-      assert.deepEqual(msgs.body.messages.map((m: { id: string }) => m.id), [w.body.message.id]);
-    });
-  } finally {
-    for (const { srv, faults } of started.splice(0)) { faults?.clear(); await srv.close().catch(() => {}); }
-    execFileSync('umount', ['-l', mnt], { stdio: 'ignore' });
-  }
-});
 
 test('concurrent writes sharing a batch with a failed write (ENOSPC): each one is either 201 and kept, or 503 storage_full and gone — also after a restart', async () => {
   const faults = new FaultFs();
