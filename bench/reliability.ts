@@ -9,6 +9,8 @@
  *  - faults     ENOSPC / EIO / a partial write / an fdatasync failure injected through the
  *               store's StoreFs seam into an in-process server, one doomed write among 20
  *               concurrent ones, then a restart on the same data dir
+ *  - storage    a corrupt line in one workspace's log and its repair; a LOCK naming a reused
+ *               pid; a real full disk (tmpfs) — see bench/storageRows.ts
  *  - shutdown   SIGTERM under load, and a second SIGTERM while a request never finishes
  *               (the real `node dist/server.js`)
  *  - slow       1,000 slow-header (slowloris) and 1,000 slow-body connections at once
@@ -38,13 +40,14 @@ import { nodeFs, type StoreFs } from '../src/store/fs.js';
 import { startTestServer, type TestServer } from '../test/helpers/server.js';
 import { call, startServer as startChild, tempDir, type RunningChild } from '../test/helpers/child.js';
 import { parseRawResponse, within, type RawResponse } from '../test/helpers/raw.js';
+import { storageRows } from './storageRows.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MiB = 1024 * 1024;
 
 const { values: argv } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string' }, out: { type: 'string' }, 'no-build': { type: 'boolean' } } });
 const quick = argv.quick ?? false;
-const ALL = ['crash', 'faults', 'shutdown', 'slow', 'idle', 'bodies', 'malformed', 'fetch'];
+const ALL = ['crash', 'faults', 'storage', 'shutdown', 'slow', 'idle', 'bodies', 'malformed', 'fetch'];
 const only = new Set((argv.only ?? ALL.join(',')).split(','));
 for (const o of only) if (!ALL.includes(o)) { console.error(`--only takes ${ALL.join(',')}`); process.exit(2); }
 const N = {
@@ -177,6 +180,7 @@ async function allConversations(url: string, key: string): Promise<any[]> {
 const LOAD_ENV = { SYNC: 'always', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000' };
 const STORAGE_FAILED = { code: 'service_unavailable', error: 'The server is shutting down or cannot accept writes right now: writes are refused after a storage failure; see the server log.' };
 const INTERNAL = { code: 'internal_error', error: 'The API request could not be completed.' };
+const STORAGE_FULL = { code: 'storage_full', error: 'The server is out of disk space and saved nothing; try again later.' };
 const SHUTTING_DOWN = { code: 'service_unavailable', error: 'The server is shutting down or cannot accept writes right now: the server is shutting down.' };
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -266,11 +270,13 @@ async function faultRun(kind: 'ENOSPC' | 'EIO' | 'partial' | 'fdatasync', seed: 
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) =>
       srv.call('POST', '/api/v1/conversations', { body: { subject: i === doomedAt ? marker : `w${i}`, customer: { email: 'a@example.com' }, externalId: `x${i}` } })));
     f.clear();
-    const expectFail = kind === 'fdatasync' ? STORAGE_FAILED : INTERNAL;
+    // Out of space (ENOSPC, also after a partial write) is a 503 to retry; EIO a 500; a failed fdatasync a 503 for good.
+    const expectFail = kind === 'fdatasync' ? STORAGE_FAILED : kind === 'EIO' ? INTERNAL : STORAGE_FULL;
     check(answers[doomedAt].status !== 201, 'the doomed write was acknowledged');
     for (const r of answers) {
       if (r.status === 201) continue;
       check(same(r.body, expectFail), `a failed write answered ${r.status} ${r.text}`);
+      if (expectFail === STORAGE_FULL) check(r.headers.get('retry-after') === '30', `storage_full without Retry-After: 30 (${r.headers.get('retry-after')})`);
       failedCount++;
     }
     acked = [before.body.conversation.id, ...answers.filter((r) => r.status === 201).map((r) => r.body.conversation.id)].sort();
@@ -312,11 +318,16 @@ for (const [kind, what] of [
       : 'reads served throughout, the next write 201; after a restart';
     return {
       runs: `${N.faultRuns}/${N.faultRuns}`,
-      result: `${fmt(failed)} writes of the failed batch answered ${kind === 'fdatasync' ? '503' : '500'} and undone, ${after} the log replays with no torn tail and ${lost} of ${fmt(acked)} acknowledged writes lost`,
+      result: `${fmt(failed)} writes of the failed batch answered ${kind === 'fdatasync' ? '503' : kind === 'EIO' ? '500 `internal_error`' : '503 `storage_full` with `Retry-After: 30`'} and undone, ${after} the log replays with no torn tail and ${lost} of ${fmt(acked)} acknowledged writes lost`,
       ok: lost === 0,
     };
   });
 }
+
+// ------------------------------------------------------------------------------------------
+// Damaged logs, a reused pid in the lock, a real full disk (bench/storageRows.ts)
+
+await storageRows(row, check, quick);
 
 // ------------------------------------------------------------------------------------------
 // Graceful shutdown (test/shutdown.test.ts)

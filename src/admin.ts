@@ -10,7 +10,9 @@ import { isDateTime, s, validate, type Static } from './http/schema.js';
 import { ApiError } from './http/errors.js';
 import { SecretBox, type Sealed } from './secrets.js';
 import { T } from './workspace.js';
-import type { KeyRec, Store } from './store/store.js';
+import { WorkspaceUnavailableError, type KeyRec, type Store } from './store/store.js';
+import { isOutOfSpace } from './store/fs.js';
+import type { RepairResult } from './store/recovery.js';
 import type { Rec } from './store/db.js';
 import { addMessage, createConversation, customerInput, CONVERSATION_STATUSES, CHANNELS, type Conversation } from './areas/conversations.js';
 import { createIssue, ISSUE_STATES, useTags } from './areas/issues.js';
@@ -21,6 +23,20 @@ import { priority } from './areas/common.js';
 export type DefinitionKind = 'customField' | 'tag' | 'agent';
 const DEFINITION_TYPES: Record<DefinitionKind, string> = { customField: T.customField, tag: T.tag, agent: T.agent };
 const DEFINITION_INPUTS = { customField: customFieldInput, tag: s.object({ name: s.string({ minLength: 1, maxLength: 64 }) }), agent: agentInput };
+
+/**
+ * The CLI's answer to a repair: which log, the first corrupt line (null when only a torn tail,
+ * or nothing, was cut), what was kept and dropped, and where the copy of the damaged log is.
+ */
+export function repairView(r: RepairResult, which: { workspaceId: string } | { log: 'system' }) {
+  return {
+    object: 'repair', ...which, file: r.file,
+    corruptLine: r.firstBad ? { line: r.firstBad.line, offset: r.firstBad.offset, reason: r.firstBad.reason } : null,
+    keptLines: r.goodLines, keptBytes: r.goodBytes,
+    droppedLines: r.droppedLines, droppedValidLines: r.droppedValidLines, droppedBytes: r.droppedBytes,
+    damagedCopy: r.damagedCopy,
+  };
+}
 
 /** A failed admin operation; `message` is printed on stderr by the CLI. */
 export class AdminError extends Error {}
@@ -62,9 +78,24 @@ export type ImportFile = Static<typeof importSchema>;
 export class Admin {
   constructor(private readonly store: Store, private readonly clock: Clock, private readonly secrets?: SecretBox) {}
 
-  /** Runs one command by name (the admin socket's entry point). */
-  run(op: string, args: Record<string, unknown>): Promise<unknown> {
+  /**
+   * Runs one command by name (the admin socket's and the CLI's entry point).
+   * @throws AdminError for a refused command — also when it needs a quarantined workspace, or
+   *   the disk is full (messages that say what to do); other errors as they are.
+   */
+  async run(op: string, args: Record<string, unknown>): Promise<unknown> {
+    try {
+      return await this.dispatch(op, args);
+    } catch (e) {
+      if (e instanceof WorkspaceUnavailableError) throw new AdminError(e.message);
+      if (isOutOfSpace(e)) throw new AdminError(`the disk is full (${(e as Error).message}): nothing was changed; free some space and try again`);
+      throw e;
+    }
+  }
+
+  private dispatch(op: string, args: Record<string, unknown>): Promise<unknown> {
     switch (op) {
+      case 'workspace.repair': return this.repairWorkspace(String(args.workspace ?? ''));
       case 'workspace.create': return this.createWorkspace(String(args.name ?? ''));
       case 'workspace.list': return Promise.resolve(this.listWorkspaces());
       case 'key.create': return this.createKey(args as Parameters<Admin['createKey']>[0]);
@@ -84,6 +115,22 @@ export class Admin {
     if (name.trim() === '' || name.length > 200) throw new AdminError('--name is required (1 to 200 characters)');
     const ws = await this.store.createWorkspace(name);
     return { object: 'workspace', ...ws };
+  }
+
+  /**
+   * Repairs a quarantined workspace (one whose log has a corrupt line): keeps a copy of the
+   * log, cuts it at its last good line and serves the workspace again. Prints what was dropped.
+   */
+  async repairWorkspace(workspaceId: string) {
+    if (!this.store.workspaceRec(workspaceId)) throw new AdminError(`no workspace ${JSON.stringify(workspaceId)}`);
+    if (!this.store.quarantined.has(workspaceId)) {
+      throw new AdminError(`workspace ${workspaceId} is not damaged: its log was read without error, so there is nothing to repair`);
+    }
+    let r;
+    try { r = await this.store.repairWorkspace(workspaceId); } catch (e) {
+      throw new AdminError(`the repair of workspace ${workspaceId} failed: ${(e as Error).message}; the workspace stays offline`);
+    }
+    return repairView(r, { workspaceId });
   }
 
   listWorkspaces() {

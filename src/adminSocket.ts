@@ -5,14 +5,13 @@
  */
 import * as http from 'node:http';
 import { chmodSync, unlinkSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
+import { ADMIN_SOCKET, MAX_SOCKET_PATH, socketPathIn } from './store/adminPath.js';
 import { Admin, AdminError } from './admin.js';
 import type { Logger } from './logger.js';
 
-export const ADMIN_SOCKET = 'admin.sock';
+export { ADMIN_SOCKET };
 const MAX_BODY = 512 * 1024 * 1024;
-/** Longest Unix socket path (`sun_path` less its NUL): a longer one is silently cut by the kernel. */
-const MAX_SOCKET_PATH = process.platform === 'linux' ? 107 : 103;
 
 /**
  * The path to bind or connect to for `<dataDir>/admin.sock`: absolute, or relative to the
@@ -20,11 +19,9 @@ const MAX_SOCKET_PATH = process.platform === 'linux' ? 107 : 103;
  * @throws AdminError when neither fits (the data dir's path is too long).
  */
 export function adminSocketPath(dataDir: string): string {
-  const abs = join(dataDir, ADMIN_SOCKET);
-  if (Buffer.byteLength(abs) <= MAX_SOCKET_PATH) return abs;
-  const rel = relative(process.cwd(), abs);
-  if (Buffer.byteLength(rel) <= MAX_SOCKET_PATH) return rel;
-  throw new AdminError(`the admin socket path ${abs} is longer than the ${MAX_SOCKET_PATH} bytes a Unix socket allows; use a shorter DATA_DIR (or start from a folder near it)`);
+  const path = socketPathIn(dataDir);
+  if (path !== null) return path;
+  throw new AdminError(`the admin socket path ${join(dataDir, ADMIN_SOCKET)} is longer than the ${MAX_SOCKET_PATH} bytes a Unix socket allows; use a shorter DATA_DIR (or start from a folder near it)`);
 }
 
 /** Listens on `<dataDir>/admin.sock`; resolves with the server once listening. */

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { ApiError, type ErrorCode } from './http/errors.js';
+import { ApiError, STORAGE_FULL_RETRY_AFTER_SECONDS, type ErrorCode } from './http/errors.js';
 import { Router } from './http/router.js';
 import { ClientAbortError, checkBodyHeaders, parseJsonBody, readRawBody } from './http/body.js';
 import { assertValid, type TObject } from './http/schema.js';
@@ -16,8 +16,9 @@ import { Idempotency, type IdempotencyTicket } from './http/idempotency.js';
 import { Authenticator } from './auth/authenticate.js';
 import { MiB, type Ctx, type Result, type Route } from './http/route.js';
 import { StorageFailedError } from './store/log.js';
+import { isOutOfSpace } from './store/fs.js';
 import type { Tx } from './store/db.js';
-import type { KeyRec, Store } from './store/store.js';
+import { WorkspaceUnavailableError, type KeyRec, type Store } from './store/store.js';
 import type { Workspace } from './workspace.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -232,7 +233,16 @@ export class App {
       return;
     }
     if (err instanceof ApiError) apiErr = err;
-    else if (err instanceof StorageFailedError) {
+    else if (err instanceof WorkspaceUnavailableError) {
+      // Logged with file, line and offset once, when the workspace was quarantined at start.
+      this.opts.logger.debug('workspace offline', { requestId, workspaceId: err.workspaceId });
+      apiErr = new ApiError('storage_failed');
+    } else if (isOutOfSpace(err)) {
+      // The log cut the failed write back and stays writable: the same request can succeed
+      // once space is freed, so this is a 503 to retry, not a 500.
+      this.opts.logger.warn('write refused: out of disk space', { requestId, error: (err as Error).message });
+      apiErr = new ApiError('storage_full', undefined, { 'Retry-After': String(STORAGE_FULL_RETRY_AFTER_SECONDS) });
+    } else if (err instanceof StorageFailedError) {
       this.opts.logger.error('storage failed', { requestId, error: err.message });
       apiErr = new ApiError('service_unavailable', 'writes are refused after a storage failure; see the server log');
     } else {

@@ -5,10 +5,11 @@
  */
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { Admin, AdminError } from './admin.js';
+import { join, resolve } from 'node:path';
+import { Admin, AdminError, repairView } from './admin.js';
 import { callAdminSocket } from './adminSocket.js';
-import { LockedError, lockHolder } from './store/lock.js';
+import { LockedError, acquireLock, lockHolder } from './store/lock.js';
+import { repairLog } from './store/recovery.js';
 import { Store } from './store/store.js';
 import { systemClock } from './clock.js';
 import { loadConfig } from './config.js';
@@ -25,9 +26,13 @@ const USAGE = `usage: cli.js <command> [--data-dir DIR]
   tag create --workspace ID --name N
   agent create --workspace ID --name N [--description D]
   custom-field|tag|agent disable --workspace ID ITEM_ID
-  secrets rotate`;
+  secrets rotate
+  repair --workspace ID | --system`;
 
 class UsageError extends Error {}
+
+/** `repair --system`: runs in the CLI itself, since no server can start on a corrupt system log. */
+const SYSTEM_REPAIR = 'system.repair';
 
 function plan(argv: string[]): { dataDir: string; op: string; args: Record<string, unknown> } {
   const { values, positionals } = parseArgs({
@@ -36,6 +41,7 @@ function plan(argv: string[]): { dataDir: string; op: string; args: Record<strin
       'data-dir': { type: 'string' }, name: { type: 'string' }, workspace: { type: 'string' },
       scopes: { type: 'string' }, 'expires-at': { type: 'string' }, help: { type: 'boolean' },
       label: { type: 'string' }, type: { type: 'string' }, 'fill-mode': { type: 'string' }, description: { type: 'string' }, options: { type: 'string' },
+      system: { type: 'boolean' },
     },
   });
   if (values.help) throw new UsageError('');
@@ -54,6 +60,11 @@ function plan(argv: string[]): { dataDir: string; op: string; args: Record<strin
     return { dataDir, op: 'import', args: { workspace: need(values.workspace, '--workspace'), data } };
   }
   if (area === 'secrets' && verb === 'rotate') return { dataDir, op: 'secrets.rotate', args: {} };
+  if (area === 'repair' && verb === undefined) {
+    if (values.system && values.workspace !== undefined) throw new UsageError('give --workspace ID or --system, not both');
+    if (values.system) return { dataDir, op: SYSTEM_REPAIR, args: {} };
+    return { dataDir, op: 'workspace.repair', args: { workspace: need(values.workspace, '--workspace (or --system)') } };
+  }
   const kinds: Record<string, string> = { 'custom-field': 'customField', tag: 'tag', agent: 'agent' };
   if (area in kinds && verb === 'create') {
     const workspace = need(values.workspace, '--workspace');
@@ -78,7 +89,7 @@ const BUSY_WAIT_MS = 10_000;
 async function execute(dataDir: string, op: string, args: Record<string, unknown>): Promise<unknown> {
   const deadline = Date.now() + BUSY_WAIT_MS;
   for (;;) {
-    const holder = lockHolder(dataDir);
+    const holder = await lockHolder(dataDir);
     try {
       if (holder !== null) return await callAdminSocket(dataDir, op, args);
       const store = await Store.open({ dataDir, sync: true, clock: systemClock });
@@ -95,6 +106,23 @@ async function execute(dataDir: string, op: string, args: Record<string, unknown
   }
 }
 
+/**
+ * Repairs the system log (workspaces and keys) with the data dir's lock held: keeps a copy and
+ * cuts it at the last good line ({@link repairLog}). A server that holds the lock has read its
+ * system log, so there is nothing to repair then.
+ * @throws AdminError when a server or another CLI holds the data dir; fs errors as they are.
+ */
+async function repairSystemLog(dataDir: string): Promise<unknown> {
+  let release: () => void;
+  try { release = await acquireLock(dataDir); } catch (e) {
+    if (e instanceof LockedError) throw new AdminError(`the data dir ${dataDir} is in use by process ${e.pid}: a running server has read its system log, so there is nothing to repair`);
+    throw e;
+  }
+  try {
+    return repairView(repairLog(join(dataDir, 'system.log')), { log: 'system' });
+  } finally { release(); }
+}
+
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
 export async function runCli(argv: string[], out = process.stdout, err = process.stderr): Promise<number> {
   let p;
@@ -107,7 +135,7 @@ export async function runCli(argv: string[], out = process.stdout, err = process
     return 1;
   }
   try {
-    const result = await execute(p.dataDir, p.op, p.args);
+    const result = p.op === SYSTEM_REPAIR ? await repairSystemLog(p.dataDir) : await execute(p.dataDir, p.op, p.args);
     out.write(JSON.stringify(result, null, 2) + '\n');
     return 0;
   } catch (e) {

@@ -60,7 +60,7 @@ function rawError(socket: Socket, code: ErrorCode, detail: string | undefined, r
 
 /**
  * Opens the data dir and starts listening.
- * @throws LockedError, DataDirError, CorruptLogError, AdminError (admin socket path too long)
+ * @throws LockedError, DataDirError, CorruptLogError (of the system log), AdminError (admin socket path too long)
  *   (the caller prints one line and exits 2).
  */
 export async function startServer(config: Config, deps: ServerDeps): Promise<RunningServer> {
@@ -72,6 +72,10 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   for (const db of [store.system, ...[...store.workspaces.values()].map((w) => w.db)]) {
     const r = db.replay;
     if (r.tornTailSavedTo) logger.warn('torn log tail set aside', { file: db.path, keptBytes: r.size, savedTo: r.tornTailSavedTo });
+  }
+  // A workspace whose log has a corrupt line is offline (503 `storage_failed`); the others serve.
+  for (const [workspaceId, e] of store.quarantined) {
+    logger.error('workspace offline: its log is corrupt', { workspaceId, file: e.file, line: e.line, offset: e.offset, reason: e.reason, fix: `cli repair --workspace ${workspaceId}` });
   }
   const secrets = SecretBox.load(config.dataDir);
   const admin = new Admin(store, clock, secrets);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, runCli, startServer, tempDir } from './helpers/child.js';
+import { damageLine } from './helpers/damage.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -197,7 +198,7 @@ test('concurrent CLI commands on a data dir without a server all succeed, one af
 test('CLI with a running server: keys and imports take effect at once, through the server (the only writer)', async () => {
   const srv = await startServer({ env: { SYNC: 'always' } });
   const dataDir = srv.dataDir;
-  const lockPid = () => readFileSync(join(dataDir, 'LOCK'), 'utf8').trim();
+  const lockPid = () => readFileSync(join(dataDir, 'LOCK'), 'utf8').split('\n')[0];
   try {
     const bootstrapKey = await srv.waitForKey();
     assert.equal(lockPid(), String(srv.pid));
@@ -288,4 +289,46 @@ test('CLI with a running server: keys and imports take effect at once, through t
       assert.ok(!again.stderr.includes('corrupt'), again.stderr);
     } finally { await again.stop(); }
   } finally { await srv.stop(); }
+});
+
+test('CLI without a server on a data dir with one damaged workspace log: every other command works; `repair --workspace` keeps a copy, cuts the log and prints what it dropped; the workspace then works', async () => {
+  const dataDir = tempDir();
+  const a = (await runCli(dataDir, ['workspace', 'create', '--name', 'A'])).json.id;
+  const b = (await runCli(dataDir, ['workspace', 'create', '--name', 'B'])).json.id;
+  for (const name of ['first', 'second', 'third']) assert.equal((await runCli(dataDir, ['tag', 'create', '--workspace', a, '--name', name])).code, 0);
+  const log = join(dataDir, 'workspaces', `${a}.log`);
+  const bad = damageLine(log, '"second"');
+  const damaged = readFileSync(log);
+
+  const list = await runCli(dataDir, ['workspace', 'list']);
+  assert.equal(list.code, 0, list.stderr);
+  assert.equal(list.json.workspaces.length, 2);
+  const tagB = await runCli(dataDir, ['tag', 'create', '--workspace', b, '--name', 'elsewhere']);
+  assert.equal(tagB.code, 0, tagB.stderr);
+  const key = await runCli(dataDir, ['key', 'create', '--workspace', a]);
+  assert.equal(key.code, 0, 'keys live in the system log, which is fine');
+  const tagA = await runCli(dataDir, ['tag', 'create', '--workspace', a, '--name', 'fourth']);
+  assert.equal(tagA.code, 1);
+  assert.match(tagA.stderr, new RegExp(`^error: workspace ${a} is offline: .*line ${bad.line} \\(byte offset ${bad.offset}\\) is corrupt: checksum mismatch; run "cli repair --workspace ${a}"`));
+  assert.deepEqual(readFileSync(log), damaged);
+
+  const r = await runCli(dataDir, ['repair', '--workspace', a]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(Object.keys(r.json), ['object', 'workspaceId', 'file', 'corruptLine', 'keptLines', 'keptBytes', 'droppedLines', 'droppedValidLines', 'droppedBytes', 'damagedCopy']);
+  assert.deepEqual({ ...r.json, damagedCopy: undefined }, {
+    object: 'repair', workspaceId: a, file: log, corruptLine: { line: bad.line, offset: bad.offset, reason: 'checksum mismatch' },
+    keptLines: bad.line - 1, keptBytes: bad.offset, droppedLines: 2, droppedValidLines: 1, droppedBytes: damaged.length - bad.offset, damagedCopy: undefined,
+  });
+  assert.deepEqual(readFileSync(r.json.damagedCopy), damaged);
+  assert.deepEqual(readFileSync(log), damaged.subarray(0, bad.offset));
+  assert.ok(!readdirSync(dataDir).includes('LOCK'), 'the CLI releases the lock when done');
+
+  const again = await runCli(dataDir, ['tag', 'create', '--workspace', a, '--name', 'second']);
+  assert.equal(again.code, 0, `the dropped tag's name is free again: ${again.stderr}`);
+  const twice = await runCli(dataDir, ['repair', '--workspace', a]);
+  assert.deepEqual({ code: twice.code, stderr: twice.stderr }, { code: 1, stderr: `error: workspace ${a} is not damaged: its log was read without error, so there is nothing to repair\n` });
+  for (const args of [['repair'], ['repair', '--workspace', a, '--system']]) {
+    const u = await runCli(dataDir, args);
+    assert.equal(u.code, 2, u.stderr);
+  }
 });

@@ -1,15 +1,15 @@
 /**
  * Durability of the real server process (DESIGN §7, issue #2 "Bad input and faults"): kill -9
- * during concurrent writes, torn and corrupt logs, the data dir's lock.
+ * during concurrent writes and during compaction. Torn and corrupt logs and the data dir's
+ * lock are in test/datadir.test.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { call, deadPid, runCli, runServerToExit, startServer, tempDir, type HttpResult, type RunningChild } from './helpers/child.js';
+import { call, startServer, tempDir, type HttpResult, type RunningChild } from './helpers/child.js';
 import { mulberry32 as prng } from './helpers/prng.js';
 
-const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
 
 
 /** One write the test sent, and what the server answered (if it answered before it died). */
@@ -315,125 +315,5 @@ test('kill -9 while the log is being compacted under 200 concurrent updates: eac
       assert.ok(logLines < acks, `round ${round}: the log was compacted (${logLines} lines for ${acks} updates)`);
       t.diagnostic(`round ${round}: killed after ${killAfter} updates; the log has ${logLines} lines`);
     } finally { await srv.stop('SIGKILL'); }
-  }
-});
-
-/** A data dir with a bootstrap key and `n` conversations, stopped cleanly; returns its workspace log. */
-async function seeded(n: number): Promise<{ dataDir: string; key: string; ids: string[]; log: string }> {
-  const srv = await startServer({ env: { SYNC: 'always' } });
-  const key = await srv.waitForKey();
-  const ids: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const r = await call(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: `Seed ${i}`, customer: { email: 'seed@example.com' } } });
-    assert.equal(r.status, 201, r.text);
-    ids.push(r.body.conversation.id);
-  }
-  assert.deepEqual(await srv.stop(), { code: 0, signal: null });
-  const dir = join(srv.dataDir, 'workspaces');
-  const logs = readdirSync(dir).filter((f) => f.endsWith('.log'));
-  assert.equal(logs.length, 1);
-  // The graceful stop flushed usage counts last: cut those whole lines so the seeded
-  // conversations' lines are the log's last ones, as the tests below expect.
-  const log = join(dir, logs[0]);
-  const buf = readFileSync(log);
-  let end = buf.length;
-  while (end > 0) {
-    const start = buf.lastIndexOf(0x0a, end - 2) + 1;
-    const ops = JSON.parse(buf.subarray(start + 9, end - 1).toString('utf8')) as Array<[string, string]>;
-    if (!ops.every((op) => op[1] === 'usage')) break;
-    end = start;
-  }
-  truncateSync(log, end);
-  return { dataDir: srv.dataDir, key, ids, log };
-}
-
-test('a log whose last line is cut mid-way starts cleanly: the tail is moved to a .corrupt-* file, earlier records are served', async () => {
-  const { dataDir, key, ids, log } = await seeded(3);
-  const before = readFileSync(log);
-  const lastStart = before.lastIndexOf(0x0a, before.length - 2) + 1;
-  const cutAt = lastStart + Math.floor((before.length - lastStart) / 2);
-  truncateSync(log, cutAt);
-
-  const srv = await startServer({ dataDir });
-  try {
-    for (const id of ids.slice(0, 2)) {
-      const r = await call(srv.url, 'GET', `/api/v1/conversations/${id}`, { key });
-      assert.equal(r.status, 200, r.text);
-    }
-    const lost = await call(srv.url, 'GET', `/api/v1/conversations/${ids[2]}`, { key });
-    assert.equal(lost.status, 404);
-    assert.equal(statSync(log).size, lastStart, 'the log is cut back to its last whole line');
-    const aside = readdirSync(join(dataDir, 'workspaces')).filter((f) => f.includes('.corrupt-'));
-    assert.equal(aside.length, 1, `one .corrupt-* file: ${aside}`);
-    const warning = srv.logLines().find((l) => l.msg === 'torn log tail set aside');
-    assert.deepEqual(warning && { level: warning.level, file: warning.file, keptBytes: warning.keptBytes, savedTo: warning.savedTo },
-      { level: 'warn', file: log, keptBytes: lastStart, savedTo: join(dataDir, 'workspaces', aside[0]) }, 'the cut is reported in the log');
-    assert.deepEqual(readFileSync(join(dataDir, 'workspaces', aside[0])), before.subarray(lastStart, cutAt), 'the torn bytes are kept aside');
-    // The log goes on from the cut: a new write lands after it and survives another restart.
-    const w = await call(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'After the cut', customer: { email: 'seed@example.com' } } });
-    assert.equal(w.status, 201, w.text);
-    ids.push(w.body.conversation.id);
-  } finally { assert.deepEqual(await srv.stop(), { code: 0, signal: null }); }
-
-  const again = await startServer({ dataDir });
-  try {
-    const r = await call(again.url, 'GET', `/api/v1/conversations/${ids[3]}`, { key });
-    assert.equal(r.status, 200, r.text);
-    assert.equal(r.body.conversation.subject, 'After the cut');
-    assert.ok(!again.stderr.includes('corrupt'), again.stderr);
-    assert.ok(!again.logLines().some((l) => l.msg === 'torn log tail set aside'), 'nothing more to cut on the next start');
-  } finally { await again.stop(); }
-});
-
-test('a log with a corrupt line in the middle refuses to start: exit 2, one stderr line naming the file, line and byte offset', async () => {
-  const { dataDir, log } = await seeded(4);
-  const buf = readFileSync(log);
-  const line2 = buf.indexOf(0x0a) + 1;
-  const at = buf.indexOf('Seed 1', line2);
-  assert.ok(at > line2);
-  buf[at] = 'Z'.charCodeAt(0); // same length, valid JSON, wrong checksum
-  writeFileSync(log, buf);
-
-  const r = await runServerToExit({ dataDir });
-  assert.deepEqual({ code: r.code, signal: r.signal }, { code: 2, signal: null });
-  const err = lines(r.stderr);
-  assert.equal(err.length, 1, r.stderr);
-  assert.ok(err[0].includes(log), err[0]);
-  assert.match(err[0], /\bline 2\b/);
-  assert.ok(err[0].includes(`byte offset ${line2}`), err[0]);
-  assert.ok(!r.stdout.includes('"listening"'), r.stdout);
-  assert.deepEqual(readFileSync(log), buf, 'the log is left as it was');
-  assert.deepEqual(readdirSync(join(dataDir, 'workspaces')).filter((f) => f.includes('.corrupt-')), []);
-  assert.deepEqual(readdirSync(dataDir).filter((f) => f === 'LOCK'), [], 'the refused start leaves no lock behind');
-});
-
-test('a second server on the same data dir exits 2 naming the lock holder pid; the first keeps its lock and keeps serving', async () => {
-  const first = await startServer();
-  const key = await first.waitForKey();
-  try {
-    const second = await runServerToExit({ dataDir: first.dataDir });
-    assert.deepEqual({ code: second.code, signal: second.signal }, { code: 2, signal: null });
-    const err = lines(second.stderr);
-    assert.equal(err.length, 1, second.stderr);
-    assert.match(err[0], new RegExp(`\\b${first.pid}\\b`));
-    assert.ok(!second.stdout.includes('"listening"'));
-    assert.equal(readFileSync(join(first.dataDir, 'LOCK'), 'utf8').trim(), String(first.pid));
-    const r = await call(first.url, 'GET', '/api/v1/conversations', { key });
-    assert.equal(r.status, 200);
-    const ws = await runCli(first.dataDir, ['workspace', 'list']);
-    assert.equal(ws.code, 0, `the first server's admin socket still answers: ${ws.stderr}`);
-  } finally { await first.stop(); }
-});
-
-test('a stale LOCK (a dead pid, or an empty file) is taken over', async () => {
-  for (const content of [`${await deadPid()}\n`, '']) {
-    const dataDir = tempDir();
-    writeFileSync(join(dataDir, 'LOCK'), content);
-    const srv = await startServer({ dataDir });
-    try {
-      await srv.waitForKey();
-      assert.equal(readFileSync(join(dataDir, 'LOCK'), 'utf8').trim(), String(srv.pid));
-    } finally { assert.deepEqual(await srv.stop(), { code: 0, signal: null }); }
-    assert.deepEqual(readdirSync(dataDir).filter((f) => f === 'LOCK'), [], 'released on a clean stop');
   }
 });

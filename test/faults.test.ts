@@ -15,10 +15,12 @@ import { join } from 'node:path';
 import { nodeFs, type StoreFs } from '../src/store/fs.js';
 import { startTestServer, tempDir, type TestServer } from './helpers/server.js';
 import { runServerToExit, SERVER_JS } from './helpers/child.js';
+import { tryMountTmpfs } from './helpers/tmpfs.js';
 
 const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
 const customer = { email: 'ada@example.com', name: 'Ada' };
 const INTERNAL = { code: 'internal_error', error: 'The API request could not be completed.' };
+const STORAGE_FULL = { code: 'storage_full', error: 'The server is out of disk space and saved nothing; try again later.' };
 const STORAGE_FAILED = {
   code: 'service_unavailable',
   error: 'The server is shutting down or cannot accept writes right now: writes are refused after a storage failure; see the server log.',
@@ -150,8 +152,15 @@ function withKey(again: TestServer, key: string): TestServer['call'] {
 
 // ---------------------------------------------------------------- ENOSPC / EIO on write
 
-for (const code of ['ENOSPC', 'EIO']) {
-  test(`${code} on a log write → 500 internal_error; earlier records still served, nothing of the failed write visible or on disk, the log replays, and writes succeed once the fault clears`, async () => {
+/** How a failed log write is answered: out of space → 503 `storage_full` to retry later; any other error → 500. */
+const WRITE_FAILURES: Record<string, { status: number; body: object; retryAfter: string | null; logged: string; level: string }> = {
+  ENOSPC: { status: 503, body: STORAGE_FULL, retryAfter: '30', logged: 'write refused: out of disk space', level: 'warn' },
+  EDQUOT: { status: 503, body: STORAGE_FULL, retryAfter: '30', logged: 'write refused: out of disk space', level: 'warn' },
+  EIO: { status: 500, body: INTERNAL, retryAfter: null, logged: 'unexpected error', level: 'error' },
+};
+
+for (const [code, expected] of Object.entries(WRITE_FAILURES)) {
+  test(`${code} on a log write → ${expected.status} ${expected.body === INTERNAL ? 'internal_error' : 'storage_full with Retry-After: 30'}; earlier records still served, nothing of the failed write visible or on disk, the log replays, and writes succeed once the fault clears`, async () => {
     const faults = new FaultFs();
     const srv = await faultServer(faults);
     const a = await createConversation(srv, 'Printer on fire');
@@ -172,12 +181,11 @@ for (const code of ['ENOSPC', 'EIO']) {
       await srv.call('POST', '/api/v1/issues', { body: { subject: 'FAULT-1 issue' }, headers: { 'Idempotency-Key': 'idem-fault-1' } }),
     ];
     for (const f of failures) {
-      assert.equal(f.status, 500, f.text);
-      assert.deepEqual(f.body, INTERNAL);
+      assert.deepEqual({ status: f.status, body: f.body, retryAfter: f.headers.get('retry-after') }, { status: expected.status, body: expected.body, retryAfter: expected.retryAfter });
     }
     assert.equal(statSync(logFile(srv)).size, sizeBefore, 'the log is back to its size before the failed writes');
     assert.ok(!readFileSync(logFile(srv), 'utf8').includes('FAULT-1'));
-    const logged = parsedLogs(srv).filter((l) => l.msg === 'unexpected error' && l.level === 'error');
+    const logged = parsedLogs(srv).filter((l) => l.msg === expected.logged && l.level === expected.level);
     assert.equal(logged.length, 4, srv.logs.join(''));
     assert.ok(logged.every((l) => String(l.error).includes(code)), 'the log names the file-system error');
 
@@ -221,7 +229,7 @@ for (const code of ['ENOSPC', 'EIO']) {
   });
 }
 
-test('concurrent writes sharing a batch with a failed write: each one is either 201 and kept, or 500 and gone — also after a restart', async () => {
+test('concurrent writes sharing a batch with a failed write (ENOSPC): each one is either 201 and kept, or 503 storage_full and gone — also after a restart', async () => {
   const faults = new FaultFs();
   const srv = await faultServer(faults);
   faults.writeFault = { marker: 'FAULT-BATCH', code: 'ENOSPC', portion: 0.5 };
@@ -231,9 +239,9 @@ test('concurrent writes sharing a batch with a failed write: each one is either 
   faults.clear();
   const created = answers.filter((r) => r.status === 201).map((r) => r.body.conversation.id).sort();
   for (const r of answers) {
-    if (r.status !== 201) assert.deepEqual({ status: r.status, body: r.body }, { status: 500, body: INTERNAL });
+    if (r.status !== 201) assert.deepEqual({ status: r.status, body: r.body }, { status: 503, body: STORAGE_FULL });
   }
-  assert.equal(answers[7].status, 500);
+  assert.equal(answers[7].status, 503);
   assert.deepEqual(await conversationIds(srv), created);
   // Every refused externalId is free again.
   for (const [i, r] of answers.entries()) {
@@ -257,7 +265,7 @@ test('a partial write (half the bytes, then ENOSPC) is cut back: the file ends o
   const bytesBefore = readFileSync(logFile(srv));
   faults.writeFault = { marker: 'FAULT-HALF', code: 'ENOSPC', portion: 0.5 };
   const r = await createConversation(srv, `FAULT-HALF ${'x'.repeat(150)}`);
-  assert.deepEqual({ status: r.status, body: r.body }, { status: 500, body: INTERNAL });
+  assert.deepEqual({ status: r.status, body: r.body }, { status: 503, body: STORAGE_FULL });
   const half = faults.calls.filter((c) => c.op === 'ftruncate' && c.path === logFile(srv));
   assert.equal(half.length, 1, 'the partial line was truncated away');
   assert.deepEqual(readFileSync(logFile(srv)), bytesBefore, 'the file is byte for byte what it was before the failed write');
@@ -455,11 +463,6 @@ test('an unreadable DATA_DIR (mode 000, server not root) → exit 2 with one std
   assert.ok(!r.stdout.includes('"listening"'));
 });
 
-/** Mounts a small tmpfs at a new temp dir; null when this machine does not allow mounting. */
-function tryMountTmpfs(): string | null {
-  const dir = tempDir('sw-ro-');
-  try { execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m,mode=0755', 'tmpfs', dir], { stdio: 'ignore' }); return dir; } catch { return null; }
-}
 
 test('a read-only DATA_DIR (EROFS), empty or holding data → exit 2 with one stderr line; the data is untouched and serves again once writable', async (t) => {
   const mnt = tryMountTmpfs();

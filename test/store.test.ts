@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Db } from '../src/store/db.js';
 import { nodeFs, type StoreFs } from '../src/store/fs.js';
-import { CorruptLogError } from '../src/store/recovery.js';
+import { CorruptLogError, repairLog, scanLog } from '../src/store/recovery.js';
 import { AppendLog, StorageFailedError, encodeLine } from '../src/store/log.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'sw-store-'));
@@ -80,6 +80,86 @@ test('a corrupt line in the middle stops the start naming file, line and byte of
     assert.match(err.message, new RegExp(`a\\.log: line 2 \\(byte offset ${offset}\\) is corrupt: checksum mismatch`));
     return true;
   });
+});
+
+/** A log of `n` committed one-record transactions (`t`/`k<i>` = {i}); returns its lines' start offsets. */
+async function logOf(file: string, n: number): Promise<number[]> {
+  const db = await open(file);
+  for (let i = 0; i < n; i++) { const tx = db.begin(); tx.put('t', `k${i}`, { i }); await db.commit(tx); }
+  await db.close();
+  const buf = readFileSync(file);
+  const starts = [0];
+  for (let at = buf.indexOf(0x0a); at !== -1 && at < buf.length - 1; at = buf.indexOf(0x0a, at + 1)) starts.push(at + 1);
+  return starts;
+}
+/** Changes one byte of line `line` (1-based) so that its checksum no longer matches. */
+function damage(file: string, starts: number[], line: number): Buffer {
+  const buf = readFileSync(file);
+  const at = buf.indexOf('"i":', starts[line - 1]) + 4;
+  buf[at] = buf[at] === 0x39 ? 0x38 : buf[at] + 1;
+  writeFileSync(file, buf);
+  return buf;
+}
+
+test('a complete last line with a bad checksum is corruption, not a torn write: the open fails naming it and the file is left as it was', async () => {
+  const dir = tmp();
+  const file = join(dir, 'a.log');
+  const starts = await logOf(file, 3);
+  const damaged = damage(file, starts, 3);
+  await assert.rejects(open(file), (err: unknown) => {
+    assert.ok(err instanceof CorruptLogError);
+    assert.deepEqual([err.line, err.offset, err.reason], [3, starts[2], 'checksum mismatch']);
+    assert.equal(err.message, `${file}: line 3 (byte offset ${starts[2]}) is corrupt: checksum mismatch`);
+    return true;
+  });
+  assert.deepEqual(readFileSync(file), damaged, 'nothing was cut');
+  assert.deepEqual(readdirSync(dir), ['a.log'], 'nothing was set aside');
+});
+
+test('a line whose checksum matches but which is not a transaction (not a JSON array) is corruption', async () => {
+  const file = join(tmp(), 'a.log');
+  await logOf(file, 1);
+  appendFileSync(file, encodeLine('{"p":1}'));
+  await assert.rejects(open(file), (err: unknown) => err instanceof CorruptLogError && err.line === 2 && err.reason === 'checksum matches but the line is not a transaction');
+});
+
+test('repairLog on a corrupt line: a byte-for-byte copy is kept, the log is cut at its last good line (later good lines and a torn tail dropped with it), and it replays', async () => {
+  const dir = tmp();
+  const file = join(dir, 'a.log');
+  const starts = await logOf(file, 5);
+  damage(file, starts, 3);
+  appendFileSync(file, '0123abcd [["p","t"');
+  const damaged = readFileSync(file);
+  assert.deepEqual(scanLog(file), { size: damaged.length, goodLines: 2, goodBytes: starts[2], firstBad: { line: 3, offset: starts[2], reason: 'checksum mismatch' }, droppedLines: 4, droppedValidLines: 2 });
+  const r = repairLog(file, 1_700_000_000_000);
+  assert.deepEqual(r, {
+    file, size: damaged.length, goodLines: 2, goodBytes: starts[2], firstBad: { line: 3, offset: starts[2], reason: 'checksum mismatch' },
+    droppedLines: 4, droppedValidLines: 2, droppedBytes: damaged.length - starts[2], damagedCopy: `${file}.damaged-1700000000000`,
+  });
+  assert.deepEqual(readFileSync(r.damagedCopy!), damaged);
+  assert.equal(statSync(r.damagedCopy!).mode & 0o777, 0o600);
+  assert.deepEqual(readFileSync(file), damaged.subarray(0, starts[2]));
+  const db = await open(file);
+  assert.deepEqual([db.get('t', 'k0'), db.get('t', 'k1'), db.get('t', 'k2')], [{ i: 0 }, { i: 1 }, undefined]);
+  assert.equal(db.replay.tornTailSavedTo, undefined);
+  await db.close();
+});
+
+test('repairLog on a healthy log changes nothing and keeps no copy; on a torn tail alone it cuts the tail (no corrupt line named)', async () => {
+  const dir = tmp();
+  const file = join(dir, 'a.log');
+  await logOf(file, 2);
+  const healthy = readFileSync(file);
+  const r = repairLog(file, 1);
+  assert.deepEqual({ dropped: r.droppedLines, bytes: r.droppedBytes, copy: r.damagedCopy, kept: r.goodLines }, { dropped: 0, bytes: 0, copy: null, kept: 2 });
+  assert.deepEqual(readFileSync(file), healthy);
+  assert.deepEqual(readdirSync(dir), ['a.log']);
+  appendFileSync(file, '12');
+  const torn = repairLog(file, 2);
+  assert.equal(torn.firstBad, undefined);
+  assert.deepEqual({ dropped: torn.droppedLines, valid: torn.droppedValidLines, bytes: torn.droppedBytes, kept: torn.goodBytes }, { dropped: 1, valid: 0, bytes: 2, kept: healthy.length });
+  assert.deepEqual(readFileSync(file), healthy);
+  assert.equal(readFileSync(`${file}.damaged-2`, 'latin1'), healthy.toString('latin1') + '12');
 });
 
 test('a failed write is undone in memory, truncated on disk, and later writes succeed', async () => {

@@ -21,7 +21,15 @@ export const ERRORS = {
   request_header_fields_too_large: { status: 431, message: 'The request headers are too large.' },
   internal_error: { status: 500, message: 'The API request could not be completed.' },
   service_unavailable: { status: 503, message: 'The server is shutting down or cannot accept writes right now.' },
+  storage_failed: { status: 503, message: "This workspace's data could not be read; see the server log." },
+  storage_full: { status: 503, message: 'The server is out of disk space and saved nothing; try again later.' },
 } as const;
+
+/**
+ * `Retry-After` (seconds) of a `storage_full` answer: long enough not to hammer a full disk,
+ * short enough that clients come back soon after an operator frees space (README Limits).
+ */
+export const STORAGE_FULL_RETRY_AFTER_SECONDS = 30;
 
 export type ErrorCode = keyof typeof ERRORS;
 

@@ -59,7 +59,7 @@ const WHY: Record<number, string> = {
   429: 'Too many requests for the API key, or too many failed authentications from this address; see `Retry-After`.',
   431: 'The request headers are over 16 KiB (answered by the HTTP parser, before routing; the connection is closed).',
   500: 'An unexpected failure; details are in the server log under the request id.',
-  503: 'The server is shutting down, or refuses writes after a storage failure.',
+  503: 'The server is shutting down, or refuses writes after a storage failure (`service_unavailable`); the API key\'s workspace is offline because its data could not be read (`storage_failed`); the disk is full and nothing was saved (`storage_full`, with `Retry-After`).',
 };
 
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
@@ -85,6 +85,8 @@ function codesFor(r: Route, status: number): ErrorCode[] {
     if (ERRORS[c].status !== status) return false;
     if (c === 'idempotency_in_progress') return r.method === 'POST';
     if (c === 'conflict') return r.errors?.includes(409) ?? false;
+    // Both concern the API key's workspace: only an authenticated operation reaches one.
+    if (c === 'storage_failed' || c === 'storage_full') return r.scope !== null;
     return true;
   });
 }
@@ -111,6 +113,7 @@ function responseHeaders(authenticated: boolean, post: boolean, status: number):
   }
   if (status === 405) h.Allow = headerRef('Allow');
   if (status === 429) h['Retry-After'] = headerRef('Retry-After');
+  if (status === 503 && authenticated) h['Retry-After'] = optionalHeader('Retry-After', 'Sent with `storage_full`.');
   if (status < 300 && post) h['Idempotent-Replayed'] = headerRef('Idempotent-Replayed');
   return h;
 }

@@ -99,7 +99,8 @@ export class Db {
 
   /**
    * Replays `path` (creating it when missing) and opens it for appending.
-   * @throws CorruptLogError for a corrupt line that is not the torn tail.
+   * @throws CorruptLogError for a complete line that fails its check (only an incomplete
+   *   last line is a torn write, cut off by the replay).
    */
   static async open(path: string, opts: DbOptions): Promise<Db> {
     const db = new Db(path, opts);
@@ -107,14 +108,14 @@ export class Db {
     for (const f of readdirSync(dirname(path))) {
       if (f.startsWith(`${basename(path)}.compact-`)) unlinkSync(join(dirname(path), f)); // a compaction cut short
     }
-    db.replay = replayLog(path, (tx, line) => db.applyLine(tx, line), opts.now?.());
+    db.replay = replayLog(path, (tx) => db.applyLine(tx), opts.now?.());
     const fd = await opts.fs.open(path);
     db.log = new AppendLog(path, fd, db.replay.size, opts.fs, opts.sync);
     return db;
   }
 
-  private applyLine(tx: unknown, line: number): void {
-    if (!Array.isArray(tx)) throw new Error(`${this.path}: line ${line} is not a transaction`);
+  /** Applies one replayed transaction (the replay checked it is an array). */
+  private applyLine(tx: unknown): void {
     for (const op of tx as Op[]) {
       if (op[0] === 'p') this.set(op[1], op[2], op[3]);
       else this.set(op[1], op[2], undefined);

@@ -47,3 +47,12 @@ export const nodeFs: StoreFs = {
     try { await promisify(fs.fsync)(fd); } finally { await promisify(fs.close)(fd); }
   },
 };
+
+/**
+ * Whether `err` is a write refused for lack of disk space (`ENOSPC`, or `EDQUOT` for a full
+ * quota): the log cut the failed write back, so writes can go on once space is freed.
+ */
+export function isOutOfSpace(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}

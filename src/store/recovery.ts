@@ -1,15 +1,26 @@
 /**
- * Replaying a log at start (DESIGN §7, issue #2 point 4): every line is checked against its
- * crc32 and parsed; a torn last line is cut off (and kept aside in a `.corrupt-<time>` file);
- * any other bad line stops the start with file, line number and byte offset.
+ * Reading a log back (README "Storage and durability"): every line is checked against its
+ * crc32 and parsed.
+ *
+ * Only an incomplete last line (bytes after the last newline) is a torn write: a crash can cut
+ * the final `write` short, never complete a line with wrong bytes. It is cut off at start (and
+ * kept aside in a `.corrupt-<time>` file). Any complete line that fails its check — the last
+ * one included — is corruption: replay stops with file, line number and byte offset, and the
+ * file is left untouched. {@link repairLog} is the explicit way out: it keeps a copy of the
+ * damaged file and cuts it at the last good line.
  */
 import * as fs from 'node:fs';
+import { dirname } from 'node:path';
 import { crc32 } from 'node:zlib';
 
-/** A bad line that is not the torn tail: the start must stop. */
+/** A complete line that fails its checksum or does not parse: the log cannot be replayed past it. */
 export class CorruptLogError extends Error {
-  constructor(readonly file: string, readonly line: number, readonly offset: number, reason: string) {
-    super(`${file}: line ${line} (byte offset ${offset}) is corrupt: ${reason}; refusing to start (restore the file from a backup, or cut the log at that line to accept losing what follows)`);
+  /**
+   * @param line 1-based line number; @param offset byte offset of the line's first byte.
+   * @param consequence what the caller does about it and how to fix it, appended to the message.
+   */
+  constructor(readonly file: string, readonly line: number, readonly offset: number, readonly reason: string, consequence?: string) {
+    super(`${file}: line ${line} (byte offset ${offset}) is corrupt: ${reason}${consequence ? `; ${consequence}` : ''}`);
     this.name = 'CorruptLogError';
   }
 }
@@ -25,6 +36,7 @@ export interface ReplayResult {
 
 const CHUNK = 4 * 1024 * 1024;
 
+/** Checks one line (`buf[start, end)`, without its newline): its checksum, its JSON, and that it is a transaction (an array of ops). */
 function checkLine(buf: Buffer, start: number, end: number): { value?: unknown; reason?: string } {
   if (end - start < 10 || buf[start + 8] !== 0x20) return { reason: 'missing checksum' };
   // The 8 hex digits are read from the bytes: no string, no regex per line (a start replays millions).
@@ -37,17 +49,54 @@ function checkLine(buf: Buffer, start: number, end: number): { value?: unknown; 
   }
   const body = buf.subarray(start + 9, end);
   if ((crc32(body) >>> 0) !== want) return { reason: 'checksum mismatch' };
+  let value: unknown;
   try {
-    return { value: JSON.parse(body.toString('utf8')) };
+    value = JSON.parse(body.toString('utf8'));
   } catch {
     return { reason: 'checksum matches but the JSON does not parse' };
+  }
+  if (!Array.isArray(value)) return { reason: 'checksum matches but the line is not a transaction' };
+  return { value };
+}
+
+/**
+ * Calls `visit` with every complete (newline-terminated) line of the open file `fd`, in order,
+ * reading 4 MiB at a time, until `visit` returns false. Returns the byte offset where the
+ * unvisited rest begins: the line `visit` stopped at, or the incomplete last line (= `total`
+ * when the file ends with a newline).
+ */
+function eachLine(fd: number, total: number, visit: (buf: Buffer, start: number, end: number, offset: number, lineNo: number) => boolean): number {
+  let buf = Buffer.allocUnsafe(CHUNK);
+  let filled = 0; // bytes of buf holding data
+  let fileOffset = 0; // file offset of buf[0]
+  let readPos = 0;
+  let lineNo = 0;
+  for (;;) {
+    if (filled === buf.length) { const bigger = Buffer.allocUnsafe(buf.length * 2); buf.copy(bigger, 0, 0, filled); buf = bigger; }
+    const n = readPos < total ? fs.readSync(fd, buf, filled, buf.length - filled, readPos) : 0;
+    readPos += n;
+    filled += n;
+    let start = 0;
+    for (;;) {
+      const nl = buf.indexOf(0x0a, start);
+      if (nl === -1 || nl >= filled) break;
+      lineNo++;
+      if (!visit(buf, start, nl, fileOffset + start, lineNo)) return fileOffset + start;
+      start = nl + 1;
+    }
+    if (n === 0) return fileOffset + start;
+    buf.copy(buf, 0, start, filled);
+    fileOffset += start;
+    filled -= start;
   }
 }
 
 /**
- * Reads `file` line by line in 4 MiB chunks and calls `apply` with each transaction's parsed
- * JSON. A missing file replays as empty. `now` names the `.corrupt-*` file.
- * @throws CorruptLogError for a bad line that is not the last one; errors of `apply` propagate.
+ * Reads `file` line by line and calls `apply` with each transaction's parsed JSON. A missing
+ * file replays as empty. An incomplete last line is a torn write: it is copied to
+ * `<file>.corrupt-<now>` and cut off (the file is fsync'd).
+ * @throws CorruptLogError for a complete line that fails its check (the file is not changed);
+ *   errors of `apply` propagate.
  */
 export function replayLog(file: string, apply: (tx: unknown, line: number) => void, now: number = Date.now()): ReplayResult {
   let fd: number;
@@ -57,53 +106,107 @@ export function replayLog(file: string, apply: (tx: unknown, line: number) => vo
   }
   try {
     const total = fs.fstatSync(fd).size;
-    let buf = Buffer.allocUnsafe(CHUNK);
-    let filled = 0; // bytes of buf holding data
-    let fileOffset = 0; // file offset of buf[0]
-    let readPos = 0;
-    let lineNo = 0;
     let good = 0;
-    let pendingBad: { line: number; offset: number; reason: string } | null = null;
-    for (;;) {
-      if (filled === buf.length) { const bigger = Buffer.allocUnsafe(buf.length * 2); buf.copy(bigger, 0, 0, filled); buf = bigger; }
-      const n = readPos < total ? fs.readSync(fd, buf, filled, buf.length - filled, readPos) : 0;
-      readPos += n;
-      filled += n;
-      let start = 0;
-      for (;;) {
-        const nl = buf.indexOf(0x0a, start);
-        if (nl === -1 || nl >= filled) break;
-        lineNo++;
-        if (pendingBad) throw new CorruptLogError(file, pendingBad.line, pendingBad.offset, pendingBad.reason);
-        const r = checkLine(buf, start, nl);
-        if (r.reason) pendingBad = { line: lineNo, offset: fileOffset + start, reason: r.reason };
-        else { apply(r.value, lineNo); good++; }
-        start = nl + 1;
-      }
-      if (n === 0) {
-        // End of file: what is left has no newline, so it is a torn tail; a bad final line
-        // (with its newline) is a torn tail too. Both are set aside and cut off.
-        let validEnd = fileOffset + start;
-        if (pendingBad) {
-          if (start < filled) throw new CorruptLogError(file, pendingBad.line, pendingBad.offset, pendingBad.reason);
-          validEnd = pendingBad.offset;
-        }
-        if (validEnd < total) {
-          const saved = `${file}.corrupt-${now}`;
-          const tail = Buffer.allocUnsafe(total - validEnd);
-          fs.readSync(fd, tail, 0, tail.length, validEnd);
-          fs.writeFileSync(saved, tail, { mode: 0o600 });
-          fs.ftruncateSync(fd, validEnd);
-          fs.fsyncSync(fd);
-          return { size: validEnd, lines: good, tornTailSavedTo: saved };
-        }
-        return { size: total, lines: good };
-      }
-      buf.copy(buf, 0, start, filled);
-      fileOffset += start;
-      filled -= start;
+    const validEnd = eachLine(fd, total, (buf, start, end, offset, lineNo) => {
+      const r = checkLine(buf, start, end);
+      if (r.reason) throw new CorruptLogError(file, lineNo, offset, r.reason);
+      apply(r.value, lineNo);
+      good++;
+      return true;
+    });
+    if (validEnd < total) {
+      const saved = `${file}.corrupt-${now}`;
+      const tail = Buffer.allocUnsafe(total - validEnd);
+      fs.readSync(fd, tail, 0, tail.length, validEnd);
+      fs.writeFileSync(saved, tail, { mode: 0o600 });
+      fs.ftruncateSync(fd, validEnd);
+      fs.fsyncSync(fd);
+      return { size: validEnd, lines: good, tornTailSavedTo: saved };
     }
+    return { size: total, lines: good };
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** What {@link scanLog} found in a log, without changing it. */
+export interface ScanResult {
+  /** The file's size in bytes. */
+  size: number;
+  /** Lines before the first bad one (or the incomplete tail): what a repair keeps. */
+  goodLines: number;
+  /** Bytes of those lines: where a repair cuts. */
+  goodBytes: number;
+  /** The first complete line that fails its check, if any. */
+  firstBad?: { line: number; offset: number; reason: string };
+  /** Lines from the cut on (the bad one, every later one, and an incomplete tail). */
+  droppedLines: number;
+  /** How many of the dropped complete lines pass their own check (lost with the cut all the same). */
+  droppedValidLines: number;
+}
+
+/**
+ * Reads `file` through and reports where its good prefix ends. A missing file scans as empty.
+ * Later lines are dropped together with the first bad one because each line is one transaction
+ * built on the state of every line before it: skipping one could replay a message whose
+ * conversation never existed.
+ */
+export function scanLog(file: string): ScanResult {
+  let fd: number;
+  try { fd = fs.openSync(file, 'r'); } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { size: 0, goodLines: 0, goodBytes: 0, droppedLines: 0, droppedValidLines: 0 };
+    throw e;
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    const r: ScanResult = { size, goodLines: 0, goodBytes: 0, droppedLines: 0, droppedValidLines: 0 };
+    const end = eachLine(fd, size, (buf, start, stop, offset, lineNo) => {
+      const bad = checkLine(buf, start, stop).reason;
+      if (r.firstBad) { r.droppedLines++; if (!bad) r.droppedValidLines++; }
+      else if (bad) { r.firstBad = { line: lineNo, offset, reason: bad }; r.goodBytes = offset; r.droppedLines++; }
+      else r.goodLines++;
+      return true;
+    });
+    if (!r.firstBad) r.goodBytes = end;
+    if (end < size) r.droppedLines++; // the incomplete last line
+    return r;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** What {@link repairLog} did. */
+export interface RepairResult extends ScanResult {
+  file: string;
+  /** Bytes cut off the end of the log. */
+  droppedBytes: number;
+  /** The byte-for-byte copy of the damaged log, or null when nothing had to be cut. */
+  damagedCopy: string | null;
+}
+
+/**
+ * Cuts `file` at the end of its last good line, after keeping a byte-for-byte copy of it as
+ * `<file>.damaged-<now>` (written and fsync'd before the cut, so a crash leaves at least one
+ * of the two complete). A log without a bad line or torn tail is left as it is. The caller
+ * must be the only process with the file open (it holds the data dir's lock, and the log is
+ * not open for writing).
+ * @throws fs errors (ENOSPC for the copy, EACCES…) with the log unchanged.
+ */
+export function repairLog(file: string, now: number = Date.now()): RepairResult {
+  const scan = scanLog(file);
+  const droppedBytes = scan.size - scan.goodBytes;
+  if (droppedBytes === 0) return { ...scan, file, droppedBytes, damagedCopy: null };
+  const copy = `${file}.damaged-${now}`;
+  fs.copyFileSync(file, copy, fs.constants.COPYFILE_EXCL);
+  fs.chmodSync(copy, 0o600);
+  const cfd = fs.openSync(copy, 'r');
+  try { fs.fsyncSync(cfd); } finally { fs.closeSync(cfd); }
+  const fd = fs.openSync(file, 'r+');
+  try {
+    fs.ftruncateSync(fd, scan.goodBytes);
+    fs.fsyncSync(fd);
+  } finally { fs.closeSync(fd); }
+  const dfd = fs.openSync(dirname(file), 'r');
+  try { fs.fsyncSync(dfd); } finally { fs.closeSync(dfd); }
+  return { ...scan, file, droppedBytes, damagedCopy: copy };
 }

@@ -9,6 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Db, type Rec, type Tx } from './db.js';
 import { nodeFs, type StoreFs } from './fs.js';
 import { acquireLock } from './lock.js';
+import { CorruptLogError, repairLog, type RepairResult } from './recovery.js';
 import { Workspace } from '../workspace.js';
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
@@ -34,9 +35,26 @@ export interface StoreOptions {
 /** Thrown when the data dir cannot be used at all (missing permissions, not a directory…). */
 export class DataDirError extends Error {}
 
+/**
+ * A workspace that exists but is offline: its log has a corrupt line, so none of its data is
+ * served (a prefix of it could contradict what clients were told). Requests for it answer 503
+ * `storage_failed`; `cli repair --workspace ID` brings it back.
+ */
+export class WorkspaceUnavailableError extends Error {
+  constructor(readonly workspaceId: string, readonly corrupt: CorruptLogError) {
+    super(`workspace ${workspaceId} is offline: ${corrupt.message}; run "cli repair --workspace ${workspaceId}" to keep a copy of the log and cut it at the last good line`);
+    this.name = 'WorkspaceUnavailableError';
+  }
+}
+
 export class Store {
   system!: Db;
+  /** The workspaces being served, by id. */
   readonly workspaces = new Map<string, Workspace>();
+  /** Workspaces whose log could not be replayed (a corrupt line), by id: offline until repaired. */
+  readonly quarantined = new Map<string, CorruptLogError>();
+  /** Workspaces a repair is bringing back (their logs are being cut and replayed). */
+  private readonly repairing = new Set<string>();
   /** SHA-256 of a key → key id. */
   readonly keyIdByHash = new Map<string, string>();
   secret!: Buffer;
@@ -45,8 +63,10 @@ export class Store {
   private constructor(readonly opts: StoreOptions) {}
 
   /**
-   * Takes the data dir's lock, replays the system log and every workspace log.
-   * @throws LockedError, DataDirError, CorruptLogError.
+   * Takes the data dir's lock, replays the system log and every workspace log. A workspace log
+   * with a corrupt line puts only that workspace in {@link quarantined}; a corrupt system log
+   * (workspaces and keys: nothing can be served without it) stops the open.
+   * @throws LockedError, DataDirError, CorruptLogError (system log only).
    */
   static async open(opts: StoreOptions): Promise<Store> {
     const st = new Store(opts);
@@ -57,11 +77,11 @@ export class Store {
     } catch (e) {
       throw new DataDirError(`data dir ${dir} is not usable: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
-    st.releaseLock = acquireLock(dir);
+    st.releaseLock = await acquireLock(dir);
     try {
       st.secret = loadSecret(join(dir, 'secret'));
       const sfs = opts.fs ?? nodeFs;
-      st.system = await Db.open(join(dir, 'system.log'), {
+      st.system = await openSystemLog(join(dir, 'system.log'), {
         fs: sfs, sync: opts.sync, now: () => opts.clock.now(), onError: opts.onError, compactionSlack: opts.compactionSlack,
         listeners: [(type, id, prev, next) => {
           if (type !== 'key') return;
@@ -69,7 +89,12 @@ export class Store {
           if (next) st.keyIdByHash.set(next.hash as string, id);
         }],
       });
-      for (const id of st.system.table('workspace').keys()) await st.openWorkspace(id);
+      for (const id of st.system.table('workspace').keys()) {
+        try { await st.openWorkspace(id); } catch (e) {
+          if (!(e instanceof CorruptLogError)) throw e;
+          st.quarantined.set(id, e);
+        }
+      }
     } catch (e) {
       st.releaseLock();
       throw e;
@@ -77,8 +102,11 @@ export class Store {
     return st;
   }
 
+  /** The log file of workspace `id`. */
+  workspaceLog(id: string): string { return join(this.opts.dataDir, 'workspaces', `${id}.log`); }
+
   private async openWorkspace(id: string): Promise<Workspace> {
-    const ws = await Workspace.open(id, join(this.opts.dataDir, 'workspaces', `${id}.log`), {
+    const ws = await Workspace.open(id, this.workspaceLog(id), {
       fs: this.opts.fs ?? nodeFs,
       sync: this.opts.sync,
       now: () => this.opts.clock.now(),
@@ -107,7 +135,43 @@ export class Store {
     return rec;
   }
 
-  workspace(id: string): Workspace | undefined { return this.workspaces.get(id); }
+  /**
+   * The workspace `id` when it is served; undefined when there is none.
+   * @throws WorkspaceUnavailableError when it exists but is quarantined (its log is corrupt).
+   */
+  workspace(id: string): Workspace | undefined {
+    const ws = this.workspaces.get(id);
+    if (ws !== undefined) return ws;
+    const bad = this.quarantined.get(id);
+    if (bad !== undefined) throw new WorkspaceUnavailableError(id, bad);
+    return undefined;
+  }
+
+  /**
+   * Repairs quarantined workspace `id` ({@link repairLog}: a copy of the damaged log is kept,
+   * the log is cut at its last good line) and serves it again. Until the repaired log is
+   * replayed, requests for it still answer as quarantined.
+   * @throws Error when `id` is not quarantined or is being repaired; fs errors of the repair
+   *   (the workspace stays quarantined).
+   */
+  async repairWorkspace(id: string): Promise<RepairResult> {
+    if (!this.quarantined.has(id)) throw new Error(`workspace ${id} is not quarantined`);
+    if (this.repairing.has(id)) throw new Error(`workspace ${id} is being repaired`);
+    this.repairing.add(id);
+    try {
+      const result = repairLog(this.workspaceLog(id), this.opts.clock.now());
+      try {
+        await this.openWorkspace(id);
+      } catch (e) {
+        if (e instanceof CorruptLogError) this.quarantined.set(id, e);
+        throw e;
+      }
+      this.quarantined.delete(id);
+      return result;
+    } finally {
+      this.repairing.delete(id);
+    }
+  }
   workspaceRec(id: string): WorkspaceRec | undefined { return this.system.get('workspace', id) as WorkspaceRec | undefined; }
   key(id: string): KeyRec | undefined { return this.system.get('key', id) as KeyRec | undefined; }
   keyByHash(hash: string): KeyRec | undefined {
@@ -120,6 +184,17 @@ export class Store {
     await this.system.close();
     for (const ws of this.workspaces.values()) await ws.db.close();
     this.releaseLock();
+  }
+}
+
+/** Opens the system log; a corrupt line stops the open with what to do about it. */
+async function openSystemLog(path: string, opts: Parameters<typeof Db.open>[1]): Promise<Db> {
+  try {
+    return await Db.open(path, opts);
+  } catch (e) {
+    if (!(e instanceof CorruptLogError)) throw e;
+    throw new CorruptLogError(e.file, e.line, e.offset, e.reason,
+      'the system log holds every workspace and key, so nothing can be served: restore it from a backup, or run "cli repair --system" to keep a copy and cut it at the last good line (losing every later line)');
   }
 }
 
