@@ -230,7 +230,10 @@ class TextBuilder {
 
 /** Joins builder parts into final text: trailing spaces per line removed, ends trimmed. */
 function finish(parts: string[]): string {
-  return parts.join('').split('\n').map((l) => l.trimEnd()).join('\n').trim();
+  const text = parts.join('');
+  // Most texts have no line with trailing white space: skip splitting them into lines.
+  if (!/[^\S\n]\n/.test(text)) return text.trim();
+  return text.split('\n').map((l) => l.trimEnd()).join('\n').trim();
 }
 
 function oneLine(s: string): string {
