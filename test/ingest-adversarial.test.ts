@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { detectContent, parseStructured } from '../src/ingest/detect.js';
-import { parseContent } from '../src/ingest/analyze.js';
+import { MAX_DOCUMENTS, parseContent } from '../src/ingest/analyze.js';
 import { parseJsonText, parseJsonDocuments } from '../src/ingest/json.js';
 import { parseYaml } from '../src/ingest/yaml.js';
 import { parseOpenApi } from '../src/ingest/openapi.js';
@@ -94,8 +94,9 @@ const TEXT_STEPS: Record<string, (s: string) => unknown> = {
   proto: (s) => parseProto(s),
   wsdl: (s) => parseWsdl(s),
   xml: (s) => parseXml(s),
-  markdown: (s) => parseMarkdown(s),
-  html: (s) => parseHtml(s),
+  // As ingestion runs them: with the per-source document cap, counted before sections are built.
+  markdown: (s) => parseMarkdown(s, MAX_DOCUMENTS),
+  html: (s) => parseHtml(s, MAX_DOCUMENTS),
   links: (s) => extractLinks(s, 'https://example.com/a/'),
   chunk: (s) => chunkDocuments([{ kind: 'section', title: 't', text: s }]),
   tokenize: (s) => tokenize(s),

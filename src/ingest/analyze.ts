@@ -5,7 +5,7 @@
  * worker threads (src/ingest/pool.ts), so that the main thread only fetches bytes and stores
  * the finished record (README "Reliability": ingestion never stalls other requests).
  */
-import { IngestError, type ParsedDocument, type ParsedSource } from './types.js';
+import { IngestError, checkCap, type ParsedDocument, type ParsedSource } from './types.js';
 import { classifyValue, detectContent, parseStructured, type ContentType } from './detect.js';
 import { parseOpenApi } from './openapi.js';
 import { parseAsyncApi } from './asyncapi.js';
@@ -73,10 +73,7 @@ export interface Analyzer {
 
 const count = (n: number): string => n.toLocaleString('en-US');
 
-/** @throws IngestError naming the count when `n` is over the per-source cap `max`. */
-function cap(n: number, max: number, what: string): void {
-  if (n > max) throw new IngestError(`the content has ${count(n)} ${what}; at most ${count(max)} are ingested per source`);
-}
+const cap = checkCap;
 
 /**
  * The stored record of parsed content: caps checked first (before any chunk or id is made),
@@ -130,7 +127,7 @@ export function runJob(job: AnalysisJob): IngestResult {
       let title: string | undefined;
       const documents: ParsedDocument[] = [];
       for (let i = 0; i < job.pages.length; i++) {
-        const parsed = parseHtml(decodeText(job.pages[i]));
+        const parsed = parseHtml(decodeText(job.pages[i]), MAX_DOCUMENTS);
         title ??= parsed.title ?? job.pages[i].url;
         for (const d of parsed.documents) documents.push(d);
         // Stop at the page that crosses the cap: the pages after it are not parsed at all.
@@ -199,7 +196,8 @@ export function parseContent(type: ContentType | 'auto', text: string, mediaType
     case 'grpc': return { type: 'grpc', parsed: parseProto(text) };
     case 'soap': return { type: 'soap', parsed: parseWsdl(text) };
     case 'json': return { type: 'json', parsed: parseJsonDocuments(v) };
-    case 'text': return { type: 'text', parsed: detected.html ? parseHtml(text) : parseMarkdown(text) };
+    // Sections are counted before they are built: a paste of 400,000 headings is refused early.
+    case 'text': return { type: 'text', parsed: detected.html ? parseHtml(text, MAX_DOCUMENTS) : parseMarkdown(text, MAX_DOCUMENTS) };
   }
 }
 

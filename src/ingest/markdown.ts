@@ -6,7 +6,7 @@
  * `=` or `-`); lines inside fenced code blocks (``` or ~~~) are never headings.
  */
 
-import type { ParsedDocument, ParsedSource } from './types.js';
+import { checkCap, type ParsedDocument, type ParsedSource } from './types.js';
 
 /** Longest title taken from the first line of heading-less text. */
 const MAX_INTRO_TITLE = 100;
@@ -195,9 +195,10 @@ function sliceText(lines: string[], from: number, to: number): string {
  * - blank input gives no documents;
  * - `title` = the first level-1 heading's text, if any.
  *
- * Never throws: every text is valid Markdown.
+ * Every text is valid Markdown: it never throws, except that with `maxDocuments` more sections
+ * than that are refused (the per-source cap's IngestError) after counting, before any is built.
  */
-export function parseMarkdown(text: string): ParsedSource {
+export function parseMarkdown(text: string, maxDocuments = Infinity): ParsedSource {
   const src = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const lines = src.split(/\r\n?|\n/);
   const headings = findHeadings(lines);
@@ -205,6 +206,7 @@ export function parseMarkdown(text: string): ParsedSource {
 
   const firstStart = headings.length ? headings[0].start : lines.length;
   const intro = sliceText(lines, 0, firstStart);
+  checkCap(headings.length + (intro.trim() !== '' ? 1 : 0), maxDocuments, 'documents'); // counted before the sections are built
   if (intro.trim() !== '') {
     const first = intro
       .split('\n')
