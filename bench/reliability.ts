@@ -19,6 +19,9 @@
  *  - malformed  oversized headers (431), Content-Encoding (415), invalid UTF-8 (400), exact bodies
  *  - fetch      a source URL answering 2,000 stacked gzip layers (the server's CPU per fetch);
  *               live checks against an upstream echoing the secret in every form in a 1 MiB body
+ *  - ingest     10 ingestions of ~1.8 MB documents at once, then each pathological paste alone,
+ *               while a separate process polls /healthz every ~10 ms (the longest wait is the
+ *               longest main-thread stall a request saw)
  *
  * Servers that are measured run as child processes (their RSS and descriptors are read from
  * /proc), so the client side never counts. Linux only.
@@ -32,7 +35,7 @@ import * as http from 'node:http';
 import * as zlib from 'node:zlib';
 import * as net from 'node:net';
 import { once } from 'node:events';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -41,13 +44,15 @@ import { startTestServer, type TestServer } from '../test/helpers/server.js';
 import { call, startServer as startChild, tempDir, type RunningChild } from '../test/helpers/child.js';
 import { parseRawResponse, within, type RawResponse } from '../test/helpers/raw.js';
 import { storageRows } from './storageRows.js';
+import { fork } from 'node:child_process';
+import { h2Page, headings, htmlDoc, markdownDoc, openApiDoc, openApiPaths, wsdlOperations } from '../test/helpers/ingest-inputs.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MiB = 1024 * 1024;
 
 const { values: argv } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string' }, out: { type: 'string' }, 'no-build': { type: 'boolean' } } });
 const quick = argv.quick ?? false;
-const ALL = ['crash', 'faults', 'storage', 'shutdown', 'slow', 'idle', 'bodies', 'malformed', 'fetch'];
+const ALL = ['crash', 'faults', 'storage', 'shutdown', 'slow', 'idle', 'bodies', 'malformed', 'fetch', 'ingest'];
 const only = new Set((argv.only ?? ALL.join(',')).split(','));
 for (const o of only) if (!ALL.includes(o)) { console.error(`--only takes ${ALL.join(',')}`); process.exit(2); }
 const N = {
@@ -701,6 +706,82 @@ await row('fetch', 'Live checks whose upstream echoes the bearer secret in 17 fo
   times.sort((a, b) => a - b);
   return { runs: `${N.echoChecks} checks`, result: `no form of the secret in any answer; a check (1 MiB fetched, redacted, 16 KiB returned) took ${times[Math.floor(times.length / 2)].toFixed(0)} ms median, ${times[times.length - 1].toFixed(0)} ms at most` };
 });
+
+// Ingestion never stalls the server
+
+interface ProbeStats { count: number; p50: number; p99: number; max: number }
+/** bench/healthz-probe.mjs in its own process; `report()` gives the window since the last report. */
+async function startProbe(url: string): Promise<{ report(): Promise<ProbeStats>; exit(): void }> {
+  const child = fork(join(ROOT, 'bench', 'healthz-probe.mjs'), [url], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  await within(new Promise<void>((r) => child.once('message', () => r())), 10_000, 'the /healthz probe');
+  return {
+    report: () => within(new Promise<ProbeStats>((r) => { child.once('message', (m) => r(m as ProbeStats)); child.send('report'); }), 10_000, 'a probe report'),
+    exit: () => { child.send('exit'); },
+  };
+}
+const ms1 = (n: number) => `${n.toFixed(n < 10 ? 1 : 0)} ms`;
+
+await row('ingest', `10 ingestions of ~1.8 MB documents at once (Markdown with a heading every ~400 chars, OpenAPI JSON, HTML with \`<h2>\` sections), /healthz polled every ~10 ms from another process`, async () => {
+  const srv = await startChild({ env: LOAD_ENV });
+  try {
+    const key = await srv.waitForKey();
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
+    const docs = [markdownDoc(1_800_000), openApiDoc(1_800_000), htmlDoc(1_800_000)];
+    // Warm-up (the workers' first parse is cold), then the measured round.
+    for (const d of docs) check((await post(agent, srv.port, '/api/v1/sources', key, { content: d })).kind === 'answer', 'warm-up');
+    const probe = await startProbe(srv.url);
+    try {
+      await probe.report();
+      const t0 = performance.now();
+      const outs = await Promise.all(Array.from({ length: 10 }, (_, i) => post(agent, srv.port, '/api/v1/sources', key, { content: docs[i % 3] })));
+      const wall = performance.now() - t0;
+      const h = await probe.report();
+      const statuses = outs.map((o) => (o.kind === 'answer' ? `${o.status} ${o.body?.source?.status}` : o.code));
+      check(statuses.every((x) => x === '201 ready'), `answers: ${statuses.join(', ')}`);
+      const st = procStats(srv.pid);
+      return { runs: '10 at once', ok: h.p99 <= 50 && h.max <= 100,
+        result: `all 201 \`ready\` in ${(wall / 1000).toFixed(1)} s; /healthz (${fmt(h.count)} probes) p50 ${ms1(h.p50)}, p99 ${ms1(h.p99)}, max ${ms1(h.max)} (target p99 ≤ 50 ms, max ≤ 100 ms); server RSS ${mb(st.rss)}, peak ${mb(st.hwm)}` };
+    } finally { probe.exit(); agent.destroy(); }
+  } finally { await srv.stop('SIGKILL'); }
+});
+
+const PATHOLOGICAL: Array<[string, () => string]> = [
+  ['400,000 `# h` headings (1.6 MB)', () => headings(400_000)],
+  ['OpenAPI JSON with 20,000 paths (1.2 MB)', () => openApiPaths(20_000)],
+  ['HTML with 190,000 `<h2>` (1.9 MB)', () => h2Page(190_000)],
+  ['WSDL with 90,000 operations (1.9 MB)', () => wsdlOperations(90_000)],
+];
+for (const [name, make] of PATHOLOGICAL) {
+  await row('ingest', `Pathological paste: ${name}, /healthz polled every ~10 ms from another process`, async () => {
+    const srv = await startChild({ env: LOAD_ENV });
+    try {
+      const key = await srv.waitForKey();
+      const agent = new http.Agent({ keepAlive: true });
+      const content = make();
+      const probe = await startProbe(srv.url);
+      try {
+        await probe.report();
+        const t0 = performance.now();
+        const o = await post(agent, srv.port, '/api/v1/sources', key, { content });
+        const wall = performance.now() - t0;
+        const h = await probe.report();
+        check(o.kind === 'answer' && o.status === 201, `answered ${o.kind === 'answer' ? o.status : o.code}`);
+        const body = (o as { body: any }).body;
+        const st = procStats(srv.pid);
+        const what = body.source.status === 'failed' ? `\`failed\`: "${body.source.error}"` : `\`ready\` (${fmt(body.counts.documents)} documents, ${fmt(body.counts.endpoints)} endpoints)`;
+        return { runs: '1', ok: h.max <= 100,
+          result: `201 ${what} in ${ms1(wall)}; longest /healthz wait ${ms1(h.max)} (${fmt(h.count)} probes); server RSS ${mb(st.rss)}, peak ${mb(st.hwm)}; data dir ${mb(dirBytes(srv.dataDir))}` };
+      } finally { probe.exit(); agent.destroy(); }
+    } finally { await srv.stop('SIGKILL'); }
+  });
+}
+
+/** Bytes of the files under `dir` (the logs a paste left behind). */
+function dirBytes(dir: string): number {
+  let n = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) if (e.isFile()) n += statSync(join(e.parentPath ?? (e as unknown as { path: string }).path, e.name)).size;
+  return n;
+}
 
 // ------------------------------------------------------------------------------------------
 // The table

@@ -29,6 +29,8 @@ export interface Config {
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
   shutdownTimeoutMs: number;
+  /** An ingestion job running longer than this is stopped (its worker replaced) and the source fails. */
+  ingestTimeoutMs: number;
 }
 
 /** Thrown for an invalid setting; `message` is the one line printed before exit code 2. */
@@ -99,5 +101,6 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
     keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
+    ingestTimeoutMs: int(env, 'INGEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
   };
 }

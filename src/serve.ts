@@ -29,8 +29,10 @@ export interface ServerDeps {
   /** Where the bootstrap key is printed (default: stderr). */
   announce?: (text: string) => void;
   compactionSlack?: number;
-  /** Where ingestion parses (default: a worker thread). */
+  /** Where ingestion parses (default: the worker pool). */
   analyzer?: Analyzer;
+  /** Test seam of the default worker pool: a module each worker runs before every job (see src/ingest/worker.ts). */
+  ingestHook?: string;
 }
 
 export interface RunningServer {
@@ -85,7 +87,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
       `Created workspace "${boot.name}" (${boot.workspaceId}) and a full-access API key.\n` +
       `API key (shown only this once — keep it somewhere safe): ${boot.key}\n`);
   }
-  const analyzer = deps.analyzer ?? new WorkerAnalyzer({ timeoutMs: Math.max(config.sourceFetchTimeoutMs, 60_000) });
+  const analyzer = deps.analyzer ?? new WorkerAnalyzer({ timeoutMs: config.ingestTimeoutMs, hook: deps.ingestHook });
   const usage = new UsageCounter(store, clock, logger);
   usage.start();
   const routes = buildRoutes({ store, config, secrets, logger, analyzer, usage });

@@ -6,10 +6,11 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { crawlWebsite } from '../src/ingest/crawl.js';
+import { crawlWebsite, type CrawlOptions } from '../src/ingest/crawl.js';
 import { FetchError, type FetchOptions } from '../src/ingest/fetch.js';
 import { fetchGithubDocs, parseGithubRepoUrl } from '../src/ingest/github.js';
 import { IngestError } from '../src/ingest/types.js';
+import { inlineAnalyzer, runJob } from '../src/ingest/analyze.js';
 
 interface Local {
   origin: string;
@@ -47,7 +48,7 @@ async function serve(handler: (req: http.IncomingMessage, res: http.ServerRespon
   return local;
 }
 
-const base: FetchOptions = { timeoutMs: 5000, maxBytes: 1024 * 1024, allowPrivate: true };
+const base: FetchOptions & { links: CrawlOptions['links'] } = { timeoutMs: 5000, maxBytes: 1024 * 1024, allowPrivate: true, links: (job) => inlineAnalyzer.links(job, 'test') };
 
 // ---------------------------------------------------------------------------------------------
 // Website
@@ -93,9 +94,11 @@ test('crawls same-origin HTML pages breadth-first, each once, skipping non-HTML 
   site.hits.clear();
   const r = await crawlWebsite(`${site.origin}/`, { ...base, maxPages: 50, maxDepth: 3 });
   assert.deepEqual(r.pages.map((p) => new URL(p.url).pathname), ['/', '/a', '/b', '/c', '/d', '/e']);
-  assert.equal(r.pages[0].title, 'Page /');
-  assert.equal(r.pages[0].documents[0].kind, 'page');
-  assert.match(r.pages[0].documents[0].text, /About Page \/\./);
+  // Pages come back as bytes; the analyzer parses them (on a worker in the server).
+  const analysis = runJob({ op: 'site', pages: r.pages });
+  assert.equal(analysis.title, 'Page /');
+  assert.equal(analysis.record.documents[0].kind, 'page');
+  assert.match(analysis.prepared.texts[0], /About Page \/\./);
   // Each URL is fetched once; /d twice only because /old redirects to it (the copy is dropped).
   for (const [path, n] of site.hits) assert.equal(n, path === '/d' ? 2 : 1, `${path} fetches`);
   assert.equal(r.pages.filter((p) => p.url.endsWith('/d')).length, 1);

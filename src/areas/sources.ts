@@ -68,21 +68,13 @@ function failureMessage(err: unknown, logger: Logger, requestId: string): string
 }
 
 /**
- * The stored index record of an ingestion. Chunk texts are the prepared postings' own strings
- * (one copy in memory), and the postings learn the documents' ids.
+ * The stored index record of an ingestion, as the analyzer laid it out (ids included). Its
+ * postings are handed to the search index through `preparedSearch`, so storing the record
+ * does not tokenize its chunks again.
  */
 function indexRecord(ws: Workspace, out: Ingested): SourceIndexRec {
-  const documents = out.parsed.documents.map((d) => ({ id: newId(), kind: d.kind || null, title: d.title || null }));
-  const p = out.prepared;
-  p.documentIds = out.chunks.map((c) => documents[c.documentIndex].id);
-  const rec: SourceIndexRec = {
-    documents,
-    endpoints: out.parsed.endpoints.map((e) => ({ id: newId(), method: e.method || null, path: e.path || null, documentId: e.documentIndex === undefined ? undefined : documents[e.documentIndex]?.id })),
-    chunks: out.chunks.map((c, i) => ({ d: c.documentIndex, t: p.texts[i] })),
-    ...(out.parsed.serverUrl ? { serverUrl: out.parsed.serverUrl } : {}),
-  };
-  ws.preparedSearch.set(rec, p);
-  return rec;
+  ws.preparedSearch.set(out.record, out.prepared);
+  return out.record;
 }
 
 export function sourceRoutes(deps: SourceDeps) {
@@ -99,7 +91,7 @@ export function sourceRoutes(deps: SourceDeps) {
     running.add(key); // already reserved by the caller; released below
     let out: Ingested | undefined;
     let error: string | null = null;
-    try { out = await ingest(req, fetchOpts()); } catch (e) { error = failureMessage(e, logger, ctx.requestId); } finally { running.delete(key); }
+    try { out = await ingest(req, { ...fetchOpts(), queue: ws.id }); } catch (e) { error = failureMessage(e, logger, ctx.requestId); } finally { running.delete(key); }
     const current = ws.get<Source>(T.source, src.id);
     if (!current) throw notFound(); // deleted while it was being ingested
     const now = iso(ctx.now);
@@ -107,10 +99,10 @@ export function sourceRoutes(deps: SourceDeps) {
     let next: Source = {
       ...current, status: out ? 'ready' : 'failed', error, updatedAt: now,
       type: out ? out.type : current.type,
-      name: current.nameGiven ? current.name : (out?.parsed.title?.trim().slice(0, 200) || host || current.name),
+      name: current.nameGiven ? current.name : (out?.title?.trim().slice(0, 200) || host || current.name),
     };
     // A credential goes only where it was bound: a new server origin clears it (credentials.ts).
-    if (out) next = applyCredentialOrigins(next, out.parsed.serverUrl);
+    if (out) next = applyCredentialOrigins(next, out.record.serverUrl);
     const tx = ctx.tx();
     tx.put(T.source, src.id, next as unknown as Rec);
     let idx = ws.get<SourceIndexRec>(T.sourceIndex, src.id);

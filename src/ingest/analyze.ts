@@ -1,9 +1,11 @@
 /**
- * The CPU-bound part of ingestion, pure and thread-agnostic: detect and parse content,
- * chunk the documents, and prepare their search postings. {@link Analyzer} runs it inline or
- * on a worker thread (src/ingest/pool.ts), so a large document does not stall other requests.
+ * The CPU-bound part of ingestion, pure and thread-agnostic: decode, detect and parse content,
+ * check the per-source caps, chunk the documents, give every document and endpoint its id and
+ * lay out the stored index record and its search postings. {@link Analyzer} runs it inline or on
+ * worker threads (src/ingest/pool.ts), so that the main thread only fetches bytes and stores
+ * the finished record (README "Reliability": ingestion never stalls other requests).
  */
-import { IngestError, type ParsedSource } from './types.js';
+import { IngestError, checkCap, type ParsedDocument, type ParsedSource } from './types.js';
 import { classifyValue, detectContent, parseStructured, type ContentType } from './detect.js';
 import { parseOpenApi } from './openapi.js';
 import { parseAsyncApi } from './asyncapi.js';
@@ -13,45 +15,157 @@ import { parseProto } from './proto.js';
 import { parseWsdl } from './wsdl.js';
 import { parseJsonDocuments } from './json.js';
 import { parseMarkdown } from './markdown.js';
-import { parseHtml } from './html.js';
+import { extractLinks, parseHtml } from './html.js';
 import { chunkDocuments } from './chunk.js';
 import { prepareSource, type SourceEntry } from '../search/bm25.js';
+import { newId } from '../ids.js';
+import type { SourceIndexRec } from '../workspace.js';
 
-/** Parsed content with its chunks and prepared search postings (chunk documentIds are document indexes). */
-export interface Analysis {
+/** Most documents one source may have (README "Limits"); more fails the source. */
+export const MAX_DOCUMENTS = 20_000;
+/** Most endpoints one source may have. */
+export const MAX_ENDPOINTS = 20_000;
+/** Most chunks one source may have. */
+export const MAX_CHUNKS = 50_000;
+/** Most links a crawled page hands back to the crawl (a page of a million links stays cheap). */
+export const MAX_LINKS_PER_PAGE = 10_000;
+
+/** Raw bytes as fetched, with the response's Content-Type header (for its charset). */
+export interface FetchedBody { body: Uint8Array; contentType?: string }
+
+/** One ingestion job: everything runs where the {@link Analyzer} runs it. */
+export type AnalysisJob =
+  /** Pasted text, or a fetched document's bytes (`mediaType` = its lower-cased media type). With `asPages`, text documents become `page`s. */
+  | { op: 'text'; type: ContentType | 'auto'; text: string | FetchedBody; mediaType?: string; asPages?: boolean }
+  /** Crawled HTML pages, in crawl order: one `text` analysis of all their `page` documents. */
+  | { op: 'site'; pages: Array<{ url: string } & FetchedBody> }
+  /** Documents taken as they are (GitHub files). */
+  | { op: 'documents'; title?: string; documents: ParsedDocument[] };
+
+/** A crawled page whose links the crawl wants. */
+export interface LinksJob extends FetchedBody {
+  /** The page's final URL (relative links resolve against it, or its `<base href>`). */
+  baseUrl: string;
+  /** Only links of this origin are returned. */
+  origin: string;
+}
+
+/** A link of a crawled page: its URL without fragment, and whether its extension says it is not HTML. */
+export interface PageLink { url: string; nonHtml: boolean }
+
+/** The finished ingestion: the record to store and its search postings (documentIds filled). */
+export interface IngestResult {
   type: ContentType;
-  parsed: ParsedSource;
-  chunks: Array<{ documentIndex: number; text: string }>;
+  /** The content's own title (default source name). */
+  title?: string;
+  record: SourceIndexRec;
   prepared: SourceEntry;
 }
 
-/** Runs analyses; `close` releases any thread. */
+/** Runs jobs; `queue` names the workspace (jobs of different queues are served round-robin). */
 export interface Analyzer {
-  /** Detects (for `auto`) and parses `text`, then chunks and prepares it. @throws IngestError */
-  analyzeText(type: ContentType | 'auto', text: string, mediaType?: string): Promise<Analysis>;
-  /** Chunks and prepares already-parsed documents (crawled pages, GitHub files). */
-  analyzeParsed(type: ContentType, parsed: ParsedSource): Promise<Analysis>;
+  /** @throws IngestError saying why the content cannot be ingested (the source's `error`). */
+  analyze(job: AnalysisJob, queue: string): Promise<IngestResult>;
+  /** Same-origin links of a crawled page, in document order, at most {@link MAX_LINKS_PER_PAGE}. */
+  links(job: LinksJob, queue: string): Promise<PageLink[]>;
   close(): Promise<void>;
 }
 
-/** The analysis of already-parsed documents. @throws IngestError when there is no document. */
-export function analyzeParsedSync(type: ContentType, parsed: ParsedSource): Analysis {
-  if (parsed.documents.length === 0) throw new IngestError('no documents could be extracted from the content');
-  const chunks = chunkDocuments(parsed.documents).map((c) => ({ documentIndex: c.documentIndex, text: c.text }));
-  const prepared = prepareSource(chunks.map((c) => ({ documentId: String(c.documentIndex), title: parsed.documents[c.documentIndex].title || null, text: c.text })));
-  return { type, parsed, chunks, prepared };
+const count = (n: number): string => n.toLocaleString('en-US');
+
+const cap = checkCap;
+
+/**
+ * The stored record of parsed content: caps checked first (before any chunk or id is made),
+ * then chunks, UUIDv7 ids and postings.
+ * @throws IngestError when there is no document or a cap is exceeded.
+ */
+export function buildResult(type: ContentType, parsed: ParsedSource): IngestResult {
+  const docs = parsed.documents;
+  if (docs.length === 0) throw new IngestError('no documents could be extracted from the content');
+  cap(docs.length, MAX_DOCUMENTS, 'documents');
+  cap(parsed.endpoints.length, MAX_ENDPOINTS, 'endpoints');
+  const chunks = chunkDocuments(docs);
+  cap(chunks.length, MAX_CHUNKS, 'chunks');
+  const documents = docs.map((d) => ({ id: newId(), kind: d.kind || null, title: d.title || null }));
+  const endpoints = parsed.endpoints.map((e) => ({
+    id: newId(), method: e.method || null, path: e.path || null,
+    documentId: e.documentIndex === undefined ? undefined : documents[e.documentIndex]?.id,
+  }));
+  const prepared = prepareSource(chunks.map((c) => ({ documentId: documents[c.documentIndex].id, title: documents[c.documentIndex].title, text: c.text })));
+  const record: SourceIndexRec = {
+    documents, endpoints,
+    // The chunk texts are the postings' own strings: one copy in memory.
+    chunks: chunks.map((c, i) => ({ d: c.documentIndex, t: prepared.texts[i] })),
+    ...(parsed.serverUrl ? { serverUrl: parsed.serverUrl } : {}),
+  };
+  return { type, ...(parsed.title !== undefined ? { title: parsed.title } : {}), record, prepared };
 }
 
-/** {@link parseContent} then {@link analyzeParsedSync}. */
-export function analyzeTextSync(type: ContentType | 'auto', text: string, mediaType?: string): Analysis {
-  const r = parseContent(type, text, mediaType);
-  return analyzeParsedSync(r.type, r.parsed);
+/** Decodes fetched bytes with the charset of their Content-Type (UTF-8 when absent or unknown). */
+export function decodeText(b: FetchedBody): string {
+  const m = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(b.contentType ?? '');
+  if (m) {
+    try { return new TextDecoder(m[1]).decode(b.body); } catch { /* unknown label: UTF-8 */ }
+  }
+  return new TextDecoder('utf-8').decode(b.body);
 }
 
-/** An {@link Analyzer} on the calling thread (tests, the CLI). */
+/**
+ * Runs one job to its result on the calling thread (the worker's whole job).
+ * @throws IngestError for content that cannot be ingested.
+ */
+export function runJob(job: AnalysisJob): IngestResult {
+  switch (job.op) {
+    case 'text': {
+      const text = typeof job.text === 'string' ? job.text : decodeText(job.text);
+      const r = parseContent(job.type, text, job.mediaType);
+      if (!job.asPages || r.type !== 'text') return buildResult(r.type, r.parsed);
+      return buildResult(r.type, { ...r.parsed, documents: r.parsed.documents.map((d) => ({ ...d, kind: 'page' })) });
+    }
+    case 'site': {
+      let title: string | undefined;
+      const documents: ParsedDocument[] = [];
+      for (let i = 0; i < job.pages.length; i++) {
+        const parsed = parseHtml(decodeText(job.pages[i]), MAX_DOCUMENTS);
+        title ??= parsed.title ?? job.pages[i].url;
+        for (const d of parsed.documents) documents.push(d);
+        // Stop at the page that crosses the cap: the pages after it are not parsed at all.
+        if (documents.length > MAX_DOCUMENTS) throw new IngestError(`the site has ${count(documents.length)} documents in its first ${count(i + 1)} pages; at most ${count(MAX_DOCUMENTS)} are ingested per source`);
+      }
+      return buildResult('text', { title, documents, endpoints: [] });
+    }
+    case 'documents':
+      return buildResult('text', { title: job.title, documents: job.documents, endpoints: [] });
+  }
+}
+
+/** The same-origin links of a crawled page (fragment removed, de-duplicated, in order, capped). */
+export function pageLinks(job: LinksJob): PageLink[] {
+  const out: PageLink[] = [];
+  for (const link of extractLinks(decodeText(job), job.baseUrl)) {
+    const u = new URL(link);
+    if (u.origin !== job.origin) continue;
+    const ext = /\.([a-z0-9]{1,5})$/i.exec(u.pathname);
+    out.push({ url: u.href, nonHtml: ext !== null && NON_HTML_EXTENSIONS.has(ext[1].toLowerCase()) });
+    if (out.length >= MAX_LINKS_PER_PAGE) break;
+  }
+  return out;
+}
+
+/** Links with these extensions are not fetched by the crawl: they are not HTML pages. */
+const NON_HTML_EXTENSIONS = new Set([
+  'pdf', 'zip', 'gz', 'tgz', 'tar', 'bz2', 'xz', '7z', 'rar', 'exe', 'dmg', 'msi', 'deb', 'rpm', 'apk',
+  'png', 'jpg', 'jpeg', 'gif', 'webp', 'svg', 'ico', 'bmp', 'tif', 'tiff', 'avif',
+  'mp3', 'mp4', 'm4a', 'wav', 'ogg', 'webm', 'mov', 'avi',
+  'css', 'js', 'mjs', 'map', 'woff', 'woff2', 'ttf', 'otf', 'eot', 'wasm',
+  'doc', 'docx', 'xls', 'xlsx', 'ppt', 'pptx', 'csv',
+]);
+
+/** An {@link Analyzer} on the calling thread (unit tests, the CLI): no queues, no timeout. */
 export const inlineAnalyzer: Analyzer = {
-  analyzeText: async (type, text, mediaType) => analyzeTextSync(type, text, mediaType),
-  analyzeParsed: async (type, parsed) => analyzeParsedSync(type, parsed),
+  analyze: async (job) => runJob(job),
+  links: async (job) => pageLinks(job),
   close: async () => {},
 };
 
@@ -82,7 +196,8 @@ export function parseContent(type: ContentType | 'auto', text: string, mediaType
     case 'grpc': return { type: 'grpc', parsed: parseProto(text) };
     case 'soap': return { type: 'soap', parsed: parseWsdl(text) };
     case 'json': return { type: 'json', parsed: parseJsonDocuments(v) };
-    case 'text': return { type: 'text', parsed: detected.html ? parseHtml(text) : parseMarkdown(text) };
+    // Sections are counted before they are built: a paste of 400,000 headings is refused early.
+    case 'text': return { type: 'text', parsed: detected.html ? parseHtml(text, MAX_DOCUMENTS) : parseMarkdown(text, MAX_DOCUMENTS) };
   }
 }
 

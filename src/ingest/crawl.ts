@@ -4,8 +4,8 @@
  * time and size limits apply to each page and each redirect.
  */
 import { FetchError, fetchDocument, type FetchOptions } from './fetch.js';
-import { extractLinks, parseHtml } from './html.js';
-import { IngestError, type ParsedDocument } from './types.js';
+import { IngestError } from './types.js';
+import type { LinksJob, PageLink } from './analyze.js';
 
 /** Options of {@link crawlWebsite}: the fetch options plus the crawl bounds. */
 export type CrawlOptions = FetchOptions & {
@@ -13,16 +13,18 @@ export type CrawlOptions = FetchOptions & {
   maxPages: number;
   /** Most link hops from the start page (the start page is depth 0); default 3. */
   maxDepth?: number;
+  /** The same-origin links of a page: an ingestion worker's job (`Analyzer.links`). */
+  links: (job: LinksJob) => Promise<PageLink[]>;
 };
 
-/** One crawled HTML page. */
+/** One crawled HTML page, as fetched: parsing is the ingestion worker's job. */
 export interface CrawledPage {
   /** Final URL of the page (after redirects), without fragment. */
   url: string;
-  /** The page's `<title>` (else first `<h1>`), else its URL. */
-  title: string;
-  /** The page's `page` documents as {@link parseHtml} splits them. */
-  documents: ParsedDocument[];
+  /** The raw body. */
+  body: Buffer;
+  /** The response's Content-Type header (its charset decodes the body). */
+  contentType?: string;
 }
 
 /** What {@link crawlWebsite} returns. */
@@ -34,14 +36,6 @@ export interface CrawlResult {
 }
 
 const DEFAULT_MAX_DEPTH = 3;
-/** Links with these extensions are not fetched: they are not HTML pages. */
-const NON_HTML_EXTENSIONS = new Set([
-  'pdf', 'zip', 'gz', 'tgz', 'tar', 'bz2', 'xz', '7z', 'rar', 'exe', 'dmg', 'msi', 'deb', 'rpm', 'apk',
-  'png', 'jpg', 'jpeg', 'gif', 'webp', 'svg', 'ico', 'bmp', 'tif', 'tiff', 'avif',
-  'mp3', 'mp4', 'm4a', 'wav', 'ogg', 'webm', 'mov', 'avi',
-  'css', 'js', 'mjs', 'map', 'woff', 'woff2', 'ttf', 'otf', 'eot', 'wasm',
-  'doc', 'docx', 'xls', 'xlsx', 'ppt', 'pptx', 'csv',
-]);
 
 function withoutFragment(u: URL): string {
   const c = new URL(u.href);
@@ -49,29 +43,11 @@ function withoutFragment(u: URL): string {
   return c.href;
 }
 
-function looksNonHtml(u: URL): boolean {
-  const m = /\.([a-z0-9]{1,5})$/i.exec(u.pathname);
-  return m !== null && NON_HTML_EXTENSIONS.has(m[1].toLowerCase());
-}
-
 function isHtml(contentType: string, body: Buffer): boolean {
   if (contentType === 'text/html' || contentType === 'application/xhtml+xml') return true;
   if (contentType !== '') return false;
   const head = body.subarray(0, 512).toString('latin1').trimStart().toLowerCase();
   return head.startsWith('<!doctype html') || head.startsWith('<html');
-}
-
-/** Decodes a page with the charset of its Content-Type (UTF-8 when absent or unknown). */
-function decodeText(body: Buffer, contentTypeHeader: string | undefined): string {
-  const m = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentTypeHeader ?? '');
-  if (m) {
-    try {
-      return new TextDecoder(m[1]).decode(body);
-    } catch {
-      // unknown label: fall through to UTF-8
-    }
-  }
-  return new TextDecoder('utf-8').decode(body);
 }
 
 /**
@@ -87,8 +63,9 @@ function decodeText(body: Buffer, contentTypeHeader: string | undefined): string
  *   that are not HTML (by Content-Type, or by sniffing when it is absent) are not kept; pages that
  *   fail to fetch (any {@link FetchError}) or redirect to another origin are not kept. All of these
  *   are listed in `skipped` and the crawl goes on.
- * - Pages are decoded with their Content-Type charset (default UTF-8) and parsed by
- *   {@link parseHtml}; `title` is the page title, else the URL.
+ * - The main thread only fetches: link extraction runs on an ingestion worker (`opts.links`,
+ *   at most 10,000 same-origin links per page), and the pages come back as raw bytes for the
+ *   worker to decode (Content-Type charset, default UTF-8) and parse.
  *
  * @throws FetchError when the start page cannot be fetched (its own error: `private_address`,
  *   `timeout`, `http_status`…); IngestError when the start page is not HTML or `startUrl` is
@@ -138,21 +115,17 @@ export async function crawlWebsite(startUrl: string, opts: CrawlOptions): Promis
       skipped.push(url);
       continue;
     }
-    const html = decodeText(doc.body, doc.headers['content-type']);
-    const parsed = parseHtml(html);
-    pages.push({ url: finalUrl, title: parsed.title ?? finalUrl, documents: parsed.documents });
+    const contentType = doc.headers['content-type'];
+    pages.push({ url: finalUrl, body: doc.body, ...(contentType !== undefined ? { contentType } : {}) });
     if (depth >= maxDepth) continue;
-    for (const link of extractLinks(html, finalUrl)) {
-      const u = new URL(link);
-      if (u.origin !== origin) continue;
-      const key = withoutFragment(u);
-      if (seen.has(key)) continue;
-      seen.add(key);
-      if (looksNonHtml(u)) {
-        skipped.push(key);
+    for (const link of await opts.links({ body: doc.body, contentType, baseUrl: finalUrl, origin })) {
+      if (seen.has(link.url)) continue;
+      seen.add(link.url);
+      if (link.nonHtml) {
+        skipped.push(link.url);
         continue;
       }
-      queue.push({ url: key, depth: depth + 1 });
+      queue.push({ url: link.url, depth: depth + 1 });
     }
   }
   return { pages, skipped };

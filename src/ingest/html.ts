@@ -8,7 +8,7 @@
  * unterminated construct consumes the rest of the input, so no input causes super-linear work.
  */
 
-import type { ParsedDocument, ParsedSource } from './types.js';
+import { checkCap, type ParsedDocument, type ParsedSource } from './types.js';
 import { decodeEntities } from './html/entities.js';
 
 export { decodeEntities } from './html/entities.js';
@@ -230,7 +230,10 @@ class TextBuilder {
 
 /** Joins builder parts into final text: trailing spaces per line removed, ends trimmed. */
 function finish(parts: string[]): string {
-  return parts.join('').split('\n').map((l) => l.trimEnd()).join('\n').trim();
+  const text = parts.join('');
+  // Most texts have no line with trailing white space: skip splitting them into lines.
+  if (!/[^\S\n]\n/.test(text)) return text.trim();
+  return text.split('\n').map((l) => l.trimEnd()).join('\n').trim();
 }
 
 function oneLine(s: string): string {
@@ -252,9 +255,10 @@ function oneLine(s: string): string {
  *   one per h1–h3 heading (title = heading text, text from the heading to the next one), preceded
  *   by the text before the first heading if any. A page with neither text nor title gives none.
  *
- * Never throws; runs in time linear in the input.
+ * Runs in time linear in the input. With `maxDocuments`, the documents are counted before they
+ * are built and more than that throws the per-source cap's IngestError; otherwise never throws.
  */
-export function parseHtml(text: string): ParsedSource {
+export function parseHtml(text: string, maxDocuments = Infinity): ParsedSource {
   const out = new TextBuilder();
   const marks: Mark[] = [];
   let titleTag = '';
@@ -323,6 +327,7 @@ export function parseHtml(text: string): ParsedSource {
   const documents: ParsedDocument[] = [];
   if (full.length > LONG_PAGE_CHARS && marks.length > 0) {
     const intro = finish(out.parts.slice(0, marks[0].part));
+    checkCap(marks.length + (intro ? 1 : 0), maxDocuments, 'documents'); // counted before the sections are built
     if (intro) documents.push({ kind: 'page', title: title ?? 'Introduction', text: intro });
     marks.forEach((m, k) => {
       const end = k + 1 < marks.length ? marks[k + 1].part : out.parts.length;

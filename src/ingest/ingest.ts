@@ -1,12 +1,12 @@
 /**
- * Ingestion (DESIGN §6, issue #3): turns a create-source request — pasted `content` or a
- * `url`, with a `type` or `auto` — into the stored type and a parsed source (documents,
- * endpoints, chunks). Parsing is pure; fetching goes through the SSRF-safe fetcher.
+ * Ingestion: turns a create-source request — pasted `content` or a `url`, with a `type` or
+ * `auto` — into the stored type and the finished index record (documents, endpoints, chunks
+ * with their ids) and postings. Fetching goes through the SSRF-safe fetcher on the calling
+ * thread; everything else is a job of the {@link Analyzer}.
  */
-import { IngestError, type ParsedSource } from './types.js';
+import { IngestError } from './types.js';
 import type { ContentType, SourceType } from './detect.js';
-import type { Analyzer } from './analyze.js';
-import type { SourceEntry } from '../search/bm25.js';
+import type { Analyzer, IngestResult } from './analyze.js';
 import { fetchDocument, type FetchOptions } from './fetch.js';
 import { crawlWebsite } from './crawl.js';
 import { fetchGithubDocs } from './github.js';
@@ -17,63 +17,49 @@ export interface IngestDeps {
   fetch: FetchOptions;
   crawlMaxPages: number;
   githubApiUrl: string;
-  /** Where parsing, chunking and postings run (a worker thread in the server). */
+  /** Where decoding, parsing, chunking, ids and postings run (worker threads in the server). */
   analyzer: Analyzer;
+  /** The analyzer queue of the job: the workspace id (workspaces are served round-robin). */
+  queue: string;
 }
 
-export interface Ingested {
+/** An {@link IngestResult} with the stored type (`url`, `website`, `github` for fetched kinds). */
+export interface Ingested extends Omit<IngestResult, 'type'> {
   /** The stored type: the detected one for `auto`. */
   type: SourceType;
-  parsed: ParsedSource;
-  chunks: Array<{ documentIndex: number; text: string }>;
-  /** Search postings of the chunks (their documentIds are document indexes). */
-  prepared: SourceEntry;
 }
 
 const CONTENT_TYPES: readonly string[] = ['openapi', 'json', 'text', 'graphql', 'postman', 'asyncapi', 'grpc', 'soap'];
-
-/** Decodes a fetched body with the charset of its Content-Type (UTF-8 when absent or unknown), as the website crawl does. */
-function decodeBody(body: Buffer, contentType: string | undefined): string {
-  const m = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '');
-  if (m) {
-    try { return new TextDecoder(m[1]).decode(body); } catch { /* unknown label: UTF-8 */ }
-  }
-  return body.toString('utf8');
-}
 
 /** True for `https://github.com/owner/repo…` URLs, which `auto` ingests as `github`. */
 export const isGithubRepoUrl = (url: string): boolean => /^https?:\/\/(www\.)?github\.com\/[^/]+\/[^/]+/i.test(url);
 
 /**
- * Runs a whole ingestion: fetch (url, website crawl, GitHub) or take the pasted content,
- * detect, parse, chunk.
+ * Runs a whole ingestion: fetch (url, website crawl, GitHub) or take the pasted content; the
+ * analyzer decodes, detects, parses and lays out the record. The calling thread only fetches.
  * @throws IngestError or FetchError; their message becomes the source's `error`.
  */
 export async function ingest(req: IngestRequest, deps: IngestDeps): Promise<Ingested> {
-  const { analyzer } = deps;
+  const { analyzer, queue } = deps;
   if (req.content !== undefined) {
     if (req.type === 'url' || req.type === 'website' || req.type === 'github') throw new IngestError(`a ${req.type} source is fetched from its url; pasted content cannot be ingested as ${req.type}`);
     if (!CONTENT_TYPES.includes(req.type) && req.type !== 'auto') throw new IngestError(`type ${req.type} cannot be ingested here`);
-    return analyzer.analyzeText(req.type as ContentType | 'auto', req.content);
+    return analyzer.analyze({ op: 'text', type: req.type as ContentType | 'auto', text: req.content }, queue);
   }
   const url = req.url!;
   if (req.type === 'website') {
-    const site = await crawlWebsite(url, { ...deps.fetch, maxPages: deps.crawlMaxPages, maxDepth: 3 });
-    const parsed: ParsedSource = { title: site.pages[0]?.title, documents: site.pages.flatMap((p) => p.documents), endpoints: [] };
-    return { ...(await analyzer.analyzeParsed('text', parsed)), type: 'website' };
+    const site = await crawlWebsite(url, { ...deps.fetch, maxPages: deps.crawlMaxPages, maxDepth: 3, links: (job) => analyzer.links(job, queue) });
+    return { ...(await analyzer.analyze({ op: 'site', pages: site.pages }, queue)), type: 'website' };
   }
   if (req.type === 'github' || (req.type === 'auto' && isGithubRepoUrl(url))) {
     // The configured GitHub API is trusted (it may be a local mirror), for github sources only.
     const gh = await fetchGithubDocs(url, { ...deps.fetch, apiUrl: deps.githubApiUrl, trustedOrigins: [new URL(deps.githubApiUrl).origin] });
-    return { ...(await analyzer.analyzeParsed('text', { title: gh.title, documents: gh.documents, endpoints: [] })), type: 'github' };
+    return { ...(await analyzer.analyze({ op: 'documents', title: gh.title, documents: gh.documents }, queue)), type: 'github' };
   }
-  const doc = await fetchDocument(url, deps.fetch);
-  const text = decodeBody(doc.body, doc.headers['content-type']);
   const want = req.type === 'auto' || req.type === 'url' ? 'auto' : req.type;
   if (!CONTENT_TYPES.includes(want) && want !== 'auto') throw new IngestError(`type ${want} cannot be ingested here`);
-  const r = await analyzer.analyzeText(want as ContentType | 'auto', text, doc.contentType);
-  // A plain page stays a `url` source; an API description found at a URL keeps its own type.
-  const type: SourceType = req.type === 'url' || r.type === 'text' ? 'url' : r.type;
-  if (r.type !== 'text') return { ...r, type };
-  return { ...r, type, parsed: { ...r.parsed, documents: r.parsed.documents.map((d) => ({ ...d, kind: 'page' })) } };
+  const doc = await fetchDocument(url, deps.fetch);
+  // A plain page stays a `url` source (its documents `page`s); an API description found at a URL keeps its own type.
+  const r = await analyzer.analyze({ op: 'text', type: want as ContentType | 'auto', text: { body: doc.body, contentType: doc.headers['content-type'] }, mediaType: doc.contentType, asPages: true }, queue);
+  return { ...r, type: req.type === 'url' || r.type === 'text' ? 'url' : r.type };
 }

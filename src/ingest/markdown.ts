@@ -6,7 +6,7 @@
  * `=` or `-`); lines inside fenced code blocks (``` or ~~~) are never headings.
  */
 
-import type { ParsedDocument, ParsedSource } from './types.js';
+import { checkCap, type ParsedDocument, type ParsedSource } from './types.js';
 
 /** Longest title taken from the first line of heading-less text. */
 const MAX_INTRO_TITLE = 100;
@@ -23,11 +23,69 @@ interface Fence {
   length: number;
 }
 
-const ATX = /^ {0,3}(#{1,6})(?:[ \t]+([^]*))?$/;
 const SETEXT = /^ {0,3}(=+|-+)[ \t]*$/;
 const FENCE_OPEN = /^[ \t]*(`{3,}|~{3,})([^]*)$/;
 const LIST_OR_QUOTE = /^ {0,3}(?:[-*+][ \t]|\d{1,9}[.)][ \t]|>)/;
-const THEMATIC = /^ {0,3}(?:(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|(?:-[ \t]*){3,})$/;
+
+// Lines are untrusted: the heading and thematic-break rules are scanned by hand rather than by
+// regular expressions with nested or overlapping quantifiers (which can backtrack badly).
+
+/** Offset after at most three leading spaces, or -1 when there are four or more. */
+function indent3(line: string): number {
+  let i = 0;
+  while (i < 4 && line.charCodeAt(i) === 32) i++;
+  return i === 4 ? -1 : i;
+}
+
+/** An ATX heading line: `#`…`######` after at most three spaces, then a space/tab or the end. */
+function atxHeading(line: string): { level: number; content: string | undefined } | null {
+  const i = indent3(line);
+  if (i < 0) return null;
+  let j = i;
+  while (j < line.length && line[j] === '#') j++;
+  const level = j - i;
+  if (level < 1 || level > 6) return null;
+  if (j === line.length) return { level, content: undefined };
+  if (line[j] !== ' ' && line[j] !== '\t') return null;
+  while (line[j] === ' ' || line[j] === '\t') j++;
+  return { level, content: line.slice(j) };
+}
+
+/** A thematic break: three or more of one of `*`, `_`, `-`, with only spaces/tabs between, after at most three spaces. */
+function isThematicBreak(line: string): boolean {
+  const i = indent3(line);
+  if (i < 0) return false;
+  const mark = line[i];
+  if (mark !== '*' && mark !== '_' && mark !== '-') return false;
+  let n = 0;
+  for (let j = i; j < line.length; j++) {
+    if (line[j] === mark) n++;
+    else if (line[j] !== ' ' && line[j] !== '\t') return false;
+  }
+  return n >= 3;
+}
+
+/**
+ * `s` with every `open…](…)` (an image `![alt](url)` or a link `[text](url)`) replaced by
+ * `keep ? text : ''`, as a global regular-expression replace of `open[^\]]*\]\([^)]*\)` would,
+ * in one linear pass: once no `]` (or no `)`) is left, no later match can exist.
+ */
+function replaceLinks(s: string, open: string, keep: boolean): string {
+  let out = '';
+  let from = 0;
+  for (let i = s.indexOf(open); i >= 0;) {
+    const close = s.indexOf(']', i + open.length);
+    if (close < 0) break;
+    // Every start before `close` meets this same `]`: the next candidate starts after it.
+    if (s[close + 1] !== '(') { i = s.indexOf(open, close + 1); continue; }
+    const end = s.indexOf(')', close + 2);
+    if (end < 0) break;
+    out += s.slice(from, i) + (keep ? s.slice(i + open.length, close) : '');
+    from = end + 1;
+    i = s.indexOf(open, from);
+  }
+  return out + s.slice(from);
+}
 
 /** The heading text of an ATX line: content without the optional closing `#` sequence. */
 function atxTitle(content: string | undefined): string {
@@ -39,10 +97,7 @@ function atxTitle(content: string | undefined): string {
 
 /** Plain-ish one-line title: images dropped, links, emphasis and code marks reduced to their text. */
 function cleanInline(s: string): string {
-  return s
-    .slice(0, 1000)
-    .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+  return replaceLinks(replaceLinks(s.slice(0, 1000), '![', false), '[', true)
     .replace(/<[^>]{0,200}>/g, '')
     .replace(/[`*_]{1,3}/g, '')
     .replace(/\s+/g, ' ')
@@ -93,9 +148,9 @@ function findHeadings(lines: string[]): Heading[] {
       paraStart = -1;
       continue;
     }
-    const atx = ATX.exec(line);
+    const atx = atxHeading(line);
     if (atx) {
-      headings.push({ start: i, level: atx[1].length, title: atxTitle(atx[2]) });
+      headings.push({ start: i, level: atx.level, title: atxTitle(atx.content) });
       paraStart = -1;
       continue;
     }
@@ -108,7 +163,7 @@ function findHeadings(lines: string[]): Heading[] {
       paraStart = -1;
       continue;
     }
-    if (LIST_OR_QUOTE.test(line) || THEMATIC.test(line) || (/^(?: {4}|\t)/.test(line) && paraStart < 0)) {
+    if (LIST_OR_QUOTE.test(line) || isThematicBreak(line) || (/^(?: {4}|\t)/.test(line) && paraStart < 0)) {
       // Lists, block quotes, thematic breaks and indented code cannot be underlined into a heading.
       paraStart = -1;
       continue;
@@ -140,9 +195,10 @@ function sliceText(lines: string[], from: number, to: number): string {
  * - blank input gives no documents;
  * - `title` = the first level-1 heading's text, if any.
  *
- * Never throws: every text is valid Markdown.
+ * Every text is valid Markdown: it never throws, except that with `maxDocuments` more sections
+ * than that are refused (the per-source cap's IngestError) after counting, before any is built.
  */
-export function parseMarkdown(text: string): ParsedSource {
+export function parseMarkdown(text: string, maxDocuments = Infinity): ParsedSource {
   const src = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const lines = src.split(/\r\n?|\n/);
   const headings = findHeadings(lines);
@@ -150,6 +206,7 @@ export function parseMarkdown(text: string): ParsedSource {
 
   const firstStart = headings.length ? headings[0].start : lines.length;
   const intro = sliceText(lines, 0, firstStart);
+  checkCap(headings.length + (intro.trim() !== '' ? 1 : 0), maxDocuments, 'documents'); // counted before the sections are built
   if (intro.trim() !== '') {
     const first = intro
       .split('\n')

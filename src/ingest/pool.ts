@@ -1,24 +1,43 @@
 /**
- * Runs ingestion analyses on a worker thread (issue #3 "a 2,000,000-character paste ingests
- * without stalling other requests", issue #6 "≤ 50 ms at a time"): the main thread only
- * sends text and installs results. One worker serves tasks in order; one that crashes, runs
- * out of its heap or runs past the deadline is terminated and replaced, failing only its task.
+ * Runs ingestion jobs on worker threads, so the main thread only fetches bytes and stores
+ * results (README "Reliability": ingestion never stalls other requests).
+ *
+ * - Fairness: one queue per workspace; a free worker takes the next job of the queue served
+ *   least recently (a queue never served first, then by arrival). So a workspace with ten
+ *   queued jobs delays another workspace's single job by at most the one job already running.
+ * - Deadline: a job running past `timeoutMs` has its worker terminated (the only way to stop
+ *   synchronous code) and fails with an {@link IngestError} saying so; a fresh worker replaces
+ *   it on the next job. A worker that crashes or runs out of heap fails only its job too.
+ * - Results come back as transferred slices and are assembled on the main thread a few
+ *   milliseconds at a time (src/ingest/transfer.ts).
  */
 import { Worker } from 'node:worker_threads';
+import { availableParallelism } from 'node:os';
 import { IngestError } from './types.js';
-import type { Analysis, Analyzer } from './analyze.js';
+import type { AnalysisJob, Analyzer, FetchedBody, IngestResult, LinksJob, PageLink } from './analyze.js';
+import { decodeResult } from './transfer.js';
 import type { Reply, Task } from './worker.js';
 
-type TaskInput = Task extends infer T ? (T extends { id: number } ? Omit<T, 'id'> : never) : never;
-
-interface Pending { task: Task; resolve: (a: Analysis) => void; reject: (e: Error) => void }
-
 export interface WorkerAnalyzerOptions {
-  /** A task running longer than this is killed and fails (pathological input). */
+  /** A job running longer than this (ms) is stopped and fails (INGEST_TIMEOUT_MS); default 30,000. */
   timeoutMs?: number;
-  /** The worker's old-generation heap cap, MiB. */
+  /** Worker threads; default min(2, cores − 1), at least 1. */
+  workers?: number;
+  /** Each worker's old-generation heap cap, MiB. */
   maxHeapMb?: number;
+  /** Test seam: URL of a module whose `beforeJob(job)` each worker runs before every job. */
+  hook?: string;
 }
+
+interface Pending { task: Task; transfer: ArrayBuffer[]; resolve: (r: Reply) => void; reject: (e: Error) => void }
+interface Slot {
+  worker: Worker | null;
+  /** The worker has loaded its code: the deadline of a job counts from here, not from its start-up. */
+  ready: boolean;
+  job: Pending | null;
+  timer: NodeJS.Timeout | null;
+}
+interface Queue { jobs: Pending[]; served: number }
 
 // Compiled, the worker is ./worker.js. Under tsx (the test suite) it is ./worker.ts, and a
 // worker thread does not inherit tsx's loader: a two-line bootstrap registers it first.
@@ -26,86 +45,162 @@ const TS = import.meta.url.endsWith('.ts');
 const WORKER_URL = new URL(`./worker${TS ? '.ts' : '.js'}`, import.meta.url);
 const TS_BOOT = `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(WORKER_URL.href)}); });`;
 
+/** "200 ms" under a second, else whole seconds ("30 s"). */
+export function formatDuration(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
+}
+
+/**
+ * Fetched bytes are handed to the worker, not copied on the main thread: a body that owns its
+ * whole ArrayBuffer is transferred (the caller's Buffer is detached: it is not used again), a
+ * slice of a shared pool is copied first (a small body: cheap).
+ */
+function movable(job: AnalysisJob, transfer: ArrayBuffer[]): AnalysisJob {
+  const own = <T extends FetchedBody>(b: T): T => {
+    let body = b.body;
+    if (body.byteOffset !== 0 || body.byteLength !== body.buffer.byteLength || !(body.buffer instanceof ArrayBuffer)) body = new Uint8Array(body);
+    transfer.push(body.buffer as ArrayBuffer);
+    return { ...b, body };
+  };
+  if (job.op === 'text' && typeof job.text !== 'string') return { ...job, text: own(job.text) };
+  if (job.op === 'site') return { ...job, pages: job.pages.map(own) };
+  return job;
+}
+
+/** The {@link Analyzer} of the server: a small pool of ingestion workers. */
 export class WorkerAnalyzer implements Analyzer {
-  private worker: Worker | null = null;
-  private queue: Pending[] = [];
-  private current: Pending | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  private readonly slots: Slot[];
+  private readonly queues = new Map<string, Queue>();
+  /** Dispatch counter: a queue's `served` is the value when it was last served (0 = never). */
+  private serveCount = 0;
   private nextId = 1;
   private closed = false;
+  private readonly timeoutMs: number;
 
-  constructor(private readonly opts: WorkerAnalyzerOptions = {}) {}
-
-  analyzeText(type: Parameters<Analyzer['analyzeText']>[0], text: string, mediaType?: string): Promise<Analysis> {
-    return this.submit({ op: 'text', type, text, mediaType });
+  constructor(private readonly opts: WorkerAnalyzerOptions = {}) {
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+    const n = opts.workers ?? Math.max(1, Math.min(2, availableParallelism() - 1));
+    this.slots = Array.from({ length: n }, () => ({ worker: null, ready: false, job: null, timer: null }));
   }
 
-  analyzeParsed(type: Parameters<Analyzer['analyzeParsed']>[0], parsed: Parameters<Analyzer['analyzeParsed']>[1]): Promise<Analysis> {
-    return this.submit({ op: 'parsed', type, parsed });
+  async analyze(job: AnalysisJob, queue: string): Promise<IngestResult> {
+    const reply = await this.submit({ id: 0, kind: 'analyze', job }, queue);
+    if (!('wire' in reply)) throw new Error('the ingestion worker answered an analysis without a result');
+    return decodeResult(reply.wire);
   }
 
-  private submit(input: TaskInput): Promise<Analysis> {
+  async links(job: LinksJob, queue: string): Promise<PageLink[]> {
+    const reply = await this.submit({ id: 0, kind: 'links', job }, queue);
+    if (!('links' in reply)) throw new Error('the ingestion worker answered a link extraction without links');
+    return reply.links;
+  }
+
+  /** Jobs waiting (not running) per queue: for tests and diagnostics. */
+  waiting(): Map<string, number> {
+    return new Map([...this.queues].map(([k, q]) => [k, q.jobs.length]));
+  }
+
+  private submit(task: Task, queue: string): Promise<Reply> {
     if (this.closed) return Promise.reject(new Error('the analyzer is closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ task: { ...input, id: this.nextId++ } as Task, resolve, reject });
+      let q = this.queues.get(queue);
+      if (!q) { q = { jobs: [], served: 0 }; this.queues.set(queue, q); }
+      const transfer: ArrayBuffer[] = [];
+      const job = task.kind === 'analyze' ? movable(task.job, transfer) : task.job;
+      q.jobs.push({ task: { ...task, job, id: this.nextId++ } as Task, transfer, resolve, reject });
       this.pump();
     });
   }
 
-  private spawn(): Worker {
-    const resourceLimits = { maxOldGenerationSizeMb: this.opts.maxHeapMb ?? 2048 };
-    const w = TS ? new Worker(TS_BOOT, { eval: true, resourceLimits }) : new Worker(WORKER_URL, { resourceLimits });
-    w.unref();
-    w.on('message', (reply: Reply) => this.onReply(reply));
-    w.on('error', (err) => this.onCrash(err));
-    w.on('exit', (code) => { if (this.worker === w) { this.worker = null; if (this.current) this.onCrash(new Error(`the ingestion worker exited with code ${code}`)); } });
-    return w;
+  /** The next job: from the queue served least recently (Map order breaks ties by arrival). */
+  private take(): Pending | undefined {
+    let best: [string, Queue] | undefined;
+    for (const e of this.queues) if (e[1].jobs.length > 0 && (!best || e[1].served < best[1].served)) best = e;
+    if (!best) return undefined;
+    const q = best[1];
+    const p = q.jobs.shift()!;
+    q.served = ++this.serveCount;
+    return p;
   }
 
   private pump(): void {
-    if (this.current || this.queue.length === 0) return;
-    this.current = this.queue.shift()!;
-    this.worker ??= this.spawn();
-    this.worker.postMessage(this.current.task);
-    this.timer = setTimeout(() => {
-      const w = this.worker;
-      this.worker = null;
-      this.finish((p) => p.reject(new IngestError(`parsing took longer than ${Math.round((this.opts.timeoutMs ?? 60_000) / 1000)} s and was stopped`)));
-      void w?.terminate();
-    }, this.opts.timeoutMs ?? 60_000);
-    this.timer.unref();
+    for (const slot of this.slots) {
+      if (slot.job) continue;
+      const p = this.take();
+      if (!p) break;
+      slot.job = p;
+      slot.worker ??= this.spawn(slot);
+      slot.worker.postMessage(p.task, p.transfer);
+      if (slot.ready) this.startDeadline(slot);
+    }
+    this.forgetIdleQueues();
   }
 
-  private finish(settle: (p: Pending) => void): void {
-    if (this.timer) { clearTimeout(this.timer); this.timer = null; }
-    const p = this.current;
-    this.current = null;
+  private startDeadline(slot: Slot): void {
+    slot.timer = setTimeout(() => {
+      const w = slot.worker;
+      slot.worker = null;
+      void w?.terminate();
+      this.finish(slot, (j) => j.reject(new IngestError(`ingestion took longer than ${formatDuration(this.timeoutMs)} and was stopped`)));
+    }, this.timeoutMs);
+    slot.timer.unref();
+  }
+
+  /**
+   * Drops the queues once nothing runs or waits, so the map does not grow with every workspace
+   * ever seen. Not sooner: an emptied queue keeps when it was served, else a workspace that
+   * submits its next job while its last one runs would look never served and jump the line.
+   */
+  private forgetIdleQueues(): void {
+    if (this.slots.some((s) => s.job !== null)) return;
+    for (const [k, q] of this.queues) if (q.jobs.length === 0) this.queues.delete(k);
+  }
+
+  private spawn(slot: Slot): Worker {
+    const resourceLimits = { maxOldGenerationSizeMb: this.opts.maxHeapMb ?? 2048 };
+    const workerData = { hook: this.opts.hook };
+    const w = TS ? new Worker(TS_BOOT, { eval: true, resourceLimits, workerData }) : new Worker(WORKER_URL, { resourceLimits, workerData });
+    w.unref();
+    slot.ready = false;
+    w.on('message', (reply: Reply | 'ready') => {
+      if (reply === 'ready') {
+        if (slot.worker !== w) return;
+        slot.ready = true;
+        if (slot.job && !slot.timer) this.startDeadline(slot);
+        return;
+      }
+      if (slot.worker !== w || !slot.job || slot.job.task.id !== reply.id) return;
+      this.finish(slot, (p) => {
+        if (reply.ok) p.resolve(reply);
+        else if (reply.ingestError) p.reject(new IngestError(reply.message));
+        else p.reject(new Error(reply.message));
+      });
+    });
+    w.on('error', (err) => this.onCrash(slot, w, err));
+    w.on('exit', (code) => this.onCrash(slot, w, new Error(`the ingestion worker exited with code ${code}`)));
+    return w;
+  }
+
+  private finish(slot: Slot, settle: (p: Pending) => void): void {
+    if (slot.timer) { clearTimeout(slot.timer); slot.timer = null; }
+    const p = slot.job;
+    slot.job = null;
     if (p) settle(p);
     this.pump();
   }
 
-  private onReply(reply: Reply): void {
-    if (!this.current || this.current.task.id !== reply.id) return;
-    this.finish((p) => {
-      if (reply.ok) p.resolve(reply.analysis);
-      else if (reply.ingestError) p.reject(new IngestError(reply.message));
-      else p.reject(new Error(reply.message));
-    });
-  }
-
-  private onCrash(err: Error): void {
-    const w = this.worker;
-    this.worker = null;
-    void w?.terminate();
+  private onCrash(slot: Slot, w: Worker, err: Error): void {
+    if (slot.worker !== w) return; // already replaced (timeout, or the error before the exit)
+    slot.worker = null;
+    void w.terminate();
     const heap = /heap|memory/i.test(err.message);
-    this.finish((p) => p.reject(heap ? new IngestError('the content needs more memory to parse than allowed') : err));
+    this.finish(slot, (p) => p.reject(heap ? new IngestError('the content needs more memory to parse than allowed') : err));
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const p of this.queue) p.reject(new Error('the server is shutting down'));
-    this.queue = [];
-    await this.worker?.terminate();
-    this.worker = null;
+    for (const q of this.queues.values()) for (const p of q.jobs) p.reject(new Error('the server is shutting down'));
+    this.queues.clear();
+    await Promise.all(this.slots.map(async (s) => { const w = s.worker; s.worker = null; await w?.terminate(); }));
   }
 }

@@ -48,3 +48,14 @@ export class IngestError extends Error {
     this.column = column;
   }
 }
+
+/**
+ * Throws the per-source cap error when `n` things (`documents`, `endpoints`, `chunks`) are
+ * more than `max`, naming the count: "the content has 400,000 documents; at most 20,000 are
+ * ingested per source". Parsers that can count before they build call it early.
+ * @throws IngestError
+ */
+export function checkCap(n: number, max: number, what: string): void {
+  const count = (x: number): string => x.toLocaleString('en-US');
+  if (n > max) throw new IngestError(`the content has ${count(n)} ${what}; at most ${count(max)} are ingested per source`);
+}

@@ -1,35 +1,47 @@
 /**
- * The ingestion worker thread's entry: runs {@link analyzeTextSync} / {@link analyzeParsedSync}
- * for the main thread (src/ingest/pool.ts) and posts the result back, its typed arrays
- * transferred rather than copied.
+ * An ingestion worker thread's entry: runs the jobs the main thread (src/ingest/pool.ts) sends
+ * and posts each result back serialized for a sliced hand-over (src/ingest/transfer.ts), every
+ * buffer transferred rather than copied.
+ *
+ * `workerData.hook`, when set, is the URL of a module imported before the first job whose
+ * `beforeJob(job)` export runs before each job: a test seam (e.g. a job that never ends, to
+ * exercise the timeout) with no effect on jobs when absent.
  */
-import { parentPort } from 'node:worker_threads';
-import { analyzeParsedSync, analyzeTextSync, type Analysis } from './analyze.js';
+import { parentPort, workerData } from 'node:worker_threads';
+import { pageLinks, runJob, type AnalysisJob, type LinksJob, type PageLink } from './analyze.js';
+import { encodeResult, type WireResult } from './transfer.js';
 import { IngestError } from './types.js';
-import type { ContentType } from './detect.js';
-import type { ParsedSource } from './types.js';
 
-export type Task =
-  | { id: number; op: 'text'; type: ContentType | 'auto'; text: string; mediaType?: string }
-  | { id: number; op: 'parsed'; type: ContentType; parsed: ParsedSource };
+/** A message to the worker. */
+export type Task = { id: number; kind: 'analyze'; job: AnalysisJob } | { id: number; kind: 'links'; job: LinksJob };
 
+/** A message from the worker. */
 export type Reply =
-  | { id: number; ok: true; analysis: Analysis }
-  | { id: number; ok: false; ingestError: boolean; message: string; line?: number; column?: number };
+  | { id: number; ok: true; wire: WireResult }
+  | { id: number; ok: true; links: PageLink[] }
+  | { id: number; ok: false; ingestError: boolean; message: string };
 
-parentPort?.on('message', (task: Task) => {
-  let reply: Reply;
+type Hook = { beforeJob?: (job: AnalysisJob | LinksJob) => void };
+const hookUrl = (workerData as { hook?: string } | null)?.hook;
+const hook: Promise<Hook> = hookUrl ? import(hookUrl) as Promise<Hook> : Promise.resolve({});
+// Loaded: the pool starts counting a job's deadline from here (a worker's start-up is not the job's).
+void hook.then(() => parentPort?.postMessage('ready'));
+
+parentPort?.on('message', async (task: Task) => {
+  const h = await hook;
   try {
-    const analysis = task.op === 'text' ? analyzeTextSync(task.type, task.text, task.mediaType) : analyzeParsedSync(task.type, task.parsed);
-    reply = { id: task.id, ok: true, analysis };
-    const p = analysis.prepared;
-    parentPort!.postMessage(reply, [p.lengths.buffer, p.offsets.buffer, p.postings.buffer] as ArrayBuffer[]);
-    return;
+    h.beforeJob?.(task.job);
+    if (task.kind === 'links') {
+      parentPort!.postMessage({ id: task.id, ok: true, links: pageLinks(task.job) } satisfies Reply);
+      return;
+    }
+    const { wire, transfer } = encodeResult(runJob(task.job));
+    parentPort!.postMessage({ id: task.id, ok: true, wire } satisfies Reply, transfer);
   } catch (e) {
     const err = e as Error;
-    reply = err instanceof IngestError
+    const reply: Reply = err instanceof IngestError
       ? { id: task.id, ok: false, ingestError: true, message: err.message }
       : { id: task.id, ok: false, ingestError: false, message: err?.stack ?? String(e) };
+    parentPort!.postMessage(reply);
   }
-  parentPort!.postMessage(reply);
 });

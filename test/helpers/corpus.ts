@@ -9,14 +9,10 @@ import { IngestError } from '../../src/ingest/types.js';
 export const CORPUS = new URL('../fixtures/corpus/', import.meta.url);
 
 /**
- * Corpus files that `type: auto` does not yet ingest as expected.json says, with the reason:
- * detection reads only the first 8 KB for a column-0 `openapi:`/`swagger:` key, and a WSDL
- * without operations is refused. The tests that cover them are skipped (and say so) until the
- * detection reads the whole document.
+ * Corpus files that `type: auto` does not yet ingest as expected.json says, with the reason
+ * (a WSDL without operations is refused). The tests that cover them are skipped, and say so.
  */
 export const PENDING_AUTO: Record<string, string> = {
-  'openapi/oai-v2.0-petstore-minimal.yaml': 'a document indented under `---` is not detected as YAML OpenAPI yet',
-  'openapi/twilio-knowledge-v1.yaml': 'an `openapi:` key after the first 8 KB is not detected yet',
   'soap/cxf-cxf1662-import-only.wsdl': 'a WSDL without operations is not ingested as ready yet',
 };
 

@@ -22,9 +22,37 @@ interface Comment { text: string; startLine: number; endLine: number }
 const SYMBOLS = ';,.={}[]()<>:-+/';
 const ESCAPES: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
 const IDENT_RE = /[A-Za-z_][A-Za-z0-9_]*/y;
-const NUMBER_RE = /(?:0[xX][0-9a-fA-F]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)(?![A-Za-z0-9_.])/y;
 const STRING_RE = /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'/y;
 const ESCAPE_RE = /\\(?:[xX]([0-9a-fA-F]{1,2})|([0-7]{1,3})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))/g;
+
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+const isIdentStart = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+const isHex = (c: number): boolean => isDigit(c) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+const isIdentOrDot = (c: number): boolean => isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 46;
+
+/**
+ * The number literal at `i` (`0x1F`, `12`, `1.5`, `.5`, `1e-3`…) not followed by a letter, digit,
+ * `_` or `.`; undefined when there is none. Scanned by hand in one pass: a regular expression
+ * with adjacent digit quantifiers backtracks quadratically on a long digit run.
+ */
+function numberAt(src: string, i: number): string | undefined {
+  let j = i;
+  const digits = (): number => { const from = j; while (isDigit(src.charCodeAt(j))) j++; return j - from; };
+  if (src[i] === '0' && (src[i + 1] === 'x' || src[i + 1] === 'X') && isHex(src.charCodeAt(i + 2))) {
+    j = i + 2;
+    while (isHex(src.charCodeAt(j))) j++;
+  } else {
+    const whole = digits();
+    if (src[j] === '.') { j++; if (digits() === 0 && whole === 0) return undefined; }
+    if (src[j] === 'e' || src[j] === 'E') {
+      const at = j;
+      j++;
+      if (src[j] === '+' || src[j] === '-') j++;
+      if (digits() === 0) j = at; // not an exponent: the letter then ends the literal (and fails below)
+    }
+  }
+  return isIdentOrDot(src.charCodeAt(j)) ? undefined : src.slice(i, j);
+}
 
 /** Matches sticky regex `re` at `i`; the matched text or undefined. */
 function matchAt(re: RegExp, src: string, i: number): string | undefined {
@@ -86,13 +114,13 @@ export function tokenize(src: string): Token[] {
       i = end + 2;
       comment(src.slice(start + 2, end).split('\n').map((l) => l.replace(/^\s*\*? ?/, '').trimEnd()).join('\n').trim(), startLine);
       continue;
-    } else if (/[A-Za-z_]/.test(c)) {
+    } else if (isIdentStart(src.charCodeAt(i))) {
       kind = 'ident';
       value = matchAt(IDENT_RE, src, i)!;
       length = value.length;
-    } else if (/[0-9]/.test(c) || (c === '.' && /[0-9]/.test(src[i + 1] ?? ''))) {
+    } else if (isDigit(src.charCodeAt(i)) || (c === '.' && isDigit(src.charCodeAt(i + 1)))) {
       kind = 'number';
-      value = matchAt(NUMBER_RE, src, i) ?? fail('invalid number', i);
+      value = numberAt(src, i) ?? fail('invalid number', i);
       length = value.length;
     } else if (c === '"' || c === "'") {
       kind = 'string';
