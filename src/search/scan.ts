@@ -16,14 +16,15 @@
  *   there. A window whose bounds sum below the current k-th best score is skipped; otherwise the
  *   terms are sorted by bound and the longest prefix whose bounds sum below the k-th score is
  *   *non-essential*: a chunk holding only those terms cannot enter the top k. The essential
- *   terms are scored term by term into an accumulator; each chunk they touch then looks up the
- *   non-essential terms, highest bound first, and is dropped as soon as its partial score plus
- *   the bounds left cannot reach the k-th score.
+ *   terms are scored term by term into an accumulator; then the non-essential terms are added,
+ *   highest bound first, to the chunks the essential ones touched, and before each one the
+ *   chunks whose partial score plus the bounds left cannot reach the k-th score are dropped.
  * - **Exactness.** Nothing is dropped unless an upper bound of its score is strictly below the
  *   k-th score (with a relative slack far above float rounding), so the result is the exhaustive
  *   one. Scores are summed in query-term order exactly as an exhaustive scan sums them, so they
  *   are bit-identical to it and ties keep their order: the accumulator adds essential terms in
- *   query order, and a chunk that also holds non-essential terms is rescored from scratch.
+ *   query order, and when some terms were non-essential a chunk is rescored from scratch before
+ *   it is offered (only chunks that reach the k-th score get that far).
  */
 
 import type { TopK } from './topk.js';
@@ -31,8 +32,12 @@ import type { TopK } from './topk.js';
 /** Postings per block (a power of two: the block of posting `k` is `k >> BLOCK_SHIFT`). */
 export const BLOCK_SHIFT = 6;
 export const BLOCK = 1 << BLOCK_SHIFT;
-/** Chunk indexes per window. */
-export const WINDOW = 1024;
+/**
+ * Chunk indexes per window. Smaller windows give tighter bounds but cost more per window (every
+ * query term's blocks are bounded and sorted per window); 4,096 was the fastest in the search
+ * benchmark (bench/search.ts) on pasted-paragraph queries.
+ */
+export const WINDOW = 4096;
 /**
  * An upper bound is compared after multiplying it by this: sums of up to 32 terms computed in
  * different orders differ by far less than 1e-9 relatively, so rounding never drops a chunk.
@@ -56,8 +61,9 @@ export function newSearchCost(): SearchCost {
 }
 
 /**
- * The block bounds of a source (see the module comment): for block `b`, `[2b]` is the largest tf
- * and `[2b+1]` the smallest `len/tf` (rounded down to float32) of postings `64b .. 64b+63`.
+ * The block bounds of a source (see the module comment): for block `b`, `[2b]` is 1 / the largest
+ * tf and `[2b+1]` the smallest `len/tf` of postings `64b .. 64b+63`, both rounded down to float32
+ * (so a bound computed from them is never below the true one).
  * `postings` are `[chunkIndex, tf]` pairs; `lengths` the chunks' lengths.
  */
 export function blockBounds(postings: Int32Array, lengths: Int32Array): Float32Array {
@@ -73,8 +79,8 @@ export function blockBounds(postings: Int32Array, lengths: Int32Array): Float32A
       if (f > maxTf) maxTf = f;
       if (r < minRatio) minRatio = r;
     }
-    out[2 * b] = maxTf;
-    // float32 rounds to nearest; shrinking first makes the stored value never exceed the true one.
+    // float32 rounds to nearest; shrinking first makes the stored values never exceed the true ones.
+    out[2 * b] = (1 / maxTf) * (1 - 2 ** -20);
     out[2 * b + 1] = minRatio * (1 - 2 ** -20);
   }
   return out;
@@ -102,7 +108,6 @@ export interface QueryPlan {
   pos: Int32Array;
   end: Int32Array;
   wEnd: Int32Array;
-  look: Int32Array;
   order: Int32Array;
   essential: Uint8Array;
   idf: Float64Array;
@@ -115,13 +120,21 @@ export function createPlan(terms: string[], idfs: number[], k1: number, b: numbe
   const n = terms.length;
   return {
     terms, idfs, k1p1: k1 + 1, base: k1 * (1 - b), perLength: avgLength > 0 ? (k1 * b) / avgLength : 0,
-    pos: new Int32Array(n), end: new Int32Array(n), wEnd: new Int32Array(n), look: new Int32Array(n), order: new Int32Array(n),
+    pos: new Int32Array(n), end: new Int32Array(n), wEnd: new Int32Array(n), order: new Int32Array(n),
     essential: new Uint8Array(n), idf: new Float64Array(n), wMax: new Float64Array(n), neSum: new Float64Array(n),
   };
 }
 
-/** Score accumulator of one window; searches run one at a time on the thread, so it is shared. */
+/**
+ * A non-essential term's postings in a window are walked, rather than looked up chunk by chunk,
+ * when there are at most this many per chunk still alive.
+ */
+const WALK = 4;
+
+// Searches run one at a time on the thread, so the window's scratch is shared: the score
+// accumulator (all zero between windows) and the list of chunks alive in it.
 const acc = new Float64Array(WINDOW);
+const cand = new Int32Array(WINDOW);
 
 /** First posting index in `[lo, hi)` whose chunk is ≥ `chunk` (`hi` if none); galloping from `lo`. */
 function seek(postings: Int32Array, lo: number, hi: number, chunk: number): number {
@@ -144,7 +157,7 @@ function seek(postings: Int32Array, lo: number, hi: number, chunk: number): numb
  */
 export function scanSource(src: ScannedSource, sourceId: string, plan: QueryPlan, top: TopK, cost?: SearchCost): void {
   const { postings, lengths, blockBounds: bb } = src;
-  const { k1p1, base, perLength, pos, end, wEnd, look, order, essential, idf, wMax, neSum } = plan;
+  const { k1p1, base, perLength, pos, end, wEnd, order, essential, idf, wMax, neSum } = plan;
   const n = lengths.length;
   let m = 0;
   for (let q = 0; q < plan.terms.length; q++) {
@@ -184,7 +197,7 @@ export function scanSource(src: ScannedSource, sourceId: string, plan: QueryPlan
       }
       let u = Infinity;
       for (let blk = p >> BLOCK_SHIFT; ; blk++) {
-        const v = base / bb[2 * blk] + perLength * bb[2 * blk + 1];
+        const v = base * bb[2 * blk] + perLength * bb[2 * blk + 1];
         if (v < u) u = v;
         const last = Math.min((blk + 1) << BLOCK_SHIFT, e) - 1;
         if (postings[2 * last] < w1) {
@@ -228,7 +241,6 @@ export function scanSource(src: ScannedSource, sourceId: string, plan: QueryPlan
       neSum[ne++] = sum;
     }
     for (let j = ne; j < active; j++) essential[order[j]] = 1;
-    for (let j = 0; j < ne; j++) look[order[j]] = pos[order[j]];
 
     // Essential terms, term at a time in query order (so the sums are the exhaustive ones).
     for (let s = 0; s < m; s++) {
@@ -242,31 +254,57 @@ export function scanSource(src: ScannedSource, sourceId: string, plan: QueryPlan
       scored += wEnd[s] - pos[s];
     }
 
-    for (let i = 0, width = w1 - w0; i < width; i++) {
-      let score = acc[i];
-      if (score === 0) continue;
-      acc[i] = 0;
-      const ci = w0 + i;
-      let dropped = false;
-      let mixed = false;
-      for (let j = ne - 1; j >= 0; j--) {
-        if ((score + neSum[j]) * SLACK < threshold) {
-          dropped = true;
-          break;
+    // The chunks they touched, in increasing order.
+    let live = 0;
+    for (let i = 0, width = w1 - w0; i < width; i++) if (acc[i] !== 0) cand[live++] = i;
+
+    // Non-essential terms, highest bound first: drop the chunks that cannot reach the threshold
+    // even with every non-essential term left, then add the next term to those still alive.
+    for (let j = ne - 1; j >= 0 && live > 0; j--) {
+      const rest = neSum[j];
+      let kept = 0;
+      for (let c = 0; c < live; c++) {
+        const i = cand[c];
+        if ((acc[i] + rest) * SLACK < threshold) acc[i] = 0;
+        else cand[kept++] = i;
+      }
+      live = kept;
+      const s = order[j];
+      const is = idf[s];
+      const e = wEnd[s];
+      if (e - pos[s] <= WALK * live) {
+        // Few postings for the chunks alive: walk them all.
+        for (let p = 2 * pos[s]; p < 2 * e; p += 2) {
+          const ci = postings[p];
+          const a = acc[ci - w0];
+          if (a === 0) continue;
+          const f = postings[p + 1];
+          acc[ci - w0] = a + (is * (f * k1p1)) / (f + base + perLength * lengths[ci]);
+          scored++;
         }
-        const s = order[j];
-        const p = seek(postings, look[s], wEnd[s], ci);
-        look[s] = p;
-        if (p < wEnd[s] && postings[2 * p] === ci) {
+      } else {
+        // Many: look each chunk alive up.
+        let p = pos[s];
+        for (let c = 0; c < live; c++) {
+          const ci = w0 + cand[c];
+          p = seek(postings, p, e, ci);
+          if (p === e) break;
+          if (postings[2 * p] !== ci) continue;
           const f = postings[2 * p + 1];
-          score += (idf[s] * (f * k1p1)) / (f + base + perLength * lengths[ci]);
-          mixed = true;
+          acc[ci - w0] += (is * (f * k1p1)) / (f + base + perLength * lengths[ci]);
           scored++;
         }
       }
-      if (dropped || score * SLACK < threshold) continue;
-      if (mixed) {
-        // Rescore in query order; only chunks that may enter the top k get here.
+    }
+
+    for (let c = 0; c < live; c++) {
+      const i = cand[c];
+      let score = acc[i];
+      acc[i] = 0;
+      if (score * SLACK < threshold) continue;
+      const ci = w0 + i;
+      if (ne > 0) {
+        // Rescore in query order (only chunks that may enter the top k get here).
         score = 0;
         for (let s = 0; s < m; s++) {
           const p = seek(postings, pos[s], wEnd[s], ci);
