@@ -36,6 +36,7 @@ describe('SearchIndex pruned scan', () => {
   it('equals the exhaustive scan (same chunks, scores and tie order) over random corpora, queries and add/replace/remove (seeded)', () => {
     let queries = 0;
     let longLists = 0;
+    const cost = newSearchCost();
     for (const seed of [1, 2, 3, 4, 5, 6]) {
       const rand = mulberry32(seed);
       // Small vocabularies make equal scores (ties across chunks and sources) frequent; large ones
@@ -56,7 +57,7 @@ describe('SearchIndex pruned scan', () => {
           const words = Array.from({ length: len }, () => (rand() < 0.1 ? `unknownx${Math.floor(rand() * 5)}` : rand() < 0.5 ? word() : vocab[Math.floor(rand() * vocab.length)]));
           const q = words.join(rand() < 0.5 ? ' ' : ', ');
           const limit = [1, 2, 3, 5, 10, 50, 1000][Math.floor(rand() * 7)];
-          const got = x.index.search(q, limit);
+          const got = x.index.search(q, limit, cost);
           const want = exhaustiveSearch(x.entries, x.index, q, limit);
           assert.deepEqual(got, want, `seed ${seed} op ${op} query ${JSON.stringify(q)} limit ${limit}`);
           queries++;
@@ -64,7 +65,8 @@ describe('SearchIndex pruned scan', () => {
       }
       for (const e of x.entries.values()) if (e.postings.length > 2 * 4 * WINDOW) longLists++;
     }
-    assert.ok(queries === 6 * 14 * 25 && longLists > 0);
+    // The corpora reach every path: several windows per source, windows skipped on their bounds.
+    assert.ok(queries === 6 * 14 * 25 && longLists > 0 && cost.skippedWindows > 0 && cost.windows > 2 * queries, JSON.stringify(cost));
   });
 
   it('uses the first 32 distinct query terms and ignores the rest', () => {
@@ -135,5 +137,9 @@ describe('GET /api/v1/sources/search: query terms', () => {
     assert.deepEqual(await titles(`${words.slice(0, 32).join(' ')} ${words[39]}`), Array.from({ length: 32 }, (_, i) => part(i)));
     // Repeats and stop words are not terms of their own.
     assert.deepEqual(await titles(`${words[3]} the ${words[3]} and ${words[3]} ${words[39]}`), [part(3), part(39)]);
+    // The API document says so.
+    const doc = (await srv.call('GET', '/api/v1/openapi.json', { key: null })).body;
+    const q = doc.paths['/api/v1/sources/search'].get.parameters.find((x: { name?: string }) => x.name === 'q');
+    assert.equal(q.description, 'Search text; its first 32 distinct terms are used (words after tokenizing: stop words dropped, repeats counted once).');
   });
 });

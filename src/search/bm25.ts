@@ -87,8 +87,8 @@ export interface SourceEntry {
   /** `[chunkIndex, tf]` pairs, grouped by term id. */
   postings: Int32Array;
   /**
-   * Per block of 64 postings, the largest tf and the smallest `len/tf` (see src/search/scan.ts):
-   * upper bounds of the block's scores that stay valid however the global counters change.
+   * Per block of 64 postings, 1 / the largest tf and the smallest `len/tf` (see
+   * src/search/scan.ts): they bound the block's scores whatever the global counters become.
    */
   blockBounds: Float32Array;
 }
