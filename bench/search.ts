@@ -150,12 +150,13 @@ for (const set of sets) {
   log(`${set.name}, top ${LIMIT}: after ${summary(after)}, ${int(after.postings)} postings scored per query; ` +
     `before (exhaustive, ${subset.length} of them${set.oldTerms === Infinity ? ', every distinct term as the old code did' : ''}) ${summary(before)}, ${int(before.postings)} postings per query` +
     (same === null ? '' : `; same hits and scores: ${same ? 'yes' : 'NO'}`));
-  const paragraphRow = set === sets[0];
+  // Both query sets search 32 terms, so the 100 ms target is theirs; the worst case is reported.
+  const targeted = set !== sets[2];
   rows.push({
     scenario: `Search over ${int(CHUNKS)} chunks: ${set.name}`,
     figure: `after ${summary(after)}; before ${summary(before)}`,
-    target: paragraphRow ? '≤ 100 ms' : '—',
-    status: same === false ? '**different hits**' : paragraphRow ? (Math.max(...after.times) <= 100 ? 'met' : '**not met**') : '',
+    target: targeted ? '≤ 100 ms' : '—',
+    status: same === false ? '**different hits**' : targeted ? (Math.max(...after.times) <= 100 ? 'met' : '**not met**') : '',
   });
 }
 rows.push({
