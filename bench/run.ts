@@ -10,8 +10,9 @@
  * Options: --seconds N (measurement per run, default 5), --warmup S (default 1),
  * --rounds N (A/B rounds, default 3), --connections N (default 50), --records N (start-up
  * log size, default 1,000,000), --log-level L (server LOG_LEVEL, default info),
- * --only reads,list,writes,sources,startup, --quick (1 s runs, 1 round, 100,000 records:
- * a smoke test), --keep (keep the temp dir), --out FILE (default bench/results.md).
+ * --only reads,list,writes,sources,startup,search, --quick (1 s runs, 1 round, 100,000 records,
+ * a 200,000-chunk search index: a smoke test), --keep (keep the temp dir), --out FILE (default
+ * bench/results.md).
  */
 import { fork, spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import * as os from 'node:os';
@@ -21,6 +22,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT, useCli, makeBase, writeImportFile, importFile, liveIds, generateLog, syntheticOpenApi, type GeneratedLog } from './seed.js';
 import type { Job, JobResult, GroupResult, GroupSpec } from './load.js';
+import type { SearchReport } from './search.js';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -42,7 +44,7 @@ const opts = {
   readConnections: num(argv['read-connections'], 10),
   records: num(argv.records, quick ? 100_000 : 1_000_000),
   logLevel: argv['log-level'] ?? 'info',
-  only: new Set((argv.only ?? 'reads,list,writes,sources,startup').split(',')),
+  only: new Set((argv.only ?? 'reads,list,writes,sources,startup,search').split(',')),
   ingestions: quick ? 2 : 5,
   startRounds: quick ? 1 : 2,
   out: argv.out ?? join(ROOT, 'bench', 'results.md'),
@@ -379,6 +381,7 @@ async function main(): Promise<void> {
     if (opts.only.has('writes')) await writes(ctx);
     if (opts.only.has('sources')) await sources(ctx);
     if (opts.only.has('startup')) await startup(ctx);
+    if (opts.only.has('search')) await search();
   } finally {
     load.close();
     if (!argv.keep) fs.rmSync(tmp, { recursive: true, force: true });
@@ -647,6 +650,24 @@ async function startup(c: Ctx): Promise<void> {
   rows.push({ scenario: `↳ start-up after compaction (${int(gc.live)} live records)`, figure: `${secs(after.ms / 1000)}; RSS ${mb(after.rss)}, heap +${mb(after.heap - empty.heap)} for ${mb(gc.liveJsonBytes)} of live JSON`,
     target: `∝ live data (≈ ${secs(expected / 1000)} from the all-live start)`, status: verdict(after.ms <= expected * 1.5 + 100) });
   fs.rmSync(churnDir, { recursive: true, force: true });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Search: a 1,000,000-chunk BM25 index built and queried by bench/search.ts in a child process
+// (its ~1.6 GiB stays out of this one), pruned scan against the exhaustive one
+
+async function search(): Promise<void> {
+  log('\n## Search (bench/search.ts, in a child process)');
+  const args = quick ? ['--chunks', '200000', '--queries', '30', '--before', '3'] : [];
+  const child = fork(join(ROOT, 'bench', 'search.ts'), args, {
+    cwd: ROOT, execArgv: ['--import', 'tsx', '--expose-gc', '--max-old-space-size=8192'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  let report: SearchReport | undefined;
+  child.on('message', (m) => { report = m as SearchReport; });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (!report) throw new Error(`bench/search.ts exited with ${code} without a report`);
+  for (const d of report.details) details.push(d);
+  rows.push(...report.rows);
 }
 
 main().then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });

@@ -52,7 +52,7 @@ const updateBody = s.object({
   })),
 });
 const listQuery = s.object({ status: s.optional(s.enum(SOURCE_STATUSES)), type: s.optional(s.enum(SOURCE_TYPES)), ...pageParams });
-const searchQuery = s.object({ q: s.string({ minLength: 1, maxLength: 500 }), limit: s.optional(s.integer({ minimum: 1, maximum: 50 })) });
+const searchQuery = s.object({ q: s.string({ minLength: 1, maxLength: 500, description: 'Search text; its first 32 distinct terms are used (words after tokenizing: stop words dropped, repeats counted once).' }), limit: s.optional(s.integer({ minimum: 1, maximum: 50 })) });
 const searchResult = s.object({
   object: s.enum(['search_result'] as const), sourceId: s.string(), documentId: s.string(), title: s.nullable(s.string()),
   score: s.any({ description: 'BM25 score (number), higher is better' }), text: s.string(),

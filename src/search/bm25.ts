@@ -1,8 +1,9 @@
 /**
- * In-memory Okapi BM25 index over the chunks of a workspace's sources (issue 3 point 6), kept up
- * to date incrementally as sources are created, rescanned and deleted.
+ * In-memory Okapi BM25 index over the chunks of a workspace's sources, kept up to date
+ * incrementally as sources are created, rescanned and deleted.
  *
- * Scoring, per query term t present in chunk c (query terms are de-duplicated):
+ * Scoring, per query term t present in chunk c (query terms are de-duplicated, and only the
+ * first {@link MAX_QUERY_TERMS} distinct ones are used):
  *
  *     idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
  *     score   += idf(t) · tf(t,c)·(k1 + 1) / (tf(t,c) + k1·(1 - b + b·len(c)/avgLen))
@@ -14,14 +15,22 @@
  *
  * Layout: each source keeps its own postings, and the index keeps global counters (df per term,
  * N, total length) that are adjusted when a source is added or removed — so replacing or removing
- * a source costs O(that source's postings), and a query costs O(sources + postings of the query
- * terms). A source's postings are compact: `termIds: Map<term, id>`, and the postings of term `id`
+ * a source costs O(that source's postings). A query is exact top-k with dynamic pruning
+ * (src/search/scan.ts): its cost is O(sources + blocks of the query terms' postings + postings of
+ * the chunks that can still enter the top k), not O(every posting of the query terms). A source's
+ * postings are compact: `termIds: Map<term, id>`, and the postings of term `id`
  * are the `[chunkIndex, tf]` pairs at `postings[2·k], postings[2·k+1]` for
- * `offsets[id] ≤ k < offsets[id+1]`, in increasing chunk order. Chunk texts, titles and document
+ * `offsets[id] ≤ k < offsets[id+1]`, in increasing chunk order; `blockBounds` keeps two float32
+ * per 64 postings (about 1.6 % of the postings' size). Chunk texts, titles and document
  * ids are kept by reference, never copied.
  */
 
 import { tokenize } from './tokenize.js';
+import { TopK } from './topk.js';
+import { blockBounds, createPlan, scanSource, type SearchCost } from './scan.js';
+
+export type { SearchCost } from './scan.js';
+export { newSearchCost } from './scan.js';
 
 /** BM25 term-frequency saturation. */
 export const K1 = 1.2;
@@ -29,8 +38,13 @@ export const K1 = 1.2;
 export const B = 0.75;
 /** Weight of each title token relative to a body token. */
 export const TITLE_WEIGHT = 2;
-/** At most this many query tokens are looked up (the rest of a very long query is ignored). */
+/** A query is tokenized up to this many tokens (the rest of a very long query is ignored). */
 export const MAX_QUERY_TOKENS = 256;
+/**
+ * At most this many distinct query terms are used: the first ones, in query order, among the
+ * first {@link MAX_QUERY_TOKENS} tokens (a pasted paragraph is searched by its first 32 terms).
+ */
+export const MAX_QUERY_TERMS = 32;
 
 /** One chunk handed to {@link SearchIndex.addSource}. */
 export interface SearchChunk {
@@ -72,6 +86,11 @@ export interface SourceEntry {
   offsets: Int32Array;
   /** `[chunkIndex, tf]` pairs, grouped by term id. */
   postings: Int32Array;
+  /**
+   * Per block of 64 postings, 1 / the largest tf and the smallest `len/tf` (see
+   * src/search/scan.ts): they bound the block's scores whatever the global counters become.
+   */
+  blockBounds: Float32Array;
 }
 
 /**
@@ -147,61 +166,20 @@ export function prepareSource(chunks: ReadonlyArray<SearchChunk>): SourceEntry {
     postings[at] = triples[k + 1];
     postings[at + 1] = triples[k + 2];
   }
-  return { documentIds, titles, texts, lengths, totalLength, termIds, offsets, postings };
+  return { documentIds, titles, texts, lengths, totalLength, termIds, offsets, postings, blockBounds: blockBounds(postings, lengths) };
 }
 
-/** A scored candidate: ordering is score descending, then sourceId, then chunkIndex ascending. */
-interface Candidate {
-  score: number;
-  sourceId: string;
-  chunkIndex: number;
-}
-
-/** True when `a` ranks before `b`. */
-function ranksBefore(a: Candidate, b: Candidate): boolean {
-  if (a.score !== b.score) return a.score > b.score;
-  if (a.sourceId !== b.sourceId) return a.sourceId < b.sourceId;
-  return a.chunkIndex < b.chunkIndex;
-}
-
-/** Keeps the best `k` candidates offered: a binary heap whose root is the worst one kept. */
-class TopK {
-  private readonly heap: Candidate[] = [];
-  constructor(private readonly k: number) {}
-
-  offer(score: number, sourceId: string, chunkIndex: number): void {
-    const h = this.heap;
-    if (h.length < this.k) {
-      h.push({ score, sourceId, chunkIndex });
-      let i = h.length - 1;
-      while (i > 0) {
-        const p = (i - 1) >> 1;
-        if (!ranksBefore(h[p], h[i])) break;
-        [h[p], h[i]] = [h[i], h[p]];
-        i = p;
-      }
-      return;
-    }
-    const root = h[0];
-    if (!(score > root.score || (score === root.score && ranksBefore({ score, sourceId, chunkIndex }, root)))) return;
-    h[0] = { score, sourceId, chunkIndex };
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let worst = i;
-      if (l < h.length && ranksBefore(h[worst], h[l])) worst = l;
-      if (r < h.length && ranksBefore(h[worst], h[r])) worst = r;
-      if (worst === i) break;
-      [h[worst], h[i]] = [h[i], h[worst]];
-      i = worst;
-    }
+/**
+ * The distinct terms of `query` that a search uses, in query order: at most
+ * {@link MAX_QUERY_TERMS}, from the first {@link MAX_QUERY_TOKENS} tokens.
+ */
+export function queryTerms(query: string): string[] {
+  const out = new Set<string>();
+  for (const t of tokenize(query, MAX_QUERY_TOKENS)) {
+    out.add(t);
+    if (out.size === MAX_QUERY_TERMS) break;
   }
-
-  /** The kept candidates, best first. */
-  sorted(): Candidate[] {
-    return this.heap.slice().sort((a, b) => (ranksBefore(a, b) ? -1 : ranksBefore(b, a) ? 1 : 0));
-  }
+  return [...out];
 }
 
 /** BM25 index over the chunks of many sources; see the module comment. */
@@ -249,42 +227,30 @@ export class SearchIndex {
 
   /**
    * The `limit` best chunks for `query`, best first; equal scores are ordered by sourceId, then
-   * chunkIndex. A query with no indexed terms (empty, stop words only, unknown words) gives [].
+   * chunkIndex. Only the first {@link MAX_QUERY_TERMS} distinct terms of the query are used. A
+   * query with no indexed terms (empty, stop words only, unknown words) gives [].
+   *
+   * The result and scores are those of scoring every chunk holding a query term, but the scan
+   * skips chunks whose score bounds cannot reach the best `limit` (src/search/scan.ts), so its
+   * cost does not grow with the chunks that only match the query's common terms. `cost`, when
+   * given, is increased by what this search did.
    */
-  search(query: string, limit: number): SearchHit[] {
+  search(query: string, limit: number, cost?: SearchCost): SearchHit[] {
     const k = Math.floor(limit);
     if (!(k >= 1) || this.chunkCount === 0) return [];
     const N = this.chunkCount;
     const terms: string[] = [];
     const idfs: number[] = [];
-    for (const t of new Set(tokenize(query, MAX_QUERY_TOKENS))) {
+    for (const t of queryTerms(query)) {
       const d = this.df.get(t);
       if (d === undefined) continue;
       terms.push(t);
       idfs.push(Math.log(1 + (N - d + 0.5) / (d + 0.5)));
     }
     if (terms.length === 0) return [];
-    const avgLength = this.totalLength / N;
-    const base = K1 * (1 - B);
-    const perLength = avgLength > 0 ? (K1 * B) / avgLength : 0;
+    const plan = createPlan(terms, idfs, K1, B, this.totalLength / N);
     const top = new TopK(k);
-    const acc = new Map<number, number>();
-    for (const [sourceId, src] of this.sources) {
-      acc.clear();
-      for (let q = 0; q < terms.length; q++) {
-        const id = src.termIds.get(terms[q]);
-        if (id === undefined) continue;
-        const idf = idfs[q];
-        const { postings, lengths } = src;
-        for (let p = 2 * src.offsets[id], end = 2 * src.offsets[id + 1]; p < end; p += 2) {
-          const ci = postings[p];
-          const f = postings[p + 1];
-          const s = (idf * (f * (K1 + 1))) / (f + base + perLength * lengths[ci]);
-          acc.set(ci, (acc.get(ci) ?? 0) + s);
-        }
-      }
-      for (const [ci, s] of acc) top.offer(s, sourceId, ci);
-    }
+    for (const [sourceId, src] of this.sources) scanSource(src, sourceId, plan, top, cost);
     return top.sorted().map((c) => {
       const src = this.sources.get(c.sourceId)!;
       return {

@@ -1,5 +1,5 @@
 /**
- * Search tokenizer (issue 3 point 6): turns text into the terms the BM25 index stores and the
+ * Search tokenizer: turns text into the terms the BM25 index stores and the
  * terms a query looks up. Documents and queries go through the same function, so every rule
  * below only has to be consistent, not linguistically perfect.
  *
