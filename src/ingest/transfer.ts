@@ -39,6 +39,7 @@ export interface WireResult {
   lengths: Int32Array;
   offsets: Int32Array;
   postings: Int32Array;
+  blockBounds: Float32Array;
 }
 
 const own = (b: Buffer): ArrayBuffer => {
@@ -69,16 +70,16 @@ export function encodeResult(r: IngestResult): { wire: WireResult; transfer: Arr
     if (batch.length >= SLICE_ITEMS * 5) { put({ k: 'term', v: batch }); batch = []; }
   }
   if (batch.length > 0) put({ k: 'term', v: batch });
-  const { documentIds: _d, titles: _t, texts: _x, lengths: _l, totalLength: _n, termIds: _i, offsets: _o, postings: _p, ...rest } = prepared;
+  const { documentIds: _d, titles: _t, texts: _x, lengths: _l, totalLength: _n, termIds: _i, offsets: _o, postings: _p, blockBounds: _b, ...rest } = prepared;
   if (Object.keys(rest).length > 0) put({ k: 'rest', v: rest });
   const chunkDocs = Int32Array.from(record.chunks, (c) => c.d);
   const wire: WireResult = {
     type: r.type, totalLength: prepared.totalLength, slices, chunkDocs,
-    lengths: prepared.lengths, offsets: prepared.offsets, postings: prepared.postings,
+    lengths: prepared.lengths, offsets: prepared.offsets, postings: prepared.postings, blockBounds: prepared.blockBounds,
     ...(r.title !== undefined ? { title: r.title } : {}),
     ...(record.serverUrl !== undefined ? { serverUrl: record.serverUrl } : {}),
   };
-  return { wire, transfer: [...slices, chunkDocs.buffer, prepared.lengths.buffer, prepared.offsets.buffer, prepared.postings.buffer] as ArrayBuffer[] };
+  return { wire, transfer: [...slices, chunkDocs.buffer, prepared.lengths.buffer, prepared.offsets.buffer, prepared.postings.buffer, prepared.blockBounds.buffer] as ArrayBuffer[] };
 }
 
 /** Resolves on the next turn of the event loop, after pending I/O. */
@@ -121,6 +122,6 @@ export async function decodeResult(w: WireResult): Promise<IngestResult> {
     if ((i & 4095) === 4095) await pace();
   }
   const record: SourceIndexRec = { documents, endpoints, chunks, ...(w.serverUrl !== undefined ? { serverUrl: w.serverUrl } : {}) };
-  const prepared: SourceEntry = { ...rest, documentIds, titles, texts, lengths: w.lengths, totalLength: w.totalLength, termIds, offsets: w.offsets, postings: w.postings };
+  const prepared: SourceEntry = { ...rest, documentIds, titles, texts, lengths: w.lengths, totalLength: w.totalLength, termIds, offsets: w.offsets, postings: w.postings, blockBounds: w.blockBounds };
   return { type: w.type, ...(w.title !== undefined ? { title: w.title } : {}), record, prepared };
 }
