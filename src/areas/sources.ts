@@ -8,6 +8,7 @@ import { ApiError, invalid } from '../http/errors.js';
 import { MiB, route, type Ctx } from '../http/route.js';
 import { newId } from '../ids.js';
 import { iso } from '../clock.js';
+import { nextTurn } from '../turns.js';
 import { T, type SourceIndexRec, type Workspace } from '../workspace.js';
 import type { Rec } from '../store/db.js';
 import type { Config } from '../config.js';
@@ -92,6 +93,8 @@ export function sourceRoutes(deps: SourceDeps) {
     let out: Ingested | undefined;
     let error: string | null = null;
     try { out = await ingest(req, { ...fetchOpts(), queue: ws.id }); } catch (e) { error = failureMessage(e, logger, ctx.requestId); } finally { running.delete(key); }
+    // Storing the result (search postings, the log line) is a main-thread step of its own.
+    await nextTurn();
     const current = ws.get<Source>(T.source, src.id);
     if (!current) throw notFound(); // deleted while it was being ingested
     const now = iso(ctx.now);
@@ -134,6 +137,9 @@ export function sourceRoutes(deps: SourceDeps) {
       success: { status: 201, schema: ingestionResultSchema, description: 'The created source and what was ingested.' },
       handler: async (ctx) => {
         const b = ctx.body;
+        // Encoding a large pasted content into the log line is a main-thread step of its own
+        // (taken before the url check, so that the check and the reservation stay one step).
+        if (b.content !== undefined && b.content.length > 64 * 1024) await nextTurn();
         const type = b.type ?? 'auto';
         if (b.url === undefined && b.content === undefined) throw invalid('url or content is required');
         if (b.url !== undefined && b.content !== undefined) throw invalid('give either url or content, not both');

@@ -7,6 +7,7 @@
  * milliseconds at a time, yielding to other requests in between.
  */
 import { deserialize, serialize } from 'node:v8';
+import { nextTurn } from '../turns.js';
 import type { IngestResult } from './analyze.js';
 import type { ContentType } from './detect.js';
 import type { SourceEntry } from '../search/bm25.js';
@@ -82,8 +83,6 @@ export function encodeResult(r: IngestResult): { wire: WireResult; transfer: Arr
   return { wire, transfer: [...slices, chunkDocs.buffer, prepared.lengths.buffer, prepared.offsets.buffer, prepared.postings.buffer, prepared.blockBounds.buffer] as ArrayBuffer[] };
 }
 
-/** Resolves on the next turn of the event loop, after pending I/O. */
-const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 /**
  * Main-thread side: rebuilds the {@link IngestResult} of {@link encodeResult}, never working
@@ -93,7 +92,7 @@ export async function decodeResult(w: WireResult): Promise<IngestResult> {
   let t0 = performance.now();
   const pace = async (): Promise<void> => {
     if (performance.now() - t0 < TURN_MS) return;
-    await turn();
+    await nextTurn();
     t0 = performance.now();
   };
   const documents: SourceIndexRec['documents'] = [];
