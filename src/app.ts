@@ -16,6 +16,7 @@ import { Idempotency, type IdempotencyTicket } from './http/idempotency.js';
 import { Authenticator } from './auth/authenticate.js';
 import { MiB, type Ctx, type Result, type Route } from './http/route.js';
 import { StorageFailedError } from './store/log.js';
+import { nextTurn } from './turns.js';
 import { isOutOfSpace } from './store/fs.js';
 import type { Tx } from './store/db.js';
 import { WorkspaceUnavailableError, type KeyRec, type Store } from './store/store.js';
@@ -26,6 +27,8 @@ import type { Logger } from './logger.js';
 
 export const API_VERSION = '2026-06-29';
 const REQUEST_ID = /^[\x20-\x7e]{1,128}$/;
+/** Bodies larger than this are parsed in a main-thread turn of their own. */
+const LARGE_BODY_BYTES = 256 * 1024;
 const NEEDS_ESCAPE = /["\\]/;
 
 export interface AppOptions {
@@ -156,6 +159,8 @@ export class App {
     const limit = input.route.bodyLimit ?? MiB;
     checkBodyHeaders(x.req, limit);
     input.raw = await readRawBody(x.req, limit);
+    // Decoding and parsing a large body is a main-thread step of its own (src/turns.ts).
+    if (input.raw.length > LARGE_BODY_BYTES) await nextTurn();
     input.body = parseJsonBody(input.raw);
     assertValid(input.route.body!, input.body);
     return this.execute(x, input);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Db } from '../src/store/db.js';
 import { nodeFs, type StoreFs } from '../src/store/fs.js';
 import { CorruptLogError, repairLog, scanLog } from '../src/store/recovery.js';
-import { AppendLog, StorageFailedError, encodeLine } from '../src/store/log.js';
+import { AppendLog, MAX_BATCH_BYTES, StorageFailedError, encodeLine } from '../src/store/log.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'sw-store-'));
 const open = (path: string, fs: StoreFs = nodeFs, extra = {}) => Db.open(path, { fs, sync: true, ...extra });
@@ -39,6 +39,23 @@ test('concurrent commits in one turn are group-committed: one write, one fdatasy
   assert.equal(syncs, 1);
   assert.equal(readFileSync(file, 'utf8').trim().split('\n').length, 50);
   await db.close();
+});
+
+test('a batch takes at most MAX_BATCH_BYTES of lines (at least one): five 1.5 MiB transactions in one turn are three writes, in order', async () => {
+  const file = join(tmp(), 'a.log');
+  const sizes: number[] = [];
+  const fs: StoreFs = { ...nodeFs, write: (fd, buf, pos) => { sizes.push(buf.length); return nodeFs.write(fd, buf, pos); } };
+  const db = await open(file, fs);
+  const big = 'x'.repeat(1.5 * 1024 * 1024);
+  await Promise.all(Array.from({ length: 5 }, (_, i) => { const tx = db.begin(); tx.put('t', `k${i}`, { i, big }); return db.commit(tx); }));
+  assert.equal(MAX_BATCH_BYTES, 4 * 1024 * 1024);
+  assert.equal(sizes.length, 3, `write sizes ${sizes.join(', ')}`);
+  assert.ok(sizes.every((n) => n <= MAX_BATCH_BYTES));
+  await db.close();
+  const db2 = await open(file);
+  assert.deepEqual([0, 1, 2, 3, 4].map((i) => (db2.get('t', `k${i}`) as { i: number }).i), [0, 1, 2, 3, 4]);
+  assert.equal(db2.replay.lines, 5);
+  await db2.close();
 });
 
 test('a torn last line is cut off and kept aside in a .corrupt file', async () => {

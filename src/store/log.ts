@@ -29,6 +29,13 @@ export function encodeLine(json: string): Buffer {
   return line;
 }
 
+/**
+ * A batch's lines are copied into one buffer for one write, on the main thread: past this size
+ * the rest waits for the next batch, so ten 2 MB lines arriving together (pasted sources) are
+ * not one 20 MB copy that stalls every other request.
+ */
+export const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+
 /** Why the log refuses writes; set once and never cleared (an fdatasync failure is final). */
 export class StorageFailedError extends Error {}
 
@@ -92,10 +99,16 @@ export class AppendLog {
     });
   }
 
-  /** Takes the queue as one batch and chains its settlement after the previous batch's. */
+  /**
+   * Takes the queue as one batch (up to {@link MAX_BATCH_BYTES}, at least one line) and chains
+   * its settlement after the previous batch's.
+   */
   private startBatch(): void {
-    const batch = this.queue;
-    this.queue = [];
+    let n = 0;
+    let bytes = 0;
+    while (n < this.queue.length && (n === 0 || bytes + this.queue[n].buf.length <= MAX_BATCH_BYTES)) bytes += this.queue[n++].buf.length;
+    const batch = n === this.queue.length ? this.queue : this.queue.slice(0, n);
+    this.queue = n === this.queue.length ? [] : this.queue.slice(n);
     const prev = this.tail;
     let written!: () => void;
     this.writing = new Promise<void>((r) => { written = r; });
