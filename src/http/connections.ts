@@ -225,19 +225,24 @@ export class ConnectionGuard {
     }
   }
 
-  /** For tests and benchmarks: open connections, their unsent output (bytes) and queued requests. */
-  stats(): { connections: number; unsentBytes: number; queuedRequests: number; maxUnsentBytes: number } {
-    let unsentBytes = 0;
-    let queuedRequests = 0;
-    let maxUnsentBytes = 0;
+  /**
+   * For tests and benchmarks: open connections; their unsent output (bytes: in total and the
+   * most one connection holds); requests waiting while their connection is over its bound, and
+   * how many connections have such requests; bytes the kernel has taken from the open
+   * connections; connections whose pending output the stall check is timing.
+   */
+  stats(): { connections: number; unsentBytes: number; maxUnsentBytes: number; queuedRequests: number; holding: number; sentBytes: number; watched: number } {
+    const out = { connections: this.conns.size, unsentBytes: 0, maxUnsentBytes: 0, queuedRequests: 0, holding: 0, sentBytes: 0, watched: 0 };
     for (const c of this.conns) {
       this.fits(c);
       const u = c.sock.writableLength + c.waitingBytes;
-      unsentBytes += u;
-      maxUnsentBytes = Math.max(maxUnsentBytes, u);
-      queuedRequests += c.queue === null ? 0 : (c.queue.length - c.head) / 2;
+      out.unsentBytes += u;
+      out.maxUnsentBytes = Math.max(out.maxUnsentBytes, u);
+      if (c.queue !== null) { out.holding++; out.queuedRequests += (c.queue.length - c.head) / 2; }
+      out.sentBytes += kernelTaken(c.sock);
+      if (c.since !== -1) out.watched++;
     }
-    return { connections: this.conns.size, unsentBytes, queuedRequests, maxUnsentBytes };
+    return out;
   }
 }
 
