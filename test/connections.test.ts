@@ -57,7 +57,7 @@ class Reader {
   received = 0;
   closed = false;
   readonly ended: Promise<void>;
-  private buf = Buffer.alloc(0);
+  private buf: Buffer = Buffer.alloc(0);
   private waiters: Array<() => void> = [];
   private target = Infinity;
 
