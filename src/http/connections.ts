@@ -31,7 +31,10 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 
 export interface ConnectionLimits {
-  /** Unsent output (bytes) above which a connection's further requests wait. */
+  /**
+   * Unsent output (bytes) above which a connection's further requests wait; at least a
+   * socket's write high-water mark (16 KiB), so that a socket over it will emit 'drain'.
+   */
   maxUnsentBytes: number;
   /** A connection whose pending output does not progress for this long (ms, on the clock) is closed. */
   stallMs: number;
@@ -50,8 +53,6 @@ interface Conn {
   readonly address: string;
   /** Requests handed over whose answer is being produced asynchronously. */
   busy: number;
-  /** The response of the last request handed over. */
-  last: ServerResponse | null;
   /** Answered responses still waiting for their turn on the socket, each followed by its size. */
   waiting: Array<ServerResponse | number> | null;
   waitingBytes: number;
@@ -64,13 +65,16 @@ interface Conn {
   hooked: boolean;
   /** A wake-up is registered (the last answer's 'finish' or the socket's 'drain'). */
   armed: boolean;
-  readonly wake: () => void;
+  /** Runs pump() again; made the first time the connection waits for its output. */
+  wake: (() => void) | null;
   /** Bytes the kernel had taken when output was last seen moving, and when (clock ms). */
   sent: number;
   since: number;
 }
 
 const CONN = Symbol('connection guard state');
+/** node:net's default write high-water mark. */
+const MIN_UNSENT_BYTES = 16 * 1024;
 
 /** Admission control per connection: the output bound, stalled-output closing and the per-address cap. */
 export class ConnectionGuard {
@@ -81,9 +85,14 @@ export class ConnectionGuard {
   refused = 0;
   /** Connections closed for stalled output since the start. */
   stalled = 0;
+  /** The 'close' listener of every socket (called with the socket as `this`). */
+  private readonly onClose: (this: Socket) => void;
 
   constructor(private readonly handler: Handler, private readonly limits: ConnectionLimits,
     private readonly clock: Clock, private readonly logger: Logger) {
+    if (limits.maxUnsentBytes < MIN_UNSENT_BYTES) throw new RangeError(`maxUnsentBytes must be at least ${MIN_UNSENT_BYTES}`);
+    const guard = this;
+    this.onClose = function (this: Socket) { guard.disconnected(this); };
     this.timer = limits.sweepMs > 0 ? setInterval(() => this.sweep(), limits.sweepMs) : null;
     this.timer?.unref();
   }
@@ -109,19 +118,22 @@ export class ConnectionGuard {
     }
     this.perAddress.set(address, open + 1);
     const c: Conn = {
-      sock, address, busy: 0, last: null, waiting: null, waitingBytes: 0, queue: null, head: 0, paused: false, hooked: false, armed: false,
-      wake: () => { c.armed = false; this.pump(c); }, sent: 0, since: -1,
+      sock, address, busy: 0, waiting: null, waitingBytes: 0, queue: null, head: 0, paused: false, hooked: false, armed: false,
+      wake: null, sent: 0, since: -1,
     };
     (sock as unknown as Record<symbol, Conn>)[CONN] = c;
     this.conns.add(c);
-    sock.once('close', () => {
-      this.conns.delete(c);
-      const n = (this.perAddress.get(address) ?? 1) - 1;
-      if (n === 0) this.perAddress.delete(address); else this.perAddress.set(address, n);
-      c.queue = null; // node:http aborts those requests itself; drop our references
-      c.waiting = null;
-      c.last = null;
-    });
+    // One listener function for every socket: an idle connection costs as little as it can.
+    sock.on('close', this.onClose);
+  }
+
+  private disconnected(sock: Socket): void {
+    const c = (sock as unknown as Record<symbol, Conn | undefined>)[CONN];
+    if (c === undefined || !this.conns.delete(c)) return;
+    const n = (this.perAddress.get(c.address) ?? 1) - 1;
+    if (n === 0) this.perAddress.delete(c.address); else this.perAddress.set(c.address, n);
+    c.queue = null; // node:http aborts those requests itself; drop our references
+    c.waiting = null;
   }
 
   /** The request listener: hands the request over now, or queues it while the connection is over its bound. */
@@ -165,7 +177,6 @@ export class ConnectionGuard {
   }
 
   private admit(c: Conn, req: IncomingMessage, res: ServerResponse): void {
-    c.last = res;
     const pending = this.handler(req, res);
     if (pending === undefined) { this.answered(c, res); return; }
     c.busy++;
@@ -179,12 +190,19 @@ export class ConnectionGuard {
     c.waitingBytes += res.writableLength;
   }
 
-  /** Registers one wake-up for when the output has drained (an async answer wakes pump() itself). */
+  /**
+   * Registers one wake-up for when the output has drained (an async answer wakes pump() itself;
+   * called right after fits(), so `waiting` holds only answers still waiting for their turn).
+   */
   private arm(c: Conn): void {
     if (c.armed || c.busy > 0) return;
     c.armed = true;
-    // The last answer finishes once its last byte went to the kernel, after every earlier one.
-    if (c.last !== null && !c.last.writableFinished) c.last.once('finish', c.wake);
+    c.wake ??= () => { c.armed = false; this.pump(c); };
+    const w = c.waiting;
+    // The last waiting answer finishes once its last byte went to the kernel, after every
+    // earlier one. With none waiting, the socket holds more than its high-water mark (see
+    // ConnectionLimits), so the write that put it there asked for a 'drain'.
+    if (w !== null) (w[w.length - 2] as ServerResponse).once('finish', c.wake);
     else c.sock.once('drain', c.wake);
   }
 
