@@ -15,6 +15,8 @@
  *               (the real `node dist/server.js`)
  *  - slow       1,000 slow-header (slowloris) and 1,000 slow-body connections at once
  *  - idle       10,000 idle keep-alive connections; a 10,000-connection flood against MAX_CONNECTIONS=1000
+ *  - output     45 connections pipelining 1,000 requests for 100 KB answers each and never reading
+ *  - peraddr    250 idle connections from one address against MAX_CONNECTIONS=200; another address's requests
  *  - bodies     a 1 GB chunked body (→ 413, and unauthenticated → 401) with the server's peak RSS
  *  - malformed  oversized headers (431), Content-Encoding (415), invalid UTF-8 (400), exact bodies
  *  - fetch      a source URL answering 2,000 stacked gzip layers (the server's CPU per fetch);
@@ -52,7 +54,7 @@ const MiB = 1024 * 1024;
 
 const { values: argv } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string' }, out: { type: 'string' }, 'no-build': { type: 'boolean' } } });
 const quick = argv.quick ?? false;
-const ALL = ['crash', 'faults', 'storage', 'shutdown', 'slow', 'idle', 'bodies', 'malformed', 'fetch', 'ingest'];
+const ALL = ['crash', 'faults', 'storage', 'shutdown', 'slow', 'idle', 'bodies', 'malformed', 'fetch', 'ingest', 'output', 'peraddr'];
 const only = new Set((argv.only ?? ALL.join(',')).split(','));
 for (const o of only) if (!ALL.includes(o)) { console.error(`--only takes ${ALL.join(',')}`); process.exit(2); }
 const N = {
@@ -64,6 +66,7 @@ const N = {
   idleConns: quick ? 1000 : 10_000,
   floodConns: quick ? 1000 : 10_000,
   floodCap: quick ? 100 : 1000,
+  outputConns: quick ? 10 : 45,
   bodyBytes: quick ? 100 * MiB : 1024 * MiB,
   malformedRuns: quick ? 10 : 100,
   stackedRuns: quick ? 3 : 20,
@@ -116,8 +119,8 @@ class Conn {
     sock.on('error', () => {});
     this.ended = new Promise((r) => sock.once('close', () => { this.closed = true; this.closedAt = performance.now(); this.poke(); r(); }));
   }
-  static async open(port: number): Promise<Conn> {
-    const c = new Conn(net.connect(port, '127.0.0.1'));
+  static async open(port: number, localAddress?: string): Promise<Conn> {
+    const c = new Conn(net.connect({ port, host: '127.0.0.1', localAddress }));
     await within(Promise.race([once(c.sock, 'connect'), c.ended]), 10_000, 'a connection');
     return c;
   }
@@ -140,10 +143,10 @@ async function openMany(port: number, n: number, batch = 500): Promise<Conn[]> {
   return out;
 }
 
-async function healthLatency(url: string): Promise<number> {
+async function healthLatency(url: string, localAddress?: string): Promise<number> {
   const t0 = performance.now();
   const r = await new Promise<number>((resolve, reject) => {
-    const req = http.get(`${url}/healthz`, { agent: false, timeout: 10_000 }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode!)); });
+    const req = http.get(`${url}/healthz`, { agent: false, timeout: 10_000, localAddress }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode!)); });
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
   });
@@ -183,6 +186,8 @@ async function allConversations(url: string, key: string): Promise<any[]> {
 }
 
 const LOAD_ENV = { SYNC: 'always', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000' };
+/** The floods come from one address (127.0.0.1): rows that measure something else lift the per-address cap. */
+const ONE_ADDRESS = { MAX_CONNECTIONS_PER_ADDRESS: '1000000' };
 const STORAGE_FAILED = { code: 'service_unavailable', error: 'The server is shutting down or cannot accept writes right now: writes are refused after a storage failure; see the server log.' };
 const INTERNAL = { code: 'internal_error', error: 'The API request could not be completed.' };
 const STORAGE_FULL = { code: 'storage_full', error: 'The server is out of disk space and saved nothing; try again later.' };
@@ -448,7 +453,7 @@ await row('shutdown', 'A second `SIGTERM` while a request never finishes (a sour
 
 /** `n` connections each sending one byte every `everyMs` after `head`, against a child server; how long until all are cut. */
 async function slowAttack(env: Record<string, string>, head: (key: string) => string, dripText: string, n: number): Promise<{ maxMs: number; cut: number; answered: number; stored: number; healthMs: number }> {
-  const srv = await startChild({ env: { ...LOAD_ENV, ...env } });
+  const srv = await startChild({ env: { ...LOAD_ENV, ...ONE_ADDRESS, ...env } });
   try {
     const key = await srv.waitForKey();
     const conns = await openMany(srv.port, n);
@@ -487,7 +492,7 @@ await row('slow', `${fmt(N.slowConns)} slow-body connections at once (headers, t
 // Idle connections and the connection cap
 
 await row('idle', `${fmt(N.idleConns)} idle keep-alive connections (default MAX_CONNECTIONS=10000)`, async () => {
-  const srv = await startChild({ env: { ...LOAD_ENV, KEEP_ALIVE_TIMEOUT_MS: '600000', HEADERS_TIMEOUT_MS: '600000', REQUEST_TIMEOUT_MS: '600000' } });
+  const srv = await startChild({ env: { ...LOAD_ENV, ...ONE_ADDRESS, KEEP_ALIVE_TIMEOUT_MS: '600000', HEADERS_TIMEOUT_MS: '600000', REQUEST_TIMEOUT_MS: '600000' } });
   try {
     await healthLatency(srv.url);
     const before = procStats(srv.pid);
@@ -515,7 +520,7 @@ await row('idle', `${fmt(N.idleConns)} idle keep-alive connections (default MAX_
 });
 
 await row('idle', `${fmt(N.floodConns)} keep-alive connections against MAX_CONNECTIONS=${fmt(N.floodCap)}, KEEP_ALIVE_TIMEOUT_MS=2000`, async () => {
-  const srv = await startChild({ env: { ...LOAD_ENV, MAX_CONNECTIONS: String(N.floodCap), KEEP_ALIVE_TIMEOUT_MS: '2000' } });
+  const srv = await startChild({ env: { ...LOAD_ENV, ...ONE_ADDRESS, MAX_CONNECTIONS: String(N.floodCap), KEEP_ALIVE_TIMEOUT_MS: '2000' } });
   try {
     const before = procStats(srv.pid);
     const conns = await openMany(srv.port, N.floodConns);
@@ -537,6 +542,74 @@ await row('idle', `${fmt(N.floodConns)} keep-alive connections against MAX_CONNE
       };
     } finally { for (const c of conns) c.destroy(); }
   } finally { await srv.stop('SIGKILL'); }
+});
+
+// ------------------------------------------------------------------------------------------
+// Clients that never read their answers; one address holding connections (test/connections.test.ts)
+
+await row('output', `${N.outputConns} connections each pipelining 1,000 \`GET /api/v1/openapi.json\` (100 KB answers) and never reading`, async () => {
+  const srv = await startChild({ env: LOAD_ENV });
+  const socks: net.Socket[] = [];
+  try {
+    await healthLatency(srv.url);
+    const before = procStats(srv.pid);
+    const request = 'GET /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(1000);
+    const t0 = performance.now();
+    for (let i = 0; i < N.outputConns; i++) {
+      const s = net.connect(srv.port, '127.0.0.1');
+      s.on('error', () => {});
+      s.pause();
+      s.write(request);
+      socks.push(s);
+    }
+    // Probe /healthz through the attack until the server has closed every stalled connection
+    // (30 s without progress), or 60 s.
+    let worst = 0;
+    let probes = 0;
+    let maxFds = before.fds;
+    let closedMs = 0;
+    while (performance.now() - t0 < 60_000) {
+      worst = Math.max(worst, await healthLatency(srv.url));
+      probes++;
+      const { fds } = procStats(srv.pid);
+      maxFds = Math.max(maxFds, fds);
+      if (maxFds >= before.fds + N.outputConns && fds <= before.fds) { closedMs = performance.now() - t0; break; }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const after = procStats(srv.pid);
+    check(maxFds >= before.fds + N.outputConns, `only ${maxFds - before.fds} of the connections were seen open`);
+    check(closedMs > 0, 'the stalled connections were still open after 60 s');
+    const ms = await healthLatency(srv.url);
+    return {
+      runs: `${N.outputConns} connections, ${fmt(N.outputConns * 1000)} requests`,
+      result: `server RSS ${mb(before.rss)} before, peak ${mb(after.hwm)} (the process's high-water mark); the longest of ${probes} \`/healthz\` probes ` +
+        `during the attack took ${Math.round(worst)} ms; every connection closed ${(closedMs / 1000).toFixed(1)} s after the attack began (no output taken for 30 s); next request ${Math.round(ms)} ms`,
+      ok: after.hwm < before.rss + 200 * MiB && worst < 1000,
+    };
+  } finally { for (const s of socks) s.destroy(); await srv.stop('SIGKILL'); }
+});
+
+await row('peraddr', '250 idle keep-alive connections from one address (127.0.0.1) against MAX_CONNECTIONS=200, MAX_CONNECTIONS_PER_ADDRESS=150; then 99 requests from another address (127.0.0.2)', async () => {
+  const srv = await startChild({ env: { ...LOAD_ENV, MAX_CONNECTIONS: '200', MAX_CONNECTIONS_PER_ADDRESS: '150', KEEP_ALIVE_TIMEOUT_MS: '600000' } });
+  let conns: Conn[] = [];
+  try {
+    conns = await openMany(srv.port, 250, 50);
+    for (const c of conns) c.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
+    const answers = await Promise.all(conns.map((c) => c.response(15_000)));
+    const held = answers.filter((r) => r?.status === 200).length;
+    const refused = conns.filter((c, i) => answers[i] === undefined && c.closed && c.data.length === 0).length;
+    let served = 0;
+    let worst = 0;
+    for (let i = 0; i < 99; i++) {
+      try { worst = Math.max(worst, await healthLatency(srv.url, '127.0.0.2')); served++; } catch { /* counted as not served */ }
+    }
+    check(held === 150 && refused === 100, `${held} held, ${refused} refused`);
+    return {
+      runs: '250 + 99 connections',
+      result: `127.0.0.1: ${held} served and held, ${refused} closed at once without an answer; 127.0.0.2: ${served} of 99 requests served, the slowest in ${Math.round(worst)} ms`,
+      ok: served === 99,
+    };
+  } finally { for (const c of conns) c.destroy(); await srv.stop('SIGKILL'); }
 });
 
 // ------------------------------------------------------------------------------------------

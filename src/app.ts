@@ -2,7 +2,8 @@
  * The request pipeline (DESIGN §2 check order): route → authentication (401) → scope (403)
  * → rate limit (429) → request validation (400/413/415) → idempotency → handler (404, 409)
  * → commit (durable before the answer) → response, plus the headers every response carries
- * and one JSON access-log line per request.
+ * and one JSON access-log line per request. A 403 spends a token like any other
+ * authenticated answer, so once the key's bucket is empty its refusals are 429 too.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -14,6 +15,7 @@ import { TokenBucketLimiter, type TakeResult } from './http/ratelimit.js';
 import { CursorCodec } from './http/cursor.js';
 import { Idempotency, type IdempotencyTicket } from './http/idempotency.js';
 import { Authenticator } from './auth/authenticate.js';
+import { ClientAddresses } from './http/clientAddress.js';
 import { MiB, type Ctx, type Result, type Route } from './http/route.js';
 import { StorageFailedError } from './store/log.js';
 import { nextTurn } from './turns.js';
@@ -37,7 +39,7 @@ export interface AppOptions {
   clock: Clock;
   logger: Logger;
   routes: Route[];
-  /** Called once per authenticated request (usage counting). */
+  /** Called once per authenticated request, before scope and rate limit (usage counting). */
   onAuthenticated?: (workspaceId: string) => void;
 }
 
@@ -47,6 +49,8 @@ export class App {
   readonly cursors: CursorCodec;
   readonly auth: Authenticator;
   readonly idempotency: Idempotency;
+  /** The client address of a request (`TRUST_PROXY`), for the limits kept per address. */
+  readonly clients: ClientAddresses;
   /** Set on shutdown: new requests get 503 with `Connection: close`. */
   draining = false;
   private inFlight = 0;
@@ -63,7 +67,8 @@ export class App {
     this.limiter = new TokenBucketLimiter(opts.config.rateLimitBurst, opts.config.rateLimitPerMinute, opts.clock);
     this.capacityText = String(opts.config.rateLimitBurst);
     this.cursors = new CursorCodec(opts.store.secret);
-    this.auth = new Authenticator(opts.store, opts.clock, opts.logger);
+    this.clients = new ClientAddresses(opts.config.trustProxy);
+    this.auth = new Authenticator(opts.store, opts.clock, opts.logger, (req) => this.clients.clientKey(req));
     this.idempotency = new Idempotency();
   }
 
@@ -77,8 +82,10 @@ export class App {
    * The `node:http` request listener. Never throws; every failure becomes a `{code, error}` answer.
    * A request whose handler answers without awaiting (reads) is answered synchronously, inside
    * this call — no promise is made for it; only body reads, async handlers and commits go async.
+   * @returns undefined when the request was answered within the call, else a promise that
+   *   resolves (never rejects) once it has been answered.
    */
-  handle = (req: IncomingMessage, res: ServerResponse): void => {
+  handle = (req: IncomingMessage, res: ServerResponse): Promise<void> | undefined => {
     this.inFlight++;
     const given = req.headers['x-request-id'];
     const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
@@ -89,8 +96,9 @@ export class App {
     // is then sent after the parser has taken in what already arrived of the body, so a body
     // that came in with the headers is complete and the connection is kept alive (see send()).
     try { pending = declaresBody(req) ? this.runAsync(x) : this.run(x); } catch (err) { this.fail(x, err); }
-    if (pending) pending.then(() => this.done(x), (err) => { this.fail(x, err); this.done(x); });
-    else this.done(x);
+    if (pending) return pending.then(() => this.done(x), (err) => { this.fail(x, err); this.done(x); });
+    this.done(x);
+    return undefined;
   };
 
   /** After the answer: the in-flight count (graceful shutdown) and the access-log line. */
@@ -135,16 +143,15 @@ export class App {
     const key = this.auth.authenticate(req);
     const ws = this.opts.store.workspace(key.workspaceId);
     if (!ws) throw new ApiError('unauthorized');
-    // Every authenticated request counts towards usage, refused ones included (DESIGN §5).
+    // Usage counts every authenticated request of the workspace, whatever its answer (a 403 or
+    // a 429 included): the request was made with the workspace's key.
     this.opts.onAuthenticated?.(ws.id);
-    if (!this.auth.hasScope(key, route.scope)) {
-      // An authenticated answer (DESIGN §2): report the key's bucket without spending a token.
-      this.setRateHeaders(headers, this.limiter.peek(key.id));
-      throw new ApiError('insufficient_scope', `this operation needs ${route.scope}`);
-    }
+    // Every authenticated answer spends a token, a 403 included: a key hammering routes outside
+    // its scopes is limited like any other (an empty bucket answers 429 whatever the scope).
     const rl = this.limiter.take(key.id);
     this.setRateHeaders(headers, rl);
     if (!rl.allowed) throw new ApiError('rate_limited', undefined, { 'Retry-After': String(rl.retryAfterSeconds) });
+    if (!this.auth.hasScope(key, route.scope)) throw new ApiError('insufficient_scope', `this operation needs ${route.scope}`);
 
     checkApiVersion(req);
     const query = parseQuery(route.query, q === -1 ? '' : url.slice(q + 1));

@@ -3,6 +3,7 @@
  * passed down as a typed {@link Config}. Nothing else in the code base reads `process.env`.
  */
 import { resolve } from 'node:path';
+import { parseCidr } from './http/clientAddress.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -31,6 +32,10 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** An ingestion job running longer than this is stopped (its worker replaced) and the source fails. */
   ingestTimeoutMs: number;
+  /** Reverse proxies (IP addresses and CIDR ranges) whose `X-Forwarded-For` names the client. */
+  trustProxy: string[];
+  /** Open connections allowed per client address (IPv6: per /64). */
+  maxConnectionsPerAddress: number;
 }
 
 /** Thrown for an invalid setting; `message` is the one line printed before exit code 2. */
@@ -73,6 +78,17 @@ function httpUrl(env: Env, name: string, def: string): string {
   return raw.replace(/\/+$/, '');
 }
 
+/** A comma-separated list of IP addresses and CIDR ranges (`TRUST_PROXY`); empty by default. */
+function cidrList(env: Env, name: string): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [];
+  const entries = raw.split(',').map((e) => e.trim());
+  for (const e of entries) {
+    if (!parseCidr(e)) throw new ConfigError(`${name} must be a comma-separated list of IP addresses or CIDR ranges (10.0.0.0/8, fd00::/8), got ${JSON.stringify(raw)}: ${JSON.stringify(e)} is neither`);
+  }
+  return entries;
+}
+
 /**
  * Builds the configuration from `env` (DESIGN §1 defaults).
  * @throws ConfigError naming the first invalid setting.
@@ -102,5 +118,7 @@ export function loadConfig(env: Env = process.env): Config {
     keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
     ingestTimeoutMs: int(env, 'INGEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    trustProxy: cidrList(env, 'TRUST_PROXY'),
+    maxConnectionsPerAddress: int(env, 'MAX_CONNECTIONS_PER_ADDRESS', 256, 1, 1_000_000),
   };
 }

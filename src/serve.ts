@@ -7,6 +7,7 @@ import * as http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { App } from './app.js';
+import { ConnectionGuard } from './http/connections.js';
 import { Admin } from './admin.js';
 import { adminSocketPath, listenAdminSocket } from './adminSocket.js';
 import { buildRoutes } from './routes.js';
@@ -14,7 +15,7 @@ import { SecretBox } from './secrets.js';
 import { WorkerAnalyzer } from './ingest/pool.js';
 import { UsageCounter } from './usage.js';
 import type { Analyzer } from './ingest/analyze.js';
-import type { Route } from './http/route.js';
+import { MiB, type Route } from './http/route.js';
 import { Store } from './store/store.js';
 import { ERRORS, errorMessage, type ErrorCode } from './http/errors.js';
 import type { Config } from './config.js';
@@ -33,6 +34,13 @@ export interface ServerDeps {
   analyzer?: Analyzer;
   /** Test seam of the default worker pool: a module each worker runs before every job (see src/ingest/worker.ts). */
   ingestHook?: string;
+  /**
+   * Per-connection output limits (README "Limits"): unsent bytes above which a connection's
+   * pipelined requests wait (default 1 MiB), how long its pending output may make no progress
+   * before it is closed (default 30 s, on `clock`), and how often that is checked (default 1 s;
+   * 0: never by itself, tests call `connections.sweep()`).
+   */
+  output?: { maxUnsentBytes?: number; stallMs?: number; sweepMs?: number };
 }
 
 export interface RunningServer {
@@ -43,6 +51,8 @@ export interface RunningServer {
   admin: Admin;
   http: http.Server;
   usage: UsageCounter;
+  /** Admission per connection: the output bound, stalled connections, the per-address cap. */
+  connections: ConnectionGuard;
   /** The route table this server serves. */
   routes: Route[];
   /** Graceful stop: refuse new requests (503), finish in-flight ones, flush, close. */
@@ -95,14 +105,21 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   // The request timeout covers the headers too; node:http throws when headersTimeout exceeds it
   // (REQUEST_TIMEOUT_MS=1500 with the default HEADERS_TIMEOUT_MS), after the bootstrap has run.
   const headersTimeout = Math.min(config.headersTimeoutMs, config.requestTimeoutMs);
+  const connections = new ConnectionGuard(app.handle, {
+    maxUnsentBytes: deps.output?.maxUnsentBytes ?? MiB,
+    stallMs: deps.output?.stallMs ?? 30_000,
+    sweepMs: deps.output?.sweepMs ?? 1000,
+    maxPerAddress: config.maxConnectionsPerAddress,
+  }, clock, logger);
   const server = http.createServer({
     headersTimeout,
     requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
     connectionsCheckingInterval: Math.min(1000, headersTimeout),
     maxHeaderSize: 16 * 1024,
-  }, app.handle);
+  }, connections.handle);
   server.maxConnections = config.maxConnections;
+  connections.attach(server);
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable) { socket.destroy(); return; }
     if (err.code === 'HPE_HEADER_OVERFLOW') rawError(socket, 'request_header_fields_too_large', undefined, (err as { rawPacket?: Buffer }).rawPacket);
@@ -119,6 +136,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   } catch (e) {
     // A port in use or an unknown HOST: release the data dir (and its lock) before failing.
     server.close();
+    connections.close();
     await store.close().catch(() => {});
     throw e;
   }
@@ -137,10 +155,11 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     const deadline = new Promise<void>((r) => setTimeout(r, config.shutdownTimeoutMs).unref());
     await Promise.race([app.whenIdle(), deadline]);
     server.closeAllConnections();
+    connections.close();
     await analyzer.close();
     await usage.close();
     await store.close();
     logger.info('stopped', {});
   })();
-  return { url, port, app, store, admin, http: server, routes, usage, close };
+  return { url, port, app, store, admin, http: server, routes, usage, connections, close };
 }

@@ -31,6 +31,13 @@ interface Target { id: string; externalId: string; subject: string; subjectPatch
 const EMAILS = ['ann@acme.test', 'bob@acme.test', 'cy@globex.test', 'di@initech.test', 'ed@umbrella.test'];
 const PRIORITIES = ['urgent', 'high', 'low'] as const;
 
+/**
+ * Every lane is a `fetch` from this one address, and with 200+ requests in flight its pool
+ * holds more connections than MAX_CONNECTIONS_PER_ADDRESS (256) allows: the cap is lifted, so
+ * that a refused connection is never mistaken for the kill.
+ */
+const ONE_CLIENT = { MAX_CONNECTIONS_PER_ADDRESS: '1000000' };
+
 async function send(base: string, key: string, w: Write): Promise<HttpResult> {
   return call(base, w.method, w.path, { key, body: w.body, headers: w.idemKey ? { 'Idempotency-Key': w.idemKey } : {} });
 }
@@ -55,7 +62,7 @@ test('kill -9 during 200+ concurrent writes, repeated: every acknowledged write 
   const rand = prng(seed);
   const randInt = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
   const dataDir = tempDir('sw-crash-');
-  const env = { SYNC: 'always', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000', LOG_LEVEL: 'info' };
+  const env = { SYNC: 'always', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000', LOG_LEVEL: 'info', ...ONE_CLIENT };
 
   const convs: ConvAttempt[] = [];
   const msgs: MsgAttempt[] = [];
@@ -260,7 +267,7 @@ test('kill -9 during 200+ concurrent writes, repeated: every acknowledged write 
 
 test('kill -9 while the log is being compacted under 200 concurrent updates: each record is its last acknowledged or its in-flight value', async (t) => {
   const dataDir = tempDir('sw-compact-');
-  const env = { SYNC: 'always', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000' };
+  const env = { SYNC: 'always', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000', ...ONE_CLIENT };
   const LANES = 200;
   /** Per lane: its conversation, the last acknowledged subject, and the one in flight (if any). */
   const lanes: Array<{ id: string; acked: string; inFlight?: string; n: number }> = [];

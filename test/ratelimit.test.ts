@@ -88,20 +88,22 @@ test('advancing the injected clock refills one token a second, up to the burst',
   assert.deepEqual(rate(full), { limit: '5', remaining: '4', reset: '1', retryAfter: null }, 'never more than the burst');
 }));
 
-test('a wrong-scope 403 carries the RateLimit headers but does not consume a token', () => withServer(async (srv) => {
+test('a wrong-scope 403 spends a token like any other authenticated answer; once the bucket is empty, forbidden requests get 429 with Retry-After', () => withServer(async (srv) => {
+  const FORBIDDEN = { code: 'insufficient_scope', error: 'This API key is missing the required scope: this operation needs issues:write.' };
   const readOnly = await srv.newKey({ scopes: 'issues:read' });
-  const fresh = await srv.call('POST', '/api/v1/issues', { key: readOnly, body: { subject: 'x' } });
-  assert.equal(fresh.status, 403);
-  assert.deepEqual(rate(fresh), { limit: '5', remaining: '5', reset: '0', retryAfter: null });
-  await srv.call('GET', '/api/v1/issues', { key: readOnly });
-  for (let i = 0; i < 10; i++) {
+  for (let i = 4; i >= 0; i--) {
     const denied = await srv.call('POST', '/api/v1/issues', { key: readOnly, body: { subject: 'x' } });
-    assert.equal(denied.status, 403);
-    assert.deepEqual(rate(denied), { limit: '5', remaining: '4', reset: '1', retryAfter: null });
+    assert.deepEqual([denied.status, denied.body, rate(denied)], [403, FORBIDDEN, { limit: '5', remaining: String(i), reset: String(5 - i), retryAfter: null }]);
   }
-  for (let i = 0; i < 4; i++) await srv.call('GET', '/api/v1/issues', { key: readOnly });
-  const empty = await srv.call('POST', '/api/v1/issues', { key: readOnly, body: { subject: 'x' } });
-  assert.deepEqual([empty.status, rate(empty)], [403, { limit: '5', remaining: '0', reset: '5', retryAfter: null }], 'scope is checked before the rate limit');
+  const limited = await srv.call('POST', '/api/v1/issues', { key: readOnly, body: { subject: 'x' } });
+  assert.deepEqual([limited.status, limited.body, rate(limited)], [429, LIMITED, { limit: '5', remaining: '0', reset: '5', retryAfter: '1' }]);
+  // The key's allowed requests share the same, now empty, bucket.
+  assert.equal((await srv.call('GET', '/api/v1/issues', { key: readOnly })).status, 429);
+  srv.clock.advance(1000);
+  const refilled = await srv.call('POST', '/api/v1/issues', { key: readOnly, body: { subject: 'x' } });
+  assert.deepEqual([refilled.status, rate(refilled).remaining], [403, '0']);
+  // Another key is not affected.
+  assert.equal((await srv.call('GET', '/api/v1/issues')).status, 200);
 }));
 
 test('unauthenticated and unknown-route answers neither carry nor consume tokens', () => withServer(async (srv) => {

@@ -276,3 +276,21 @@ test('every authenticated request counts, a refused one (403) included; a 401 do
     assert.equal(u.body.apiRequests, 2);
   } finally { await s.close(); }
 });
+
+test('a rate-limited request (429) counts as usage like a 403, since it was made with the workspace\'s key; a failed-authentication 429 does not', async () => {
+  const s = await startTestServer({ env: { RATE_LIMIT_BURST: '3', RATE_LIMIT_PER_MINUTE: '60' } });
+  try {
+    const narrow = await s.newKey({ scopes: 'usage:read' });
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await s.call('GET', '/api/v1/conversations', { key: narrow })).status);
+    statuses.push((await s.call('GET', '/api/v1/usage', { key: narrow })).status);
+    assert.deepEqual(statuses, [403, 403, 403, 429]);
+    // Lock the address out of failed authentications: those 401s and 429s are nobody's usage.
+    for (let i = 0; i < 31; i++) await s.call('GET', '/api/v1/conversations', { key: 'svck_' + 'x'.repeat(43) });
+    assert.equal((await s.call('GET', '/api/v1/conversations', { key: null })).status, 429);
+    s.clock.advance(1000);
+    const u = await s.call('GET', '/api/v1/usage', { key: narrow });
+    assert.equal(u.status, 200, u.text);
+    assert.equal(u.body.apiRequests, 5, 'three 403s, one 429 and this request');
+  } finally { await s.close(); }
+});

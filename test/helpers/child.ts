@@ -15,7 +15,8 @@ export const CLI_JS = fileURLToPath(new URL('../../dist/cli.js', import.meta.url
 /** The settings of DESIGN §1 (and ours); a child never inherits them from the test's environment. */
 const SETTINGS = ['PORT', 'HOST', 'DATA_DIR', 'LOG_LEVEL', 'RATE_LIMIT_PER_MINUTE', 'RATE_LIMIT_BURST', 'SYNC', 'BOOTSTRAP',
   'SOURCE_FETCH_ALLOW_PRIVATE', 'SOURCE_FETCH_TIMEOUT_MS', 'SOURCE_FETCH_MAX_BYTES', 'SOURCE_CRAWL_MAX_PAGES', 'GITHUB_API_URL',
-  'MAX_CONNECTIONS', 'HEADERS_TIMEOUT_MS', 'REQUEST_TIMEOUT_MS', 'KEEP_ALIVE_TIMEOUT_MS', 'SHUTDOWN_TIMEOUT_MS'];
+  'MAX_CONNECTIONS', 'HEADERS_TIMEOUT_MS', 'REQUEST_TIMEOUT_MS', 'KEEP_ALIVE_TIMEOUT_MS', 'SHUTDOWN_TIMEOUT_MS',
+  'TRUST_PROXY', 'MAX_CONNECTIONS_PER_ADDRESS'];
 
 const KEY_LINE = /API key \(shown only this once — keep it somewhere safe\): (svck_[0-9A-Za-z]+)/;
 

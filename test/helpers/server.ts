@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { loadConfig, type Config } from '../../src/config.js';
 import { ManualClock } from '../../src/clock.js';
 import { silentLogger, createLogger, type Logger } from '../../src/logger.js';
-import { startServer, type RunningServer } from '../../src/serve.js';
+import { startServer, type RunningServer, type ServerDeps } from '../../src/serve.js';
 import type { StoreFs } from '../../src/store/fs.js';
 import { assertContract, contractDocument } from './contract.js';
 
@@ -47,7 +47,7 @@ export function tempDir(prefix = 'sw-test-'): string {
 }
 
 /** Starts a server; `env` overrides configuration as the environment would. */
-export async function startTestServer(opts: { env?: Record<string, string>; clock?: ManualClock; fs?: StoreFs; dataDir?: string; captureLogs?: boolean; compactionSlack?: number } = {}): Promise<TestServer> {
+export async function startTestServer(opts: { env?: Record<string, string>; clock?: ManualClock; fs?: StoreFs; dataDir?: string; captureLogs?: boolean; compactionSlack?: number; output?: ServerDeps['output'] } = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tempDir();
   const config: Config = loadConfig({ PORT: '0', DATA_DIR: dataDir, SYNC: 'none', ...opts.env });
   const clock = opts.clock ?? new ManualClock();
@@ -63,7 +63,7 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
   };
   const leaked = (text: string) => [...secrets].find((x) => text.includes(x));
   let announced = '';
-  const running = await startServer(config, { clock, logger, fs: opts.fs, announce: (t) => { announced += t; }, compactionSlack: opts.compactionSlack });
+  const running = await startServer(config, { clock, logger, fs: opts.fs, announce: (t) => { announced += t; }, compactionSlack: opts.compactionSlack, output: opts.output });
   const key = /svck_[0-9A-Za-z]+/.exec(announced)?.[0] ?? '';
   const workspaceId = /\(([0-9a-f-]{36})\)/.exec(announced)?.[1] ?? '';
   const call = async (method: string, path: string, o: CallOptions = {}): Promise<CallResult> => {

@@ -1,0 +1,62 @@
+/**
+ * Client addresses (README "Limits"): the counting key of an address (IPv4 as is, IPv4-mapped
+ * IPv6 as IPv4, other IPv6 per /64), `TRUST_PROXY` entries, and the client named by
+ * `X-Forwarded-For` behind trusted proxies — as units; test/auth.test.ts and
+ * test/hostile.test.ts check the same rules over HTTP.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import { addressKey, ClientAddresses, ipv6Groups, parseCidr } from '../src/http/clientAddress.js';
+
+test('addressKey: IPv4 as is; IPv4-mapped IPv6 (dotted or hex) as the IPv4 address; other IPv6 as its /64', () => {
+  assert.equal(addressKey('203.0.113.7'), '203.0.113.7');
+  assert.equal(addressKey('::ffff:203.0.113.7'), '203.0.113.7');
+  assert.equal(addressKey('::ffff:cb00:7107'), '203.0.113.7');
+  assert.equal(addressKey('0:0:0:0:0:ffff:cb00:7107'), '203.0.113.7');
+  assert.equal(addressKey('2001:db8:1:2:3:4:5:6'), '2001:db8:1:2::/64');
+  assert.equal(addressKey('2001:0DB8:0001:0002::1'), '2001:db8:1:2::/64', 'leading zeros and case do not matter');
+  assert.equal(addressKey('2001:db8:1:2:ffff::1'), '2001:db8:1:2::/64');
+  assert.equal(addressKey('2001:db8::1'), '2001:db8:0:0::/64');
+  assert.equal(addressKey('::1'), '0:0:0:0::/64');
+  assert.equal(addressKey('fe80::1%eth0'), 'fe80:0:0:0::/64', 'a zone id is dropped');
+  assert.equal(addressKey('64:ff9b::192.0.2.1'), '64:ff9b:0:0::/64', 'an embedded IPv4 tail is not a mapped address');
+  assert.equal(addressKey(undefined), 'unknown');
+  assert.equal(addressKey('not an address'), 'unknown');
+});
+
+test('ipv6Groups expands :: and embedded IPv4 into eight groups', () => {
+  assert.deepEqual(ipv6Groups('1::8'), [1, 0, 0, 0, 0, 0, 0, 8]);
+  assert.deepEqual(ipv6Groups('::'), [0, 0, 0, 0, 0, 0, 0, 0]);
+  assert.deepEqual(ipv6Groups('1:2:3:4:5:6:7::'), [1, 2, 3, 4, 5, 6, 7, 0]);
+  assert.deepEqual(ipv6Groups('::ffff:1.2.3.4'), [0, 0, 0, 0, 0, 0xffff, 0x0102, 0x0304]);
+});
+
+test('parseCidr: addresses and ranges of either family; anything else is refused', () => {
+  assert.deepEqual(parseCidr('10.0.0.1'), { address: '10.0.0.1', family: 'ipv4', prefix: 32 });
+  assert.deepEqual(parseCidr('10.0.0.0/8'), { address: '10.0.0.0', family: 'ipv4', prefix: 8 });
+  assert.deepEqual(parseCidr('fd00::/8'), { address: 'fd00::', family: 'ipv6', prefix: 8 });
+  assert.deepEqual(parseCidr('::1'), { address: '::1', family: 'ipv6', prefix: 128 });
+  for (const bad of ['', 'proxy.internal', '10.0.0.0/33', 'fd00::/129', '10.0.0.0/', '10.0.0.0/8/8', '10.0.0.0/-1', '10.0.0.0/ 8', '10.0.0.256', '1.2.3.4:80', 'fe80::1%eth0']) {
+    assert.equal(parseCidr(bad), undefined, bad);
+  }
+});
+
+const req = (peer: string, xff?: string) => ({ socket: { remoteAddress: peer }, headers: xff === undefined ? {} : { 'x-forwarded-for': xff } }) as unknown as IncomingMessage;
+
+test('ClientAddresses.clientIp: the peer unless it is a trusted proxy; then the rightmost untrusted X-Forwarded-For entry', () => {
+  const none = new ClientAddresses([]);
+  assert.equal(none.clientIp(req('127.0.0.1', '203.0.113.7')), '127.0.0.1', 'no TRUST_PROXY: the header is ignored');
+  const c = new ClientAddresses(['127.0.0.1', '10.0.0.0/8', 'fd00::/8']);
+  assert.equal(c.clientIp(req('192.0.2.1', '203.0.113.7')), '192.0.2.1', 'an untrusted peer');
+  assert.equal(c.clientIp(req('127.0.0.1')), '127.0.0.1', 'no header');
+  assert.equal(c.clientIp(req('127.0.0.1', '')), '127.0.0.1', 'an empty header');
+  assert.equal(c.clientIp(req('127.0.0.1', '203.0.113.7')), '203.0.113.7');
+  assert.equal(c.clientIp(req('::ffff:127.0.0.1', '203.0.113.7')), '203.0.113.7', 'a trusted IPv4 proxy seen on a dual-stack listener');
+  assert.equal(c.clientIp(req('fd00::5', '2001:db8::9')), '2001:db8::9');
+  assert.equal(c.clientIp(req('127.0.0.1', 'garbage, 192.0.2.5 , 10.9.9.9')), '192.0.2.5', 'entries left of the client are not read');
+  assert.equal(c.clientIp(req('127.0.0.1', '192.0.2.5, garbage')), '127.0.0.1', 'a malformed hop: the peer');
+  assert.equal(c.clientIp(req('127.0.0.1', '192.0.2.5:443')), '127.0.0.1', 'a port: the peer');
+  assert.equal(c.clientIp(req('127.0.0.1', '10.0.0.2, 10.0.0.3')), '10.0.0.2', 'all trusted: the leftmost');
+  assert.equal(c.clientKey(req('127.0.0.1', '2001:db8:1:2::7')), '2001:db8:1:2::/64');
+});
