@@ -21,13 +21,13 @@ interface Comment { text: string; startLine: number; endLine: number }
 
 const SYMBOLS = ';,.={}[]()<>:-+/';
 const ESCAPES: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
-const IDENT_RE = /[A-Za-z_][A-Za-z0-9_]*/y;
 const STRING_RE = /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'/y;
 const ESCAPE_RE = /\\(?:[xX]([0-9a-fA-F]{1,2})|([0-7]{1,3})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))/g;
 
 const isDigit = (c: number): boolean => c >= 48 && c <= 57;
 const isIdentStart = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 const isHex = (c: number): boolean => isDigit(c) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+const isIdentPart = (c: number): boolean => isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 const isIdentOrDot = (c: number): boolean => isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 46;
 
 /**
@@ -116,8 +116,10 @@ export function tokenize(src: string): Token[] {
       continue;
     } else if (isIdentStart(src.charCodeAt(i))) {
       kind = 'ident';
-      value = matchAt(IDENT_RE, src, i)!;
-      length = value.length;
+      let j = i + 1;
+      while (isIdentPart(src.charCodeAt(j))) j++;
+      value = src.slice(i, j);
+      length = j - i;
     } else if (isDigit(src.charCodeAt(i)) || (c === '.' && isDigit(src.charCodeAt(i + 1)))) {
       kind = 'number';
       value = numberAt(src, i) ?? fail('invalid number', i);
@@ -137,7 +139,7 @@ export function tokenize(src: string): Token[] {
       while (k > 0 && pending[k - 1].endLine >= pending[k].startLine - 1) k--;
       leading = pending.slice(k).map((x) => x.text).join('\n');
     }
-    pending = [];
+    if (pending.length) pending = [];
     tokens.push({ kind, value, start, end: i, line, column: start - lineStart + 1, leading, trailing: '' });
   }
   tokens.push({ kind: 'eof', value: '', start: i, end: i, line, column: i - lineStart + 1, leading: '', trailing: '' });
