@@ -58,6 +58,25 @@ test('a batch takes at most MAX_BATCH_BYTES of lines (at least one): five 1.5 Mi
   await db2.close();
 });
 
+test('put with a pre-serialized value: the log line takes its text as it is, beside ordinary ops, and replays to the same records', async () => {
+  const file = join(tmp(), 'a.log');
+  const db = await open(file);
+  const big = { documents: [{ id: 'd1', title: 'T "q"' }], chunks: [{ d: 0, t: 'a\nb' }] };
+  const tx = db.begin();
+  tx.put('t', 'a', { v: 1 });
+  tx.put('idx', 's1', big, JSON.stringify(big));
+  tx.del('t', 'missing');
+  tx.put('t', 'b', { v: 2 });
+  await db.commit(tx);
+  await db.close();
+  const line = readFileSync(file, 'utf8').trim();
+  assert.equal(line.slice(9), JSON.stringify([['p', 't', 'a', { v: 1 }], ['p', 'idx', 's1', big], ['p', 't', 'b', { v: 2 }]]));
+  const db2 = await open(file);
+  assert.deepEqual(db2.get('idx', 's1'), big);
+  assert.deepEqual(db2.get('t', 'b'), { v: 2 });
+  await db2.close();
+});
+
 test('a torn last line is cut off and kept aside in a .corrupt file', async () => {
   const dir = tmp();
   const file = join(dir, 'a.log');

@@ -109,7 +109,7 @@ export function sourceRoutes(deps: SourceDeps) {
     const tx = ctx.tx();
     tx.put(T.source, src.id, next as unknown as Rec);
     let idx = ws.get<SourceIndexRec>(T.sourceIndex, src.id);
-    if (out) { idx = indexRecord(ws, out); tx.put(T.sourceIndex, src.id, idx as unknown as Rec); }
+    if (out) { idx = indexRecord(ws, out); tx.put(T.sourceIndex, src.id, idx as unknown as Rec, out.recordJson); }
     return { src: next, idx };
   }
 

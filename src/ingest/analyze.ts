@@ -59,6 +59,8 @@ export interface IngestResult {
   /** The content's own title (default source name). */
   title?: string;
   record: SourceIndexRec;
+  /** `JSON.stringify(record)`, when made off the main thread (the log line takes it as it is). */
+  recordJson?: string;
   prepared: SourceEntry;
 }
 

@@ -41,6 +41,8 @@ export interface WireResult {
   offsets: Int32Array;
   postings: Int32Array;
   blockBounds: Float32Array;
+  /** The record's log text, made here so the main thread does not serialize it. */
+  recordJson: string;
 }
 
 const own = (b: Buffer): ArrayBuffer => {
@@ -75,7 +77,7 @@ export function encodeResult(r: IngestResult): { wire: WireResult; transfer: Arr
   if (Object.keys(rest).length > 0) put({ k: 'rest', v: rest });
   const chunkDocs = Int32Array.from(record.chunks, (c) => c.d);
   const wire: WireResult = {
-    type: r.type, totalLength: prepared.totalLength, slices, chunkDocs,
+    type: r.type, totalLength: prepared.totalLength, slices, chunkDocs, recordJson: JSON.stringify(record),
     lengths: prepared.lengths, offsets: prepared.offsets, postings: prepared.postings, blockBounds: prepared.blockBounds,
     ...(r.title !== undefined ? { title: r.title } : {}),
     ...(record.serverUrl !== undefined ? { serverUrl: record.serverUrl } : {}),
@@ -122,5 +124,5 @@ export async function decodeResult(w: WireResult): Promise<IngestResult> {
   }
   const record: SourceIndexRec = { documents, endpoints, chunks, ...(w.serverUrl !== undefined ? { serverUrl: w.serverUrl } : {}) };
   const prepared: SourceEntry = { ...rest, documentIds, titles, texts, lengths: w.lengths, totalLength: w.totalLength, termIds, offsets: w.offsets, postings: w.postings, blockBounds: w.blockBounds };
-  return { type: w.type, ...(w.title !== undefined ? { title: w.title } : {}), record, prepared };
+  return { type: w.type, ...(w.title !== undefined ? { title: w.title } : {}), record, recordJson: w.recordJson, prepared };
 }

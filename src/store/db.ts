@@ -44,18 +44,37 @@ export interface DbOptions {
   now?: () => number;
 }
 
+/** `JSON.stringify(ops)`, with the pre-serialized values of `raw` spliced in as they are. */
+function opsJson(ops: readonly Op[], raw: ReadonlyArray<string | undefined>): string {
+  let out = '[';
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i];
+    const r = raw[i];
+    if (i > 0) out += ',';
+    out += r === undefined ? JSON.stringify(op) : `["p",${JSON.stringify(op[1])},${JSON.stringify(op[2])},${r}]`;
+  }
+  return out + ']';
+}
+
 /** A set of changes that becomes durable as one log line. */
 export class Tx {
   readonly ops: Op[] = [];
+  /** Pre-serialized values by op index (see {@link put}); undefined while there is none. */
+  raw: Array<string | undefined> | undefined;
   /** (type, id, previous value, db-wide sequence number) per change, for undo and compaction. */
   readonly undo: Array<readonly [string, string, Rec | undefined, number]> = [];
   undone = false;
   constructor(private readonly db: Db) {}
-  /** Puts `value` as the record (type, id); visible to readers at once. */
-  put(type: string, id: string, value: Rec): void {
+  /**
+   * Puts `value` as the record (type, id); visible to readers at once. `json`, when given, must be
+   * `JSON.stringify(value)`, made elsewhere (an ingestion worker): the log line then takes it as it
+   * is instead of serializing a large record on the main thread.
+   */
+  put(type: string, id: string, value: Rec, json?: string): void {
     this.db.opened(this);
     const prev = this.db.set(type, id, value);
     this.undo.push([type, id, prev, this.db.nextSeq()]);
+    if (json !== undefined) (this.raw ??= [])[this.ops.length] = json;
     this.ops.push(['p', type, id, value]);
     this.db.derived(this, type, id, prev, value);
   }
@@ -165,7 +184,7 @@ export class Db {
     if (tx.ops.length === 0) return;
     this.inflight.add(tx);
     try {
-      const written = this.log.append(encodeLine(JSON.stringify(tx.ops)), tx);
+      const written = this.log.append(encodeLine(tx.raw ? opsJson(tx.ops, tx.raw) : JSON.stringify(tx.ops)), tx);
       this.open.delete(tx); // now queued: compaction sees it through the log's queue
       await written;
       this.ops += tx.ops.length;
