@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { ApiError, STORAGE_FULL_RETRY_AFTER_SECONDS, type ErrorCode } from './http/errors.js';
 import { Router } from './http/router.js';
-import { ClientAbortError, checkBodyHeaders, parseJsonBody, readRawBody } from './http/body.js';
+import { ClientAbortError, checkBodyHeaders, decodeBody, parseBodyText, parseJsonBody, readRawBody } from './http/body.js';
 import { assertValid, type TObject } from './http/schema.js';
 import { TokenBucketLimiter, type TakeResult } from './http/ratelimit.js';
 import { CursorCodec } from './http/cursor.js';
@@ -166,9 +166,13 @@ export class App {
     const limit = input.route.bodyLimit ?? MiB;
     checkBodyHeaders(x.req, limit);
     input.raw = await readRawBody(x.req, limit);
-    // Decoding and parsing a large body is a main-thread step of its own (src/turns.ts).
-    if (input.raw.length > LARGE_BODY_BYTES) await nextTurn();
-    input.body = parseJsonBody(input.raw);
+    // Decoding and parsing a large body are main-thread steps of their own (src/turns.ts).
+    if (input.raw.length > LARGE_BODY_BYTES) {
+      await nextTurn();
+      const text = decodeBody(input.raw);
+      await nextTurn();
+      input.body = parseBodyText(text);
+    } else input.body = parseJsonBody(input.raw);
     assertValid(input.route.body!, input.body);
     return this.execute(x, input);
   }

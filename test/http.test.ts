@@ -295,6 +295,23 @@ test('invalid UTF-8 bytes in the body → 400 invalid_request', () => withServer
   }
 }));
 
+test('a body over 256 KiB (decoded and parsed in turns of their own) → the same 400s for invalid UTF-8, invalid JSON and a forbidden key, and a valid one is created', () => withServer(async (srv) => {
+  const pad = 'x'.repeat(300 * 1024);
+  const cases: Array<[Buffer, string]> = [
+    [Buffer.concat([Buffer.from(`{"content":"${pad}`), Buffer.from([0xff]), Buffer.from('"}')]), 'the body is not valid UTF-8'],
+    [Buffer.from(`{"content":"${pad}"`), 'the body is not valid JSON'],
+    [Buffer.from(`{"content":"${pad}","__proto__":{}}`), 'the key __proto__ is not allowed'],
+  ];
+  for (const [raw, why] of cases) {
+    const r = await srv.call('POST', '/api/v1/sources', { raw, headers: JSON_CT });
+    assert.equal(r.status, 400, why);
+    assert.deepEqual(r.body, { code: 'invalid_request', error: `Request body is invalid: ${why}.` });
+  }
+  const ok = await srv.call('POST', '/api/v1/sources', { raw: Buffer.from(JSON.stringify({ content: `# Big\n\n${pad}` })), headers: JSON_CT });
+  assert.equal(ok.status, 201, ok.text.slice(0, 300));
+  assert.equal(ok.body.source.status, 'ready');
+}));
+
 test('a leading UTF-8 byte-order mark is ignored (RFC 8259 §8.1 allows it)', () => withServer(async (srv) => {
   const raw = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(validConversation))]);
   const r = await srv.call('POST', '/api/v1/conversations', { raw, headers: JSON_CT });

@@ -137,9 +137,14 @@ export function sourceRoutes(deps: SourceDeps) {
       success: { status: 201, schema: ingestionResultSchema, description: 'The created source and what was ingested.' },
       handler: async (ctx) => {
         const b = ctx.body;
-        // Encoding a large pasted content into the log line is a main-thread step of its own
-        // (taken before the url check, so that the check and the reservation stay one step).
-        if (b.content !== undefined && b.content.length > 64 * 1024) await nextTurn();
+        // Serializing a large pasted content for its log line is a main-thread step of its own,
+        // and so is the commit that writes it (the url check and the reservation stay one step).
+        let contentJson: string | undefined;
+        if (b.content !== undefined && b.content.length > 64 * 1024) {
+          await nextTurn();
+          contentJson = JSON.stringify({ content: b.content });
+          await nextTurn();
+        }
         const type = b.type ?? 'auto';
         if (b.url === undefined && b.content === undefined) throw invalid('url or content is required');
         if (b.url !== undefined && b.content !== undefined) throw invalid('give either url or content, not both');
@@ -156,7 +161,7 @@ export function sourceRoutes(deps: SourceDeps) {
         // The scan is marked running before the first await, so a rescan never overlaps it.
         const first = ctx.ws.db.begin();
         first.put(T.source, src.id, src as unknown as Rec);
-        if (b.content !== undefined) first.put(T.sourceContent, src.id, { content: b.content });
+        if (b.content !== undefined) first.put(T.sourceContent, src.id, { content: b.content }, contentJson);
         await commitReserved(ctx.ws, src.id, first);
         const done = await run(ctx, ctx.ws, src, { type, url: inputUrl ?? undefined, content: b.content });
         return { status: 201, body: ingestionResult(done.src, done.idx) };

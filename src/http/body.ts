@@ -61,9 +61,24 @@ export function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer
  * @throws ApiError 400 `invalid_request` naming what is wrong.
  */
 export function parseJsonBody(raw: Buffer): unknown {
+  return parseBodyText(decodeBody(raw));
+}
+
+/**
+ * The first half of {@link parseJsonBody}: strict UTF-8 decoding (a large body's two halves run
+ * in separate main-thread turns).
+ * @throws ApiError 400 `invalid_request` for an empty body or invalid UTF-8.
+ */
+export function decodeBody(raw: Buffer): string {
   if (raw.length === 0) throw invalid('a JSON body is required');
-  let text: string;
-  try { text = utf8.decode(raw); } catch { throw invalid('the body is not valid UTF-8'); }
+  try { return utf8.decode(raw); } catch { throw invalid('the body is not valid UTF-8'); }
+}
+
+/**
+ * The second half of {@link parseJsonBody}: JSON parsing and the structure check.
+ * @throws ApiError 400 `invalid_request` naming what is wrong.
+ */
+export function parseBodyText(text: string): unknown {
   let value: unknown;
   try { value = JSON.parse(text); } catch { throw invalid('the body is not valid JSON'); }
   checkStructure(value);
