@@ -1,6 +1,6 @@
 /**
- * The request pipeline (DESIGN §2 check order): route → authentication (401) → scope (403)
- * → rate limit (429) → request validation (400/413/415) → idempotency → handler (404, 409)
+ * The request pipeline (docs/api.md, Check order): route → authentication (401) → rate limit
+ * (429) → scope (403) → request validation (400/413/415) → idempotency → handler (404, 409)
  * → commit (durable before the answer) → response, plus the headers every response carries
  * and one JSON access-log line per request. A 403 spends a token like any other
  * authenticated answer, so once the key's bucket is empty its refusals are 429 too.
@@ -116,7 +116,7 @@ export class App {
 
   private async runAsync(x: Exchange): Promise<void> { return this.run(x); }
 
-  /** Route → auth → scope → rate limit → query; then the body (async) or straight to the handler. */
+  /** Route → auth → rate limit → scope → query; then the body (async) or straight to the handler. */
   private run(x: Exchange): Promise<void> | void {
     const { req, headers } = x;
     if (this.draining) {
