@@ -1,5 +1,5 @@
 /**
- * The baseline of issue #6: a bare `node:http` server answering the same records as the real
+ * The baseline (README "Performance"): a bare `node:http` server answering the same records as the real
  * server behind a bearer check, nothing else (no routing table, no rate limit, no logging).
  *
  *   BASELINE_MODE=stringify  `JSON.stringify` per request (the 1.00× reference)

@@ -1,6 +1,6 @@
 /**
- * `node --import tsx bench/reliability.ts` — the heavier versions of issue #5's reliability
- * tests (test/faults.test.ts, test/shutdown.test.ts, test/hostile.test.ts, test/crash.test.ts),
+ * `node --import tsx bench/reliability.ts` — the heavier versions of the reliability
+ * tests (README "Reliability") (test/faults.test.ts, test/shutdown.test.ts, test/hostile.test.ts, test/crash.test.ts),
  * each repeated, printing a Markdown table (fault or attack, runs, result) for the README's
  * "Reliability" section.
  *

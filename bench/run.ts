@@ -1,5 +1,5 @@
 /**
- * `npm run bench` — the benchmark suite of issue #6. See bench/README.md.
+ * `npm run bench` — the benchmark suite (README "Performance"). See bench/README.md.
  *
  * Starts the real server (`node dist/server.js`) on temp data dirs with seeded data and, in
  * the same run and alternating with it (A/B/A/B…), bare `node:http` baselines answering the

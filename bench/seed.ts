@@ -219,8 +219,8 @@ export function generateLog(file: string, records: number, live: number): Genera
 }
 
 /**
- * A synthetic OpenAPI 3.0 JSON document of about `bytes` characters (issue #6's "2 MB
- * document"; the API takes pasted content up to 2,000,000 characters).
+ * A synthetic OpenAPI 3.0 JSON document of about `bytes` characters (README "Performance"'s
+ * 2 MB document; the API takes pasted content up to 2,000,000 characters).
  */
 export function syntheticOpenApi(bytes: number): string {
   const doc = {

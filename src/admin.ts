@@ -1,5 +1,5 @@
 /**
- * Admin operations (DESIGN §1 "Admin CLI"): workspaces, API keys and import. The CLI runs
+ * Admin operations (docs/configuration.md#admin-cli): workspaces, API keys and import. The CLI runs
  * them on the data dir's files when no server runs, and through the running server's admin
  * socket otherwise, so two processes never write one file.
  */
@@ -147,7 +147,7 @@ export class Admin {
   }
 
   /**
-   * The first start (DESIGN §1 "Bootstrap"): a workspace and a full-access key in one
+   * The first start (docs/configuration.md#starting-and-stopping): a workspace and a full-access key in one
    * transaction, so a crash between the two cannot leave a workspace nobody can reach.
    */
   async bootstrap(): Promise<{ workspaceId: string; name: string; key: string }> {
@@ -197,7 +197,7 @@ export class Admin {
   }
 
   /**
-   * Imports `data` (DESIGN §1 "Import file") into a workspace as one transaction: all or nothing.
+   * Imports `data` (docs/configuration.md#import-file) into a workspace as one transaction: all or nothing.
    * @throws AdminError naming the JSON path of the first invalid or unknown property.
    */
   async importData(workspaceId: string, data: unknown) {
@@ -252,7 +252,7 @@ export class Admin {
   }
 
   /**
-   * Creates a custom field, tag or agent (issue #4 point 1) and returns it as the API shows it
+   * Creates a custom field, tag or agent (docs/configuration.md#admin-cli) and returns it as the API shows it
    * (an agent with its new widget key).
    * @throws AdminError for an unknown workspace or invalid input (naming the field).
    */
@@ -311,7 +311,7 @@ export class Admin {
   }
 
   /**
-   * Rotates the master key (issue #5 point 7): a new key becomes active in `master.keys` and
+   * Rotates the master key (docs/storage.md#secrets-at-rest): a new key becomes active in `master.keys` and
    * every stored source credential is decrypted with its old key and sealed again with the new
    * one, one transaction per workspace. Old keys stay in the file (backups of the logs still
    * need them); they no longer seal anything.

@@ -1,5 +1,5 @@
 /**
- * The running server's local admin socket (DESIGN §1): a Unix socket `DATA_DIR/admin.sock`
+ * The running server's local admin socket (docs/storage.md#admin-socket): a Unix socket `DATA_DIR/admin.sock`
  * (mode 0600) that takes `{op, args}` and runs {@link Admin.run}, so the CLI's change takes
  * effect at once while the server stays the only writer of its files.
  */

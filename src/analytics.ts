@@ -1,5 +1,5 @@
 /**
- * Analytics (DESIGN §5 "Analytics", issue #4 point 6). Events are kept as they happen: every
+ * Analytics (docs/api.md#analytics). Events are kept as they happen: every
  * conversation created or solved and every issue created or closed adds to a daily counter
  * (`stats_day/<YYYY-MM-DD>`) in the same transaction as the change, so the counts survive
  * compaction. Breakdowns and medians come from the records created in the range (found
@@ -50,7 +50,7 @@ export function median(xs: number[]): number | null {
 
 /**
  * The analytics of `ws` for the UTC dates `from`..`to` inclusive (`YYYY-MM-DD`, already validated).
- * Shape: DESIGN §5.
+ * Shape: docs/api.md#analytics.
  */
 export function computeAnalytics(ws: Workspace, from: string, to: string) {
   const start = `${from}T00:00:00.000Z`;

@@ -329,7 +329,7 @@ function lingeringClose(res: ServerResponse): void {
   });
 }
 
-/** A request may pin `Api-Version`; any other value than ours is a 400 (DESIGN §2). */
+/** A request may pin `Api-Version`; any other value than ours is a 400 (docs/api.md#base-path-and-versioning). */
 function checkApiVersion(req: IncomingMessage): void {
   const version = req.headers['api-version'];
   if (version !== undefined && version !== API_VERSION) throw new ApiError('invalid_request', `Api-Version must be ${API_VERSION}`);

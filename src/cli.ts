@@ -1,5 +1,5 @@
 /**
- * Admin CLI (DESIGN §1): `node dist/cli.js <command> [--data-dir DIR] …`, JSON on stdout,
+ * Admin CLI (docs/configuration.md#admin-cli): `node dist/cli.js <command> [--data-dir DIR] …`, JSON on stdout,
  * errors on stderr, exit 1 on failure (2 for a usage error). When a server holds the data
  * dir, the command goes through its admin socket; otherwise the CLI opens the files itself.
  */

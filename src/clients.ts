@@ -1,5 +1,5 @@
 /**
- * Client aggregates (DESIGN §5 "Client", issue #4 point 3): conversations grouped by the
+ * Client aggregates (docs/api.md#client-object): conversations grouped by the
  * customer's company (trimmed, case-insensitive), else by the email domain, with counts and
  * activity kept up to date on every change — reading a client never scans conversations.
  * Issues join the group of their own customer, else of their conversation.

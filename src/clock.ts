@@ -1,4 +1,4 @@
-/** Time as a seam (STYLE principle 7): production uses the system clock, tests inject their own. */
+/** Time as a seam (docs/decisions.md#time-and-the-file-system-are-injected): production uses the system clock, tests inject their own. */
 export interface Clock {
   /** Milliseconds since the Unix epoch. */
   now(): number;
@@ -14,5 +14,5 @@ export class ManualClock implements Clock {
   set(ms: number): void { this.t = ms; }
 }
 
-/** UTC ISO 8601 with milliseconds (DESIGN §5). */
+/** UTC ISO 8601 with milliseconds (docs/api.md#timestamps-and-ids). */
 export const iso = (ms: number): string => new Date(ms).toISOString();

@@ -1,5 +1,5 @@
 /**
- * Configuration (DESIGN §1): read once from the environment at the edge, validated, and
+ * Configuration (docs/configuration.md#settings): read once from the environment at the edge, validated, and
  * passed down as a typed {@link Config}. Nothing else in the code base reads `process.env`.
  */
 import { resolve } from 'node:path';
@@ -90,7 +90,7 @@ function cidrList(env: Env, name: string): string[] {
 }
 
 /**
- * Builds the configuration from `env` (DESIGN §1 defaults).
+ * Builds the configuration from `env` (defaults: docs/configuration.md#settings).
  * @throws ConfigError naming the first invalid setting.
  */
 export function loadConfig(env: Env = process.env): Config {

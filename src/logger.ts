@@ -1,6 +1,6 @@
 /**
- * JSON-lines logs on stdout (DESIGN §1). Callers pass structured fields; nothing here ever
- * receives an API key, a secret or a request body (issue #2 point 2).
+ * JSON-lines logs on stdout (docs/configuration.md#logs). Callers pass structured fields; nothing here ever
+ * receives an API key, a secret or a request body (docs/security.md#secrets-in-answers-and-logs).
  */
 import { writeSync } from 'node:fs';
 import type { LogLevel } from './config.js';

@@ -1,5 +1,5 @@
 /**
- * Source credentials at rest (DESIGN §6, issue #3 point 5, issue #5 point 7): AES-256-GCM
+ * Source credentials at rest (docs/sources.md#credentials, docs/storage.md#secrets-at-rest): AES-256-GCM
  * with a random 96-bit nonce, the associated data binding a ciphertext to its workspace and
  * source (so it cannot be moved to another source), and a key id so the master key can be
  * rotated: `DATA_DIR/master.keys` (mode 0600) holds every key by id and names the active one.

@@ -1,5 +1,5 @@
 /**
- * Starting and stopping the server (DESIGN §1): open the data dir, bootstrap a first
+ * Starting and stopping the server (docs/configuration.md#starting-and-stopping): open the data dir, bootstrap a first
  * workspace and key, listen with timeouts that cut slow clients off, serve the admin socket,
  * and shut down gracefully.
  */
@@ -80,7 +80,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   adminSocketPath(config.dataDir); // a data dir whose socket path cannot be bound stops the start here, before anything is written
   const store = await Store.open({ dataDir: config.dataDir, sync: config.sync === 'always', clock, fs: deps.fs,
     onError: (e) => logger.error('background store error', { error: e.message }), compactionSlack: deps.compactionSlack });
-  // A torn last line was cut off during replay: say so (STYLE 6), never drop it quietly.
+  // A torn last line was cut off during replay: say so, never drop it quietly (docs/storage.md#torn-tail).
   for (const db of [store.system, ...[...store.workspaces.values()].map((w) => w.db)]) {
     const r = db.replay;
     if (r.tornTailSavedTo) logger.warn('torn log tail set aside', { file: db.path, keptBytes: r.size, savedTo: r.tornTailSavedTo });

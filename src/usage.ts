@@ -1,5 +1,5 @@
 /**
- * Usage counting (DESIGN §5 "Usage", issue #4 point 4): every authenticated request and every
+ * Usage counting (docs/api.md#usage): every authenticated request and every
  * live API check of a workspace counts towards the current UTC month. Counts live in memory
  * and are written to the workspace's log in one batch every `flushMs` (5 s), never once per
  * request — a crash loses at most the last batch. The record `usage/<YYYY-MM>` holds a month.

@@ -2,7 +2,7 @@
  * A workspace's state: its log ({@link Db}) and the secondary indexes every API area reads
  * from, kept up to date by a change listener on every put, delete, replay and undo. Every
  * lookup an API handler makes goes through the workspace of the request's key, which is what
- * makes another workspace's id a 404 like a missing one (SPEC "Authentication" rule 4).
+ * makes another workspace's id a 404 like a missing one (docs/security.md#tenant-isolation).
  */
 import { Db, type ChangeListener, type Rec } from './store/db.js';
 import { SortedIndex } from './store/sorted.js';
@@ -48,7 +48,7 @@ export interface WorkspaceOptions {
   compactionSlack?: number;
 }
 
-/** Idempotency records are kept 24 h (DESIGN §2). */
+/** Idempotency records are kept 24 h (docs/api.md#idempotency). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
 export class Workspace {
@@ -56,7 +56,7 @@ export class Workspace {
   /** Conversations by (createdAt, id). */
   readonly conversationOrder = new SortedIndex();
   readonly conversationByExternalId = new Map<string, string>();
-  /** Lower-cased customer email → customer id (one id per email, DESIGN §5). */
+  /** Lower-cased customer email → customer id (one id per email, docs/decisions.md#one-customer-id-per-email). */
   readonly customerIdByEmail = new Map<string, string>();
   /** Messages of each conversation by (createdAt, id). */
   readonly messagesByConversation = new Map<string, MessageIndex>();
@@ -70,7 +70,7 @@ export class Workspace {
   readonly tagIdByName = new Map<string, string>();
   readonly agentOrder = new SortedIndex();
   readonly sourceOrder = new SortedIndex();
-  /** Normalized `inputUrl` → source id (a duplicate url is a 409, DESIGN §6). */
+  /** Normalized `inputUrl` → source id (a duplicate url is a 409, docs/sources.md#url-and-content). */
   readonly sourceIdByUrl = new Map<string, string>();
   /** Endpoint id → source id (live API checks). */
   readonly endpointSource = new Map<string, string>();

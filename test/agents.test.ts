@@ -1,5 +1,5 @@
 /**
- * GET /api/v1/agents, /api/v1/agents/{id} (DESIGN §5 "Agent"; issue #4 point 2): agents come
+ * GET /api/v1/agents, /api/v1/agents/{id} (docs/api.md#agents): agents come
  * from the CLI and import, each with a public `widgetKey` (`svcw_…`) that grants no API access
  * — proved on every route of the route table that needs a scope.
  */

@@ -1,5 +1,5 @@
 /**
- * GET /api/v1/analytics?from&to (DESIGN §5 "Analytics"; issue #4 point 6): counts, breakdowns,
+ * GET /api/v1/analytics?from&to (docs/api.md#analytics): counts, breakdowns,
  * median first-response and resolution times and a daily series, computed from events kept as
  * they happen (daily counters written with each change), surviving compaction and restarts,
  * and sanitized — no name, email, company, subject or body ever appears in the answer.

@@ -1,5 +1,5 @@
 /**
- * Authentication and scopes (SPEC "Authentication", DESIGN §2–3), black-box over a real
+ * Authentication and scopes (docs/api.md#authentication, docs/security.md#api-keys), black-box over a real
  * server: every 401 case, expiry on the injected clock, scopes per family, brute-force
  * limiting per address (of failures only: a valid key is always served; which address a client
  * has is tested in test/clientAddress.test.ts), lastUsedAt throttling, keys stored only as

@@ -1,5 +1,5 @@
 /**
- * Live API checks through the HTTP API (issue #4 point 5 and "Bad input"; DESIGN §3, §6):
+ * Live API checks through the HTTP API (docs/api.md#live-checks, docs/sources.md#live-checks):
  * `POST /api/v1/sources/{id}/checks` against local upstream servers — the credential sent
  * exactly (bearer, custom header, basic) and only to the source's origin (a cross-origin
  * redirect reaches the other server without it), path and query parameters, a JSON body,

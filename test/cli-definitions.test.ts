@@ -1,5 +1,5 @@
 /**
- * The admin CLI's definition commands (DESIGN §1 "Admin CLI"; issue #4 point 1), as
+ * The admin CLI's definition commands (docs/configuration.md#admin-cli), as
  * `node dist/cli.js` (built by `npm test`): `custom-field|tag|agent create` and `… disable`,
  * on the files of a data dir with no server, and through the admin socket of a running one.
  * JSON on stdout, `error: …` on stderr with exit 1 for a refused command, 2 for a usage error.

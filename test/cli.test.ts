@@ -1,5 +1,5 @@
 /**
- * The admin CLI (DESIGN §1 "Admin CLI", issue #2 point 6), as `node dist/cli.js`: on the files
+ * The admin CLI (docs/configuration.md#admin-cli), as `node dist/cli.js`: on the files
  * when no server runs, and through the running server's admin socket when one does.
  */
 import { test } from 'node:test';

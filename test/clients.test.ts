@@ -1,5 +1,5 @@
 /**
- * GET /api/v1/clients, /api/v1/clients/{id} (DESIGN §5 "Client"; issue #4 point 3): read-only
+ * GET /api/v1/clients, /api/v1/clients/{id} (docs/api.md#client-object): read-only
  * aggregates of conversations grouped by customer company (trimmed, case-insensitive), else
  * by email domain, with issues joining the group of their own customer, else of their
  * conversation. The aggregates are kept incrementally; a property test compares them with the

@@ -1,6 +1,6 @@
 /**
- * Conversations and messages over a real socket (SPEC "Conversation", "Update conversation",
- * "Other conversation operations"; DESIGN §2, §4, §5), plus conversation import (DESIGN §1).
+ * Conversations and messages over a real socket (docs/api.md#conversations-and-messages),
+ * plus conversation import (docs/configuration.md#import-file).
  * Every test works in a workspace of its own, so lists hold only what the test made.
  */
 import { after, before, describe, test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * Durability of the real server process (DESIGN §7, issue #2 "Bad input and faults"): kill -9
+ * Durability of the real server process (docs/storage.md#promises): kill -9
  * during concurrent writes and during compaction. Torn and corrupt logs and the data dir's
  * lock are in test/datadir.test.ts.
  */

@@ -1,5 +1,5 @@
 /**
- * Website crawl and GitHub sources (DESIGN §6): a local 6-page site with cycles, other-origin and
+ * Website crawl and GitHub sources (docs/sources.md#website-crawl, docs/sources.md#github): a local 6-page site with cycles, other-origin and
  * non-HTML links, depth and page bounds; a local fake of the GitHub REST API.
  */
 import { test, after } from 'node:test';

@@ -1,7 +1,6 @@
 /**
- * GET /api/v1/custom-fields (SPEC "List custom fields", "Custom field definition"; DESIGN §4,
- * §5): sanitized definitions in their defined order, paginated. Definitions come from import
- * (DESIGN §1), which may carry internal settings that must never reach the API.
+ * GET /api/v1/custom-fields (docs/api.md#custom-fields): sanitized definitions in their defined order, paginated. Definitions come from import
+ * (docs/configuration.md#import-file), which may carry internal settings that must never reach the API.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 /**
- * GET /api/v1/tags, /statuses, /priorities (DESIGN §4 "Lists", §5 "Tag", "Status",
- * "Priority"; issue #4 point 1), and custom fields disabled through the admin operations.
+ * GET /api/v1/tags, /statuses, /priorities (docs/api.md#lists, docs/api.md#tags,
+ * docs/api.md#statuses, docs/api.md#priorities; docs/configuration.md#admin-cli), and custom fields disabled through the admin operations.
  * Tags come from import, from the CLI (`createDefinition`) and from use on issues; a disabled
  * tag is left out. Every test works in a workspace of its own.
  */

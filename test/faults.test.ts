@@ -1,5 +1,5 @@
 /**
- * I/O faults (issue #5 point 2, DESIGN §7), injected through the store's file-system seam
+ * I/O faults (docs/storage.md#faults), injected through the store's file-system seam
  * (`StoreFs`) into a real in-process server: `ENOSPC`/`EIO` on a log write, a partial write,
  * a failed truncate, an `fdatasync` failure, a failed compaction; and data dirs the server cannot
  * use at start (in process and as the real `node dist/server.js`).

@@ -1,5 +1,5 @@
 /**
- * SSRF-safe fetcher (DESIGN §6 "Fetching"): address rules (one text for a private and an unknown
+ * SSRF-safe fetcher (docs/sources.md#fetching): address rules (one text for a private and an unknown
  * host), schemes, redirects, deadline, byte cap after decoding (gzip bomb with bounded memory),
  * decoding (at most 2 Content-Encoding layers). Local servers on 127.0.0.1 only.
  */

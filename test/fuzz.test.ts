@@ -1,5 +1,5 @@
 /**
- * The seeded fuzzer in CI (issue #5 point 5): a short fixed-seed pass over every route must
+ * The seeded fuzzer in CI (README "Reliability"): a short fixed-seed pass over every route must
  * hold every invariant (test/fuzz/fuzzer.ts), and the fuzzer must catch bugs planted in a
  * server — a 500, a write before a 4xx, another workspace's id in an answer, a hung request.
  * Longer runs: `npm run fuzz -- --seed N --iterations N`.

@@ -1,5 +1,5 @@
 /**
- * Hostile clients (issue #5 point 4), over raw sockets against an in-process server: slow
+ * Hostile clients (docs/security.md#connections), over raw sockets against an in-process server: slow
  * headers and slow bodies cut off within the configured timeouts, a connection cap that sheds
  * the excess and recovers, idle connections that cost little memory and leak no descriptors,
  * a huge chunked body refused after the limit without buffering it, `Content-Encoding` → 415,

@@ -1,5 +1,5 @@
 /**
- * HTTP conventions, black-box over a real socket (DESIGN §2): routing errors, the headers every
+ * HTTP conventions, black-box over a real socket (docs/api.md#conventions): routing errors, the headers every
  * response carries, Api-Version, body limits and parsing, header limits and slow clients, and
  * 500s that never leak a stack.
  */

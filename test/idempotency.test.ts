@@ -1,5 +1,5 @@
 /**
- * `Idempotency-Key` on POST (DESIGN §2): replay of the stored status and body with
+ * `Idempotency-Key` on POST (docs/api.md#idempotency): replay of the stored status and body with
  * `Idempotent-Replayed: true`, 422 on reuse with another request, scoping per API key, no
  * storage of failures, the 1–255 length rule, the 24 h lifetime on the injected clock,
  * durability across a restart, and 409 while the first request still runs.

@@ -1,5 +1,5 @@
 /**
- * Tenant isolation sweep (issue #5 point 6), generated from the route table: for every route
+ * Tenant isolation sweep (docs/security.md#tenant-isolation), generated from the route table: for every route
  * with an id in its path, another workspace's id answers exactly like a random id (404); for
  * every list with a cursor, another workspace's cursor answers exactly like a random one (400).
  * A new route with a path parameter or a cursor that this file does not know fails the test.

@@ -1,6 +1,6 @@
 /**
- * Issues over a real socket (SPEC "Issue", "Retrieve issue"; DESIGN §4, §5) and issue import
- * (DESIGN §1). Every test works in a workspace of its own.
+ * Issues over a real socket (docs/api.md#issues) and issue import
+ * (docs/configuration.md#import-file). Every test works in a workspace of its own.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

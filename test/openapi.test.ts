@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 document (issue #4 point 7, DESIGN §2) and the contract check built on it:
+ * The OpenAPI 3.1 document (docs/api.md#openapi-document) and the contract check built on it:
  * the document lists exactly the route table's operations with their security, parameters and
  * every status the pipeline can answer; the JSON Schema checker fails on each kind of
  * violation; and a real answer passes while the same answer with an extra property fails.

@@ -1,5 +1,5 @@
 /**
- * Rate limiting (DESIGN §1–2): a token bucket per API key with RateLimit-* headers on every
+ * Rate limiting (docs/security.md#rate-limit, docs/api.md#rate-limit-headers): a token bucket per API key with RateLimit-* headers on every
  * authenticated response and Retry-After on a 429, black-box with RATE_LIMIT_BURST=5 and
  * RATE_LIMIT_PER_MINUTE=60 (one token a second) on the injected clock; and the
  * TokenBucketLimiter itself: refill math and the bounded LRU map.

@@ -1,5 +1,5 @@
 /**
- * Secrets (issue #5 point 7). The harness (test/helpers/server.ts) watches every API key and
+ * Secrets (docs/security.md#secrets-in-answers-and-logs). The harness (test/helpers/server.ts) watches every API key and
  * every credential secret a test makes or sends: any answer holding one fails the call, and
  * close() fails when a data-dir file or a log line holds one — so the whole suite is a scan.
  * These tests show that the scan would catch a leak, and that credentials are sealed per source.

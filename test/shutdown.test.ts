@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown of the real process (issue #5 point 3, DESIGN §1): `node dist/server.js`
+ * Graceful shutdown of the real process (docs/configuration.md#starting-and-stopping): `node dist/server.js`
  * with SYNC=always. SIGTERM under load: requests already in flight complete and are durable,
  * requests after the signal get 503 `Connection: close` (or a refused connection), exit 0 within
  * SHUTDOWN_TIMEOUT_MS; a request that never finishes is cut at the deadline; a second signal

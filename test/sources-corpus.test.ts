@@ -1,7 +1,7 @@
 /**
  * Every real public document of `test/fixtures/corpus/` (except `yaml-suite/`) ingested through the
- * HTTP API as pasted content with `type: auto` (issue #3 "Done when"; SPEC "Create source",
- * "Ingestion result"; DESIGN §6): status, detected type, endpoint counts from `expected.json`,
+ * HTTP API as pasted content with `type: auto` (docs/sources.md#what-ingestion-extracts;
+ * docs/api.md#create-source, docs/api.md#ingestion-result): status, detected type, endpoint counts from `expected.json`,
  * non-empty documents and chunks, the exact response shape, and GET agreeing with the create.
  * Plus a few explicit types, right and wrong.
  */
@@ -40,7 +40,7 @@ after(async () => { await srv.close(); });
 
 const read = (rel: string): string => readFileSync(new URL(rel, CORPUS), 'utf8');
 
-/** Asserts the Ingestion result's exact shape (SPEC: no additional properties anywhere). */
+/** Asserts the Ingestion result's exact shape (no additional properties anywhere: docs/api.md#ingestion-result). */
 function assertShape(r: CallResult): void {
   assert.deepEqual(Object.keys(r.body).sort(), ['counts', 'documents', 'endpoints', 'source']);
   const { source, counts, documents, endpoints } = r.body;

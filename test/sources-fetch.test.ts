@@ -1,7 +1,7 @@
 /**
- * URL sources through the HTTP API against local HTTP servers (DESIGN §1 `SOURCE_FETCH_*`,
- * `GITHUB_API_URL`; §6 "Fetching", url/website/github types; issue #3 points 4, 5 and "Bad
- * input"): type detection from a fetched document, website crawl, GitHub docs through a local
+ * URL sources through the HTTP API against local HTTP servers (docs/sources.md#fetching,
+ * docs/sources.md#website-crawl, docs/sources.md#github, docs/sources.md#rescans; `SOURCE_FETCH_*`
+ * and `GITHUB_API_URL` in docs/configuration.md#settings): type detection from a fetched document, website crawl, GitHub docs through a local
  * fake of the API, rescan re-fetching, the processing state and the 409 of a concurrent rescan
  * while a fetch is held open, and — without SOURCE_FETCH_ALLOW_PRIVATE — private addresses
  * refused without any connection, plus the time and size limits.

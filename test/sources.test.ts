@@ -1,6 +1,6 @@
 /**
- * The sources area over a real socket (SPEC "Source", "Ingestion result", "Create source",
- * "Limits"; DESIGN §2, §3, §4, §6): create validation and limits, scopes, duplicate urls, name
+ * The sources area over a real socket (docs/api.md#sources,
+ * docs/api.md#conventions): create validation and limits, scopes, duplicate urls, name
  * and default objects, list, retrieve, update (auth secrets never shown nor stored in clear),
  * delete, rescan of pasted content, BM25 search and workspace isolation. URLs used here are never
  * fetched successfully (private or unresolvable hosts); fetching is tested in sources-fetch.test.ts.

@@ -1,5 +1,6 @@
 /**
- * Starting and stopping the real server process (DESIGN §1, issue #2 points 2, 3 and 6):
+ * Starting and stopping the real server process (docs/configuration.md#starting-and-stopping,
+ * docs/configuration.md#invalid-settings):
  * invalid settings, an unusable data dir, the bootstrap key, graceful SIGTERM, access logs.
  */
 import { test } from 'node:test';

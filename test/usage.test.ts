@@ -1,5 +1,5 @@
 /**
- * GET /api/v1/usage (DESIGN §5 "Usage"; issue #4 point 4): every authenticated request of a
+ * GET /api/v1/usage (docs/api.md#usage): every authenticated request of a
  * workspace counts toward the current UTC month; counts live in memory and are written in a
  * batch (every 5 s, or `usage.flush()`), survive restarts, and roll over at the month boundary
  * of the injected clock.

@@ -1,5 +1,5 @@
 /**
- * AI support agents (DESIGN §5): created by the CLI or import, each with a public
+ * AI support agents (docs/api.md#agents): created by the CLI or import, each with a public
  * `widgetKey` (`svcw_…`) for embedding that is never accepted as an API key.
  */
 import { s, type Static } from '../http/schema.js';

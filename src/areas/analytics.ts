@@ -1,4 +1,4 @@
-/** `GET /api/v1/analytics?from&to` (DESIGN §5 "Analytics"): sanitized counts and durations. */
+/** `GET /api/v1/analytics?from&to` (docs/api.md#analytics): sanitized counts and durations. */
 import { s } from '../http/schema.js';
 import { invalid } from '../http/errors.js';
 import { route } from '../http/route.js';

@@ -1,5 +1,6 @@
 /**
- * Live API checks (issue #4 point 5, DESIGN §3 `sources:write`, §6 "Fetching"):
+ * Live API checks (docs/api.md#live-checks, docs/sources.md#live-checks;
+ * scope `sources:write`, docs/api.md#scopes; fetching rules, docs/sources.md#fetching):
  * `POST /api/v1/sources/{sourceId}/checks` calls the customer's API for one ingested endpoint,
  * at the server URL named by the source's document, with the source's stored credential, under
  * the same SSRF rules and time limit as source fetching (and a byte limit of at most 1 MiB).
@@ -15,8 +16,8 @@
  * - Once sent, a check always answers `200 {object:"live_check"}`. An upstream status of any
  *   kind (401, 404, 500 …) is the check's result, not an error. When no HTTP answer arrived
  *   (timeout, connection or DNS failure, a response over the byte limit, a refused redirect)
- *   `status` is null and `error` says why; `error` is present only then (DESIGN §5: a field
- *   without a value is omitted), `status` is always present (integer or null).
+ *   `status` is null and `error` says why; `error` is present only then (a field without a
+ *   value is omitted, docs/decisions.md#absent-values-are-omitted), `status` is always present (integer or null).
  * - `body` is the response text (UTF-8) truncated to 16 KiB with `truncated: true`; `body` is null
  *   when no body is available: no answer, or a non-2xx answer — `fetchDocument` discards the
  *   headers and body of a non-2xx response, so such a result has `status` only and `headers` {}.
@@ -38,7 +39,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { s } from '../http/schema.js';
-import { ApiError, invalid } from '../http/errors.js';
+import { invalid } from '../http/errors.js';
 import { MiB, route } from '../http/route.js';
 import { iso } from '../clock.js';
 import { T, type SourceIndexRec } from '../workspace.js';

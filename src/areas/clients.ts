@@ -1,4 +1,4 @@
-/** Clients (DESIGN §5 "Client"): read-only aggregates derived from conversations and issues. */
+/** Clients (docs/api.md#client-object): read-only aggregates derived from conversations and issues. */
 import { s } from '../http/schema.js';
 import { route } from '../http/route.js';
 import { listSchema, notFound, pageParams, paginate } from './common.js';

@@ -1,6 +1,6 @@
 /**
- * What every API area shares: list query parameters and responses (DESIGN §4), the
- * priority enumeration (DESIGN §5), text helpers.
+ * What every API area shares: list query parameters and responses (docs/api.md#lists), the
+ * priority enumeration (docs/api.md#priorities), text helpers.
  */
 import { s, type TSchema } from '../http/schema.js';
 import { ApiError } from '../http/errors.js';
@@ -11,7 +11,7 @@ export const PRIORITIES = ['urgent', 'high', 'medium', 'low'] as const;
 export type Priority = (typeof PRIORITIES)[number];
 export const priority = s.enum(PRIORITIES, { description: 'urgent (rank 1) … low (rank 4); default medium' });
 
-/** `limit` and `cursor` (DESIGN §4). */
+/** `limit` and `cursor` (docs/api.md#lists). */
 export const pageParams = {
   limit: s.optional(s.integer({ minimum: 1, maximum: 100, description: 'Page size, 1–100 (default 20).' })),
   cursor: s.optional(s.string({ maxLength: 2048, description: 'Opaque `nextCursor` of the previous page.' })),
@@ -31,7 +31,7 @@ export function listSchema(name: string, item: TSchema): TSchema {
 export interface Page<R> { items: R[]; hasMore: boolean; nextCursor: string | null }
 
 /**
- * Keyset pagination over `index` (DESIGN §4): decodes `cursor` (bound to the workspace and
+ * Keyset pagination over `index` (docs/api.md#lists): decodes `cursor` (bound to the workspace and
  * `list`), walks `order`, keeps records passing `keep`, returns up to `limit` of them.
  * @throws ApiError 400 for a cursor of another list or workspace.
  */
@@ -54,7 +54,7 @@ export function paginate<R>(
   return { items, hasMore, nextCursor: hasMore ? ctx.cursors.encode(ctx.ws.id, list, lastKey) : null };
 }
 
-/** A 404 for a record that is missing or belongs to another workspace (SPEC "Retrieve issue"). */
+/** A 404 for a record that is missing or belongs to another workspace (docs/security.md#tenant-isolation). */
 export const notFound = (): ApiError => new ApiError('not_found');
 
 /** Collapses whitespace and cuts to `max` UTF-16 units without splitting a surrogate pair. */
@@ -67,7 +67,7 @@ export function preview(text: string, max = 160): string {
   return cut;
 }
 
-/** Copies `o` without its undefined properties (a field without a value is omitted, DESIGN §5). */
+/** Copies `o` without its undefined properties (a field without a value is omitted, docs/decisions.md#absent-values-are-omitted). */
 export function compact<O extends Record<string, unknown>>(o: O): O {
   for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
   return o;

@@ -1,6 +1,5 @@
 /**
- * Conversations and messages (SPEC "Conversation", "Update conversation", "Other
- * conversation operations"; DESIGN §4–5).
+ * Conversations and messages (docs/api.md#conversations-and-messages).
  */
 import { s, type Static } from '../http/schema.js';
 import { ApiError } from '../http/errors.js';
@@ -116,7 +115,7 @@ export function createConversation(
   return conv;
 }
 
-/** Moves `conv` to `status`, setting or clearing `closedAt` (DESIGN §5). */
+/** Moves `conv` to `status`, setting or clearing `closedAt` (docs/api.md#status-changes). */
 function withStatus(conv: Conversation, status: ConversationStatus, now: string): Conversation {
   if (status === conv.status) return conv;
   const next = { ...conv, status };
@@ -127,7 +126,7 @@ function withStatus(conv: Conversation, status: ConversationStatus, now: string)
 /**
  * Adds a message and applies its effects: preview, `lastMessageAt`, and status — a `user`
  * message reopens a `waiting`/`solved` conversation, an `agent` message on an `open` one
- * makes it `waiting` (DESIGN §5).
+ * makes it `waiting` (docs/api.md#status-changes).
  */
 export function addMessage(tx: Tx, conv: Conversation, input: Static<typeof messageInput>, at: number): { message: Message; conversation: Conversation } {
   const now = iso(at);

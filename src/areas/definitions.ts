@@ -1,5 +1,5 @@
 /**
- * Definitions (SPEC "List custom fields", "Custom field definition"; DESIGN §5): custom
+ * Definitions (docs/api.md#custom-fields): custom
  * field definitions are stored with internal settings (AI instructions, position) but the
  * API returns only the spec's sanitized fields.
  */
@@ -26,7 +26,7 @@ export interface CustomField {
   createdAt: string;
 }
 
-/** The import shape of a custom field definition (DESIGN §1 "Import file"). */
+/** The import shape of a custom field definition (docs/configuration.md#import-file). */
 export const customFieldInput = s.object({
   label: s.string({ minLength: 1, maxLength: 200 }),
   type: s.enum(FIELD_TYPES),
@@ -88,19 +88,19 @@ export const definitionRoutes = [
   }),
 ];
 
-/** A tag record: tags come from import, the CLI, and use on issues (DESIGN §5). */
+/** A tag record: tags come from import, the CLI, and use on issues (docs/api.md#tags). */
 export interface Tag { id: string; name: string; createdAt: string; enabled?: boolean }
 
 export const tagSchema = s.object({ object: s.enum(['tag'] as const), id: s.string(), name: s.string() });
 export const statusSchema = s.object({ object: s.enum(['status'] as const), id: s.string(), name: s.string(), resource: s.enum(['conversation', 'issue'] as const) });
 export const prioritySchema = s.object({ object: s.enum(['priority'] as const), id: s.string(), name: s.string(), rank: s.integer({ minimum: 1, maximum: 4 }) });
 
-/** One status per enumeration value (DESIGN §5); the id is `<resource>.<value>`. */
+/** One status per enumeration value (docs/api.md#statuses); the id is `<resource>.<value>`. */
 export const STATUSES = [
   ...CONVERSATION_STATUSES.map((v) => ({ object: 'status', id: `conversation.${v}`, name: v, resource: 'conversation' })),
   ...ISSUE_STATES.map((v) => ({ object: 'status', id: `issue.${v}`, name: v, resource: 'issue' })),
 ];
-/** `urgent` rank 1 … `low` rank 4 (DESIGN §5). */
+/** `urgent` rank 1 … `low` rank 4 (docs/api.md#priorities). */
 export const PRIORITY_LIST = PRIORITIES.map((v, i) => ({ object: 'priority', id: v, name: v, rank: i + 1 }));
 
 export const definitionListRoutes = [

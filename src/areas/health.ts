@@ -1,4 +1,4 @@
-/** `GET /healthz` (DESIGN §2): no authentication; 503 once storage has failed. */
+/** `GET /healthz` (docs/api.md#health): no authentication; 503 once storage has failed. */
 import { s } from '../http/schema.js';
 import { route } from '../http/route.js';
 import { ApiError } from '../http/errors.js';

@@ -1,5 +1,5 @@
 /**
- * Support issues (SPEC "Issue", "Retrieve issue"; DESIGN §4–5): sequential `number` per
+ * Support issues (docs/api.md#issues): sequential `number` per
  * workspace, `state` with `closedAt`, tags that join the workspace's tag list, and an
  * optional link to the conversation the issue was opened from.
  */

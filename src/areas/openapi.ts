@@ -1,5 +1,5 @@
 /**
- * `GET /api/v1/openapi.json` (DESIGN §2, issue #4 point 7): the OpenAPI 3.1 document of the
+ * `GET /api/v1/openapi.json` (docs/api.md#openapi-document): the OpenAPI 3.1 document of the
  * whole API, without authentication. It is built and serialized on the first request — when
  * the route table, this route included, is complete — and kept as bytes: the table does not
  * change while a server runs.

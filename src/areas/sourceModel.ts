@@ -1,5 +1,5 @@
 /**
- * Source records and their API views (SPEC "Source", "Ingestion result"; DESIGN §6).
+ * Source records and their API views (docs/api.md#source-object, docs/api.md#ingestion-result).
  * The stored record holds the public summary plus internal fields (the sealed credential,
  * the API's server URL); views copy only the spec's fields.
  */
@@ -74,7 +74,7 @@ export function sourceView(src: Source): Record<string, unknown> {
 /** Items listed in full by the ingestion result; `counts` always give the totals (README "Sources"). */
 export const MAX_LISTED = 1000;
 
-/** The Ingestion result view (SPEC): summary, counts, documents and endpoints (first {@link MAX_LISTED} each). */
+/** The Ingestion result view (docs/api.md#ingestion-result): summary, counts, documents and endpoints (first {@link MAX_LISTED} each). */
 export function ingestionResult(src: Source, idx: SourceIndexRec | undefined): Record<string, unknown> {
   return {
     source: sourceView(src),

@@ -1,5 +1,6 @@
 /**
- * The sources area (SPEC "Create source"; DESIGN §6; issue #3 points 1, 5, 6): create
+ * The sources area (docs/api.md#sources, docs/sources.md#credentials,
+ * docs/sources.md#search): create
  * (ingested synchronously), list, inspect, update, delete, rescan, and BM25 search over the
  * workspace's chunks. A source is `processing` (and visible as such) while it is ingested.
  */

@@ -1,4 +1,4 @@
-/** `GET /api/v1/usage` (DESIGN §5 "Usage"): the current UTC month's API requests and live API checks. */
+/** `GET /api/v1/usage` (docs/api.md#usage): the current UTC month's API requests and live API checks. */
 import { s } from '../http/schema.js';
 import { route } from '../http/route.js';
 import type { UsageCounter } from '../usage.js';

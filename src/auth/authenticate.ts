@@ -1,5 +1,5 @@
 /**
- * Bearer authentication (SPEC "Authentication", DESIGN §2–3): the presented key is checked
+ * Bearer authentication (docs/api.md#authentication, docs/security.md#api-keys): the presented key is checked
  * for shape, hashed, and looked up by hash; missing, malformed, unknown and revoked keys are
  * 401 `unauthorized`, expired ones 401 `key_expired`. Failures are limited per client
  * address (30 a minute, then 429), and only failures: a valid key is always let through.
@@ -13,9 +13,9 @@ import type { KeyRec, Store } from '../store/store.js';
 import type { Rec } from '../store/db.js';
 import type { Logger } from '../logger.js';
 
-/** Failed authentications allowed per client address and minute (DESIGN §2). */
+/** Failed authentications allowed per client address and minute (docs/security.md#failed-authentication-limit). */
 export const AUTH_FAILURES_PER_MINUTE = 30;
-/** `lastUsedAt` is written at most this often per key (DESIGN §3). */
+/** `lastUsedAt` is written at most this often per key (docs/security.md#api-keys). */
 export const LAST_USED_INTERVAL_MS = 60_000;
 
 export class Authenticator {

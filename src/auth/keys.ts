@@ -1,5 +1,5 @@
 /**
- * API keys and scopes (SPEC "Authentication", DESIGN §3): `svck_` + 32 random bytes in
+ * API keys and scopes (docs/api.md#authentication, docs/security.md#api-keys): `svck_` + 32 random bytes in
  * base62; only the SHA-256 is stored; `prefix` is the first 12 characters; `X:write`
  * implies `X:read`; `*` grants everything.
  */
@@ -8,7 +8,7 @@ import { hash, randomBytes } from 'node:crypto';
 export const KEY_PREFIX = 'svck_';
 export const WIDGET_KEY_PREFIX = 'svcw_';
 
-/** Every scope a key can carry (DESIGN §3). */
+/** Every scope a key can carry (docs/api.md#scopes). */
 export const SCOPES = [
   'sources:read', 'sources:write',
   'conversations:read', 'conversations:write',

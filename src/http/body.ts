@@ -1,5 +1,5 @@
 /**
- * Reading a JSON request body (DESIGN §2, issue #2 point 2): `application/json` only, no
+ * Reading a JSON request body (docs/api.md#request-bodies): `application/json` only, no
  * `Content-Encoding`, a byte limit counted while streaming, strict UTF-8, nesting at most 64
  * deep, and no `__proto__`/`constructor` keys.
  */

@@ -1,5 +1,5 @@
 /**
- * Opaque cursors for cursor pagination (DESIGN §4). A cursor is the last returned item's
+ * Opaque cursors for cursor pagination (docs/api.md#lists). A cursor is the last returned item's
  * sort key, bound by an HMAC to the workspace and the list, so a cursor from another
  * workspace or list — or an edited one — is a 400, never a page of someone else's order.
  */

@@ -1,10 +1,10 @@
 /**
- * The error contract (SPEC "Errors", DESIGN §2): every error code, its HTTP status and its
+ * The error contract (docs/api.md#errors, docs/api.md#error-codes): every error code, its HTTP status and its
  * message text live in this one table, and {@link ApiError} is the only error type the HTTP
  * layer turns into a `{code, error}` body.
  */
 
-/** Code → status and the spec's message text (DESIGN §2 adds the codes below the spec's). */
+/** Code → status and the spec's message text (docs/api.md#error-codes). */
 export const ERRORS = {
   invalid_request: { status: 400, message: 'Request body is invalid.' },
   unauthorized: { status: 401, message: 'A valid workspace API key is required.' },
@@ -33,7 +33,7 @@ export const STORAGE_FULL_RETRY_AFTER_SECONDS = 30;
 
 export type ErrorCode = keyof typeof ERRORS;
 
-/** The `{code, error}` body of every error response (SPEC "Error response"). */
+/** The `{code, error}` body of every error response (docs/api.md#errors). */
 export interface ErrorBody {
   code: ErrorCode;
   error: string;
@@ -42,7 +42,7 @@ export interface ErrorBody {
 /**
  * An error that answers the request with `ERRORS[code].status` and a `{code, error}` body.
  * `detail` is one sentence naming the field or cause; it is appended to the spec's text as
- * `Request body is invalid: name must be at most 200 characters.` (DESIGN §2).
+ * `Request body is invalid: name must be at most 200 characters.` (docs/api.md#errors).
  */
 export class ApiError extends Error {
   readonly code: ErrorCode;

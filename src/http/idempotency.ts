@@ -1,5 +1,5 @@
 /**
- * `Idempotency-Key` on POST (DESIGN §2, after Stripe): scoped to the API key and kept 24 h.
+ * `Idempotency-Key` on POST (docs/api.md#idempotency, after Stripe): scoped to the API key and kept 24 h.
  * The same key with the same request replays the stored status and body with
  * `Idempotent-Replayed: true`; with a different request it is a 422; while the first request
  * runs it is a 409. Only successful (2xx) answers are stored, and the stored answer is part of

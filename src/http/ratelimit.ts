@@ -1,5 +1,5 @@
 /**
- * Token buckets (DESIGN §1–2): one per API key for requests, one per client address for
+ * Token buckets (docs/security.md#rate-limit; headers: docs/api.md#rate-limit-headers): one per API key for requests, one per client address for
  * failed authentication. The map is bounded: past `maxEntries`, the least recently used
  * buckets are dropped — a dropped bucket was either full or is refilled as if it were, which
  * can only ever favour the client by at most one burst. Time comes from an injected clock.

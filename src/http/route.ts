@@ -1,5 +1,5 @@
 /**
- * A route is data (issue #2 point 4): method, path template, scope, query and body schemas
+ * A route is data (docs/decisions.md#the-route-table-is-the-single-description): method, path template, scope, query and body schemas
  * and the success response schema. The pipeline validates with these and the OpenAPI
  * document is generated from the same objects.
  */
@@ -46,7 +46,7 @@ interface RouteBase {
   scope: string | null;
   /** The body may be left out entirely (then it is `{}`); when sent it must match `body`. */
   bodyOptional?: boolean;
-  /** Body byte limit (DESIGN §2: 1 MiB, 16 MiB for create source). */
+  /** Body byte limit (docs/api.md#request-bodies: 1 MiB, 16 MiB for create source). */
   bodyLimit?: number;
   /** Success status and body schema. */
   success: { status: number; schema: TSchema; description: string };

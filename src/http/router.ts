@@ -1,5 +1,5 @@
 /**
- * Method + path-template routing (issue #2 point 2), after `lukeed/trouter`'s two-method
+ * Method + path-template routing (docs/api.md#check-order), after `lukeed/trouter`'s two-method
  * interface: `add(method, template, value)` and `find(method, path)`. Templates use
  * OpenAPI's `{param}` segments; static segments win over parameters.
  */

@@ -1,7 +1,7 @@
 /**
- * Request and record shapes declared as data (issue #2 point 4): a small builder of JSON
+ * Request and record shapes declared as data (docs/decisions.md#the-route-table-is-the-single-description): a small builder of JSON
  * Schema objects whose TypeScript type is inferred ({@link Static}), a validator that turns a
- * parsed JSON value into that type or throws a 400 naming the field (DESIGN §2), and
+ * parsed JSON value into that type or throws a 400 naming the field (docs/api.md#errors), and
  * {@link toJsonSchema}, which emits the same definition for the OpenAPI document.
  */
 import { invalid } from './errors.js';

@@ -1,6 +1,6 @@
 /**
- * Serialized views kept per record (issue #6 "a record's serialized form can be kept and
- * written without re-serializing"). Records are immutable — every change puts a new object —
+ * Serialized views kept per record (README "Performance": a record's
+ * serialized form is kept and written without re-serializing). Records are immutable — every change puts a new object —
  * so a WeakMap keyed by the record can never serve a stale view, and a replaced record's
  * entry goes away with it. A view that also depends on another record (an issue's
  * `lastActivityAt` on its conversation) passes that record as `dep`: the entry is reused only

@@ -69,7 +69,7 @@ function embeddedIpv4(bytes: number[]): string | undefined {
 }
 
 /**
- * True when `ip` must not be fetched from without `SOURCE_FETCH_ALLOW_PRIVATE` (DESIGN §6):
+ * True when `ip` must not be fetched from without `SOURCE_FETCH_ALLOW_PRIVATE` (docs/sources.md#refused-addresses):
  * loopback, private, link-local, CGNAT, multicast, unspecified, broadcast, unique-local,
  * documentation/benchmark/reserved ranges, and IPv6 forms embedding such an IPv4 address
  * (IPv4-mapped, NAT64, 6to4, Teredo). Accepts IPv4 dotted quads and IPv6 (with or without

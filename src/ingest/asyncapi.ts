@@ -1,5 +1,5 @@
 /**
- * AsyncAPI parser (DESIGN §6: asyncapi 2.x/3.x → one endpoint per operation, documents
+ * AsyncAPI parser (docs/sources.md#what-ingestion-extracts: asyncapi 2.x/3.x → one endpoint per operation, documents
  * `overview` + one `channel` each).
  *
  * AsyncAPI 2.x (https://www.asyncapi.com/docs/reference/specification/v2.6.0): each Channel
@@ -123,7 +123,7 @@ function overviewDocument(doc: Obj, title: string, version: string): ParsedDocum
 
 /**
  * Extracts endpoints and documents from an AsyncAPI 2.x or 3.x document already parsed from
- * JSON or YAML (DESIGN §6). Documents: `overview`, then one `channel` per `channels` entry
+ * JSON or YAML (docs/sources.md#what-ingestion-extracts). Documents: `overview`, then one `channel` per `channels` entry
  * (listing its operations and messages); each endpoint's `documentIndex` is its channel's
  * document when the channel is one of the top-level `channels`.
  *

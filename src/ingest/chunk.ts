@@ -1,5 +1,5 @@
 /**
- * Retrieval chunking (DESIGN §6: `chunks` are retrieval-sized pieces, ≤ 2,000 chars, covering
+ * Retrieval chunking (docs/sources.md#chunks: `chunks` are retrieval-sized pieces, ≤ 2,000 chars, covering
  * every document's text).
  */
 

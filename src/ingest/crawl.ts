@@ -1,6 +1,6 @@
 /**
- * Website crawl for `website` sources (DESIGN §6: "a website crawl follows same-origin links";
- * §1 `SOURCE_CRAWL_MAX_PAGES`). Every page goes through {@link fetchDocument}, so the SSRF rules,
+ * Website crawl for `website` sources (docs/sources.md#website-crawl: "a website crawl follows same-origin
+ * links"; `SOURCE_CRAWL_MAX_PAGES` in docs/configuration.md#settings). Every page goes through {@link fetchDocument}, so the SSRF rules,
  * time and size limits apply to each page and each redirect.
  */
 import { FetchError, fetchDocument, type FetchOptions } from './fetch.js';

@@ -6,7 +6,7 @@
 import { parseJsonText } from './json.js';
 import { parseYaml } from './yaml.js';
 
-/** Types stored for sources (SPEC "Source" `type`). */
+/** Types stored for sources (`type` in docs/api.md#source-object). */
 export const SOURCE_TYPES = ['openapi', 'json', 'url', 'website', 'text', 'graphql', 'postman', 'asyncapi', 'grpc', 'soap', 'github', 'notion', 'confluence', 'hubspot'] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
 

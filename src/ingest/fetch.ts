@@ -1,5 +1,5 @@
 /**
- * SSRF-safe fetching of source URLs (DESIGN §6 "Fetching", §1 `SOURCE_FETCH_*`).
+ * SSRF-safe fetching of source URLs (docs/sources.md#fetching; `SOURCE_FETCH_*` in docs/configuration.md#settings).
  *
  * Every URL and every redirect target is checked before any connection is opened: the scheme
  * must be `http:`/`https:`, and every address the host resolves to must be public (see
@@ -252,7 +252,7 @@ function originsOf(list: string[] | undefined): Set<string> {
 }
 
 /**
- * Fetches one URL under the SSRF rules of DESIGN §6 and returns the final response, its body
+ * Fetches one URL under the SSRF rules of docs/sources.md#fetching and returns the final response, its body
  * decoded from gzip/deflate/br.
  *
  * Redirects (301/302/303/307/308) are followed up to `maxRedirects` (default 5), each target

@@ -1,6 +1,6 @@
 /**
- * `github` sources (DESIGN §6: "from the repository's README and docs", `file` documents; §1
- * `GITHUB_API_URL`): the README and the Markdown files under `docs/`, read through the GitHub REST
+ * `github` sources (docs/sources.md#github: "from the repository's README and docs", `file` documents;
+ * `GITHUB_API_URL` in docs/configuration.md#settings): the README and the Markdown files under `docs/`, read through the GitHub REST
  * API. Every request goes through {@link fetchDocument}; the API's own origin is trusted (it may be
  * a local GitHub Enterprise or a test fake), every other rule still applies.
  */

@@ -1,5 +1,5 @@
 /**
- * GraphQL schema parsers (DESIGN §6: graphql → one `QUERY`/`MUTATION`/`SUBSCRIPTION` endpoint per
+ * GraphQL schema parsers (docs/sources.md#what-ingestion-extracts: graphql → one `QUERY`/`MUTATION`/`SUBSCRIPTION` endpoint per
  * root field, one `type` document per named type).
  *
  * {@link parseGraphql} reads the type-system subset of the GraphQL language (SDL) as specified in

@@ -1,5 +1,5 @@
 /**
- * HTML parser (DESIGN §6: url / website → `page` documents; links for a same-origin crawl).
+ * HTML parser (docs/sources.md#what-ingestion-extracts: url / website → `page` documents; links for a same-origin crawl).
  *
  * A single-pass, linear-time tokenizer loosely following the WHATWG HTML tokenization rules
  * (https://html.spec.whatwg.org/multipage/parsing.html#tokenization): tags, attributes with quoted

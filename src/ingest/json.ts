@@ -1,5 +1,5 @@
 /**
- * Arbitrary-JSON parser (DESIGN §6: json → no endpoints, one document per top-level entry).
+ * Arbitrary-JSON parser (docs/sources.md#what-ingestion-extracts: json → no endpoints, one document per top-level entry).
  *
  * Follows RFC 8259 JSON as implemented by `JSON.parse`; values are flattened to readable
  * `path.to.key: value` lines for search.

@@ -1,5 +1,5 @@
 /**
- * Markdown / plain-text parser (DESIGN §6: text / markdown → no endpoints, one `section` per heading).
+ * Markdown / plain-text parser (docs/sources.md#what-ingestion-extracts: text / markdown → no endpoints, one `section` per heading).
  *
  * Follows the CommonMark 0.31 rules for what is a heading: ATX headings (`#`…`######` after at most
  * three spaces, then a space/tab or end of line) and setext headings (a paragraph underlined with

@@ -1,5 +1,5 @@
 /**
- * OpenAPI / Swagger parser (DESIGN §6: openapi 2.0/3.0/3.1 → one endpoint per operation,
+ * OpenAPI / Swagger parser (docs/sources.md#what-ingestion-extracts: openapi 2.0/3.0/3.1 → one endpoint per operation,
  * documents `overview`, one `operation` each, one `schema` each; 3.1 webhooks → `webhook`
  * documents, not endpoints).
  *
@@ -327,7 +327,7 @@ function overviewDocument(doc: Obj, title: string, versionLine: string, url: str
 
 /**
  * Extracts endpoints and documents from a Swagger 2.0 or OpenAPI 3.0/3.1 document already
- * parsed from JSON or YAML (DESIGN §6).
+ * parsed from JSON or YAML (docs/sources.md#what-ingestion-extracts).
  *
  * Endpoints: every (method, path) under `paths` for get/put/post/delete/options/head/patch/trace,
  * method upper-cased, path as written, `documentIndex` → its `operation` document. Documents,

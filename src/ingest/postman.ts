@@ -1,5 +1,5 @@
 /**
- * Postman collection parser (DESIGN §6: postman v2.0/v2.1 → one endpoint per request,
+ * Postman collection parser (docs/sources.md#what-ingestion-extracts: postman v2.0/v2.1 → one endpoint per request,
  * documents `overview` + one `request` each).
  *
  * Follows the Postman Collection Format v2.0.0 / v2.1.0 JSON schemas

@@ -1,5 +1,5 @@
 /**
- * Protocol Buffers (.proto) parser (DESIGN §6: grpc → one `RPC` endpoint per rpc, `service` and
+ * Protocol Buffers (.proto) parser (docs/sources.md#what-ingestion-extracts: grpc → one `RPC` endpoint per rpc, `service` and
  * `message` documents).
  *
  * Follows the Protocol Buffers language specifications for proto2, proto3 and editions

@@ -1,5 +1,5 @@
 /**
- * The contract every source parser fulfils (DESIGN §6 "What ingestion extracts").
+ * The contract every source parser fulfils (docs/sources.md#what-ingestion-extracts).
  *
  * A parser is a pure function from the source's text (or an already-parsed value) to a
  * {@link ParsedSource}. It never does I/O. Content that cannot be parsed makes it throw an
@@ -9,7 +9,7 @@
 
 /** One document extracted from a source: an operation, a schema, a section, a page… */
 export interface ParsedDocument {
-  /** DESIGN §6 kind: `overview`, `operation`, `schema`, `request`, `type`, `channel`, `service`, `message`, `section`, `page`, `file`, `entry`… */
+  /** Kind (docs/sources.md#what-ingestion-extracts): `overview`, `operation`, `schema`, `request`, `type`, `channel`, `service`, `message`, `section`, `page`, `file`, `entry`… */
   kind: string;
   /** Human-readable title (operation summary, heading text, type name…). */
   title: string;

@@ -1,5 +1,5 @@
 /**
- * WSDL 1.1 parser (DESIGN §6: soap → one `SOAP` endpoint per portType operation, `service`
+ * WSDL 1.1 parser (docs/sources.md#what-ingestion-extracts: soap → one `SOAP` endpoint per portType operation, `service`
  * documents).
  *
  * Follows WSDL 1.1 (W3C Note, https://www.w3.org/TR/2001/NOTE-wsdl-20010315): `definitions`

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 document of the whole API (issue #4 point 7, DESIGN §2), generated from the
+ * The OpenAPI 3.1 document of the whole API (docs/api.md#openapi-document), generated from the
  * route table — the same schema objects the pipeline validates with. Each operation lists every
  * status the pipeline (`app.ts`) can answer it with: 400 (Api-Version, query, body,
  * Idempotency-Key), 401/403/429 when it needs a key, 404 for paths with `{param}`s, 413/415
@@ -12,7 +12,8 @@ import { API_VERSION } from '../app.js';
 
 type Json = Record<string, unknown>;
 
-/** Header components (DESIGN §2). `required` is where they are always sent. */
+/** Header components (docs/api.md#request-ids, docs/api.md#rate-limit-headers,
+ * docs/api.md#idempotency). `required` is where they are always sent. */
 const HEADERS: Record<string, Json> = {
   'X-Request-Id': {
     description: 'The request id: the client\'s own `X-Request-Id` when it is 1–128 printable ASCII characters, else a generated UUID. Logged with the request.',
@@ -30,7 +31,7 @@ const RATE_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset
 
 const errorSchema = {
   type: 'object',
-  description: 'Every error (SPEC "Error response"): a machine-readable `code` and a human-readable message.',
+  description: 'Every error: a machine-readable `code` and a human-readable message.',
   properties: {
     code: { type: 'string', enum: Object.keys(ERRORS), description: 'The contract; see the status of each response for the codes it can carry.' },
     error: { type: 'string', description: 'The spec\'s message text, optionally followed by one sentence naming the field or cause.' },

@@ -1,5 +1,5 @@
 /**
- * A JSON Schema 2020-12 checker for the subset the OpenAPI document uses (issue #4 point 7):
+ * A JSON Schema 2020-12 checker for the subset the OpenAPI document uses (docs/api.md#openapi-document):
  * `type` (one or a list), `enum`, `const`, `properties`, `required`, `additionalProperties`
  * (false or a schema), `items`, `minItems`/`maxItems`, `minLength`/`maxLength` (code points),
  * `minimum`/`maximum`, `format` (`date-time`, `email`, `uuid`, `uri` are asserted), `pattern`,

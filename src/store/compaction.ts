@@ -1,5 +1,5 @@
 /**
- * Crash-safe rewrite of a log to its live records (DESIGN §7): write a temp file beside the
+ * Crash-safe rewrite of a log to its live records (docs/storage.md#compaction): write a temp file beside the
  * log, fdatasync it, rename it over the log, fsync the folder. A crash at any point leaves
  * either the old log or the new one, complete; a leftover temp file is removed at the next
  * start.

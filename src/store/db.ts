@@ -1,7 +1,7 @@
 /**
  * One log's in-memory state: tables of records keyed by (type, id), changed through
  * transactions that are applied at once and made durable by the {@link AppendLog}
- * (DESIGN §7, issue #2 point 4).
+ * (docs/storage.md#transactions).
  *
  * Applying a transaction to memory before it is on disk keeps request handling serializable
  * (JavaScript runs one handler at a time, so uniqueness checks and read-modify-write cannot
@@ -208,7 +208,7 @@ export class Db {
 
   /**
    * Rewrites the log to its live records, crash-safely: temp file, fsync, rename, fsync the
-   * folder (DESIGN §7). Writes wait meanwhile and go to the new file afterwards.
+   * folder (docs/storage.md#compaction). Writes wait meanwhile and go to the new file afterwards.
    */
   compact(): Promise<void> {
     if (this.compacting) return this.compacting;

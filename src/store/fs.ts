@@ -1,7 +1,7 @@
 /**
- * The store's file-system seam (STYLE principle 7): every call through which the append log
+ * The store's file-system seam (docs/decisions.md#time-and-the-file-system-are-injected): every call through which the append log
  * reaches the disk. Tests replace single methods to inject `ENOSPC`, `EIO` or an `fdatasync`
- * failure (issue #5 point 2); production uses {@link nodeFs}.
+ * failure (docs/storage.md#faults); production uses {@link nodeFs}.
  */
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';

@@ -1,6 +1,6 @@
 /**
- * An append-only JSON-lines log with a checksum per line and group commit (DESIGN §7,
- * issue #2 point 4).
+ * An append-only JSON-lines log with a checksum per line and group commit (docs/storage.md#the-log,
+ * docs/storage.md#group-commit).
  *
  * Line format: `<crc32 of the JSON bytes, 8 lowercase hex> <JSON>\n`. One line is one
  * transaction, so a torn write can only ever cut the last transaction, never half of one.

@@ -1,5 +1,5 @@
 /**
- * An ordered set of (sortKey, id) entries for keyset (cursor) pagination (DESIGN §4): ordered
+ * An ordered set of (sortKey, id) entries for keyset (cursor) pagination (docs/api.md#lists): ordered
  * by sortKey, then by id. Its order is exactly the string order of the composite keys
  * `sortKey + "\0" + id`, which is the form a cursor carries — provided ids never contain "\0"
  * and sort keys contain it nowhere, or at the same position in every key of the index (custom

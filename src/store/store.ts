@@ -1,5 +1,5 @@
 /**
- * The data dir (DESIGN §7): `LOCK`, `system.log` (workspaces and API keys),
+ * The data dir (docs/storage.md#data-dir-layout): `LOCK`, `system.log` (workspaces and API keys),
  * `workspaces/<id>.log` (one log per workspace) and `secret` (the server's HMAC key for
  * cursors). Opening it takes the lock and replays every log into memory.
  */

@@ -1,5 +1,5 @@
 /**
- * A seeded HTTP fuzzer of our own (issue #5 point 5). It starts a real server (test harness,
+ * A seeded HTTP fuzzer of our own (README "Reliability"; invariants: docs/api.md#check-order, docs/api.md#errors). It starts a real server (test harness,
  * temp data dir, manual clock) and a small local "customer API" for URL sources and live
  * checks, seeds both workspaces with VALID requests generated from the route table's schemas,
  * then sends MUTATED requests to every route: wrong types, missing and unknown fields, long and
@@ -10,7 +10,7 @@
  *
  * Every response is checked against invariants (see {@link FailureKind}): never a 5xx, never
  * a hung request, a `{code, error}` body for every 4xx, the server's own OpenAPI contract, the
- * status the pipeline order (DESIGN §2) implies where it is decidable, nothing changed by a
+ * status the pipeline order (docs/api.md#check-order) implies where it is decidable, nothing changed by a
  * 4xx or by a read, no other workspace's ids in a success, idempotent replays byte-identical,
  * no prototype pollution. Afterwards: `GET /healthz` is 200, a normal create works, and a
  * restart on the same data dir yields exactly the state that was in memory.
@@ -371,7 +371,7 @@ export type FailureKind =
   | 'framing' // a response head arrived, then the client's HTTP parser failed (e.g. content in a HEAD answer)
   | 'error_body' // a 4xx whose body is not exactly {code, error} with a known code and matching status
   | 'contract' // the answer departs from the server's OpenAPI document
-  | 'unexpected_status' // the pipeline order (DESIGN §2) decides the status, and another came
+  | 'unexpected_status' // the pipeline order (docs/api.md#check-order) decides the status, and another came
   | 'validator_gap' // a body certainly invalid (by construction) passed the schema validator
   | 'state_changed' // a 4xx, or a read, changed the workspace's records or indexes
   | 'tenant_leak' // a success holds another workspace's id
@@ -1031,7 +1031,7 @@ class Fuzzer {
   }
 
   /**
-   * The status the pipeline must give (DESIGN §2 order: route → 401 → 403 → 429 → 400 → 404 → 409),
+   * The status the pipeline must give (docs/api.md#check-order: route → 401 → 403 → 429 → 400 → 404 → 409),
    * decided with the server's own building blocks as oracles (router, query parser, body header
    * check, JSON reader, schema validator); undefined when the handler decides.
    */

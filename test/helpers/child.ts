@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 export const SERVER_JS = fileURLToPath(new URL('../../dist/server.js', import.meta.url));
 export const CLI_JS = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
-/** The settings of DESIGN §1 (and ours); a child never inherits them from the test's environment. */
+/** The settings of docs/configuration.md#settings; a child never inherits them from the test's environment. */
 const SETTINGS = ['PORT', 'HOST', 'DATA_DIR', 'LOG_LEVEL', 'RATE_LIMIT_PER_MINUTE', 'RATE_LIMIT_BURST', 'SYNC', 'BOOTSTRAP',
   'SOURCE_FETCH_ALLOW_PRIVATE', 'SOURCE_FETCH_TIMEOUT_MS', 'SOURCE_FETCH_MAX_BYTES', 'SOURCE_CRAWL_MAX_PAGES', 'GITHUB_API_URL',
   'MAX_CONNECTIONS', 'HEADERS_TIMEOUT_MS', 'REQUEST_TIMEOUT_MS', 'KEEP_ALIVE_TIMEOUT_MS', 'SHUTDOWN_TIMEOUT_MS',

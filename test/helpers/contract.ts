@@ -1,5 +1,5 @@
 /**
- * The contract check (issue #4 point 7): an HTTP answer is compared with the OpenAPI document
+ * The contract check (docs/api.md#openapi-document): an HTTP answer is compared with the OpenAPI document
  * the server publishes — the operation found by method and path template, the status documented
  * for it, the body checked against the documented JSON Schema (extra properties included), the
  * error `code` among the ones the response names, and the documented headers (`X-Request-Id`,

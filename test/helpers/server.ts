@@ -79,7 +79,7 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
     try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
     // Every answer the suite receives is checked against the server's own OpenAPI document.
     assertContract(contractDocument(running.routes), method, path, { status: res.status, headers: res.headers, text });
-    // And no answer ever holds a full API key or a credential secret (issue #5 point 7).
+    // And no answer ever holds a full API key or a credential secret (docs/security.md#secrets-in-answers-and-logs).
     const found = leaked(text + JSON.stringify([...res.headers]));
     if (found) throw new Error(`SECRET LEAK: the answer to ${method} ${path} contains a key or credential (${found.slice(0, 6)}…)`);
     return { status: res.status, headers: res.headers, body: parsed, text };
