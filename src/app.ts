@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, STORAGE_FULL_RETRY_AFTER_SECONDS, type ErrorCode } from './http/errors.js';
 import { Router } from './http/router.js';
 import { ClientAbortError, checkBodyHeaders, decodeBody, parseBodyText, parseJsonBody, readRawBody } from './http/body.js';
+import { LARGE_BODY_BYTES, type BodyParser } from './http/largeBody.js';
 import { assertValid, type TObject } from './http/schema.js';
 import { TokenBucketLimiter, type TakeResult } from './http/ratelimit.js';
 import { CursorCodec } from './http/cursor.js';
@@ -30,7 +31,7 @@ import type { Logger } from './logger.js';
 export const API_VERSION = '2026-06-29';
 const REQUEST_ID = /^[\x20-\x7e]{1,128}$/;
 /** Bodies larger than this are parsed in a main-thread turn of their own. */
-const LARGE_BODY_BYTES = 256 * 1024;
+const NO_MEMBERS: ReadonlyMap<string, Uint8Array> = new Map();
 const NEEDS_ESCAPE = /["\\]/;
 
 export interface AppOptions {
@@ -41,6 +42,11 @@ export interface AppOptions {
   routes: Route[];
   /** Called once per authenticated request, before scope and rate limit (usage counting). */
   onAuthenticated?: (workspaceId: string) => void;
+  /**
+   * Parses bodies over {@link LARGE_BODY_BYTES} off the main thread (src/http/largeBody.ts).
+   * Without one, such a body is decoded and parsed on the main thread in two turns of its own.
+   */
+  bodyParser?: BodyParser;
 }
 
 export class App {
@@ -155,7 +161,7 @@ export class App {
 
     checkApiVersion(req);
     const query = parseQuery(route.query, q === -1 ? '' : url.slice(q + 1));
-    const input: Input = { route, ws, key, params: match.params, query, path, body: undefined, raw: undefined };
+    const input: Input = { route, ws, key, params: match.params, query, path, body: undefined, raw: undefined, json: NO_MEMBERS };
     if (!route.body) return this.execute(x, input);
     if (route.bodyOptional && !declaresBody(req)) { input.body = {}; return this.execute(x, input); }
     return this.readBody(x, input);
@@ -166,8 +172,12 @@ export class App {
     const limit = input.route.bodyLimit ?? MiB;
     checkBodyHeaders(x.req, limit);
     input.raw = await readRawBody(x.req, limit);
-    // Decoding and parsing a large body are main-thread steps of their own (src/turns.ts).
-    if (input.raw.length > LARGE_BODY_BYTES) {
+    if (input.raw.length > LARGE_BODY_BYTES && this.opts.bodyParser) {
+      const parsed = await this.opts.bodyParser.parse(input.raw);
+      input.body = parsed.value;
+      input.json = parsed.json;
+    } else if (input.raw.length > LARGE_BODY_BYTES) {
+      // Without a worker, decoding and parsing are main-thread steps of their own (src/turns.ts).
       await nextTurn();
       const text = decodeBody(input.raw);
       await nextTurn();
@@ -187,7 +197,7 @@ export class App {
     if (idem?.replay) return this.send(x, idem.replay);
     let tx: Tx | undefined;
     const ctx: Ctx<unknown, unknown> = {
-      ws, key: input.key, store: this.opts.store, params: input.params, query: input.query, body: input.body,
+      ws, key: input.key, store: this.opts.store, params: input.params, query: input.query, body: input.body, bodyJson: input.json,
       now: this.opts.clock.now(), requestId: x.requestId, tx: () => (tx ??= ws.db.begin()), cursors: this.cursors,
     };
     let result: Result | Promise<Result>;
@@ -294,6 +304,8 @@ interface Input {
   path: string;
   body: unknown;
   raw: Buffer | undefined;
+  /** The JSON text of the body's long top-level string members (see {@link Ctx.bodyJson}). */
+  json: ReadonlyMap<string, Uint8Array>;
 }
 
 /** Whether the request announces a body (`Content-Length` other than 0, or `Transfer-Encoding`). */

@@ -13,6 +13,7 @@ import { adminSocketPath, listenAdminSocket } from './adminSocket.js';
 import { buildRoutes } from './routes.js';
 import { SecretBox } from './secrets.js';
 import { WorkerAnalyzer } from './ingest/pool.js';
+import { WorkerBodyParser } from './http/largeBody.js';
 import { UsageCounter } from './usage.js';
 import type { Analyzer } from './ingest/analyze.js';
 import { MiB, type Route } from './http/route.js';
@@ -101,7 +102,8 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   const usage = new UsageCounter(store, clock, logger);
   usage.start();
   const routes = buildRoutes({ store, config, secrets, logger, analyzer, usage });
-  const app = new App({ store, config, clock, logger, routes, onAuthenticated: (wsId) => usage.countRequest(wsId) });
+  const bodyParser = new WorkerBodyParser();
+  const app = new App({ store, config, clock, logger, routes, bodyParser, onAuthenticated: (wsId) => usage.countRequest(wsId) });
   // The request timeout covers the headers too; node:http throws when headersTimeout exceeds it
   // (REQUEST_TIMEOUT_MS=1500 with the default HEADERS_TIMEOUT_MS), after the bootstrap has run.
   const headersTimeout = Math.min(config.headersTimeoutMs, config.requestTimeoutMs);
@@ -137,6 +139,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     // A port in use or an unknown HOST: release the data dir (and its lock) before failing.
     server.close();
     connections.close();
+    await bodyParser.close();
     await store.close().catch(() => {});
     throw e;
   }
@@ -157,6 +160,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     server.closeAllConnections();
     connections.close();
     await analyzer.close();
+    await bodyParser.close();
     await usage.close();
     await store.close();
     logger.info('stopped', {});

@@ -77,6 +77,25 @@ test('put with a pre-serialized value: the log line takes its text as it is, bes
   await db2.close();
 });
 
+test('put with a value pre-serialized as UTF-8 bytes, or as pieces of text and bytes: the line is the same as JSON.stringify makes, and replays to the same records', async () => {
+  const file = join(tmp(), 'a.log');
+  const db = await open(file);
+  const content = 'é "quoted" \\ \n 😀 '.repeat(1000);
+  const utf8 = (x: unknown) => new TextEncoder().encode(JSON.stringify(x));
+  const tx = db.begin();
+  tx.put('c', 'bytes', { content }, utf8({ content }));
+  tx.put('c', 'pieces', { content }, ['{"content":', utf8(content), '}']);
+  tx.put('t', 'plain', { v: 1 });
+  await db.commit(tx);
+  await db.close();
+  const line = readFileSync(file, 'utf8').trim();
+  assert.equal(line.slice(9), JSON.stringify([['p', 'c', 'bytes', { content }], ['p', 'c', 'pieces', { content }], ['p', 't', 'plain', { v: 1 }]]));
+  const db2 = await open(file);
+  assert.deepEqual(db2.get('c', 'bytes'), { content });
+  assert.deepEqual(db2.get('c', 'pieces'), { content });
+  await db2.close();
+});
+
 test('a torn last line is cut off and kept aside in a .corrupt file', async () => {
   const dir = tmp();
   const file = join(dir, 'a.log');

@@ -12,6 +12,7 @@ import { iso } from '../clock.js';
 import { nextTurn } from '../turns.js';
 import { T, type SourceIndexRec, type Workspace } from '../workspace.js';
 import type { Rec } from '../store/db.js';
+import type { JsonText } from '../store/log.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../secrets.js';
@@ -140,8 +141,10 @@ export function sourceRoutes(deps: SourceDeps) {
         const b = ctx.body;
         // Serializing a large pasted content for its log line is a main-thread step of its own,
         // and so is the commit that writes it (the url check and the reservation stay one step).
-        let contentJson: string | undefined;
-        if (b.content !== undefined && b.content.length > 64 * 1024) {
+        // A body parsed off the main thread brings the content's JSON text with it (src/http/largeBody.ts).
+        const member = ctx.bodyJson.get('content');
+        let contentJson: JsonText | undefined = member && ['{"content":', member, '}'];
+        if (!contentJson && b.content !== undefined && b.content.length > 64 * 1024) {
           await nextTurn();
           contentJson = JSON.stringify({ content: b.content });
           await nextTurn();

@@ -48,10 +48,13 @@ export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly headers: Record<string, string>;
+  /** The `detail` given, kept so the error can be rebuilt elsewhere (a worker thread's answer). */
+  readonly detail: string | undefined;
   constructor(code: ErrorCode, detail?: string, headers: Record<string, string> = {}) {
     super(errorMessage(code, detail));
     this.name = 'ApiError';
     this.code = code;
+    this.detail = detail;
     this.status = ERRORS[code].status;
     this.headers = headers;
   }

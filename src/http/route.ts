@@ -19,6 +19,12 @@ export interface Ctx<Q = unknown, B = unknown> {
   params: Record<string, string>;
   query: Q;
   body: B;
+  /**
+   * The JSON text (UTF-8) of the body's long top-level string members, by name, when the body
+   * was parsed off the main thread (src/http/largeBody.ts); empty otherwise. A handler that
+   * stores such a member passes these bytes to `Tx.put` rather than serializing it again.
+   */
+  bodyJson: ReadonlyMap<string, Uint8Array>;
   /** Request time, ms since the epoch (the injected clock). */
   now: number;
   requestId: string;

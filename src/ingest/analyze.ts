@@ -59,8 +59,8 @@ export interface IngestResult {
   /** The content's own title (default source name). */
   title?: string;
   record: SourceIndexRec;
-  /** `JSON.stringify(record)`, when made off the main thread (the log line takes it as it is). */
-  recordJson?: string;
+  /** `JSON.stringify(record)` as UTF-8, when made off the main thread (the log line takes it as it is). */
+  recordJson?: Uint8Array;
   prepared: SourceEntry;
 }
 

@@ -11,12 +11,13 @@
  * - Results come back as transferred slices and are assembled on the main thread a few
  *   milliseconds at a time (src/ingest/transfer.ts).
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { IngestError } from './types.js';
 import type { AnalysisJob, Analyzer, FetchedBody, IngestResult, LinksJob, PageLink } from './analyze.js';
 import { decodeResult } from './transfer.js';
 import type { Reply, Task } from './worker.js';
+import { startWorker } from '../workerThread.js';
 
 export interface WorkerAnalyzerOptions {
   /** A job running longer than this (ms) is stopped and fails (INGEST_TIMEOUT_MS); default 30,000. */
@@ -38,12 +39,6 @@ interface Slot {
   timer: NodeJS.Timeout | null;
 }
 interface Queue { jobs: Pending[]; served: number }
-
-// Compiled, the worker is ./worker.js. Under tsx (the test suite) it is ./worker.ts, and a
-// worker thread does not inherit tsx's loader: a two-line bootstrap registers it first.
-const TS = import.meta.url.endsWith('.ts');
-const WORKER_URL = new URL(`./worker${TS ? '.ts' : '.js'}`, import.meta.url);
-const TS_BOOT = `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(WORKER_URL.href)}); });`;
 
 /** "200 ms" under a second, else whole seconds ("30 s"). */
 export function formatDuration(ms: number): string {
@@ -159,8 +154,7 @@ export class WorkerAnalyzer implements Analyzer {
   private spawn(slot: Slot): Worker {
     const resourceLimits = { maxOldGenerationSizeMb: this.opts.maxHeapMb ?? 2048 };
     const workerData = { hook: this.opts.hook };
-    const w = TS ? new Worker(TS_BOOT, { eval: true, resourceLimits, workerData }) : new Worker(WORKER_URL, { resourceLimits, workerData });
-    w.unref();
+    const w = startWorker(import.meta.url, 'worker', { resourceLimits, workerData });
     slot.ready = false;
     w.on('message', (reply: Reply | 'ready') => {
       if (reply === 'ready') {

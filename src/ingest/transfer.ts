@@ -41,8 +41,8 @@ export interface WireResult {
   offsets: Int32Array;
   postings: Int32Array;
   blockBounds: Float32Array;
-  /** The record's log text, made here so the main thread does not serialize it. */
-  recordJson: string;
+  /** The record's log text (UTF-8), made here so the main thread does not serialize it. */
+  recordJson: Uint8Array;
 }
 
 const own = (b: Buffer): ArrayBuffer => {
@@ -76,13 +76,14 @@ export function encodeResult(r: IngestResult): { wire: WireResult; transfer: Arr
   const { documentIds: _d, titles: _t, texts: _x, lengths: _l, totalLength: _n, termIds: _i, offsets: _o, postings: _p, blockBounds: _b, ...rest } = prepared;
   if (Object.keys(rest).length > 0) put({ k: 'rest', v: rest });
   const chunkDocs = Int32Array.from(record.chunks, (c) => c.d);
+  const recordJson = new TextEncoder().encode(JSON.stringify(record));
   const wire: WireResult = {
-    type: r.type, totalLength: prepared.totalLength, slices, chunkDocs, recordJson: JSON.stringify(record),
+    type: r.type, totalLength: prepared.totalLength, slices, chunkDocs, recordJson,
     lengths: prepared.lengths, offsets: prepared.offsets, postings: prepared.postings, blockBounds: prepared.blockBounds,
     ...(r.title !== undefined ? { title: r.title } : {}),
     ...(record.serverUrl !== undefined ? { serverUrl: record.serverUrl } : {}),
   };
-  return { wire, transfer: [...slices, chunkDocs.buffer, prepared.lengths.buffer, prepared.offsets.buffer, prepared.postings.buffer, prepared.blockBounds.buffer] as ArrayBuffer[] };
+  return { wire, transfer: [...slices, chunkDocs.buffer, recordJson.buffer as ArrayBuffer, prepared.lengths.buffer, prepared.offsets.buffer, prepared.postings.buffer, prepared.blockBounds.buffer] as ArrayBuffer[] };
 }
 
 

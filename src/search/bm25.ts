@@ -13,9 +13,12 @@
  * of a chunk's document counts as part of every chunk of that document, weighted ×2: each title
  * token adds 2 to tf and 2 to len. Terms come from {@link tokenize}.
  *
- * Layout: each source keeps its own postings, and the index keeps global counters (df per term,
- * N, total length) that are adjusted when a source is added or removed — so replacing or removing
- * a source costs O(that source's postings). A query is exact top-k with dynamic pruning
+ * Layout: each source keeps its own postings, from which its share of every df is read
+ * (`offsets[id+1] − offsets[id]`); the index keeps only N and the total length. So adding,
+ * replacing or removing a prepared source costs O(1) on the main thread however large it and the
+ * index are (a global df map cost a Map update per distinct term: about a second for a
+ * 50,000-chunk source joining a million-chunk index), and a query sums its ≤ 32 terms' df over
+ * the sources, which its scan visits anyway. A query is exact top-k with dynamic pruning
  * (src/search/scan.ts): its cost is O(sources + blocks of the query terms' postings + postings of
  * the chunks that can still enter the top k), not O(every posting of the query terms). A source's
  * postings are compact: `termIds: Map<term, id>`, and the postings of term `id`
@@ -91,15 +94,6 @@ export interface SourceEntry {
    * src/search/scan.ts): they bound the block's scores whatever the global counters become.
    */
   blockBounds: Float32Array;
-}
-
-/**
- * A fresh copy of `s` that does not share storage with the string it was sliced from. Used for
- * keys of the global term map, which outlive the source they came from: in V8, a substring of 13+
- * characters is a view that would keep a removed source's whole chunk text alive.
- */
-function detach(s: string): string {
-  return s.length < 13 ? s : (' ' + s).slice(1);
 }
 
 /**
@@ -185,41 +179,26 @@ export function queryTerms(query: string): string[] {
 /** BM25 index over the chunks of many sources; see the module comment. */
 export class SearchIndex {
   private readonly sources = new Map<string, SourceEntry>();
-  /** Global document frequency: number of chunks (over all sources) containing each term. */
-  private readonly df = new Map<string, number>();
   private chunkCount = 0;
   private totalLength = 0;
 
   /**
    * Indexes `chunks` as the content of `sourceId`, replacing whatever that source had before.
-   * Costs O(size of the new chunks + postings of the replaced ones); with `prepared` (the
-   * {@link prepareSource} of the same chunks) only O(distinct terms).
+   * Costs O(size of the chunks) to prepare them; with `prepared` (the {@link prepareSource} of
+   * the same chunks, made on a worker thread) O(1).
    */
   addSource(sourceId: string, chunks: ReadonlyArray<SearchChunk>, prepared?: SourceEntry): void {
     const entry = prepared ?? prepareSource(chunks);
     this.removeSource(sourceId);
-    const { df } = this;
-    for (const [term, id] of entry.termIds) {
-      const c = entry.offsets[id + 1] - entry.offsets[id];
-      const prev = df.get(term);
-      if (prev === undefined) df.set(detach(term), c);
-      else df.set(term, prev + c);
-    }
     this.chunkCount += chunks.length;
     this.totalLength += entry.totalLength;
     this.sources.set(sourceId, entry);
   }
 
-  /** Removes every chunk of `sourceId` (no-op if unknown). Costs O(that source's postings). */
+  /** Removes every chunk of `sourceId` (no-op if unknown). O(1). */
   removeSource(sourceId: string): void {
     const entry = this.sources.get(sourceId);
     if (entry === undefined) return;
-    const { df } = this;
-    for (const [term, id] of entry.termIds) {
-      const left = (df.get(term) ?? 0) - (entry.offsets[id + 1] - entry.offsets[id]);
-      if (left > 0) df.set(term, left);
-      else df.delete(term);
-    }
     this.chunkCount -= entry.texts.length;
     this.totalLength -= entry.totalLength;
     this.sources.delete(sourceId);
@@ -242,8 +221,8 @@ export class SearchIndex {
     const terms: string[] = [];
     const idfs: number[] = [];
     for (const t of queryTerms(query)) {
-      const d = this.df.get(t);
-      if (d === undefined) continue;
+      const d = this.documentFrequency(t);
+      if (d === 0) continue;
       terms.push(t);
       idfs.push(Math.log(1 + (N - d + 0.5) / (d + 0.5)));
     }
@@ -264,14 +243,21 @@ export class SearchIndex {
     });
   }
 
-  /** Number of indexed sources, chunks, and distinct terms. */
+  /** Number of indexed sources, chunks, and distinct terms (a diagnostic: O(every term of every source)). */
   stats(): SearchStats {
-    return { sources: this.sources.size, chunks: this.chunkCount, terms: this.df.size };
+    const terms = new Set<string>();
+    for (const src of this.sources.values()) for (const t of src.termIds.keys()) terms.add(t);
+    return { sources: this.sources.size, chunks: this.chunkCount, terms: terms.size };
   }
 
-  /** Number of chunks containing `term` (an already-tokenized term), over all sources. */
+  /** Number of chunks containing `term` (an already-tokenized term), over all sources: O(sources). */
   documentFrequency(term: string): number {
-    return this.df.get(term) ?? 0;
+    let d = 0;
+    for (const src of this.sources.values()) {
+      const id = src.termIds.get(term);
+      if (id !== undefined) d += src.offsets[id + 1] - src.offsets[id];
+    }
+    return d;
   }
 
   /** Mean chunk length in weighted tokens (0 when empty): the avgLen of the BM25 formula. */

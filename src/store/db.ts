@@ -13,7 +13,7 @@
  */
 import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
-import { AppendLog, StorageFailedError, encodeLine } from './log.js';
+import { AppendLog, StorageFailedError, encodeLine, type JsonText } from './log.js';
 import { replayLog, type ReplayResult } from './recovery.js';
 import { writeSnapshot } from './compaction.js';
 import type { StoreFs } from './fs.js';
@@ -44,33 +44,42 @@ export interface DbOptions {
   now?: () => number;
 }
 
-/** `JSON.stringify(ops)`, with the pre-serialized values of `raw` spliced in as they are. */
-function opsJson(ops: readonly Op[], raw: ReadonlyArray<string | undefined>): string {
-  let out = '[';
+/**
+ * `JSON.stringify(ops)` as pieces, with the pre-serialized values of `raw` spliced in as they
+ * are (never joined into one string: the line is written from the pieces).
+ */
+function opsJson(ops: readonly Op[], raw: ReadonlyArray<JsonText | undefined>): Array<string | Uint8Array> {
+  const out: Array<string | Uint8Array> = [];
+  let head = '[';
   for (let i = 0; i < ops.length; i++) {
     const op = ops[i];
     const r = raw[i];
-    if (i > 0) out += ',';
-    out += r === undefined ? JSON.stringify(op) : `["p",${JSON.stringify(op[1])},${JSON.stringify(op[2])},${r}]`;
+    if (i > 0) head += ',';
+    if (r === undefined) { head += JSON.stringify(op); continue; }
+    out.push(`${head}["p",${JSON.stringify(op[1])},${JSON.stringify(op[2])},`);
+    if (typeof r === 'string' || r instanceof Uint8Array) out.push(r); else out.push(...r);
+    head = ']';
   }
-  return out + ']';
+  out.push(head + ']');
+  return out;
 }
 
 /** A set of changes that becomes durable as one log line. */
 export class Tx {
   readonly ops: Op[] = [];
   /** Pre-serialized values by op index (see {@link put}); undefined while there is none. */
-  raw: Array<string | undefined> | undefined;
+  raw: Array<JsonText | undefined> | undefined;
   /** (type, id, previous value, db-wide sequence number) per change, for undo and compaction. */
   readonly undo: Array<readonly [string, string, Rec | undefined, number]> = [];
   undone = false;
   constructor(private readonly db: Db) {}
   /**
    * Puts `value` as the record (type, id); visible to readers at once. `json`, when given, must be
-   * `JSON.stringify(value)`, made elsewhere (an ingestion worker): the log line then takes it as it
-   * is instead of serializing a large record on the main thread.
+   * the text of `JSON.stringify(value)` (whole, or in pieces — see {@link JsonText}), made
+   * elsewhere (an ingestion or body worker): the log line then takes it as it is instead of
+   * serializing a large record on the main thread.
    */
-  put(type: string, id: string, value: Rec, json?: string): void {
+  put(type: string, id: string, value: Rec, json?: JsonText): void {
     this.db.opened(this);
     const prev = this.db.set(type, id, value);
     this.undo.push([type, id, prev, this.db.nextSeq()]);

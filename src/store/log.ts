@@ -18,12 +18,26 @@
 import { crc32 } from 'node:zlib';
 import type { StoreFs } from './fs.js';
 
-/** Encodes one transaction's JSON text as a log line. */
-export function encodeLine(json: string): Buffer {
-  // Encoded straight into the line (no intermediate copy: a pasted source makes 2 MB lines).
-  const n = Buffer.byteLength(json, 'utf8');
+/**
+ * JSON text, whole or in pieces to be joined: strings, and UTF-8 bytes made elsewhere (a worker
+ * thread serialized a large value, so the main thread only copies its bytes into the line).
+ */
+export type JsonText = string | Uint8Array | ReadonlyArray<string | Uint8Array>;
+
+/**
+ * Encodes one transaction's JSON text as a log line: `json`'s pieces are written straight into
+ * the line, one after the other (no intermediate string or copy: a pasted source makes 2 MB lines).
+ */
+export function encodeLine(json: JsonText): Buffer {
+  const pieces: ReadonlyArray<string | Uint8Array> = typeof json === 'string' || json instanceof Uint8Array ? [json] : json;
+  let n = 0;
+  for (const p of pieces) n += typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : p.byteLength;
   const line = Buffer.allocUnsafe(n + 10);
-  line.write(json, 9, n, 'utf8');
+  let at = 9;
+  for (const p of pieces) {
+    if (typeof p === 'string') at += line.write(p, at, 'utf8');
+    else { line.set(p, at); at += p.byteLength; }
+  }
   line.write((crc32(line.subarray(9, 9 + n)) >>> 0).toString(16).padStart(8, '0'), 0, 'latin1');
   line[8] = 0x20;
   line[line.length - 1] = 0x0a;

@@ -1,0 +1,98 @@
+/**
+ * Large JSON request bodies are decoded and parsed on a worker thread (docs/api.md#request-bodies;
+ * README "Reliability": no request stalls the others). Parsing a 2 MB paste on the main thread
+ * is two ~10 ms steps, serializing its content again for the log a third; every other request
+ * waits for each. Here the main thread only copies the bytes to the worker and receives the
+ * value — for a body that is mostly one long string, two memory copies.
+ *
+ * The worker also returns the JSON text (UTF-8) of each long top-level string member, so a
+ * handler that stores such a member (a pasted source's `content`) splices those bytes into its
+ * log line instead of serializing the string on the main thread (`Tx.put`'s `json`).
+ */
+import type { Worker } from 'node:worker_threads';
+import { ApiError, type ErrorCode } from './errors.js';
+import { startWorker } from '../workerThread.js';
+
+/** Bodies longer than this (bytes) go to the worker; shorter ones parse faster than a round trip. */
+export const LARGE_BODY_BYTES = 256 * 1024;
+/** Top-level string members at least this long (UTF-16 units) come back with their JSON text. */
+export const MEMBER_JSON_MIN = 64 * 1024;
+
+/** A parsed body: the value, and the JSON text of its long top-level string members by name. */
+export interface ParsedBody { value: unknown; json: ReadonlyMap<string, Uint8Array> }
+
+/** Parses request bodies off the main thread. */
+export interface BodyParser {
+  /**
+   * Decodes (strict UTF-8) and parses `raw` with the same checks as `parseJsonBody`
+   * (src/http/body.ts). `raw` is copied, not detached: the caller may still read it.
+   * @throws ApiError 400 `invalid_request` as `parseJsonBody` does; Error when the worker dies.
+   */
+  parse(raw: Buffer): Promise<ParsedBody>;
+  close(): Promise<void>;
+}
+
+/** The messages of the body worker (src/http/largeBodyWorker.ts). */
+export type BodyTask = { id: number; bytes: Uint8Array };
+export type BodyReply =
+  | { id: number; ok: true; value: unknown; json: Array<[string, Uint8Array]> }
+  | { id: number; ok: false; code: ErrorCode; detail: string | undefined }
+  | { id: number; ok: false; code: null; message: string };
+
+interface Job { id: number; resolve: (p: ParsedBody) => void; reject: (e: Error) => void }
+
+/**
+ * One worker thread, started on the first large body; jobs run in arrival order. A worker that
+ * dies (out of its heap cap) fails the jobs it held and a new one starts with the next job.
+ */
+export class WorkerBodyParser implements BodyParser {
+  private worker: Worker | null = null;
+  private readonly jobs = new Map<number, Job>();
+  private nextId = 1;
+  private closed = false;
+
+  /** `maxHeapMb`: the worker's old-generation cap (a 16 MiB body needs well under 256). */
+  constructor(private readonly maxHeapMb = 512) {}
+
+  parse(raw: Buffer): Promise<ParsedBody> {
+    if (this.closed) return Promise.reject(new Error('the body parser is closed'));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.jobs.set(id, { id, resolve, reject });
+      // A view of part of a larger buffer would clone the whole buffer: copy just the view.
+      const bytes = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? raw : new Uint8Array(raw);
+      (this.worker ??= this.spawn()).postMessage({ id, bytes } satisfies BodyTask);
+    });
+  }
+
+  private spawn(): Worker {
+    const w = startWorker(import.meta.url, 'largeBodyWorker', { resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb } });
+    w.on('message', (m: BodyReply) => {
+      const job = this.jobs.get(m.id);
+      if (!job) return;
+      this.jobs.delete(m.id);
+      if (m.ok) job.resolve({ value: m.value, json: new Map(m.json) });
+      else if (m.code !== null) job.reject(new ApiError(m.code, m.detail));
+      else job.reject(new Error(m.message));
+    });
+    const died = (err: Error) => {
+      if (this.worker !== w) return;
+      this.worker = null;
+      void w.terminate();
+      for (const j of this.jobs.values()) j.reject(err);
+      this.jobs.clear();
+    };
+    w.on('error', died);
+    w.on('exit', (code) => died(new Error(`the body worker exited with code ${code}`)));
+    return w;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const w = this.worker;
+    this.worker = null;
+    for (const j of this.jobs.values()) j.reject(new Error('the server is shutting down'));
+    this.jobs.clear();
+    await w?.terminate();
+  }
+}
