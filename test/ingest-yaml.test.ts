@@ -82,8 +82,10 @@ describe('YAML scalars', () => {
   it('explicit indentation indicators, with chomping in either order', () => {
     assert.deepEqual(parseYaml('- |1\n  x\n- >2-\n    y\n- |-2\n   z\n'), [' x\n', '  y', ' z']);
   });
-  it('a block scalar at the end of input without a final line break', () => {
-    assert.deepEqual(parseYaml('k: |+\n  keep'), { k: 'keep' });
+  it('the end of input ends a block scalar\'s last line as a line break would', () => {
+    assert.deepEqual(parseYaml('k: |+\n  keep'), { k: 'keep\n' });
+    assert.deepEqual(parseYamlAll('- |\n  clip\n- |-\n  strip\n- >\n  x\n   '), [['clip\n', 'strip', 'x\n \n']]);
+    assert.deepEqual(parseYaml('- |+\n   '), ['\n']);
   });
 });
 

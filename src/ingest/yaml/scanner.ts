@@ -65,10 +65,18 @@ export class Scanner {
   readonly src: string;
   readonly len: number;
   pos = 0;
+  /**
+   * Position of the last line break consumed inside flow content (0 before any). A flow pair
+   * whose key started before it spans lines, which a flow sequence does not allow (§7.4.1).
+   */
+  lastBreak = 0;
 
   constructor(text: string) {
     let s = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
     if (s.indexOf('\r') >= 0) s = s.replace(/\r\n?/g, '\n');
+    // The end of input ends the last line as a line break would (as the yaml-test-suite reads
+    // it): a block scalar's last line keeps its break under clip and keep chomping.
+    if (s.length > 0 && s.charCodeAt(s.length - 1) !== LF) s += '\n';
     this.src = s;
     this.len = s.length;
   }
@@ -108,6 +116,20 @@ export class Scanner {
     const c = this.code(p);
     if ((c !== DASH && c !== DOT) || (p > 0 && this.code(p - 1) !== LF)) return false;
     return this.code(p + 1) === c && this.code(p + 2) === c && isWsOrEnd(this.code(p + 3));
+  }
+
+  /**
+   * Position of the first tab among the white space that starts the line holding `p`, or -1.
+   * Indentation is spaces only (§6.1): a block collection entry after a tab is rejected.
+   */
+  tabBefore(p: number): number {
+    const ls = p === 0 ? 0 : this.src.lastIndexOf('\n', p - 1) + 1;
+    for (let q = ls; q < p; q++) {
+      const c = this.src.charCodeAt(q);
+      if (c === TAB) return q;
+      if (c !== SPACE) return -1;
+    }
+    return -1;
   }
 
   /** `-` followed by white space: a block sequence entry indicator. */
@@ -229,6 +251,7 @@ export class Scanner {
       if (flow && isFlowIndicator(c)) return out;
       sep = breaks === 0 ? ' ' : '\n'.repeat(breaks);
       segStart = q;
+      this.lastBreak = p;
     }
   }
 
@@ -241,6 +264,7 @@ export class Scanner {
     const s = this.src;
     let q = this.pos;
     let breaks = 0;
+    this.lastBreak = q;
     for (;;) {
       const ls = ++q;
       while (s.charCodeAt(q) === SPACE) q++;
