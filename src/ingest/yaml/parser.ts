@@ -75,10 +75,12 @@ export class YamlParser extends NodeReader {
     return this.isSeqEntry(p) || (this.code(p) === QMARK && isWsOrEnd(this.code(p + 1))) || this.keyAhead(p);
   }
 
-  /** Throws when the line of `p` (its first content) is indented with a tab (§6.1). */
-  private noTabIndent(p: number): void {
-    const t = this.tabBefore(p);
-    if (t >= 0) this.fail('tabs cannot be used for indentation', t);
+  /**
+   * Throws when the content line {@link nextContent} stopped at, where a block collection entry
+   * starts, is indented with a tab (§6.1).
+   */
+  private noTabIndent(): void {
+    if (this.indentTab >= 0) this.fail('tabs cannot be used for indentation', this.indentTab);
   }
 
   /**
@@ -116,7 +118,7 @@ export class YamlParser extends NodeReader {
   private blockNodeAt(ind: number, n: number, seqAtN: boolean, props: Props | null): unknown {
     const p = this.pos;
     if (this.collectionAt(p)) {
-      this.noTabIndent(p);
+      this.noTabIndent();
       return this.isSeqEntry(p) ? this.blockSeq(ind) : this.blockMap(ind);
     }
     return this.withProps(n, seqAtN, props);
@@ -143,7 +145,7 @@ export class YamlParser extends NodeReader {
       const ind = this.nextContent();
       if (ind > n) return this.blockNodeAt(ind, n, seqAtN, props);
       if (ind === n && seqAtN && this.isSeqEntry(this.pos)) {
-        this.noTabIndent(this.pos);
+        this.noTabIndent();
         return this.blockSeq(n);
       }
       return this.empty(props !== null && props.str);
@@ -187,7 +189,7 @@ export class YamlParser extends NodeReader {
       items.push(this.blockValue(ind, true, false));
       const i = this.nextContent();
       if (i === ind && this.isSeqEntry(this.pos)) {
-        this.noTabIndent(this.pos);
+        this.noTabIndent();
         continue;
       }
       if (i > ind) this.fail('bad indentation of a sequence entry');
@@ -211,7 +213,7 @@ export class YamlParser extends NodeReader {
         this.pos++;
         key = this.blockValue(ind, true, true);
         if (this.nextContent() === ind && this.code(this.pos) === COLON && isWsOrEnd(this.code(this.pos + 1))) {
-          this.noTabIndent(this.pos);
+          this.noTabIndent();
           this.pos++;
           value = this.blockValue(ind, true, true);
         }
@@ -225,7 +227,7 @@ export class YamlParser extends NodeReader {
       setKey(map, keyString(key), value);
       const i = this.nextContent();
       if (i === ind) {
-        this.noTabIndent(this.pos);
+        this.noTabIndent();
         continue;
       }
       if (i > ind) this.fail('bad indentation of a mapping entry');

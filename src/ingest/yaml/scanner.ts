@@ -70,6 +70,11 @@ export class Scanner {
    * whose key started before it spans lines, which a flow sequence does not allow (§7.4.1).
    */
   lastBreak = 0;
+  /**
+   * Position of a tab in the white space before the content {@link nextContent} last stopped
+   * at, or -1. Indentation is spaces only (§6.1), so a block collection entry there is rejected.
+   */
+  indentTab = -1;
 
   constructor(text: string) {
     let s = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
@@ -116,20 +121,6 @@ export class Scanner {
     const c = this.code(p);
     if ((c !== DASH && c !== DOT) || (p > 0 && this.code(p - 1) !== LF)) return false;
     return this.code(p + 1) === c && this.code(p + 2) === c && isWsOrEnd(this.code(p + 3));
-  }
-
-  /**
-   * Position of the first tab among the white space that starts the line holding `p`, or -1.
-   * Indentation is spaces only (§6.1): a block collection entry after a tab is rejected.
-   */
-  tabBefore(p: number): number {
-    const ls = p === 0 ? 0 : this.src.lastIndexOf('\n', p - 1) + 1;
-    for (let q = ls; q < p; q++) {
-      const c = this.src.charCodeAt(q);
-      if (c === TAB) return q;
-      if (c !== SPACE) return -1;
-    }
-    return -1;
   }
 
   /** `-` followed by white space: a block sequence entry indicator. */
@@ -189,6 +180,8 @@ export class Scanner {
       if (ls === p && this.isDocMarker(p)) return -1;
       let q = ls;
       while (s.charCodeAt(q) === SPACE) q++;
+      // Blanks run from `ls` to `p`: if the spaces stop before `p`, a tab follows them.
+      this.indentTab = q < p && s.charCodeAt(q) === TAB ? q : -1;
       return q - ls;
     }
   }
