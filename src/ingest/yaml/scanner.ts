@@ -66,8 +66,9 @@ export class Scanner {
   readonly len: number;
   pos = 0;
   /**
-   * Position of the last line break consumed inside flow content (0 before any). A flow pair
-   * whose key started before it spans lines, which a flow sequence does not allow (§7.4.1).
+   * Position of the last line break the plain and quoted scalar scanners or the flow white
+   * space skipper passed (0 before any). A flow pair whose key started before it spans lines,
+   * which a flow sequence does not allow (§7.4.1).
    */
   lastBreak = 0;
   /**
