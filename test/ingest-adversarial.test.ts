@@ -105,7 +105,13 @@ const TEXT_STEPS: Record<string, (s: string) => unknown> = {
 /** Inputs aimed at one step each. */
 const OWN: Record<string, string[]> = {
   json: [rep('[', SIZE / 2) + rep(']', SIZE / 2), '{"a":' + rep('"\\u00e9'), rep('{"a":1,'), '[' + rep('1e1,') + '1]'],
-  yaml: [rep('a:\n  '), rep('- [') , rep('? '), rep('&a '), rep('*a '), rep('!!str '), "'" + rep("''"), rep('key: |\n'), rep('{a: '), rep('a: b\n') + 'c'],
+  yaml: [
+    rep('a:\n  '), rep('- [') , rep('? '), rep('&a '), rep('*a '), rep('!!str '), "'" + rep("''"), rep('key: |\n'), rep('{a: '), rep('a: b\n') + 'c',
+    // Properties on lines of their own once recursed per line until the stack overflowed.
+    'a: ' + rep('&a\n  '), 'a: ' + rep('!t\n  ') + 'x',
+    // Pairs in one flow sequence, on one line and on many; tabs after indicators; tag directives.
+    '[' + rep('a: b, ') + ']', '[' + rep('a: b,\n ') + ']', rep('- \t'), rep('%TAG !a! x\n'), 'k: [\n' + rep(' a,\n'),
+  ],
   'graphql SDL': [rep('type A { a: B } '), 'type A { ' + rep('a: [') , '"""' + rep('a'), rep('# c\n'), rep('directive @a on '), rep('union U = A | ')],
   proto: [rep('message A { '), 'syntax = "proto3"; message A { string a = ' + rep('1'), rep('/* '), '/*' + rep('*'), rep('"\\x'), rep('option (a).b = ')],
   wsdl: [rep('<definitions xmlns="http://schemas.xmlsoap.org/wsdl/">'), '<definitions xmlns="http://schemas.xmlsoap.org/wsdl/">' + rep('<portType name="p">'), rep('<![CDATA['), rep('<?a '), rep('<!DOCTYPE a [')],

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { parseYaml, parseYamlAll } from '../src/ingest/yaml.js';
 import { CORPUS, readCorpus } from './helpers/corpus.js';
+import { parseJsonStream } from './helpers/yamlSuite.js';
 
 const read = readCorpus;
 const expected = JSON.parse(read('expected.json')) as Record<string, Record<string, unknown>>;
@@ -82,8 +83,10 @@ describe('YAML scalars', () => {
   it('explicit indentation indicators, with chomping in either order', () => {
     assert.deepEqual(parseYaml('- |1\n  x\n- >2-\n    y\n- |-2\n   z\n'), [' x\n', '  y', ' z']);
   });
-  it('a block scalar at the end of input without a final line break', () => {
-    assert.deepEqual(parseYaml('k: |+\n  keep'), { k: 'keep' });
+  it('the end of input ends a block scalar\'s last line as a line break would', () => {
+    assert.deepEqual(parseYaml('k: |+\n  keep'), { k: 'keep\n' });
+    assert.deepEqual(parseYamlAll('- |\n  clip\n- |-\n  strip\n- >\n  x\n   '), [['clip\n', 'strip', 'x\n \n']]);
+    assert.deepEqual(parseYaml('- |+\n   '), ['\n']);
   });
 });
 
@@ -153,6 +156,66 @@ describe('YAML documents', () => {
   });
 });
 
+describe('YAML 1.2 rules checked by the yaml-test-suite', () => {
+  const rejected: Array<[string, string, string]> = [
+    ['a tab as indentation', 'a:\n\tb: 1', 'tabs cannot be used for indentation at line 2, column 1'],
+    ['a tab before a nested mapping entry', 'foo:\n  a: 1\n  \tb: 2', 'tabs cannot be used for indentation at line 3, column 3'],
+    ['a tab before a compact sequence', '- \t- a', 'tabs cannot be used for indentation at line 1, column 3'],
+    ['a tab before a compact mapping after ?', '?\tk: v', 'tabs cannot be used for indentation at line 1, column 2'],
+    ['a tab-only line in a block scalar', 'a: |\n\t\nb: 1', 'tabs cannot be used for indentation at line 2, column 1'],
+    ['a mapping on the --- line', '--- a: b', "a block mapping cannot start on the '---' line at line 1, column 5"],
+    ['an anchored mapping on the --- line', '--- &x a: b', "a block mapping cannot start on the '---' line at line 1, column 5"],
+    ['a sequence on the --- line', '--- - a', "a block sequence cannot start on the '---' line at line 1, column 5"],
+    ['an anchor on an alias', 'a: &x 1\nb: &y *x', 'an alias cannot have an anchor or a tag at line 2, column 7'],
+    ['an anchor on an alias used as a key', 'a: &x 1\n&y *x : 2', 'an alias cannot have an anchor or a tag at line 2, column 4'],
+    ['a second anchor on the next line', 'a: &x\n  &y b', 'a node can have only one anchor at line 2, column 3'],
+    ['a second tag on the next line', 'a: !!str\n  !!int 1', 'a node can have only one tag at line 2, column 3'],
+    ['extra words after the %YAML version', '%YAML 1.2 foo\n---\n', "unexpected 'foo' after the %YAML version at line 1, column 11"],
+    ['two %YAML directives', '%YAML 1.2\n%YAML 1.2\n---\n', 'a document can have only one %YAML directive at line 2, column 1'],
+    ['a comment run into the %YAML version', '%YAML 1.1#x\n---\n', "invalid YAML version '1.1#x' at line 1, column 7"],
+    ['a %YAML 2.0 directive', '%YAML 2.0\n---\n', "unsupported YAML version '2.0' at line 1, column 7"],
+    ['a %YAML directive without a version', '%YAML\n---\n', "the %YAML directive needs a version such as '1.2' at line 1, column 6"],
+    ['a directive without a name', '% x\n---\n', 'a directive needs a name at line 1, column 2'],
+    ['a %TAG directive without a prefix', '%TAG !x\n---\n', 'the %TAG directive needs a tag handle and a prefix at line 1, column 6'],
+    ['an invalid tag handle', '%TAG !bad x\n---\n', "invalid tag handle '!bad' at line 1, column 6"],
+    ['a tag handle declared twice', '%TAG !e! a\n%TAG !e! b\n---\n', "the tag handle '!e!' is declared twice at line 2, column 6"],
+    ['a tag handle declared for an earlier document only', '%TAG !e! tag:e,2000:\n--- !e!x a\n--- !e!y b', "undefined tag handle '!e!' at line 3, column 5"],
+    ['a tag run into its content', '- !!str,x', "unexpected ',' after a node property at line 1, column 8"],
+    ['an invalid verbatim tag', '- !<$:?> x', "invalid verbatim tag '!<$:?>' at line 1, column 3"],
+    ['a flow sequence line indented as its parent', 'k: [a,\nb]', 'bad indentation of a flow collection entry at line 2, column 1'],
+    ['a flow line indented by a tab only', '- [\n\tfoo,\n foo\n ]', 'bad indentation of a flow collection entry at line 2, column 2'],
+    ['an implicit key in a flow sequence over two lines', '[ a\n : b ]', "an implicit key in a flow sequence must be on one line with its ':' at line 2, column 2"],
+  ];
+  for (const [what, text, message] of rejected) it(`rejects ${what}`, () => throwsYaml(text, `YAML: ${message}`));
+
+  it('tabs still separate tokens, and indent nothing but flow content and scalar continuations', () => {
+    assert.deepEqual(parseYamlAll('- foo:\t bar\n-\tbaz\n-\t-1\n- x:\n   \ty\n- a\n  \tb\n- [\n  \tc ]\n'), [
+      [{ foo: 'bar' }, 'baz', -1, { x: 'y' }, 'a b', ['c']],
+    ]);
+    assert.deepEqual(parseYamlAll('\t{}\n'), [{}]);
+    assert.deepEqual(parseYamlAll('a: 1\n\t\nb: 2'), [{ a: 1, b: 2 }]);
+  });
+  it('plain keys may start with `:`, `?` or `-` followed by a non-space', () => {
+    assert.deepEqual(parseYaml(':foo: a\n::\n?b: c\n-d: e'), { ':foo': 'a', ':': null, '?b': 'c', '-d': 'e' });
+  });
+  it('the non-specific tag `!` and the string tag keep a plain scalar a string; other tags are ignored', () => {
+    assert.deepEqual(parseYaml('- ! 12\n- !!str 12\n- !<tag:yaml.org,2002:str> 12\n- !x 12\n- !<!x> 12'), ['12', '12', '12', 12, 12]);
+  });
+  it('%TAG handles expand tags for the document that follows', () => {
+    assert.deepEqual(parseYamlAll('%TAG !e! tag:e,2000:\n--- !e!x a\n...\n%TAG !! tag:e:\n---\n- !!str 12\n'), ['a', [12]]);
+    assert.deepEqual(parseYamlAll('%TAG !yaml! tag:yaml.org,2002:\n---\n!yaml!str 12\n'), ['12']);
+  });
+  it('properties may be split over lines, an anchor on one and a tag on the next', () => {
+    assert.deepEqual(parseYaml('a: &x\n  !!str 12\nb: *x'), { a: '12', b: '12' });
+  });
+  it('in a flow mapping a key and its `:` may be on different lines', () => {
+    assert.deepEqual(parseYaml('{ a\n : b }'), { a: 'b' });
+  });
+  it('a closing bracket may sit at the indentation of the block around it', () => {
+    assert.deepEqual(parseYaml('k: [\n  a,\n]\nm: {\n  b: 1\n}'), { k: ['a'], m: { b: 1 } });
+  });
+});
+
 describe('YAML errors carry the line and column', () => {
   const cases: Array<[string, string]> = [
     ['a: "unterminated', 'unterminated double-quoted scalar at line 1, column 4'],
@@ -184,38 +247,6 @@ describe('YAML errors carry the line and column', () => {
     assert.throws(() => parseYaml('a:\n  b: 1\n c: 2'), { line: 3, column: 2 });
   });
 });
-
-/** Splits concatenated JSON texts (the yaml-test-suite's in.json) and parses each. */
-function parseJsonStream(text: string): unknown[] {
-  const values: unknown[] = [];
-  let i = 0;
-  for (;;) {
-    while (i < text.length && /\s/.test(text[i])) i++;
-    if (i >= text.length) return values;
-    let j = i;
-    if (text[i] === '{' || text[i] === '[') {
-      let depth = 0;
-      let inString = false;
-      for (; j < text.length; j++) {
-        const c = text[j];
-        if (inString) {
-          if (c === '\\') j++;
-          else if (c === '"') inString = false;
-        } else if (c === '"') inString = true;
-        else if (c === '{' || c === '[') depth++;
-        else if ((c === '}' || c === ']') && --depth === 0) break;
-      }
-      j++;
-    } else if (text[i] === '"') {
-      for (j++; j < text.length && text[j] !== '"'; j++) if (text[j] === '\\') j++;
-      j++;
-    } else {
-      while (j < text.length && !/\s/.test(text[j])) j++;
-    }
-    values.push(JSON.parse(text.slice(i, j)));
-    i = j;
-  }
-}
 
 /** yaml-test-suite cases this parser cannot pass, with the reason. None are needed today. */
 const SUITE_SKIPS: Record<string, string> = {};

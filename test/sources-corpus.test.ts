@@ -169,6 +169,21 @@ describe('explicit types', () => {
     assert.equal(r.body.source.error, 'YAML: unterminated double-quoted scalar at line 3, column 10');
   });
 
+  test('YAML that YAML 1.2 rejects → failed with the rule, line and column', async () => {
+    const cases: Array<[string, string]> = [
+      ['openapi: 3.0.0\ninfo:\n\ttitle: T\n\tversion: "1"\npaths: {}\n', 'YAML: tabs cannot be used for indentation at line 3, column 1'],
+      ['--- openapi: 3.0.0\ninfo: {title: T, version: "1"}\npaths: {}\n', "YAML: a block mapping cannot start on the '---' line at line 1, column 5"],
+      // Properties on lines of their own used to recurse once per line until the stack overflowed.
+      [`openapi: 3.0.0\ninfo: ${'&a\n  '.repeat(25_000)}x\n`, 'YAML: a node can have only one anchor at line 3, column 3'],
+    ];
+    for (const [content, error] of cases) {
+      const r = await srv.call('POST', '/api/v1/sources', { body: { type: 'openapi', content } });
+      assert.equal(r.status, 201, r.text);
+      assert.equal(r.body.source.status, 'failed');
+      assert.equal(r.body.source.error, error);
+    }
+  });
+
   test('broken WSDL and broken proto → failed with a line and column', async () => {
     const wsdl = await srv.call('POST', '/api/v1/sources', { body: { type: 'soap', content: '<definitions xmlns="http://schemas.xmlsoap.org/wsdl/">\n<portType name="x">\n</definitions>' } });
     assert.equal(wsdl.status, 201);

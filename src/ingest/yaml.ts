@@ -4,19 +4,25 @@
  *
  * Supported: block and flow collections (compact `- - a` / `- k: v`, explicit `? k`, flow pairs
  * and trailing commas), all scalar styles with line folding, block chomping and indentation
- * indicators, comments, anchors and aliases, document markers and directives, and the core
- * schema (§10.3.2) for plain scalars.
+ * indicators, comments, anchors and aliases, document markers, `%YAML` and `%TAG` directives,
+ * and the core schema (§10.3.2) for plain scalars. It passes the whole yaml-test-suite
+ * (test/yaml-suite.test.ts; docs/sources.md §What ingestion extracts lists what is rejected).
  *
  * Choices where the spec leaves room or goes beyond JSON:
- * - Tags are read and ignored, except `!!str`, which keeps a plain scalar a string
- *   (`!!str 42` → `"42"`); `!!binary`, `!!set` etc. yield the plain string / mapping.
+ * - Tags are checked (a `!name!` handle must be declared for the document) and ignored, except
+ *   `!!str` and the non-specific `!`, which keep a plain scalar a string (`!!str 42` → `"42"`);
+ *   `!!binary`, `!!set` etc. yield the plain string / mapping.
+ * - The end of the input ends its last line as a line break would (as the yaml-test-suite
+ *   reads it), so `k: |\n  x` gives `"x\n"`.
  * - Mapping keys become strings: null → `"null"`, numbers and booleans via `String`,
  *   collections via `JSON.stringify`. A duplicate key replaces the earlier value (last wins,
  *   as in `JSON.parse`). `__proto__` is stored as an own property.
  * - An alias returns the anchored value itself (shared, not copied). A stream that would
  *   expand to more than 1,000,000 nodes counting aliases as copies is rejected, as is nesting
  *   deeper than 1,000 collections. Merge keys (`<<`) are plain keys (they are YAML 1.1).
- * - Inside flow collections the indentation of continuation lines is not checked.
+ * - A flow collection's lines must be indented more than the block collection around it, except
+ *   that its closing bracket may sit at that block's indentation (`k: [\n  a\n]`), a common
+ *   JSON-like layout.
  */
 
 import { IngestError } from './types.js';

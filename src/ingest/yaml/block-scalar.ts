@@ -66,16 +66,10 @@ export function scanBlockScalar(sc: Scanner, n: number): string {
   while (p < len) {
     const ls = p;
     while (p - ls < indent && s.charCodeAt(p) === SPACE) p++;
-    let c = s.charCodeAt(p);
-    if (c === TAB && p - ls < indent) {
-      // A less-indented line of only white space is still an empty line (lenient about tabs).
-      let q = p;
-      while (isBlank(s.charCodeAt(q))) q++;
-      if (s.charCodeAt(q) === LF) {
-        p = q;
-        c = LF;
-      }
-    }
+    const c = s.charCodeAt(p);
+    // Indentation and the empty lines around a block scalar are spaces only (§8.1.1.2): a tab
+    // before the content indentation is neither, and no enclosing node can take that line.
+    if (c === TAB && p - ls < indent) sc.fail('tabs cannot be used for indentation', p);
     if (c === LF) {
       pending++;
       p++;

@@ -3,15 +3,22 @@
  * shared by the block parser. Values are composed straight into JSON-shaped data.
  */
 
+import { STR_TAG, resolveTag } from './directives.js';
 import {
-  AMP, BANG, COLON, COMMA, DASH, DQUOTE, HASH, LBRACE, LBRACKET, LF, QMARK, RBRACE, RBRACKET, SQUOTE,
-  STAR, Scanner, isFlowIndicator, isWsOrEnd,
+  AMP, BANG, COLON, COMMA, DASH, DQUOTE, HASH, LBRACE, LBRACKET, LF, QMARK, RBRACE, RBRACKET, SPACE,
+  SQUOTE, STAR, Scanner, isFlowIndicator, isWsOrEnd,
 } from './scanner.js';
 import { MAX_DEPTH, MAX_NODES, keyString, resolvePlain, setKey } from './schema.js';
 
-interface Props {
+/** Node properties (§6.9) read so far for one node. */
+export interface Props {
   anchor: string | null;
-  /** The node is tagged `!!str`: a plain scalar stays a string. Other tags are ignored. */
+  /** The resolved tag (`!` for the non-specific tag), or null. */
+  tag: string | null;
+  /**
+   * The node is tagged as a string (`!!str`) or with the non-specific `!`: a plain scalar stays a
+   * string (§6.9.1, §10.3.2). Other tags are ignored.
+   */
   str: boolean;
 }
 
@@ -32,6 +39,13 @@ export class NodeReader extends Scanner {
   protected depth = 0;
   /** Whether the last flow node was quoted or a flow collection (allows `"a":b`, §7.4.2). */
   protected lastJsonLike = false;
+  /**
+   * Least indentation (spaces) of a line inside the current flow collection: one more than
+   * the block collection around it (§7.4, s-flow-line-prefix). A closing bracket may sit one less.
+   */
+  protected flowMin = 0;
+  /** `%TAG` handles of the current document (§6.8.2). */
+  protected tagHandles = new Map<string, string>();
 
   protected enter(): void {
     if (++this.depth > MAX_DEPTH) this.fail(`collections nested deeper than ${MAX_DEPTH} levels`);
@@ -60,10 +74,15 @@ export class NodeReader extends Scanner {
     return this.src.slice(start, p);
   }
 
-  /** Node properties (§6.9): an anchor and/or a tag, in either order. */
-  protected readProps(flow: boolean): Props {
-    const props: Props = { anchor: null, str: false };
-    let tagged = false;
+  /**
+   * Node properties (§6.9): an anchor and/or a tag, in either order, added to a copy of `outer`
+   * (properties already read on an earlier line for the same node). Each must be followed by
+   * white space or, in flow context, by `,` `]` `}`.
+   * @throws IngestError on a second anchor or tag, an undefined tag handle, or a property run into
+   *   the content (`!!str,x`).
+   */
+  protected readProps(flow: boolean, outer: Props | null = null): Props {
+    const props: Props = outer === null ? { anchor: null, tag: null, str: false } : { ...outer };
     for (;;) {
       const c = this.code(this.pos);
       if (c === AMP) {
@@ -71,8 +90,7 @@ export class NodeReader extends Scanner {
         this.pos++;
         props.anchor = this.readName('anchor');
       } else if (c === BANG) {
-        if (tagged) this.fail('a node can have only one tag');
-        tagged = true;
+        if (props.tag !== null) this.fail('a node can have only one tag');
         const start = this.pos;
         let p = start + 1;
         if (this.code(p) === 60) {
@@ -82,19 +100,27 @@ export class NodeReader extends Scanner {
         } else {
           while (p < this.len && !isWsOrEnd(this.code(p)) && !isFlowIndicator(this.code(p))) p++;
         }
-        const tag = this.src.slice(start, p);
-        props.str = tag === '!!str' || tag === '!<tag:yaml.org,2002:str>';
+        props.tag = resolveTag(this, this.src.slice(start, p), start, this.tagHandles);
+        props.str = props.tag === '!' || props.tag === STR_TAG;
         this.pos = p;
       } else {
         return props;
+      }
+      const d = this.code(this.pos);
+      if (!isWsOrEnd(d) && !(flow && (d === COMMA || d === RBRACKET || d === RBRACE))) {
+        this.fail(`unexpected '${this.src[this.pos]}' after a node property`);
       }
       if (flow) this.skipFlowSpace();
       else this.skipInline();
     }
   }
 
-  /** Alias node `*name` (§7.1): the anchored value itself, shared, counted as a full copy. */
-  protected alias(): unknown {
+  /**
+   * Alias node `*name` (§7.1): the anchored value itself, shared, counted as a full copy.
+   * `props` are properties read before it, which an alias cannot have.
+   */
+  protected alias(props: Props | null): unknown {
+    if (props !== null) this.fail('an alias cannot have an anchor or a tag');
     const start = this.pos;
     this.pos++;
     const name = this.readName('alias');
@@ -119,14 +145,21 @@ export class NodeReader extends Scanner {
     this.fail(`unexpected '${this.src[this.pos]}'`);
   }
 
-  /** Skips white space, line breaks and comments inside a flow collection. */
+  /**
+   * Skips white space, line breaks and comments inside a flow collection. A line where content
+   * resumes must be indented at least {@link flowMin} spaces (a closing bracket one less).
+   */
   protected skipFlowSpace(): void {
     const s = this.src;
     let p = this.pos;
+    let lineStart = -1;
     for (;;) {
       const c = s.charCodeAt(p);
-      if (c === 32 || c === 9 || c === LF) {
+      if (c === 32 || c === 9) {
         p++;
+      } else if (c === LF) {
+        this.lastBreak = p;
+        lineStart = ++p;
       } else if (c === HASH && (p === 0 || isWsOrEnd(s.charCodeAt(p - 1)))) {
         const e = s.indexOf('\n', p);
         p = e < 0 ? this.len : e;
@@ -135,6 +168,14 @@ export class NodeReader extends Scanner {
       }
     }
     if (p < this.len && this.isDocMarker(p)) this.fail('document marker inside a flow collection', p);
+    if (p < this.len && lineStart >= 0) {
+      let q = lineStart;
+      while (s.charCodeAt(q) === SPACE) q++;
+      const c = s.charCodeAt(p);
+      if (q - lineStart < (c === RBRACKET || c === RBRACE ? this.flowMin - 1 : this.flowMin)) {
+        this.fail('bad indentation of a flow collection entry', p);
+      }
+    }
     this.pos = p;
   }
 
@@ -155,16 +196,16 @@ export class NodeReader extends Scanner {
     else if (c === LBRACE) value = this.flowMap();
     else if (c === DQUOTE || c === SQUOTE) {
       this.nodes++;
-      value = c === DQUOTE ? this.scanDouble(0) : this.scanSingle(0);
+      value = c === DQUOTE ? this.scanDouble(this.flowMin) : this.scanSingle(this.flowMin);
     } else {
       json = false;
-      if (c === STAR) value = this.alias();
+      if (c === STAR) value = this.alias(props);
       else if (c !== c || c === COMMA || c === RBRACKET || c === RBRACE || (c === COLON && (isWsOrEnd(n) || isFlowIndicator(n)))) {
         value = this.empty(str);
       } else {
         this.checkPlainStart(true);
         this.nodes++;
-        const text = this.scanPlain(0, true);
+        const text = this.scanPlain(this.flowMin, true);
         value = str ? text : resolvePlain(text);
       }
     }
@@ -176,8 +217,10 @@ export class NodeReader extends Scanner {
   /**
    * One flow entry up to (not including) the following `,` or closing bracket: a node, or a
    * `key: value` pair (explicit `? k : v`, implicit `k: v`, JSON-like `"k":v`, empty-key `: v`).
+   * In a flow sequence (`inSeq`) an implicit key and its `:` must be on one line (§7.4.1).
    */
-  protected flowEntry(): { key: unknown; value: unknown; pair: boolean } {
+  protected flowEntry(inSeq: boolean): { key: unknown; value: unknown; pair: boolean } {
+    const keyStart = this.pos;
     const c = this.code(this.pos);
     const n = this.code(this.pos + 1);
     const sep = (d: number) => isWsOrEnd(d) || isFlowIndicator(d);
@@ -197,6 +240,7 @@ export class NodeReader extends Scanner {
     const json = this.lastJsonLike;
     this.skipFlowSpace();
     if (this.code(this.pos) === COLON && (explicit || json || sep(this.code(this.pos + 1)))) {
+      if (inSeq && !explicit && this.lastBreak > keyStart) this.fail("an implicit key in a flow sequence must be on one line with its ':'");
       this.pos++;
       this.skipFlowSpace();
       const d = this.code(this.pos);
@@ -218,7 +262,7 @@ export class NodeReader extends Scanner {
       if (c === close) break;
       if (c !== c) this.fail(`unterminated flow ${what}`, start);
       if (c === COMMA) this.fail(`unexpected ',' in a flow ${what}`);
-      add(this.flowEntry());
+      add(this.flowEntry(close === RBRACKET));
       this.skipFlowSpace();
       const d = this.code(this.pos);
       if (d === COMMA) this.pos++;

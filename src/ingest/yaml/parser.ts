@@ -10,10 +10,11 @@
  */
 
 import { scanBlockScalar } from './block-scalar.js';
-import { NodeReader } from './flow.js';
+import { readDirective, type Directives } from './directives.js';
+import { NodeReader, type Props } from './flow.js';
 import {
   AMP, BACKSLASH, BANG, COLON, DASH, DQUOTE, GT, HASH, LBRACE, LBRACKET, LF, PERCENT, PIPE, QMARK,
-  RBRACE, RBRACKET, SQUOTE, STAR, isBlank, isWsOrEnd,
+  RBRACE, RBRACKET, SQUOTE, STAR, TAB, isBlank, isWsOrEnd,
 } from './scanner.js';
 import { keyString, resolvePlain, setKey } from './schema.js';
 
@@ -28,6 +29,7 @@ export class YamlParser extends NodeReader {
     const starts: number[] = [];
     let directives = -1;
     let directivesAllowed = true;
+    let declared: Directives = { yaml: false, handles: new Map() };
     for (;;) {
       const ind = this.nextContent();
       const p = this.pos;
@@ -37,8 +39,7 @@ export class YamlParser extends NodeReader {
       }
       if (ind === 0 && directivesAllowed && this.code(p) === PERCENT && this.colOf(p) === 0) {
         if (directives < 0) directives = p;
-        const e = this.src.indexOf('\n', p);
-        this.pos = e < 0 ? this.len : e + 1;
+        readDirective(this, declared);
         continue;
       }
       if (ind < 0 && this.code(p) !== DASH) {
@@ -49,13 +50,16 @@ export class YamlParser extends NodeReader {
         continue;
       }
       this.anchors.clear();
+      // Tag handles hold for the one document their directives precede (§6.8.2).
+      this.tagHandles = declared.handles;
+      declared = { yaml: false, handles: new Map() };
       let value: unknown;
       if (ind < 0) {
         this.pos += 3;
-        value = this.blockValue(-1, true, false);
+        value = this.afterDocStart();
       } else {
         if (directives >= 0) this.fail("directives must be followed by '---'", p);
-        value = this.blockNodeAt(ind, -1, false, false);
+        value = this.blockNodeAt(ind, -1, false, null);
       }
       values.push(value);
       starts.push(p);
@@ -66,64 +70,107 @@ export class YamlParser extends NodeReader {
     return { values, starts };
   }
 
+  /** Does a block sequence (`- `) or mapping (`? `, `key:`) start at `p`? */
+  private collectionAt(p: number): boolean {
+    return this.isSeqEntry(p) || (this.code(p) === QMARK && isWsOrEnd(this.code(p + 1))) || this.keyAhead(p);
+  }
+
   /**
-   * Node after an indicator (`-`, `?`, `:`, `---`) on the same line. `compact` allows a block
-   * sequence or mapping to start on this line (`- - a`, `- k: v`); `seqAtN` allows a block
-   * sequence on the next lines at indentation `n` (a mapping value).
+   * Throws when the content line {@link nextContent} stopped at, where a block collection entry
+   * starts, is indented with a tab (§6.1).
    */
-  private blockValue(n: number, compact: boolean, seqAtN: boolean): unknown {
+  private noTabIndent(): void {
+    if (this.indentTab >= 0) this.fail('tabs cannot be used for indentation', this.indentTab);
+  }
+
+  /**
+   * The node after `---` on its line (§9.1.3). A block collection cannot start there: its
+   * entries begin on the following lines.
+   */
+  private afterDocStart(): unknown {
     this.skipInline();
     const p = this.pos;
-    const c = this.code(p);
-    if (compact) {
-      if (this.isSeqEntry(p)) return this.blockSeq(this.colOf(p));
-      if ((c === QMARK && isWsOrEnd(this.code(p + 1))) || this.keyAhead(p)) return this.blockMap(this.colOf(p));
-    }
-    return this.withProps(n, seqAtN, false);
+    if (this.collectionAt(p)) this.fail(`a block ${this.isSeqEntry(p) ? 'sequence' : 'mapping'} cannot start on the '---' line`, p);
+    return this.withProps(-1, false, null);
   }
 
-  /** Node whose first line is the current content line, indented `ind` (> n) spaces. */
-  private blockNodeAt(ind: number, n: number, seqAtN: boolean, str: boolean): unknown {
+  /**
+   * Node after an indicator (`-`, `?`, `:`) on the same line. `compact` allows a block
+   * sequence or mapping to start on this line (`- - a`, `- k: v`), after spaces only (a tab
+   * there would indent it); `seqAtN` allows a block sequence on the next lines at indentation
+   * `n` (a mapping value).
+   */
+  private blockValue(n: number, compact: boolean, seqAtN: boolean): unknown {
+    const from = this.pos;
+    this.skipInline();
     const p = this.pos;
-    if (this.isSeqEntry(p)) return this.blockSeq(ind);
-    if ((this.code(p) === QMARK && isWsOrEnd(this.code(p + 1))) || this.keyAhead(p)) return this.blockMap(ind);
-    return this.withProps(n, seqAtN, str);
+    if (compact && this.collectionAt(p)) {
+      for (let q = from; q < p; q++) if (this.code(q) === TAB) this.fail('tabs cannot be used for indentation', q);
+      return this.isSeqEntry(p) ? this.blockSeq(this.colOf(p)) : this.blockMap(this.colOf(p));
+    }
+    return this.withProps(n, seqAtN, null);
   }
 
-  /** Optional properties, then the node's content on this line or on the following lines. */
-  private withProps(n: number, seqAtN: boolean, str: boolean): unknown {
+  /**
+   * Node whose first line is the current content line, indented `ind` (> n) spaces. `props`
+   * were read on an earlier line for this node (they apply to a collection starting here).
+   */
+  private blockNodeAt(ind: number, n: number, seqAtN: boolean, props: Props | null): unknown {
+    const p = this.pos;
+    if (this.collectionAt(p)) {
+      this.noTabIndent();
+      return this.isSeqEntry(p) ? this.blockSeq(ind) : this.blockMap(ind);
+    }
+    return this.withProps(n, seqAtN, props);
+  }
+
+  /**
+   * Optional properties (joining `outer`, read on an earlier line for the same node), then the
+   * node's content on this line or on the following lines.
+   */
+  private withProps(n: number, seqAtN: boolean, outer: Props | null): unknown {
     const before = this.nodes;
     const c = this.code(this.pos);
-    const props = c === AMP || c === BANG ? this.readProps(false) : null;
-    const value = this.blockRest(n, seqAtN, str || (props !== null && props.str));
-    if (props !== null && props.anchor !== null) this.register(props.anchor, value, before);
+    const props = c === AMP || c === BANG ? this.readProps(false, outer) : outer;
+    const value = this.blockRest(n, seqAtN, props);
+    // An anchor read by the caller's line is registered there.
+    if (props !== null && props.anchor !== null && props.anchor !== outer?.anchor) this.register(props.anchor, value, before);
     return value;
   }
 
-  private blockRest(n: number, seqAtN: boolean, str: boolean): unknown {
+  private blockRest(n: number, seqAtN: boolean, props: Props | null): unknown {
     const c = this.code(this.pos);
     if (c === LF || c !== c || c === HASH) {
       this.endOfLine();
       const ind = this.nextContent();
-      if (ind > n) return this.blockNodeAt(ind, n, seqAtN, str);
-      if (ind === n && seqAtN && this.isSeqEntry(this.pos)) return this.blockSeq(n);
-      return this.empty(str);
+      if (ind > n) return this.blockNodeAt(ind, n, seqAtN, props);
+      if (ind === n && seqAtN && this.isSeqEntry(this.pos)) {
+        this.noTabIndent();
+        return this.blockSeq(n);
+      }
+      return this.empty(props !== null && props.str);
     }
     if (c === PIPE || c === GT) {
       this.nodes++;
       return scanBlockScalar(this, n);
     }
-    const value = this.flowInBlock(n + 1, str);
+    const value = this.flowInBlock(n + 1, props);
     this.endOfLine();
     return value;
   }
 
-  /** A flow collection, quoted or plain scalar, or alias inside block context. */
-  private flowInBlock(minIndent: number, str: boolean): unknown {
+  /**
+   * A flow collection, quoted or plain scalar, or alias inside block context; continuation
+   * lines must be indented at least `minIndent` spaces.
+   */
+  private flowInBlock(minIndent: number, props: Props | null): unknown {
     const c = this.code(this.pos);
-    if (c === LBRACKET) return this.flowSeq();
-    if (c === LBRACE) return this.flowMap();
-    if (c === STAR) return this.alias();
+    const str = props !== null && props.str;
+    if (c === LBRACKET || c === LBRACE) {
+      this.flowMin = minIndent;
+      return c === LBRACKET ? this.flowSeq() : this.flowMap();
+    }
+    if (c === STAR) return this.alias(props);
     this.nodes++;
     if (c === DQUOTE) return this.scanDouble(minIndent);
     if (c === SQUOTE) return this.scanSingle(minIndent);
@@ -141,7 +188,10 @@ export class YamlParser extends NodeReader {
       this.pos++;
       items.push(this.blockValue(ind, true, false));
       const i = this.nextContent();
-      if (i === ind && this.isSeqEntry(this.pos)) continue;
+      if (i === ind && this.isSeqEntry(this.pos)) {
+        this.noTabIndent();
+        continue;
+      }
       if (i > ind) this.fail('bad indentation of a sequence entry');
       break;
     }
@@ -163,19 +213,23 @@ export class YamlParser extends NodeReader {
         this.pos++;
         key = this.blockValue(ind, true, true);
         if (this.nextContent() === ind && this.code(this.pos) === COLON && isWsOrEnd(this.code(this.pos + 1))) {
+          this.noTabIndent();
           this.pos++;
           value = this.blockValue(ind, true, true);
         }
       } else {
         if (!this.keyAhead(p)) this.fail("expected a mapping entry 'key: value' at this indentation");
-        if (c !== COLON) key = this.blockKey();
+        if (c !== COLON || !isWsOrEnd(this.code(p + 1))) key = this.blockKey();
         this.skipInline();
         this.pos++;
         value = this.blockValue(ind, false, true);
       }
       setKey(map, keyString(key), value);
       const i = this.nextContent();
-      if (i === ind) continue;
+      if (i === ind) {
+        this.noTabIndent();
+        continue;
+      }
       if (i > ind) this.fail('bad indentation of a mapping entry');
       break;
     }
@@ -188,8 +242,8 @@ export class YamlParser extends NodeReader {
     const before = this.nodes;
     const c = this.code(this.pos);
     const props = c === AMP || c === BANG ? this.readProps(false) : null;
-    const str = props !== null && props.str;
-    const key = this.code(this.pos) === COLON ? this.empty(str) : this.flowInBlock(0, str);
+    const empty = this.code(this.pos) === COLON && isWsOrEnd(this.code(this.pos + 1));
+    const key = empty ? this.empty(props !== null && props.str) : this.flowInBlock(0, props);
     if (props !== null && props.anchor !== null) this.register(props.anchor, key, before);
     return key;
   }

@@ -65,10 +65,24 @@ export class Scanner {
   readonly src: string;
   readonly len: number;
   pos = 0;
+  /**
+   * Position of the last line break the plain and quoted scalar scanners or the flow white
+   * space skipper passed (0 before any). A flow pair whose key started before it spans lines,
+   * which a flow sequence does not allow (§7.4.1).
+   */
+  lastBreak = 0;
+  /**
+   * Position of a tab in the white space before the content {@link nextContent} last stopped
+   * at, or -1. Indentation is spaces only (§6.1), so a block collection entry there is rejected.
+   */
+  indentTab = -1;
 
   constructor(text: string) {
     let s = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
     if (s.indexOf('\r') >= 0) s = s.replace(/\r\n?/g, '\n');
+    // The end of input ends the last line as a line break would (as the yaml-test-suite reads
+    // it): a block scalar's last line keeps its break under clip and keep chomping.
+    if (s.length > 0 && s.charCodeAt(s.length - 1) !== LF) s += '\n';
     this.src = s;
     this.len = s.length;
   }
@@ -167,6 +181,8 @@ export class Scanner {
       if (ls === p && this.isDocMarker(p)) return -1;
       let q = ls;
       while (s.charCodeAt(q) === SPACE) q++;
+      // Blanks run from `ls` to `p`: if the spaces stop before `p`, a tab follows them.
+      this.indentTab = q < p && s.charCodeAt(q) === TAB ? q : -1;
       return q - ls;
     }
   }
@@ -229,6 +245,7 @@ export class Scanner {
       if (flow && isFlowIndicator(c)) return out;
       sep = breaks === 0 ? ' ' : '\n'.repeat(breaks);
       segStart = q;
+      this.lastBreak = p;
     }
   }
 
@@ -241,6 +258,7 @@ export class Scanner {
     const s = this.src;
     let q = this.pos;
     let breaks = 0;
+    this.lastBreak = q;
     for (;;) {
       const ls = ++q;
       while (s.charCodeAt(q) === SPACE) q++;
