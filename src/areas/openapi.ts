@@ -25,7 +25,7 @@ export function openapiRoutes(getRoutes: () => Route[]) {
       summary: 'The OpenAPI 3.1 document of this API: every operation, parameter, body, response and required scope.',
       success: { status: 200, schema: documentSchema, description: 'The OpenAPI document.' },
       handler: () => {
-        // Built and serialized once: every answer sends the same bytes (about 100 KB), so an
+        // Built and serialized once: every answer sends the same bytes (about 120 KB), so an
         // answer costs no serializing and no new memory beyond what the socket buffers.
         if (!cached) {
           const json = Buffer.from(JSON.stringify(buildOpenApiDocument(getRoutes())));
