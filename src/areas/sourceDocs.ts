@@ -12,5 +12,5 @@ export const SOURCE_DOCS = {
     + 'Fetched under the server\'s fetching rules (private addresses refused, time and size limits).',
   content: 'The document itself, pasted (OpenAPI, JSON, GraphQL, Postman, AsyncAPI, proto, WSDL, Markdown or text).',
   updateUrl: 'A new absolute `http` or `https` URL, normalized as on creation and used by the next rescan. 409 `conflict` when another '
-    + 'source has it; 400 on a source made from pasted content. A credential bound to the old server origin is cleared.',
+    + 'source has it; 400 on a source made from pasted content. A new url clears the stored credential unless `auth` is set in the same request.',
 } as const;
