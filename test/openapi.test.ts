@@ -51,12 +51,13 @@ describe('GET /api/v1/openapi.json', () => {
     assert.match(doc.components.securitySchemes.bearerAuth.description, /svck_…/);
     assert.deepEqual(Object.keys(doc.components.headers).sort(),
       ['Allow', 'Api-Version', 'Idempotent-Replayed', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id']);
-    assert.deepEqual(doc.components.schemas.Error, {
+    const e = doc.components.schemas.ErrorResponse;
+    assert.deepEqual(e, {
       type: 'object',
-      description: doc.components.schemas.Error.description,
+      description: e.description,
       properties: {
-        code: { type: 'string', enum: Object.keys(ERRORS), description: doc.components.schemas.Error.properties.code.description },
-        error: { type: 'string', description: doc.components.schemas.Error.properties.error.description },
+        code: { type: 'string', enum: Object.keys(ERRORS), description: e.properties.code.description },
+        error: { type: 'string', description: e.properties.error.description },
       },
       required: ['code', 'error'],
       additionalProperties: false,
@@ -97,11 +98,11 @@ describe('the document and the route table', () => {
     }
   });
 
-  test('every status the pipeline can produce is documented, each error as the Error schema', () => {
+  test('every status the pipeline can produce is documented (431 on every operation), each error as the ErrorResponse schema', () => {
     for (const r of srv.routes) {
       const op = doc.paths[r.path][r.method.toLowerCase()];
       const name = `${r.method} ${r.path}`;
-      const want = new Set([r.success.status, 400, 500, 503, ...(r.errors ?? [])]);
+      const want = new Set([r.success.status, 400, 431, 500, 503, ...(r.errors ?? [])]);
       if (r.scope !== null) [401, 403, 429].forEach((s) => want.add(s));
       if (r.body) [413, 415].forEach((s) => want.add(s));
       if (r.path.includes('{')) want.add(404);
@@ -110,7 +111,7 @@ describe('the document and the route table', () => {
       for (const st of status(op).filter((s) => s >= 400)) {
         const res = (op.responses[st].$ref ? resolveRef(doc, op.responses[st].$ref) : op.responses[st]) as any;
         const schema = res.content['application/json'].schema;
-        assert.deepEqual(schema, { $ref: '#/components/schemas/Error' }, `${name} ${st}`);
+        assert.deepEqual(schema, { $ref: '#/components/schemas/ErrorResponse' }, `${name} ${st}`);
         for (const c of res['x-error-codes']) assert.equal(ERRORS[c as keyof typeof ERRORS].status, st, `${name} ${st} ${c}`);
       }
     }
@@ -286,7 +287,7 @@ describe('the contract check against real answers', () => {
     assert.deepEqual(contractViolations(doc, 'GET', '/api/v1/conversations', res(200, r.text, ['RateLimit-Remaining', 'X-Request-Id'])),
       ['header X-Request-Id is missing', 'header RateLimit-Remaining is missing']);
     assert.deepEqual(contractViolations(doc, 'GET', '/api/v1/conversations', res(404, '{"code":"not_found","error":"x"}')),
-      ['status 404 is not documented for listConversations (documented: 200, 400, 401, 403, 429, 500, 503)']);
+      ['status 404 is not documented for listConversations (documented: 200, 400, 401, 403, 429, 431, 500, 503)']);
     assert.deepEqual(contractViolations(doc, 'GET', '/api/v1/conversations', res(403, '{"code":"not_found","error":"x"}')),
       ['/code: "not_found" is not one of the codes documented for 403 (insufficient_scope)']);
     assert.deepEqual(contractViolations(doc, 'GET', '/api/v1/conversations', res(403, '{"code":"insufficient_scope"}')),

@@ -28,10 +28,11 @@ export function createAgent(tx: Tx, input: Static<typeof agentInput>, at: number
 }
 
 const isoSchema = s.string({ format: 'date-time' });
-export const agentSchema = s.object({
+export const agentSchema = s.named('Agent', s.object({
   object: s.enum(['agent'] as const), id: s.string(), name: s.string(), description: s.string(), enabled: s.boolean(),
-  widgetKey: s.string(), createdAt: isoSchema, updatedAt: isoSchema,
-});
+  widgetKey: s.string({ description: 'The public key (`svcw_…`) for embedding the agent\'s widget; never accepted as an API key.' }),
+  createdAt: isoSchema, updatedAt: isoSchema,
+}));
 const agentView = (a: Agent) => ({ object: 'agent', ...a });
 
 export const agentRoutes = [
@@ -48,7 +49,7 @@ export const agentRoutes = [
   route({
     method: 'GET', path: '/api/v1/agents/{agentId}', operationId: 'retrieveAgent', tag: 'Agents', scope: 'agents:read',
     summary: 'Retrieve an agent.',
-    success: { status: 200, schema: s.object({ agent: agentSchema }), description: 'The agent.' },
+    success: { status: 200, schema: s.named('AgentResponse', s.object({ agent: agentSchema })), description: 'The agent.' },
     handler: (ctx) => {
       const a = ctx.ws.get<Agent>(T.agent, ctx.params.agentId);
       if (!a) throw notFound();

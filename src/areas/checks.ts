@@ -67,27 +67,27 @@ const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding',
 /** `{{postman}}`, `{openapi}` and `:express` path parameters. */
 const PATH_PARAM = /\{\{([^{}/]+)\}\}|\{([^{}/]+)\}|(?<=\/):([A-Za-z_][A-Za-z0-9_.-]*)/g;
 
-const checkBody = s.object({
-  endpointId: s.string({ minLength: 1, maxLength: 100, description: 'An endpoint id of this source (from GET /api/v1/sources/{sourceId}).' }),
+const checkBody = s.named('LiveCheckRequest', s.object({
+  endpointId: s.string({ minLength: 1, maxLength: 100, description: 'An endpoint id of this source (from GET /api/v1/sources/{sourceId}). Ids change when the source is rescanned.' }),
   parameters: s.optional(s.object({}, {
     additionalProperties: true,
     description: 'Values (string, number or boolean) for the path parameters ({name}, {{name}} or :name segments), URL-encoded; the others are sent as query parameters.',
   })),
   body: s.optional(s.any({ description: 'A JSON value sent as the application/json request body (not for GET or HEAD).' })),
-});
+}));
 
-export const liveCheckSchema = s.object({
+export const liveCheckSchema = s.named('LiveCheck', s.object({
   object: s.enum(['live_check'] as const),
   endpointId: s.string(),
   method: s.string(),
-  url: s.string({ description: 'The URL requested (before redirects); it never holds the credential.' }),
+  url: s.string({ format: 'uri', description: 'The URL requested (before redirects); it never holds the credential.' }),
   status: s.nullable(s.integer({ minimum: 100, maximum: 999, description: 'The upstream HTTP status; null when no HTTP answer arrived (see error).' })),
   durationMs: s.integer({ minimum: 0 }),
   headers: s.object({}, { additionalProperties: true, description: 'Allow-listed response headers (lower-case names, string values).' }),
-  body: s.nullable(s.string({ description: 'The response text, at most 16 KiB; null when no body is available (no answer, or a non-2xx answer).' })),
+  body: s.nullable(s.string({ description: 'The response text (UTF-8), at most 16 KiB (see `truncated`), whatever the upstream status; null when no HTTP answer arrived.' })),
   truncated: s.boolean(),
   error: s.optional(s.string({ description: 'Why no HTTP answer arrived (timeout, connection, size limit, refused redirect); present only when status is null.' })),
-});
+}));
 
 type Params = Record<string, string | number | boolean>;
 

@@ -4,12 +4,12 @@ import { route } from '../http/route.js';
 import { listSchema, notFound, pageParams, paginate } from './common.js';
 
 const isoSchema = s.string({ format: 'date-time' });
-export const clientSchema = s.object({
-  object: s.enum(['client'] as const), id: s.string(), name: s.string(), domain: s.nullable(s.string()),
+export const clientSchema = s.named('Client', s.object({
+  object: s.enum(['client'] as const), id: s.string(), name: s.string({ description: 'The company, else the email domain.' }), domain: s.nullable(s.string()),
   conversationCount: s.integer({ minimum: 0 }), openCount: s.integer({ minimum: 0 }), waitingCount: s.integer({ minimum: 0 }),
   solvedCount: s.integer({ minimum: 0 }), customerCount: s.integer({ minimum: 0 }), issueCount: s.integer({ minimum: 0 }),
   firstSeenAt: isoSchema, lastActivityAt: isoSchema,
-});
+}, { description: 'An aggregate of the customers of one company (or email domain), derived from conversations and issues.' }));
 
 export const clientRoutes = [
   route({
@@ -25,7 +25,7 @@ export const clientRoutes = [
   route({
     method: 'GET', path: '/api/v1/clients/{clientId}', operationId: 'retrieveClient', tag: 'Clients', scope: 'clients:read',
     summary: 'Retrieve a client aggregate.',
-    success: { status: 200, schema: s.object({ client: clientSchema }), description: 'The client.' },
+    success: { status: 200, schema: s.named('ClientResponse', s.object({ client: clientSchema })), description: 'The client.' },
     handler: (ctx) => {
       const c = ctx.ws.clients.get(ctx.params.clientId);
       if (!c) throw notFound();

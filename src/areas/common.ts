@@ -9,7 +9,7 @@ import type { Ctx } from '../http/route.js';
 
 export const PRIORITIES = ['urgent', 'high', 'medium', 'low'] as const;
 export type Priority = (typeof PRIORITIES)[number];
-export const priority = s.enum(PRIORITIES, { description: 'urgent (rank 1) … low (rank 4); default medium' });
+export const priority = s.named('PriorityLevel', s.enum(PRIORITIES, { description: 'urgent (rank 1) … low (rank 4); default medium' }));
 
 /** `limit` and `cursor` (docs/api.md#lists). */
 export const pageParams = {
@@ -18,14 +18,18 @@ export const pageParams = {
 };
 export const DEFAULT_LIMIT = 20;
 
-/** The schema of a list response holding `items` under `name`. */
+/**
+ * The schema of a list response holding `items` under `name`. Of a named item `X` it is the
+ * component `XList` (docs/api.md#openapi-document).
+ */
 export function listSchema(name: string, item: TSchema): TSchema {
-  return s.object({
+  const list = s.object({
     object: s.enum(['list'] as const),
-    hasMore: s.boolean(),
-    nextCursor: s.nullable(s.string()),
+    hasMore: s.boolean({ description: 'More items follow: ask again with `cursor` = `nextCursor`.' }),
+    nextCursor: s.nullable(s.string({ description: 'The cursor of the next page; null on the last page.' })),
     [name]: s.array(item),
   });
+  return item.kind === 'ref' ? s.named(`${item.name}List`, list) : list;
 }
 
 export interface Page<R> { items: R[]; hasMore: boolean; nextCursor: string | null }

@@ -28,54 +28,59 @@ export interface Conversation {
 export interface Message { id: string; conversationId: string; role: 'user' | 'agent'; body: string; createdAt: string }
 
 const subject = s.string({ minLength: 1, maxLength: 200 });
-export const customerInput = s.object({
-  id: s.optional(s.string({ minLength: 1, maxLength: 200 })),
+const conversationStatus = s.named('ConversationStatus', s.enum(CONVERSATION_STATUSES, { description: 'open → waiting (an agent replied) → solved; a user message reopens.' }));
+const channel = s.named('Channel', s.enum(CHANNELS, { description: 'Where the conversation came in; `api` for the ones created through this API.' }));
+export const customerInput = s.named('CustomerInput', s.object({
+  id: s.optional(s.string({ minLength: 1, maxLength: 200, description: 'Your id of the customer; without one, the id already used for this email in the workspace, else a new one.' })),
   name: s.optional(s.string({ maxLength: 160 })),
   email: s.string({ maxLength: 320, format: 'email' }),
   company: s.optional(s.string({ maxLength: 160 })),
-});
-export const createConversationBody = s.object({
-  externalId: s.optional(s.string({ minLength: 1, maxLength: 200 })),
+}));
+export const createConversationBody = s.named('CreateConversationRequest', s.object({
+  externalId: s.optional(s.string({ minLength: 1, maxLength: 200, description: 'Your id of the conversation, unique in the workspace (409 `conflict` when already used).' })),
   subject,
   customer: customerInput,
-  priority: s.optional(priority),
-});
-const updateConversationBody = s.object({
-  status: s.optional(s.enum(CONVERSATION_STATUSES)),
+  priority: s.optional({ ...priority, description: 'Default `medium`.' }),
+}));
+const updateConversationBody = s.named('UpdateConversationRequest', s.object({
+  status: s.optional(conversationStatus),
   priority: s.optional(priority),
   subject: s.optional(subject),
-});
-export const messageInput = s.object({
-  role: s.enum(['user', 'agent'] as const),
+}, { description: 'The fields to change; the others keep their values.' }));
+export const messageInput = s.named('CreateMessageRequest', s.object({
+  role: s.enum(['user', 'agent'] as const, { description: '`user`: from the customer; `agent`: from support.' }),
   body: s.string({ minLength: 1, maxLength: 20000 }),
-});
+}));
 const listQuery = s.object({
-  status: s.optional(s.enum(CONVERSATION_STATUSES)),
-  channel: s.optional(s.enum(CHANNELS)),
+  status: s.optional(conversationStatus),
+  channel: s.optional(channel),
   updatedAfter: s.optional(s.string({ format: 'date-time' })),
   ...pageParams,
 });
 
 const isoSchema = s.string({ format: 'date-time' });
-export const conversationSchema = s.object({
+export const conversationSchema = s.named('Conversation', s.object({
   object: s.enum(['conversation'] as const),
   id: s.string(),
   externalId: s.optional(s.string()),
-  status: s.enum(CONVERSATION_STATUSES),
-  channel: s.enum(CHANNELS),
+  status: conversationStatus,
+  channel,
   priority,
   subject: s.string(),
-  preview: s.string(),
-  customer: s.object({
+  preview: s.string({ description: 'The start of the last message (at most 160 characters); empty before the first one.' }),
+  customer: s.named('Customer', s.object({
     id: s.string(), name: s.optional(s.string()), email: s.string({ format: 'email' }),
     company: s.optional(s.string()), identitySource: s.string(),
-  }),
-  createdAt: isoSchema, updatedAt: isoSchema, lastMessageAt: s.optional(isoSchema), closedAt: s.optional(isoSchema),
-});
-export const messageSchema = s.object({
+  })),
+  createdAt: isoSchema, updatedAt: isoSchema, lastMessageAt: s.optional(isoSchema),
+  closedAt: s.optional({ ...isoSchema, description: 'When it was solved; absent unless `status` is `solved`.' }),
+}));
+export const messageSchema = s.named('Message', s.object({
   object: s.enum(['message'] as const), id: s.string(), conversationId: s.string(),
   role: s.enum(['user', 'agent'] as const), body: s.string(), createdAt: isoSchema,
-});
+}));
+const conversationResponse = s.named('ConversationResponse', s.object({ conversation: conversationSchema }));
+const messageResponse = s.named('MessageResponse', s.object({ message: messageSchema }));
 
 /** The API view of a stored conversation (internal fields dropped). */
 export function conversationView(c: Conversation): Record<string, unknown> {
@@ -169,20 +174,20 @@ export const conversationRoutes = [
     method: 'POST', path: base, operationId: 'createConversation', tag: 'Conversations', scope: 'conversations:write',
     summary: 'Create a conversation (channel `api`, status `open`).',
     body: createConversationBody, errors: [409],
-    success: { status: 201, schema: s.object({ conversation: conversationSchema }), description: 'The created conversation.' },
+    success: { status: 201, schema: conversationResponse, description: 'The created conversation.' },
     handler: (ctx) => ({ status: 201, body: { conversation: conversationView(createConversation(ctx.ws, ctx.tx(), ctx.body, ctx.now)) } }),
   }),
   route({
     method: 'GET', path: `${base}/{conversationId}`, operationId: 'retrieveConversation', tag: 'Conversations', scope: 'conversations:read',
     summary: 'Retrieve a conversation.',
-    success: { status: 200, schema: s.object({ conversation: conversationSchema }), description: 'The conversation.' },
+    success: { status: 200, schema: conversationResponse, description: 'The conversation.' },
     handler: (ctx) => ({ status: 200, body: null, json: conversationJson.answer(load(ctx)) }),
   }),
   route({
     method: 'PATCH', path: `${base}/{conversationId}`, operationId: 'updateConversation', tag: 'Conversations', scope: 'conversations:write',
     summary: 'Update status, priority or subject; `solved` sets `closedAt`, leaving it clears it.',
     body: updateConversationBody,
-    success: { status: 200, schema: s.object({ conversation: conversationSchema }), description: 'The updated conversation.' },
+    success: { status: 200, schema: conversationResponse, description: 'The updated conversation.' },
     handler: (ctx) => {
       const conv = load(ctx);
       const b = ctx.body;
@@ -202,7 +207,7 @@ export const conversationRoutes = [
     method: 'POST', path: `${base}/{conversationId}/messages`, operationId: 'addMessage', tag: 'Conversations', scope: 'conversations:write',
     summary: 'Add a message; a user message reopens, an agent message on an open conversation makes it waiting.',
     body: messageInput,
-    success: { status: 201, schema: s.object({ message: messageSchema }), description: 'The added message.' },
+    success: { status: 201, schema: messageResponse, description: 'The added message.' },
     handler: (ctx) => ({ status: 201, body: { message: messageView(addMessage(ctx.tx(), load(ctx), ctx.body, ctx.now).message) } }),
   }),
   route({

@@ -38,10 +38,11 @@ export const customFieldInput = s.object({
   position: s.optional(s.integer({ minimum: 0, maximum: 1_000_000 })),
 });
 
-export const customFieldSchema = s.object({
+export const customFieldSchema = s.named('CustomField', s.object({
   object: s.enum(['custom_field'] as const), id: s.string(), label: s.string(), type: s.enum(FIELD_TYPES),
-  enabled: s.boolean(), fillMode: s.enum(FILL_MODES), description: s.string(), options: s.array(s.string()),
-});
+  enabled: s.boolean(), fillMode: s.enum(FILL_MODES, { description: 'Who fills the field in: support by hand, AI, an API client, or the customer.' }),
+  description: s.string(), options: s.array(s.string(), { description: 'The choices of a `select` or `multiselect` field; empty for the other types.' }),
+}, { description: 'A custom field definition, sanitized: internal settings (AI instructions, position) are not returned.' }));
 
 /** The sanitized API view: the spec's fields only. */
 export function customFieldView(f: CustomField): Record<string, unknown> {
@@ -91,9 +92,15 @@ export const definitionRoutes = [
 /** A tag record: tags come from import, the CLI, and use on issues (docs/api.md#tags). */
 export interface Tag { id: string; name: string; createdAt: string; enabled?: boolean }
 
-export const tagSchema = s.object({ object: s.enum(['tag'] as const), id: s.string(), name: s.string() });
-export const statusSchema = s.object({ object: s.enum(['status'] as const), id: s.string(), name: s.string(), resource: s.enum(['conversation', 'issue'] as const) });
-export const prioritySchema = s.object({ object: s.enum(['priority'] as const), id: s.string(), name: s.string(), rank: s.integer({ minimum: 1, maximum: 4 }) });
+export const tagSchema = s.named('Tag', s.object({ object: s.enum(['tag'] as const), id: s.string(), name: s.string() }));
+export const statusSchema = s.named('Status', s.object({
+  object: s.enum(['status'] as const), id: s.string({ description: '`<resource>.<name>`, e.g. `conversation.open`.' }),
+  name: s.string({ description: 'A conversation `status` or an issue `state` value.' }), resource: s.enum(['conversation', 'issue'] as const),
+}));
+export const prioritySchema = s.named('Priority', s.object({
+  object: s.enum(['priority'] as const), id: s.string(), name: s.string({ description: 'A `priority` value of conversations and issues.' }),
+  rank: s.integer({ minimum: 1, maximum: 4, description: '1 is the most urgent.' }),
+}));
 
 /** One status per enumeration value (docs/api.md#statuses); the id is `<resource>.<value>`. */
 export const STATUSES = [

@@ -25,39 +25,59 @@ export interface Issue {
   createdAt: string; updatedAt: string; closedAt?: string;
 }
 
-const issueCustomer = s.object({
+const issueState = s.named('IssueState', s.enum(ISSUE_STATES, { description: 'Whose move it is: `new`, `on_you` (support), `on_customer`, `on_hold`, or `closed`.' }));
+const issueCustomerInput = s.named('IssueCustomerInput', s.object({
   name: s.optional(s.string({ maxLength: 160 })),
   email: s.optional(s.string({ maxLength: 320, format: 'email' })),
   company: s.optional(s.string({ maxLength: 160 })),
-});
+}));
 const fields = {
   subject: s.string({ minLength: 1, maxLength: 200 }),
   description: s.optional(s.string({ maxLength: 20000 })),
   priority: s.optional(priority),
-  tags: s.optional(s.array(s.string({ minLength: 1, maxLength: 64 }), { maxItems: 50 })),
-  customer: s.optional(issueCustomer),
-  state: s.optional(s.enum(ISSUE_STATES)),
+  tags: s.optional(s.array(s.string({ minLength: 1, maxLength: 64 }), {
+    maxItems: 50, description: 'Tag names; repeats (ignoring case) are dropped, and new names join the workspace\'s tags.',
+  })),
+  customer: s.optional(issueCustomerInput),
+  state: s.optional(issueState),
 };
-export const createIssueBody = s.object({ ...fields, conversationId: s.optional(s.string({ minLength: 1, maxLength: 200 })) });
-const updateIssueBody = s.object({ ...fields, subject: s.optional(fields.subject) });
+export const createIssueBody = s.named('CreateIssueRequest', s.object({
+  ...fields,
+  priority: s.optional({ ...priority, description: 'Default `medium`.' }),
+  state: s.optional({ ...issueState, description: 'Default `new`.' }),
+  conversationId: s.optional(s.string({
+    minLength: 1, maxLength: 200,
+    description: 'The id of a conversation in the key\'s workspace to open the issue from: the issue takes its channel, and its customer when `customer` is left out. '
+      + 'An id that matches no conversation of the workspace → 400 `invalid_request`.',
+  })),
+}));
+const updateIssueBody = s.named('UpdateIssueRequest', s.object({ ...fields, subject: s.optional(fields.subject) }, {
+  description: 'The fields to change; the others keep their values. `tags` replaces the whole list.',
+}));
 const listQuery = s.object({
-  state: s.optional(s.enum(ISSUE_STATES)),
+  state: s.optional(issueState),
   priority: s.optional(priority),
-  tag: s.optional(s.string({ minLength: 1, maxLength: 64 })),
-  conversationId: s.optional(s.string({ minLength: 1, maxLength: 200 })),
+  tag: s.optional(s.string({ minLength: 1, maxLength: 64, description: 'Only issues with this tag (ignoring case).' })),
+  conversationId: s.optional(s.string({ minLength: 1, maxLength: 200, description: 'Only issues opened from this conversation.' })),
   updatedAfter: s.optional(s.string({ format: 'date-time' })),
   ...pageParams,
 });
 
 const isoSchema = s.string({ format: 'date-time' });
-export const issueSchema = s.object({
-  object: s.enum(['issue'] as const), id: s.string(), number: s.integer({ minimum: 1 }),
-  subject: s.string(), preview: s.string(), description: s.optional(s.string()),
-  state: s.enum(ISSUE_STATES), priority, tags: s.array(s.string()),
-  customer: s.optional(s.object({ name: s.optional(s.string()), email: s.optional(s.string({ format: 'email' })), company: s.optional(s.string()) })),
-  source: s.object({ channel: s.string(), conversationId: s.optional(s.string()) }),
-  createdAt: isoSchema, updatedAt: isoSchema, lastActivityAt: isoSchema, closedAt: s.optional(isoSchema),
-});
+export const issueSchema = s.named('Issue', s.object({
+  object: s.enum(['issue'] as const), id: s.string(), number: s.integer({ minimum: 1, description: 'Sequential per workspace, from 1.' }),
+  subject: s.string(), preview: s.string({ description: 'The start of the description (at most 160 characters).' }), description: s.optional(s.string()),
+  state: issueState, priority, tags: s.array(s.string()),
+  customer: s.optional(s.named('IssueCustomer', s.object({ name: s.optional(s.string()), email: s.optional(s.string({ format: 'email' })), company: s.optional(s.string()) }))),
+  source: s.named('IssueSource', s.object({
+    channel: s.string({ description: '`api`, or the channel of the conversation the issue was opened from.' }),
+    conversationId: s.optional(s.string({ description: 'The conversation the issue was opened from.' })),
+  })),
+  createdAt: isoSchema, updatedAt: isoSchema,
+  lastActivityAt: { ...isoSchema, description: 'The later of `updatedAt` and the last message of the linked conversation.' },
+  closedAt: s.optional({ ...isoSchema, description: 'When it was closed; absent unless `state` is `closed`.' }),
+}));
+const issueResponse = s.named('IssueResponse', s.object({ issue: issueSchema }));
 
 /** The API view: adds `lastActivityAt`, the later of `updatedAt` and the conversation's last message. */
 export function issueView(ws: Workspace, i: Issue): Record<string, unknown> {
@@ -154,20 +174,20 @@ export const issueRoutes = [
     method: 'POST', path: base, operationId: 'createIssue', tag: 'Issues', scope: 'issues:write',
     summary: 'Create an issue, optionally opened from a conversation.',
     body: createIssueBody,
-    success: { status: 201, schema: s.object({ issue: issueSchema }), description: 'The created issue.' },
+    success: { status: 201, schema: issueResponse, description: 'The created issue.' },
     handler: (ctx) => ({ status: 201, body: { issue: issueView(ctx.ws, createIssue(ctx.ws, ctx.tx(), ctx.body, ctx.now)) } }),
   }),
   route({
     method: 'GET', path: `${base}/{issueId}`, operationId: 'retrieveIssue', tag: 'Issues', scope: 'issues:read',
     summary: 'Retrieve an issue.',
-    success: { status: 200, schema: s.object({ issue: issueSchema }), description: 'The issue.' },
+    success: { status: 200, schema: issueResponse, description: 'The issue.' },
     handler: (ctx) => { const i = load(ctx); return { status: 200, body: null, json: issueCache(ctx.ws).answer(i, issueDep(ctx.ws, i)) }; },
   }),
   route({
     method: 'PATCH', path: `${base}/{issueId}`, operationId: 'updateIssue', tag: 'Issues', scope: 'issues:write',
     summary: 'Update an issue; `closed` sets `closedAt`, leaving it clears it; `tags` replaces the list.',
     body: updateIssueBody,
-    success: { status: 200, schema: s.object({ issue: issueSchema }), description: 'The updated issue.' },
+    success: { status: 200, schema: issueResponse, description: 'The updated issue.' },
     handler: (ctx) => {
       const issue = load(ctx);
       const b = ctx.body;

@@ -40,28 +40,36 @@ export const DEFAULT_AUTH: SourceAuth = { configured: false, hasSecret: false, l
 export const DEFAULT_PUBLIC_DOCS: PublicDocs = { enabled: false, published: false, slug: null, url: null };
 
 const isoOrNull = s.nullable(s.string({ format: 'date-time' }));
-export const sourceSummarySchema = s.object({
+/** Ids of documents and endpoints are made anew by every ingestion. */
+const RESCAN_IDS = 'A rescan replaces every document and endpoint of the source, with new ids: read them again after one.';
+export const sourceSummarySchema = s.named('SourceSummary', s.object({
   object: s.enum(['source'] as const),
   id: s.string({ format: 'uuid' }),
   name: s.string(),
-  type: s.enum(SOURCE_TYPES),
-  status: s.enum(SOURCE_STATUSES),
-  inputUrl: s.optional(s.nullable(s.string())),
-  error: s.optional(s.nullable(s.string())),
-  auth: s.optional(s.object({
+  type: s.enum(SOURCE_TYPES, { description: 'The stored type: the detected one when `auto` was asked for.' }),
+  status: s.enum(SOURCE_STATUSES, { description: '`processing` while it is ingested, then `ready`, or `failed` with `error`.' }),
+  inputUrl: s.optional(s.nullable(s.string({ format: 'uri', description: 'The normalized URL; null for pasted content.' }))),
+  error: s.optional(s.nullable(s.string({ description: 'Why the last ingestion failed; null otherwise.' }))),
+  auth: s.optional(s.named('SourceAuth', s.object({
     configured: s.boolean(), hasSecret: s.boolean(), lastError: s.nullable(s.string()),
     lastVerifiedAt: isoOrNull, status: s.enum(AUTH_STATUSES), type: s.nullable(s.enum(AUTH_TYPES)),
-  })),
-  publicDocs: s.object({ enabled: s.boolean(), published: s.boolean(), slug: s.nullable(s.string()), url: s.nullable(s.string()) }, { additionalProperties: true }),
+  }, { description: 'The state of the credential used by live checks; the secret itself is never returned.' }))),
+  publicDocs: s.named('PublicDocsMetadata', s.object({ enabled: s.boolean(), published: s.boolean(), slug: s.nullable(s.string()), url: s.nullable(s.string()) }, { additionalProperties: true })),
   createdAt: s.string({ format: 'date-time' }),
   updatedAt: isoOrNull,
-});
-export const ingestionResultSchema = s.object({
+}));
+export const ingestionResultSchema = s.named('IngestionResult', s.object({
   source: sourceSummarySchema,
-  counts: s.object({ chunks: s.integer({ minimum: 0 }), documents: s.integer({ minimum: 0 }), endpoints: s.integer({ minimum: 0 }) }),
-  documents: s.array(s.object({ id: s.string(), kind: s.nullable(s.string()), title: s.nullable(s.string()) })),
-  endpoints: s.array(s.object({ id: s.string(), method: s.nullable(s.string()), path: s.nullable(s.string()) })),
-});
+  counts: s.named('IngestionCounts', s.object({ chunks: s.integer({ minimum: 0 }), documents: s.integer({ minimum: 0 }), endpoints: s.integer({ minimum: 0 }) }, {
+    description: 'The totals, even where `documents` and `endpoints` list only the first 1,000.',
+  })),
+  documents: s.array(s.named('SourceDocument', s.object({
+    id: s.string({ description: `The document's id. ${RESCAN_IDS}` }), kind: s.nullable(s.string()), title: s.nullable(s.string()),
+  })), { description: 'The first 1,000 documents.' }),
+  endpoints: s.array(s.named('SourceEndpoint', s.object({
+    id: s.string({ description: `The endpoint's id, for live checks (\`endpointId\`). ${RESCAN_IDS}` }), method: s.nullable(s.string()), path: s.nullable(s.string()),
+  })), { description: 'The first 1,000 endpoints.' }),
+}, { description: 'A source and what its last successful ingestion produced.' }));
 
 /** The SourceSummary view: the spec's fields, nothing internal. */
 export function sourceView(src: Source): Record<string, unknown> {

@@ -27,21 +27,22 @@ import {
   sourceSummarySchema, sourceView, type Source,
 } from './sourceModel.js';
 import { applyCredentialOrigins, CLEARED_URL_CHANGED, clearCredential, credentialOrigins } from './credentials.js';
+import { SOURCE_DOCS } from './sourceDocs.js';
 
 const CREATE_TYPES = ['auto', 'openapi', 'json', 'url', 'website', 'text', 'graphql', 'postman', 'asyncapi', 'grpc', 'soap', 'github'] as const;
 const FETCHED = new Set(['url', 'website', 'github']);
 /** Headers that shape the request itself; a credential in one would break or smuggle requests. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'proxy-connection', 'content-type', 'content-encoding', 'accept-encoding']);
 
-const createBody = s.object({
-  type: s.optional(s.enum(CREATE_TYPES)),
+const createBody = s.named('CreateSourceRequest', s.object({
+  type: s.optional(s.enum(CREATE_TYPES, { default: 'auto', description: SOURCE_DOCS.type })),
   name: s.optional(s.string({ minLength: 1, maxLength: 200 })),
-  url: s.optional(s.string({ maxLength: 2000 })),
-  content: s.optional(s.string({ maxLength: 2_000_000 })),
-});
-const updateBody = s.object({
+  url: s.optional(s.string({ maxLength: 2000, format: 'uri', description: SOURCE_DOCS.url })),
+  content: s.optional(s.string({ maxLength: 2_000_000, description: SOURCE_DOCS.content })),
+}, { requireAnyOf: ['url', 'content'], description: SOURCE_DOCS.create }));
+const updateBody = s.named('UpdateSourceRequest', s.object({
   name: s.optional(s.string({ minLength: 1, maxLength: 200 })),
-  url: s.optional(s.string({ maxLength: 2000 })),
+  url: s.optional(s.string({ maxLength: 2000, format: 'uri', description: SOURCE_DOCS.updateUrl })),
   auth: s.optional(s.nullable(s.object({
     type: s.enum(AUTH_TYPES),
     secret: s.string({ minLength: 1, maxLength: 4096 }),
@@ -51,15 +52,15 @@ const updateBody = s.object({
   publicDocs: s.optional(s.object({
     enabled: s.optional(s.boolean()), published: s.optional(s.boolean()),
     slug: s.optional(s.nullable(s.string({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' }))),
-    url: s.optional(s.nullable(s.string({ maxLength: 2000 }))),
+    url: s.optional(s.nullable(s.string({ maxLength: 2000, format: 'uri' }))),
   })),
-});
+}));
 const listQuery = s.object({ status: s.optional(s.enum(SOURCE_STATUSES)), type: s.optional(s.enum(SOURCE_TYPES)), ...pageParams });
 const searchQuery = s.object({ q: s.string({ minLength: 1, maxLength: 500, description: 'Search text; its first 32 distinct terms are used (words after tokenizing: stop words dropped, repeats counted once).' }), limit: s.optional(s.integer({ minimum: 1, maximum: 50 })) });
-const searchResult = s.object({
+const searchResult = s.named('SearchResult', s.object({
   object: s.enum(['search_result'] as const), sourceId: s.string(), documentId: s.string(), title: s.nullable(s.string()),
-  score: s.any({ description: 'BM25 score (number), higher is better' }), text: s.string(),
-});
+  score: s.number({ description: 'BM25 score, higher is better' }), text: s.string(),
+}));
 
 export interface SourceDeps { config: Config; secrets: SecretBox; logger: Logger; analyzer: Analyzer }
 
@@ -187,7 +188,7 @@ export function sourceRoutes(deps: SourceDeps) {
       method: 'GET', path: `${base}/search`, operationId: 'searchSources', tag: 'Sources', scope: 'sources:read',
       summary: 'BM25 search over the chunks of every source of the workspace; best chunks first.',
       query: searchQuery,
-      success: { status: 200, schema: s.object({ object: s.enum(['list'] as const), hasMore: s.boolean(), nextCursor: s.nullable(s.string()), results: s.array(searchResult) }), description: 'The best chunks.' },
+      success: { status: 200, schema: s.named('SearchResultList', s.object({ object: s.enum(['list'] as const), hasMore: s.boolean(), nextCursor: s.nullable(s.string()), results: s.array(searchResult) })), description: 'The best chunks.' },
       handler: (ctx) => {
         const hits = ctx.ws.search.search(ctx.query.q, ctx.query.limit ?? 10);
         const results = hits.map((h) => ({ object: 'search_result', sourceId: h.sourceId, documentId: h.documentId, title: h.title, score: h.score, text: h.text }));
@@ -209,7 +210,7 @@ export function sourceRoutes(deps: SourceDeps) {
         + 'A credential is bound to the origin of the source\'s server URL when it is set: changing url (without setting auth again) clears it, '
         + 'with auth.lastError saying why.',
       body: updateBody, errors: [409],
-      success: { status: 200, schema: s.object({ source: sourceSummarySchema }), description: 'The updated source.' },
+      success: { status: 200, schema: s.named('SourceResponse', s.object({ source: sourceSummarySchema })), description: 'The updated source.' },
       handler: (ctx) => {
         const src = load(ctx);
         const b = ctx.body;
@@ -248,7 +249,7 @@ export function sourceRoutes(deps: SourceDeps) {
     route({
       method: 'DELETE', path: `${base}/{sourceId}`, operationId: 'deleteSource', tag: 'Sources', scope: 'sources:write',
       summary: 'Delete a source with its documents, endpoints, chunks and credential.',
-      success: { status: 200, schema: s.object({ object: s.enum(['source'] as const), id: s.string(), deleted: s.boolean() }), description: 'The deleted source\'s id.' },
+      success: { status: 200, schema: s.named('DeletedSource', s.object({ object: s.enum(['source'] as const), id: s.string(), deleted: s.boolean() })), description: 'The deleted source\'s id.' },
       handler: (ctx) => {
         const src = load(ctx);
         const tx = ctx.tx();

@@ -3,13 +3,13 @@ import { s } from '../http/schema.js';
 import { route } from '../http/route.js';
 import type { UsageCounter } from '../usage.js';
 
-export const usageSchema = s.object({
+export const usageSchema = s.named('Usage', s.object({
   object: s.enum(['usage'] as const),
-  periodStart: s.string({ format: 'date-time' }),
-  periodEnd: s.string({ format: 'date-time' }),
-  apiRequests: s.integer({ minimum: 0 }),
-  liveApiChecks: s.integer({ minimum: 0 }),
-});
+  periodStart: s.string({ format: 'date-time', description: 'The first instant of the current UTC month.' }),
+  periodEnd: s.string({ format: 'date-time', description: 'The first instant of the next UTC month.' }),
+  apiRequests: s.integer({ minimum: 0, description: 'Authenticated API requests of the workspace this month, this one included.' }),
+  liveApiChecks: s.integer({ minimum: 0, description: 'Live API checks sent this month, failed ones included.' }),
+}));
 
 export function usageRoutes(usage: UsageCounter) {
   return [

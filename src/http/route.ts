@@ -3,7 +3,7 @@
  * and the success response schema. The pipeline validates with these and the OpenAPI
  * document is generated from the same objects.
  */
-import type { Static, TObject, TSchema } from './schema.js';
+import type { Static, TObject, TRef, TSchema } from './schema.js';
 import type { Workspace } from '../workspace.js';
 import type { KeyRec, Store } from '../store/store.js';
 import type { Tx } from '../store/db.js';
@@ -60,16 +60,19 @@ interface RouteBase {
   errors?: number[];
 }
 
+/** A request body schema: an object, or a named one (a component of the OpenAPI document). */
+export type BodySchema = TObject | TRef<TObject>;
+
 /** A route with its input types erased, as the router and the OpenAPI generator hold it. */
 export interface Route extends RouteBase {
   query?: TObject;
-  body?: TObject;
+  body?: BodySchema;
   // The handler's input was validated against `query` and `body`; `route()` typed it.
   handler: (ctx: Ctx<never, never>) => Result | Promise<Result>;
 }
 
 /** Declares a route with its handler's input types inferred from the schemas. */
-export function route<Q extends TObject = TObject<{}>, B extends TObject = TObject<{}>>(
+export function route<Q extends TObject = TObject<{}>, B extends BodySchema = TObject<{}>>(
   r: RouteBase & { query?: Q; body?: B; handler: (ctx: Ctx<Static<Q>, Static<B>>) => Result | Promise<Result> },
 ): Route {
   return r as unknown as Route;

@@ -6,22 +6,39 @@
  */
 import { invalid } from './errors.js';
 
-export type Format = 'email' | 'date-time' | 'uuid' | 'uri';
+/**
+ * String formats. {@link validate} asserts `email`, `date-time`, `date` and `uuid`; `uri` is
+ * stated for clients only: the handlers that take a URL parse it with stricter rules of their own
+ * (an absolute http(s) URL without user info, docs/api.md#create-source).
+ */
+export type Format = 'email' | 'date-time' | 'date' | 'uuid' | 'uri';
 
-interface Base { description?: string; optional?: boolean }
+interface Base {
+  description?: string; optional?: boolean;
+  /** The value the server assumes when the property is left out (stated in the document; the handler applies it). */
+  default?: string | number | boolean;
+}
 export interface TString<E extends string = string> extends Base {
   kind: 'string'; minLength?: number; maxLength?: number; enum?: readonly E[]; format?: Format; pattern?: string;
 }
 export interface TInteger extends Base { kind: 'integer'; minimum?: number; maximum?: number }
+/** Any finite JSON number. */
+export interface TNumber extends Base { kind: 'number'; minimum?: number; maximum?: number }
 export interface TBoolean extends Base { kind: 'boolean' }
 export interface TArray<I extends TSchema = TSchema> extends Base { kind: 'array'; items: I; maxItems?: number; minItems?: number }
 export interface TObject<P extends Props = Props> extends Base {
   kind: 'object'; properties: P; additionalProperties?: boolean;
+  /**
+   * At least one of these (optional) properties must be present; several may be. Emitted as an
+   * `anyOf` of the object with each of them required in turn, so generated clients get a union.
+   */
+  requireAnyOf?: readonly string[];
 }
 export interface TNullable<I extends TSchema = TSchema> extends Base { kind: 'nullable'; inner: I }
-export interface TRef extends Base { kind: 'ref'; name: string; target: () => TSchema }
+/** A named schema: `components.schemas[name]` in the document, `$ref`'d wherever it is used. */
+export interface TRef<S extends TSchema = TSchema> extends Base { kind: 'ref'; name: string; target: () => S }
 export interface TAny extends Base { kind: 'any' }
-export type TSchema = TString<string> | TInteger | TBoolean | TArray<any> | TObject<any> | TNullable<any> | TRef | TAny;
+export type TSchema = TString<string> | TInteger | TNumber | TBoolean | TArray<any> | TObject<any> | TNullable<any> | TRef<any> | TAny;
 export type Props = Record<string, TSchema>;
 
 type Opt<S> = S & { optional: true };
@@ -32,10 +49,12 @@ type Simplify<T> = { [K in keyof T]: T[K] } & {};
 export type Static<S> =
   S extends TString<infer E> ? E :
   S extends TInteger ? number :
+  S extends TNumber ? number :
   S extends TBoolean ? boolean :
   S extends TArray<infer I> ? Static<I>[] :
   S extends TObject<infer P> ? Simplify<{ [K in RequiredKeys<P>]: Static<P[K]> } & { [K in OptionalKeys<P>]?: Static<P[K]> }> :
   S extends TNullable<infer I> ? Static<I> | null :
+  S extends TRef<infer T> ? Static<T> :
   unknown;
 
 /** Schema builders. Each returns a plain, JSON-Schema-like object (see {@link toJsonSchema}). */
@@ -43,19 +62,26 @@ export const s = {
   string: (o: Omit<TString, 'kind'> = {}): TString => ({ kind: 'string', ...o }),
   enum: <const E extends string>(values: readonly E[], o: Omit<TString<E>, 'kind' | 'enum'> = {}): TString<E> => ({ kind: 'string', enum: values, ...o }),
   integer: (o: Omit<TInteger, 'kind'> = {}): TInteger => ({ kind: 'integer', ...o }),
+  number: (o: Omit<TNumber, 'kind'> = {}): TNumber => ({ kind: 'number', ...o }),
   boolean: (o: Omit<TBoolean, 'kind'> = {}): TBoolean => ({ kind: 'boolean', ...o }),
   array: <I extends TSchema>(items: I, o: Omit<TArray<I>, 'kind' | 'items'> = {}): TArray<I> => ({ kind: 'array', items, ...o }),
   object: <P extends Props>(properties: P, o: Omit<TObject<P>, 'kind' | 'properties'> = {}): TObject<P> =>
     ({ kind: 'object', properties, additionalProperties: false, ...o }),
   nullable: <I extends TSchema>(inner: I): TNullable<I> => ({ kind: 'nullable', inner }),
   optional: <S extends TSchema>(schema: S): Opt<S> => ({ ...schema, optional: true }),
-  ref: (name: string, target: () => TSchema): TRef => ({ kind: 'ref', name, target }),
+  ref: <S extends TSchema>(name: string, target: () => S): TRef<S> => ({ kind: 'ref', name, target }),
+  /**
+   * `schema` under a component name (a valid TypeScript identifier that no global type such as
+   * `Error` or `Document` has, docs/api.md#openapi-document): generated clients get a named type.
+   */
+  named: <S extends TSchema>(name: string, schema: S): TRef<S> => ({ kind: 'ref', name, target: () => schema }),
   any: (o: Omit<TAny, 'kind'> = {}): TAny => ({ kind: 'any', ...o }),
 };
 
 const EMAIL = /^[^\s@"<>()\[\],;:\\]+@[^\s@"<>()\[\],;:\\]+\.[^\s@"<>()\[\],;:\\.]+$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/i;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** Length in Unicode code points (JSON Schema's `maxLength` unit), cheap when no surrogates. */
 export function codePointLength(str: string): number {
@@ -77,6 +103,14 @@ export function isDateTime(v: string): boolean {
   const [y, m, d] = [Number(v.slice(0, 4)), Number(v.slice(5, 7)), Number(v.slice(8, 10))];
   const days = new Date(Date.UTC(y, m, 0)).getUTCDate();
   return m >= 1 && m <= 12 && d >= 1 && d <= days && Number(v.slice(11, 13)) < 24 && Number(v.slice(14, 16)) < 60 && Number(v.slice(17, 19)) < 60;
+}
+
+/** True when `v` is a `YYYY-MM-DD` date (RFC 3339 `full-date`) that names a real day. */
+export function isDate(v: string): boolean {
+  const m = DATE.exec(v);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  return mo >= 1 && mo <= 12 && d >= 1 && d <= new Date(Date.UTC(y, mo, 0)).getUTCDate();
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -118,6 +152,7 @@ function check(schema: TSchema, value: unknown, path: string): void {
       }
       if (schema.format === 'email' && !EMAIL.test(value)) throw invalid(`${name} must be a valid email address`);
       if (schema.format === 'date-time' && !isDateTime(value)) throw invalid(`${name} must be an ISO 8601 date-time such as 2026-06-29T12:00:00Z`);
+      if (schema.format === 'date' && !isDate(value)) throw invalid(`${name} must be a date such as 2026-06-29`);
       if (schema.format === 'uuid' && !UUID.test(value)) throw invalid(`${name} must be a UUID`);
       if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(value)) throw invalid(`${name} has an invalid format`);
       return;
@@ -126,6 +161,13 @@ function check(schema: TSchema, value: unknown, path: string): void {
       if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw invalid(`${name} must be an integer`);
       if ((schema.minimum !== undefined && value < schema.minimum) || (schema.maximum !== undefined && value > schema.maximum)) {
         throw invalid(`${name} must be an integer from ${schema.minimum ?? Number.MIN_SAFE_INTEGER} to ${schema.maximum ?? Number.MAX_SAFE_INTEGER}`);
+      }
+      return;
+    }
+    case 'number': {
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw invalid(`${name} must be a number`);
+      if ((schema.minimum !== undefined && value < schema.minimum) || (schema.maximum !== undefined && value > schema.maximum)) {
+        throw invalid(`${name} must be a number from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`);
       }
       return;
     }
@@ -155,6 +197,11 @@ function check(schema: TSchema, value: unknown, path: string): void {
         }
         check(prop, rec[key], sub);
       }
+      const anyOf = schema.requireAnyOf;
+      if (anyOf?.length && !anyOf.some((k) => rec[k] !== undefined)) {
+        const names = anyOf.map((k) => (path ? `${path}.${k}` : k));
+        throw invalid(`${names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}` : names[0]} is required`);
+      }
       return;
     }
   }
@@ -162,16 +209,26 @@ function check(schema: TSchema, value: unknown, path: string): void {
 
 /**
  * Emits `schema` as a JSON Schema (2020-12, as used by OpenAPI 3.1). `refs` collects named
- * schemas (`s.ref`) so the caller can place them under `components.schemas`.
+ * schemas (`s.ref`, `s.named`) so the caller can place them under `components.schemas`.
+ * @throws Error when two different schemas are given the same name.
  */
 export function toJsonSchema(schema: TSchema, refs?: Map<string, TSchema>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (schema.description) out.description = schema.description;
+  if (schema.default !== undefined) out.default = schema.default;
   switch (schema.kind) {
     case 'any': return out;
-    case 'ref':
-      refs?.set(schema.name, schema.target());
-      return { $ref: `#/components/schemas/${schema.name}` };
+    case 'ref': {
+      const target = schema.target();
+      const prior = refs?.get(schema.name);
+      // A name stands for one exact schema: the same definition built twice is fine, two different ones are not.
+      if (prior !== undefined && prior !== target && JSON.stringify(toJsonSchema(prior)) !== JSON.stringify(toJsonSchema(target))) {
+        throw new Error(`two different schemas are named ${schema.name}`);
+      }
+      refs?.set(schema.name, target);
+      // OpenAPI 3.1 lets a description stand next to `$ref`: the use's own words, the target's shape.
+      return { $ref: `#/components/schemas/${schema.name}`, ...out };
+    }
     case 'nullable': {
       const inner = toJsonSchema(schema.inner, refs);
       if (typeof inner.type === 'string') return { ...inner, type: [inner.type, 'null'], ...(inner.enum ? { enum: [...(inner.enum as unknown[]), null] } : {}) };
@@ -186,7 +243,8 @@ export function toJsonSchema(schema: TSchema, refs?: Map<string, TSchema>): Reco
       if (schema.pattern) out.pattern = schema.pattern;
       return out;
     case 'integer':
-      out.type = 'integer';
+    case 'number':
+      out.type = schema.kind;
       if (schema.minimum !== undefined) out.minimum = schema.minimum;
       if (schema.maximum !== undefined) out.maximum = schema.maximum;
       return out;
@@ -204,6 +262,13 @@ export function toJsonSchema(schema: TSchema, refs?: Map<string, TSchema>): Reco
       for (const [k, v] of Object.entries(schema.properties as Props)) {
         props[k] = toJsonSchema(v, refs);
         if (!v.optional) required.push(k);
+      }
+      const anyOf = schema.requireAnyOf;
+      if (anyOf?.length) {
+        // One alternative per property that may satisfy the rule; several present match several.
+        const { description, ...rest } = out;
+        const alternative = (k: string) => ({ ...rest, properties: props, required: [...required, k], additionalProperties: schema.additionalProperties ?? false });
+        return { ...(description !== undefined ? { description } : {}), anyOf: anyOf.map(alternative) };
       }
       out.properties = props;
       if (required.length) out.required = required;

@@ -3,12 +3,19 @@
  * route table — the same schema objects the pipeline validates with. Each operation lists every
  * status the pipeline (`app.ts`) can answer it with: 400 (Api-Version, query, body,
  * Idempotency-Key), 401/403/429 when it needs a key, 404 for paths with `{param}`s, 413/415
- * with a body, 409/422 for idempotent POSTs, the route's own `errors`, 500 and 503.
+ * with a body, 409/422 for idempotent POSTs, the route's own `errors`, 431, 500 and 503.
+ *
+ * Made for client generators: every request body and success body is a named component
+ * (`$ref`), the route's own name or `<OperationId>Request`/`<OperationId>Response`; every
+ * component name is a TypeScript identifier that no global type has (the error body is
+ * `ErrorResponse`, not `Error`); each body carries an example (examples.ts).
  */
 import { ERRORS, type ErrorCode } from '../http/errors.js';
 import { MiB, type Route } from '../http/route.js';
-import { toJsonSchema, type TSchema } from '../http/schema.js';
+import { s, toJsonSchema, type TSchema } from '../http/schema.js';
 import { API_VERSION } from '../app.js';
+import { SCOPES } from '../auth/keys.js';
+import { EXAMPLES } from './examples.js';
 
 type Json = Record<string, unknown>;
 
@@ -28,6 +35,32 @@ const HEADERS: Record<string, Json> = {
   'Idempotent-Replayed': { description: '`true` when the answer is the stored answer to an earlier request with the same `Idempotency-Key`.', required: false, schema: { type: 'string', enum: ['true'] } },
 };
 const RATE_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+
+/** The component name of the `{code, error}` body. */
+export const ERROR_SCHEMA = 'ErrorResponse';
+/**
+ * Names a component must not take: they shadow a global type in the code generators emit
+ * (TypeScript's `Error`, the DOM's `Document`, `Response`, `Request`, …). The document test checks
+ * every name against TypeScript's own library declarations; this list stops the obvious ones early.
+ */
+const SHADOWING = new Set(['Error', 'Object', 'Array', 'String', 'Number', 'Boolean', 'Date', 'Function', 'Symbol', 'Promise', 'Map', 'Set',
+  'Record', 'Partial', 'Document', 'Response', 'Request', 'Headers', 'Event', 'Node', 'Element', 'URL', 'Blob', 'File', 'Location', 'Storage']);
+/** A component name: a TypeScript identifier in PascalCase. */
+const COMPONENT_NAME = /^[A-Z][A-Za-z0-9]*$/;
+
+/** Descriptions of the operation tags, the API's areas. */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  Conversations: 'Create, read, update and message support conversations.',
+  Issues: 'Create, read and update support issues.',
+  Sources: 'Create, inspect, update, delete, rescan and search API context sources (material ingested from a URL or pasted content); live API checks.',
+  Definitions: 'Read the workspace\'s tags, statuses, priorities and custom field definitions.',
+  Agents: 'Read AI support agents and their public widget keys.',
+  Clients: 'Read client aggregates derived from the workspace\'s conversations and issues.',
+  Usage: 'Read the current month\'s API requests and live API checks.',
+  Analytics: 'Read sanitized workspace analytics: counts and durations.',
+  Health: 'Liveness of the server.',
+  Meta: 'This document.',
+};
 
 const errorSchema = {
   type: 'object',
@@ -64,7 +97,7 @@ const WHY: Record<number, string> = {
 };
 
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
-const errorRef = { $ref: '#/components/schemas/Error' };
+const errorRef = { $ref: `#/components/schemas/${ERROR_SCHEMA}` };
 /** A header component inlined as optional, for answers that carry it only on some paths. */
 const optionalHeader = (name: string, why: string): Json => ({ ...HEADERS[name], description: `${HEADERS[name].description} ${why}`, required: false });
 
@@ -92,9 +125,12 @@ function codesFor(r: Route, status: number): ErrorCode[] {
   });
 }
 
+/** Statuses answered before any route is chosen, that every operation can get: the shared component of each. */
+const BEFORE_ROUTING: Record<number, string> = { 431: 'RequestHeaderFieldsTooLarge' };
+
 /** Every error status the pipeline can answer `r` with, ascending. */
 export function errorStatuses(r: Route): number[] {
-  const set = new Set<number>([400, 500, 503, ...(r.errors ?? [])]);
+  const set = new Set<number>([400, 431, 500, 503, ...(r.errors ?? [])]);
   if (r.scope !== null) for (const st of [401, 403, 429]) set.add(st);
   if (r.body) { set.add(413); set.add(415); }
   if (/\{\w+\}/.test(r.path)) set.add(404);
@@ -154,20 +190,34 @@ function parameters(r: Route, refs: Map<string, TSchema>): Json[] {
   return out;
 }
 
+/** `Op` of an operationId `op`: the first letter upper-cased. */
+const pascal = (id: string) => id[0].toUpperCase() + id.slice(1);
+
+/** `schema` as a named component: as it is when already named, else under `fallback`. */
+const named = (schema: TSchema, fallback: string): TSchema => (schema.kind === 'ref' ? schema : s.named(fallback, schema));
+
+/** The sentence naming the scopes that allow `scope`: `X:read` is implied by `X:write` where that scope exists. */
+function scopeNote(scope: string): string {
+  const write = scope.replace(/:read$/, ':write');
+  const implied = write !== scope && (SCOPES as readonly string[]).includes(write) ? ` (or \`${write}\`, which implies it)` : '';
+  return `Requires an API key with scope \`${scope}\`${implied}, or \`*\`.`;
+}
+
 function operation(r: Route, refs: Map<string, TSchema>, shared: ResponseComponents): Json {
   const notes: string[] = [r.summary];
-  if (r.scope !== null) notes.push(`Requires an API key with scope \`${r.scope}\`${r.scope.endsWith(':read') ? ` (or \`${r.scope.replace(/:read$/, ':write')}\`, which implies it)` : ''}, or \`*\`.`);
+  if (r.scope !== null) notes.push(scopeNote(r.scope));
   else notes.push('No authentication.');
   if (r.body) notes.push(`Body limit ${(r.bodyLimit ?? MiB) / MiB} MiB.`);
   const op: Json = { operationId: r.operationId, summary: r.summary, description: notes.join('\n\n'), tags: [r.tag] };
   if (r.scope === null) op.security = [];
   else { op.security = [{ bearerAuth: [r.scope] }]; op['x-required-scope'] = r.scope; }
   op.parameters = parameters(r, refs);
+  const example = EXAMPLES[r.operationId];
   if (r.body) {
     op.requestBody = {
       required: !r.bodyOptional,
       ...(r.bodyOptional ? { description: 'May be left out entirely.' } : {}),
-      content: { 'application/json': { schema: toJsonSchema(r.body, refs) } },
+      content: { 'application/json': { schema: toJsonSchema(named(r.body, `${pascal(r.operationId)}Request`), refs), ...(example?.request !== undefined ? { example: example.request } : {}) } },
     };
   }
   const authenticated = r.scope !== null;
@@ -175,12 +225,12 @@ function operation(r: Route, refs: Map<string, TSchema>, shared: ResponseCompone
     [String(r.success.status)]: {
       description: r.success.description,
       headers: responseHeaders(authenticated, r.method === 'POST', r.success.status),
-      content: { 'application/json': { schema: toJsonSchema(r.success.schema, refs) } },
+      content: { 'application/json': { schema: toJsonSchema(named(r.success.schema, `${pascal(r.operationId)}Response`), refs), ...(example ? { example: example.response } : {}) } },
     },
   };
   for (const st of errorStatuses(r)) {
-    const codes = codesFor(r, st);
-    responses[String(st)] = shared.error(st, authenticated, codes);
+    const before = BEFORE_ROUTING[st];
+    responses[String(st)] = before ? { $ref: `#/components/responses/${before}` } : shared.error(st, authenticated, codesFor(r, st));
   }
   op.responses = responses;
   return op;
@@ -188,8 +238,9 @@ function operation(r: Route, refs: Map<string, TSchema>, shared: ResponseCompone
 
 /**
  * Builds the OpenAPI 3.1 document of `routes`: one operation per route, named schemas
- * (`s.ref`) under `components.schemas` next to `Error`.
- * @throws Error when two routes share an operationId or two different schemas share a name.
+ * (`s.named`, `s.ref`) under `components.schemas` next to `ErrorResponse`.
+ * @throws Error when two routes share an operationId, two different schemas share a name, or a
+ *   name is not a PascalCase identifier or shadows a global type (`Error`, `Document`, …).
  */
 export function buildOpenApiDocument(routes: Route[]): object {
   const refs = new Map<string, TSchema>();
@@ -209,17 +260,15 @@ export function buildOpenApiDocument(routes: Route[]): object {
     (paths[r.path] ??= {})[r.method.toLowerCase()] = operation(r, refs, shared);
   }
   // Named schemas may name more schemas: emit until no new name turns up.
+  // (toJsonSchema refuses two different schemas under one name.)
   const schemas: Json = {};
-  const targets = new Map<string, TSchema>();
   for (let pending = [...refs]; pending.length; pending = [...refs].filter(([n]) => !Object.hasOwn(schemas, n))) {
     for (const [name, target] of pending) {
-      if (name === 'Error') throw new Error('the schema name Error is reserved');
+      if (name === ERROR_SCHEMA || SHADOWING.has(name) || !COMPONENT_NAME.test(name)) throw new Error(`the schema name ${name} is reserved or not a PascalCase identifier`);
       schemas[name] = toJsonSchema(target, refs);
-      targets.set(name, target);
     }
   }
-  for (const [name, target] of refs) if (targets.get(name) !== target) throw new Error(`two different schemas are named ${name}`);
-  schemas.Error = errorSchema;
+  schemas[ERROR_SCHEMA] = errorSchema;
 
   return {
     openapi: '3.1.0',
@@ -234,7 +283,7 @@ export function buildOpenApiDocument(routes: Route[]): object {
     },
     servers: [{ url: '/' }],
     security: [{ bearerAuth: [] }],
-    tags: tags.map((name) => ({ name })),
+    tags: tags.map((name) => ({ name, ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}) })),
     paths,
     components: {
       securitySchemes: {
@@ -243,7 +292,8 @@ export function buildOpenApiDocument(routes: Route[]): object {
           description: 'A workspace API key, `svck_…`, created with the admin CLI (`key create`). Server-side use only. A public widget key (`svcw_…`) is not accepted.',
         },
       },
-      schemas,
+      // Alphabetical, so a generated client lists its types in an order a reader can search.
+      schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => (a < b ? -1 : 1))),
       headers: HEADERS,
       responses: shared.all,
       parameters: PARAMETERS,
