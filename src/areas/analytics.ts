@@ -14,7 +14,7 @@ export const DEFAULT_RANGE_DAYS = 30;
 /** Parses a `YYYY-MM-DD` query value that names a real day. @throws ApiError 400 */
 function parseDate(name: string, v: string): number {
   const t = Date.parse(`${v}T00:00:00.000Z`);
-  if (!DATE.test(v) || Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== v) throw invalid(`query parameter ${name} must be a date such as 2026-06-29`);
+  if (!DATE.test(v) || Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== v) throw invalid(`${name} must be a date such as 2026-06-29`, 'query');
   return t;
 }
 
@@ -48,8 +48,8 @@ export const analyticsRoutes = [
       const today = Date.parse(new Date(ctx.now).toISOString().slice(0, 10) + 'T00:00:00.000Z');
       const to = ctx.query.to === undefined ? today : parseDate('to', ctx.query.to);
       const from = ctx.query.from === undefined ? to - (DEFAULT_RANGE_DAYS - 1) * 86_400_000 : parseDate('from', ctx.query.from);
-      if (from > to) throw invalid('query parameter from must not be after to');
-      if ((to - from) / 86_400_000 + 1 > MAX_RANGE_DAYS) throw invalid(`the range from..to must be at most ${MAX_RANGE_DAYS} days`);
+      if (from > to) throw invalid('from must not be after to', 'query');
+      if ((to - from) / 86_400_000 + 1 > MAX_RANGE_DAYS) throw invalid(`to must be at most ${MAX_RANGE_DAYS - 1} days after from (a range of at most ${MAX_RANGE_DAYS} days)`, 'query');
       const iso = (t: number) => new Date(t).toISOString().slice(0, 10);
       return { status: 200, body: computeAnalytics(ctx.ws, iso(from), iso(to)) };
     },
