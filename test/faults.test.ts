@@ -406,6 +406,22 @@ test('a failed folder fsync after the compaction rename → later writes 503 (ne
   });
 });
 
+test('a conversation create undone by ENOSPC does not give its email the customer id it carried: the email takes another id afterwards', async () => {
+  const faults = new FaultFs();
+  const srv = await faultServer(faults);
+  faults.writeFault = { marker: 'FAULT-ID', code: 'ENOSPC', portion: 0 };
+  const failed = await createConversation(srv, 'FAULT-ID', { customer: { id: 'ghost-id', email: 'lost@example.com' } });
+  assert.deepEqual({ status: failed.status, body: failed.body }, { status: 503, body: STORAGE_FULL });
+  faults.clear();
+  const next = await createConversation(srv, 'After the fault', { customer: { email: 'LOST@example.com' } });
+  assert.equal(next.status, 201, next.text);
+  assert.notEqual(next.body.conversation.customer.id, 'ghost-id', 'the undone id is not the email\'s');
+  const again = await createConversation(srv, 'Same email', { customer: { id: next.body.conversation.customer.id, email: 'lost@example.com' } });
+  assert.equal(again.status, 201, again.text);
+  const ghost = await createConversation(srv, 'The undone id', { customer: { id: 'ghost-id', email: 'lost@example.com' } });
+  assert.equal(ghost.status, 409, ghost.text);
+});
+
 // ---------------------------------------------------------------- data dirs unusable at start
 
 test('a log that cannot be opened at start (EROFS from the seam) → startServer rejects naming the file and the cause, and leaves the data dir unlocked', async () => {
