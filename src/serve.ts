@@ -86,6 +86,62 @@ function listenFailure(e: NodeJS.ErrnoException, host: string, port: number): Li
   }
 }
 
+/** What serves the API once the data dir is open. */
+interface Services {
+  store: Store;
+  admin: Admin;
+  analyzer: Analyzer;
+  usage: UsageCounter;
+  routes: Route[];
+  adminServer: http.Server;
+}
+
+/**
+ * Opens the data dir (lock, replay), bootstraps an empty one, and starts what the API needs:
+ * the ingestion workers, the usage counter, the route table and the admin socket. On failure
+ * it closes what it opened — the data dir and its lock included — and rethrows.
+ * @throws LockedError, DataDirError, CorruptLogError (of the system log), or a failure to listen on the admin socket.
+ */
+async function openServices(config: Config, deps: ServerDeps): Promise<Services> {
+  const { clock, logger } = deps;
+  let store: Store | undefined;
+  let analyzer: Analyzer | undefined;
+  let usage: UsageCounter | undefined;
+  try {
+    store = await Store.open({ dataDir: config.dataDir, sync: config.sync === 'always', clock, fs: deps.fs,
+      onError: (e) => logger.error('background store error', { error: e.message }), compactionSlack: deps.compactionSlack });
+    // A torn last line was cut off during replay: say so, never drop it quietly (docs/storage.md#torn-tail).
+    for (const db of [store.system, ...[...store.workspaces.values()].map((w) => w.db)]) {
+      const r = db.replay;
+      if (r.tornTailSavedTo) logger.warn('torn log tail set aside', { file: db.path, keptBytes: r.size, savedTo: r.tornTailSavedTo });
+    }
+    // A workspace whose log has a corrupt line is offline (503 `storage_failed`); the others serve.
+    for (const [workspaceId, e] of store.quarantined) {
+      logger.error('workspace offline: its log is corrupt', { workspaceId, file: e.file, line: e.line, offset: e.offset, reason: e.reason, fix: `cli repair --workspace ${workspaceId}` });
+    }
+    const secrets = SecretBox.load(config.dataDir);
+    const admin = new Admin(store, clock, secrets);
+    // The caller bound the port first: a start that cannot serve leaves no bootstrap key behind.
+    if (store.empty && config.bootstrap) {
+      const boot = await admin.bootstrap();
+      (deps.announce ?? ((t) => process.stderr.write(t)))(
+        `Created workspace "${boot.name}" (${boot.workspaceId}) and a full-access API key.\n` +
+        `API key (shown only this once — keep it somewhere safe): ${boot.key}\n`);
+    }
+    analyzer = deps.analyzer ?? new WorkerAnalyzer({ timeoutMs: config.ingestTimeoutMs, hook: deps.ingestHook });
+    usage = new UsageCounter(store, clock, logger);
+    usage.start();
+    const routes = buildRoutes({ store, config, secrets, logger, analyzer, usage });
+    const adminServer = await listenAdminSocket(config.dataDir, admin, logger);
+    return { store, admin, analyzer, usage, routes, adminServer };
+  } catch (e) {
+    if (!deps.analyzer) await analyzer?.close().catch(() => {});
+    await usage?.close().catch(() => {});
+    await store?.close().catch(() => {});
+    throw e;
+  }
+}
+
 /**
  * Starts the server. The port is bound first, before anything is written: a HOST or PORT that
  * cannot be listened on (a name that does not resolve, an address not of this machine, a port
@@ -141,54 +197,19 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     throw listenFailure(e as NodeJS.ErrnoException, config.host, config.port);
   }
 
-  let store: Store | undefined;
-  let analyzer: Analyzer | undefined;
-  let usage: UsageCounter | undefined;
-  let admin: Admin;
-  let adminServer: http.Server;
-  let routes: Route[];
+  let services: Services;
   try {
-    store = await Store.open({ dataDir: config.dataDir, sync: config.sync === 'always', clock, fs: deps.fs,
-      onError: (e) => logger.error('background store error', { error: e.message }), compactionSlack: deps.compactionSlack });
-    // A torn last line was cut off during replay: say so, never drop it quietly (docs/storage.md#torn-tail).
-    for (const db of [store.system, ...[...store.workspaces.values()].map((w) => w.db)]) {
-      const r = db.replay;
-      if (r.tornTailSavedTo) logger.warn('torn log tail set aside', { file: db.path, keptBytes: r.size, savedTo: r.tornTailSavedTo });
-    }
-    // A workspace whose log has a corrupt line is offline (503 `storage_failed`); the others serve.
-    for (const [workspaceId, e] of store.quarantined) {
-      logger.error('workspace offline: its log is corrupt', { workspaceId, file: e.file, line: e.line, offset: e.offset, reason: e.reason, fix: `cli repair --workspace ${workspaceId}` });
-    }
-    const secrets = SecretBox.load(config.dataDir);
-    admin = new Admin(store, clock, secrets);
-    // Bootstrap runs only once the port is bound: a start that cannot serve leaves no key behind.
-    if (store.empty && config.bootstrap) {
-      const boot = await admin.bootstrap();
-      (deps.announce ?? ((t) => process.stderr.write(t)))(
-        `Created workspace "${boot.name}" (${boot.workspaceId}) and a full-access API key.\n` +
-        `API key (shown only this once — keep it somewhere safe): ${boot.key}\n`);
-    }
-    analyzer = deps.analyzer ?? new WorkerAnalyzer({ timeoutMs: config.ingestTimeoutMs, hook: deps.ingestHook });
-    usage = new UsageCounter(store, clock, logger);
-    usage.start();
-    routes = buildRoutes({ store, config, secrets, logger, analyzer, usage });
-    adminServer = await listenAdminSocket(config.dataDir, admin, logger);
+    services = await openServices(config, deps);
   } catch (e) {
-    // Release the port, the connections that came meanwhile, and the data dir (and its lock).
+    // Release the port and the connections that came meanwhile (openServices released the data dir).
     failed(e);
     server.close();
     server.closeAllConnections();
     connections.close();
-    if (!deps.analyzer) await analyzer?.close().catch(() => {});
-    await usage?.close().catch(() => {});
-    await store?.close().catch(() => {});
     throw e;
   }
-  // Narrowed for the closures below (each was set in the try block above).
-  const theStore = store;
-  const theUsage = usage;
-  const theAnalyzer = analyzer;
-  const theApp = new App({ store, config, clock, logger, routes, onAuthenticated: (wsId) => theUsage.countRequest(wsId) });
+  const { store, admin, analyzer, usage, routes, adminServer } = services;
+  const theApp = new App({ store, config, clock, logger, routes, onAuthenticated: (wsId) => usage.countRequest(wsId) });
   app = theApp;
   ready(theApp);
   const addr = server.address();
@@ -207,10 +228,10 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     await Promise.race([theApp.whenIdle(), deadline]);
     server.closeAllConnections();
     connections.close();
-    await theAnalyzer.close();
-    await theUsage.close();
-    await theStore.close();
+    await analyzer.close();
+    await usage.close();
+    await store.close();
     logger.info('stopped', {});
   })();
-  return { url, port, app: theApp, store: theStore, admin, http: server, routes, usage: theUsage, connections, close };
+  return { url, port, app: theApp, store, admin, http: server, routes, usage, connections, close };
 }

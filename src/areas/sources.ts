@@ -32,6 +32,8 @@ const FETCHED = new Set(['url', 'website', 'github']);
 /** Headers that shape the request itself; a credential in one would break or smuggle requests. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'proxy-connection', 'content-type', 'content-encoding', 'accept-encoding']);
 
+/** The name of a source whose document gave none and which has no URL. */
+const UNTITLED = 'Untitled source';
 /** A name left out (at creation) or empty is derived from the document (docs/sources.md#naming). */
 const DERIVED = 'the document\'s own title, else the URL\'s host, else `Untitled source`';
 const createBody = s.object({
@@ -85,8 +87,6 @@ function defaultName(src: Source): string {
   if (!src.nameGiven) return src.name;
   return src.inputUrl ? new URL(src.inputUrl).host : UNTITLED;
 }
-
-const UNTITLED = 'Untitled source';
 
 /** Turns an ingestion failure into the source's `error` text; unexpected errors are logged, not shown. */
 function failureMessage(err: unknown, logger: Logger, requestId: string): string {
