@@ -350,7 +350,8 @@ export function parseQuery(schema: TObject | undefined, qs: string): unknown {
   const out: Record<string, unknown> = {};
   const props = schema?.properties ?? {};
   for (const [k, v] of qs ? new URLSearchParams(qs) : []) {
-    const prop = props[k];
+    // Own properties only: `hasOwnProperty=x` names no parameter, whatever Object.prototype holds.
+    const prop = Object.hasOwn(props, k) ? props[k] : undefined;
     if (!prop) throw invalid(`${k} is not supported`, 'query');
     if (Object.hasOwn(out, k)) throw invalid(`${k} must be given once`, 'query');
     if (prop.kind === 'integer') {

@@ -445,6 +445,8 @@ describe('GET /api/v1/conversations', () => {
     ['updatedAfter=2026-06-29 (a date)', 'updatedAfter=2026-06-29', 'updatedAfter must be an ISO 8601 date-time such as 2026-06-29T12:00:00Z'],
     ['updatedAfter=2026-13-30T00:00:00Z (no such month)', 'updatedAfter=2026-13-30T00:00:00Z', 'updatedAfter must be an ISO 8601 date-time such as 2026-06-29T12:00:00Z'],
     ['an unknown parameter', 'foo=1', 'foo is not supported'],
+    ['a name Object.prototype has (hasOwnProperty)', 'hasOwnProperty=1', 'hasOwnProperty is not supported'],
+    ['a name Object.prototype has (constructor)', 'constructor=x', 'constructor is not supported'],
     ['a repeated parameter', 'status=open&status=waiting', 'status must be given once'],
     ['a repeated limit', 'limit=1&limit=1', 'limit must be given once'],
     ['a garbage cursor', 'cursor=garbage', 'cursor is invalid'],
