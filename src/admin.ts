@@ -205,7 +205,9 @@ export class Admin {
     if (!ws) throw new AdminError(`no workspace ${JSON.stringify(workspaceId)}`);
     let file: ImportFile;
     try { file = validate(importSchema, data); } catch (e) {
-      throw new AdminError(`import file is invalid: ${(e as Error).message.replace(/^Request body is invalid: /, '').replace(/^the body/, 'the file')}`);
+      if (!(e instanceof ApiError)) throw e;
+      // The detail names the JSON path; an empty path is the whole value, here the file.
+      throw new AdminError(`import file is invalid: ${(e.detail ?? '').replace(/^the body/, 'the file')}.`);
     }
     const now = this.clock.now();
     const at = (v: string | undefined) => (v === undefined ? now : Date.parse(v));
@@ -263,7 +265,8 @@ export class Admin {
       validate(DEFINITION_INPUTS[kind], input);
       if (kind === 'customField') checkCustomFieldOptions(input as { type: string; options?: string[] });
     } catch (e) {
-      throw new AdminError((e as Error).message.replace(/^Request body is invalid: /, '').replace(/\.$/, ''));
+      if (!(e instanceof ApiError)) throw e;
+      throw new AdminError(e.detail ?? e.message);
     }
     const now = this.clock.now();
     const tx = ws.db.begin();

@@ -7,9 +7,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { ApiError, STORAGE_FULL_RETRY_AFTER_SECONDS, type ErrorCode } from './http/errors.js';
+import { ApiError, STORAGE_FULL_RETRY_AFTER_SECONDS, invalid, type ErrorCode } from './http/errors.js';
 import { Router } from './http/router.js';
-import { ClientAbortError, checkBodyHeaders, decodeBody, parseBodyText, parseJsonBody, readRawBody } from './http/body.js';
+import { ClientAbortError, bodyRequired, checkBodyHeaders, decodeBody, parseBodyText, parseJsonBody, readRawBody } from './http/body.js';
 import { LARGE_BODY_BYTES, type BodyParser } from './http/largeBody.js';
 import { assertValid, type TObject } from './http/schema.js';
 import { TokenBucketLimiter, type TakeResult } from './http/ratelimit.js';
@@ -163,7 +163,13 @@ export class App {
     const query = parseQuery(route.query, q === -1 ? '' : url.slice(q + 1));
     const input: Input = { route, ws, key, params: match.params, query, path, body: undefined, raw: undefined, json: NO_MEMBERS };
     if (!route.body) return this.execute(x, input);
-    if (route.bodyOptional && !declaresBody(req)) { input.body = {}; return this.execute(x, input); }
+    // A request without a body is judged on its absence, whatever its Content-Type says: a
+    // route that needs a body refuses it as such (400), one with an optional body takes it as `{}`.
+    if (!declaresBody(req)) {
+      if (!route.bodyOptional) throw bodyRequired();
+      input.body = {};
+      return this.execute(x, input);
+    }
     return this.readBody(x, input);
   }
 
@@ -344,31 +350,30 @@ function lingeringClose(res: ServerResponse): void {
 /** A request may pin `Api-Version`; any other value than ours is a 400 (docs/api.md#base-path-and-versioning). */
 function checkApiVersion(req: IncomingMessage): void {
   const version = req.headers['api-version'];
-  if (version !== undefined && version !== API_VERSION) throw new ApiError('invalid_request', `Api-Version must be ${API_VERSION}`);
+  if (version !== undefined && version !== API_VERSION) throw invalid(`Api-Version must be ${API_VERSION}`, 'header');
 }
 
 /**
  * Parses a query string against `schema`: each parameter at most once, integers and booleans
  * coerced from their text, unknown parameters refused.
- * @throws ApiError 400 `invalid_request` naming the parameter.
+ * @throws ApiError 400 `invalid_request` (`Query parameter limit must be …`) naming the parameter.
  */
 export function parseQuery(schema: TObject | undefined, qs: string): unknown {
   const out: Record<string, unknown> = {};
   const props = schema?.properties ?? {};
   for (const [k, v] of qs ? new URLSearchParams(qs) : []) {
-    const prop = props[k];
-    if (!prop) throw new ApiError('invalid_request', `query parameter ${k} is not supported`);
-    if (Object.hasOwn(out, k)) throw new ApiError('invalid_request', `query parameter ${k} must be given once`);
+    // Own properties only: `hasOwnProperty=x` names no parameter, whatever Object.prototype holds.
+    const prop = Object.hasOwn(props, k) ? props[k] : undefined;
+    if (!prop) throw invalid(`${k} is not supported`, 'query');
+    if (Object.hasOwn(out, k)) throw invalid(`${k} must be given once`, 'query');
     if (prop.kind === 'integer') {
-      if (!/^-?\d{1,15}$/.test(v)) throw new ApiError('invalid_request', `query parameter ${k} must be an integer from ${prop.minimum} to ${prop.maximum}`);
+      if (!/^-?\d{1,15}$/.test(v)) throw invalid(`${k} must be an integer from ${prop.minimum} to ${prop.maximum}`, 'query');
       out[k] = Number(v);
     } else if (prop.kind === 'boolean') {
-      if (v !== 'true' && v !== 'false') throw new ApiError('invalid_request', `query parameter ${k} must be true or false`);
+      if (v !== 'true' && v !== 'false') throw invalid(`${k} must be true or false`, 'query');
       out[k] = v === 'true';
     } else out[k] = v;
   }
-  try { if (schema) assertValid(schema, out); return out; } catch (e) {
-    if (e instanceof ApiError) throw new ApiError('invalid_request', e.message.replace(/^Request body is invalid: /, 'query parameter ').replace(/\.$/, ''));
-    throw e;
-  }
+  if (schema) assertValid(schema, out, 'query');
+  return out;
 }

@@ -3,6 +3,7 @@
  * passed down as a typed {@link Config}. Nothing else in the code base reads `process.env`.
  */
 import { resolve } from 'node:path';
+import { isIP } from 'node:net';
 import { parseCidr } from './http/clientAddress.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -89,13 +90,30 @@ function cidrList(env: Env, name: string): string[] {
   return entries;
 }
 
+const HOST_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+
+/**
+ * `HOST`: an IP address (IPv6 without brackets) or a DNS host name (dot-separated labels of
+ * letters, digits and inner hyphens, at most 253 characters). Whether a name resolves to an
+ * address of this machine is known only by listening, which the start does before it touches
+ * the data dir (docs/configuration.md#starting-and-stopping).
+ */
+function hostSetting(env: Env): string {
+  const raw = env.HOST;
+  // Unlike most settings, an empty HOST is refused rather than defaulted (as DATA_DIR is).
+  if (raw === undefined) return '127.0.0.1';
+  if (isIP(raw)) return raw;
+  const name = raw.endsWith('.') ? raw.slice(0, -1) : raw;
+  if (name.length > 0 && name.length <= 253 && name.split('.').every((l) => HOST_LABEL.test(l))) return raw;
+  throw new ConfigError(`HOST must be an IP address (127.0.0.1, 0.0.0.0, ::) or a host name, got ${JSON.stringify(raw)}`);
+}
+
 /**
  * Builds the configuration from `env` (defaults: docs/configuration.md#settings).
  * @throws ConfigError naming the first invalid setting.
  */
 export function loadConfig(env: Env = process.env): Config {
-  const host = env.HOST ?? '127.0.0.1';
-  if (host.trim() === '') throw new ConfigError('HOST must not be empty');
+  const host = hostSetting(env);
   const dataDir = env.DATA_DIR ?? './data';
   if (dataDir.trim() === '') throw new ConfigError('DATA_DIR must not be empty');
   return {

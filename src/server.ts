@@ -1,7 +1,9 @@
 /**
  * Entry point: `node dist/server.js`. Reads the configuration, starts the server, and stops
  * it gracefully on SIGTERM/SIGINT (a second signal exits at once). A start that cannot
- * proceed prints one line on stderr and exits with code 2 before opening the port.
+ * proceed prints one line on stderr and exits with code 2 before answering any request:
+ * invalid settings before anything else, a HOST or PORT that cannot be listened on before
+ * the data dir is touched.
  */
 import { loadConfig, ConfigError } from './config.js';
 import { createLogger } from './logger.js';

@@ -10,6 +10,7 @@ import type { StoreFs } from './store/fs.js';
 import { SearchIndex, type SourceEntry } from './search/bm25.js';
 import { ClientIndex } from './clients.js';
 import { deriveEvents } from './analytics.js';
+import { CustomerIds } from './customerIds.js';
 
 /** The stored output of one ingestion (record type `source_index`, id = source id). */
 export interface SourceIndexRec {
@@ -56,8 +57,8 @@ export class Workspace {
   /** Conversations by (createdAt, id). */
   readonly conversationOrder = new SortedIndex();
   readonly conversationByExternalId = new Map<string, string>();
-  /** Lower-cased customer email → customer id (one id per email, docs/decisions.md#one-customer-id-per-email). */
-  readonly customerIdByEmail = new Map<string, string>();
+  /** Customer email (without case) → customer id (one id per email, docs/decisions.md#one-customer-id-per-email). */
+  readonly customerIds = new CustomerIds();
   /** Messages of each conversation by (createdAt, id). */
   readonly messagesByConversation = new Map<string, MessageIndex>();
   readonly issueOrder = new SortedIndex();
@@ -148,16 +149,18 @@ export class Workspace {
         // An update keeps createdAt, so the order index is touched only on create and delete
         // (a remove + add would cost a splice of the whole index on every update).
         const moved = prev?.createdAt !== next?.createdAt;
+        const before = prev?.customer as { id: string; email: string } | undefined;
+        const after = next?.customer as { id: string; email: string } | undefined;
+        const sameCustomer = before !== undefined && after !== undefined && before.id === after.id && before.email === after.email;
         if (prev) {
           if (moved) this.conversationOrder.remove(prev.createdAt as string, id);
           if (prev.externalId && prev.externalId !== next?.externalId) this.conversationByExternalId.delete(prev.externalId as string);
+          if (!sameCustomer) this.customerIds.remove(before!.email, before!.id);
         }
         if (next) {
           if (moved) this.conversationOrder.add(next.createdAt as string, id);
           if (next.externalId) this.conversationByExternalId.set(next.externalId as string, id);
-          const c = next.customer as { id: string; email: string };
-          const email = c.email.toLowerCase();
-          if (!this.customerIdByEmail.has(email)) this.customerIdByEmail.set(email, c.id);
+          if (!sameCustomer) this.customerIds.add(after!.email, after!.id);
         }
         return;
       }

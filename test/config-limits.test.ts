@@ -42,3 +42,14 @@ test('defaults: no trusted proxy, 256 connections per address; TRUST_PROXY entri
   const c = loadConfig({ TRUST_PROXY: ' 10.0.0.1 , fd00::/8,192.168.0.0/16 ', MAX_CONNECTIONS_PER_ADDRESS: '1000' });
   assert.deepEqual([c.trustProxy, c.maxConnectionsPerAddress], [['10.0.0.1', 'fd00::/8', '192.168.0.0/16'], 1000]);
 });
+
+test('HOST: IP addresses (IPv6 without brackets) and host names are accepted as written; anything else is a ConfigError quoting it', () => {
+  assert.equal(loadConfig({}).host, '127.0.0.1');
+  for (const host of ['0.0.0.0', '::', '::1', '192.168.1.20', 'fe80::1', 'localhost', 'api-1.internal', 'host.example.com.', `${'a'.repeat(63)}.example`]) {
+    assert.equal(loadConfig({ HOST: host }).host, host);
+  }
+  const line = (raw: string) => `HOST must be an IP address (127.0.0.1, 0.0.0.0, ::) or a host name, got ${JSON.stringify(raw)}`;
+  for (const host of ['', ' ', '[::1]', 'http://localhost', 'localhost:3000', 'under_score', '-lead.example', 'trail-.example', 'a..b', `${'a'.repeat(64)}.example`, `${'a.'.repeat(127)}ab`, '999.1.1.1.1 x']) {
+    assert.throws(() => loadConfig({ HOST: host }), (e: unknown) => e instanceof ConfigError && e.message === line(host), JSON.stringify(host));
+  }
+});

@@ -18,6 +18,7 @@ const space = () => srv.space();
 const iso = (ms: number) => new Date(ms).toISOString();
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const invalid = (detail: string) => ({ code: 'invalid_request', error: `Request body is invalid: ${detail}.` });
+const invalidQuery = (detail: string) => ({ code: 'invalid_request', error: `Query parameter ${detail}.` });
 const NOT_FOUND = { code: 'not_found', error: 'Record not found.' };
 const C = '/api/v1/conversations';
 
@@ -123,6 +124,33 @@ describe('POST /api/v1/conversations', () => {
     const other = await space();
     const d = await create(other, { customer: { email: 'ada@example.com' } });
     assert.notEqual(d.customer.id, a.customer.id);
+  });
+
+  test('one email keeps one customer id: another explicit customer.id for a known email (any case) → 409 exact, nothing created; the same id or none → reused', async () => {
+    const w = await space();
+    const a = await create(w, { externalId: 'first', customer: { id: 'crm-1', email: 'Lin@example.com' } });
+    assert.equal(a.customer.id, 'crm-1');
+    const conflict = (email: string) => ({
+      code: 'conflict',
+      error: `A record with this identifier already exists: customer.email ${JSON.stringify(email)} already has the customer id "crm-1" in this workspace; send that id or none.`,
+    });
+    for (const email of ['Lin@example.com', 'lin@EXAMPLE.com']) {
+      const r = await w.call('POST', C, { body: { subject: 'Hi', externalId: `x-${email}`, customer: { id: 'crm-2', email } } });
+      assert.equal(r.status, 409, r.text);
+      assert.deepEqual(r.body, conflict(email));
+    }
+    assert.deepEqual((await listAll(w)).conversations.map((c: any) => c.id), [a.id], 'nothing was created');
+    // The refused externalIds were not taken either.
+    assert.equal((await w.call('POST', C, { body: { subject: 'Hi', externalId: 'x-Lin@example.com', customer: { email: 'other@example.com' } } })).status, 201);
+    // The same id (any case of the email), or no id → the email's id.
+    assert.equal((await create(w, { customer: { id: 'crm-1', email: 'LIN@example.com' } })).customer.id, 'crm-1');
+    assert.equal((await create(w, { customer: { email: 'lin@example.com' } })).customer.id, 'crm-1');
+    // A new email takes the id it is given, and then keeps it.
+    assert.equal((await create(w, { customer: { id: 'crm-2', email: 'kim@example.com' } })).customer.id, 'crm-2');
+    assert.equal((await w.call('POST', C, { body: { subject: 'Hi', customer: { id: 'crm-3', email: 'kim@example.com' } } })).status, 409);
+    // Another workspace has its own customers: the same email may take another id there.
+    const other = await space();
+    assert.equal((await create(other, { customer: { id: 'crm-9', email: 'lin@example.com' } })).customer.id, 'crm-9');
   });
 
   test('POST /conversations with a subject of 200 emoji (400 UTF-16 units) → 201: lengths count code points', async () => {
@@ -404,30 +432,32 @@ describe('GET /api/v1/conversations', () => {
   });
 
   const badQueries: Array<[string, string, string]> = [
-    ['limit=0', 'limit=0', 'query parameter limit must be an integer from 1 to 100'],
-    ['limit=101', 'limit=101', 'query parameter limit must be an integer from 1 to 100'],
-    ['limit=abc', 'limit=abc', 'query parameter limit must be an integer from 1 to 100'],
-    ['limit=1.5', 'limit=1.5', 'query parameter limit must be an integer from 1 to 100'],
-    ['limit=-1', 'limit=-1', 'query parameter limit must be an integer from 1 to 100'],
-    ['limit= (empty)', 'limit=', 'query parameter limit must be an integer from 1 to 100'],
-    ['status=closed', 'status=closed', 'query parameter status must be one of open, waiting, solved'],
-    ['status=OPEN', 'status=OPEN', 'query parameter status must be one of open, waiting, solved'],
-    ['channel=sms', 'channel=sms', 'query parameter channel must be one of api, live-chat, email, discord'],
-    ['updatedAfter=yesterday', 'updatedAfter=yesterday', 'query parameter updatedAfter must be an ISO 8601 date-time such as 2026-06-29T12:00:00Z'],
-    ['updatedAfter=2026-06-29 (a date)', 'updatedAfter=2026-06-29', 'query parameter updatedAfter must be an ISO 8601 date-time such as 2026-06-29T12:00:00Z'],
-    ['updatedAfter=2026-13-30T00:00:00Z (no such month)', 'updatedAfter=2026-13-30T00:00:00Z', 'query parameter updatedAfter must be an ISO 8601 date-time such as 2026-06-29T12:00:00Z'],
-    ['an unknown parameter', 'foo=1', 'query parameter foo is not supported'],
-    ['a repeated parameter', 'status=open&status=waiting', 'query parameter status must be given once'],
-    ['a repeated limit', 'limit=1&limit=1', 'query parameter limit must be given once'],
-    ['a garbage cursor', 'cursor=garbage', 'query parameter cursor is invalid'],
-    ['a forged cursor', `cursor=${Buffer.from('9999\u0000x').toString('base64url')}.AAAAAAAAAAAAAAAAAAAAAA`, 'query parameter cursor is invalid'],
+    ['limit=0', 'limit=0', 'limit must be an integer from 1 to 100'],
+    ['limit=101', 'limit=101', 'limit must be an integer from 1 to 100'],
+    ['limit=abc', 'limit=abc', 'limit must be an integer from 1 to 100'],
+    ['limit=1.5', 'limit=1.5', 'limit must be an integer from 1 to 100'],
+    ['limit=-1', 'limit=-1', 'limit must be an integer from 1 to 100'],
+    ['limit= (empty)', 'limit=', 'limit must be an integer from 1 to 100'],
+    ['status=closed', 'status=closed', 'status must be one of open, waiting, solved'],
+    ['status=OPEN', 'status=OPEN', 'status must be one of open, waiting, solved'],
+    ['channel=sms', 'channel=sms', 'channel must be one of api, live-chat, email, discord'],
+    ['updatedAfter=yesterday', 'updatedAfter=yesterday', 'updatedAfter must be an ISO 8601 date-time such as 2026-06-29T12:00:00Z'],
+    ['updatedAfter=2026-06-29 (a date)', 'updatedAfter=2026-06-29', 'updatedAfter must be an ISO 8601 date-time such as 2026-06-29T12:00:00Z'],
+    ['updatedAfter=2026-13-30T00:00:00Z (no such month)', 'updatedAfter=2026-13-30T00:00:00Z', 'updatedAfter must be an ISO 8601 date-time such as 2026-06-29T12:00:00Z'],
+    ['an unknown parameter', 'foo=1', 'foo is not supported'],
+    ['a name Object.prototype has (hasOwnProperty)', 'hasOwnProperty=1', 'hasOwnProperty is not supported'],
+    ['a name Object.prototype has (constructor)', 'constructor=x', 'constructor is not supported'],
+    ['a repeated parameter', 'status=open&status=waiting', 'status must be given once'],
+    ['a repeated limit', 'limit=1&limit=1', 'limit must be given once'],
+    ['a garbage cursor', 'cursor=garbage', 'cursor is invalid'],
+    ['a forged cursor', `cursor=${Buffer.from('9999\u0000x').toString('base64url')}.AAAAAAAAAAAAAAAAAAAAAA`, 'cursor is invalid'],
   ];
   for (const [what, q, detail] of badQueries) {
     test(`GET /conversations with ${what} → 400 invalid_request "${detail}"`, async () => {
       const w = await space();
       const r = await w.call('GET', `${C}?${q}`);
       assert.equal(r.status, 400);
-      assert.deepEqual(r.body, invalid(detail));
+      assert.deepEqual(r.body, invalidQuery(detail));
     });
   }
 
@@ -435,7 +465,7 @@ describe('GET /api/v1/conversations', () => {
     const w = await space();
     const r = await w.call('GET', `${C}?updatedAfter=2026-02-30T00:00:00Z`);
     assert.equal(r.status, 400);
-    assert.deepEqual(r.body, invalid('query parameter updatedAfter must be an ISO 8601 date-time such as 2026-06-29T12:00:00Z'));
+    assert.deepEqual(r.body, invalidQuery('updatedAfter must be an ISO 8601 date-time such as 2026-06-29T12:00:00Z'));
   });
 
   test('GET /conversations with a cursor from another list (messages), or from another workspace → 400 cursor invalid', async () => {
@@ -448,7 +478,7 @@ describe('GET /api/v1/conversations', () => {
     assert.equal(typeof msgCursor, 'string');
     const r = await w.call('GET', `${C}?cursor=${encodeURIComponent(msgCursor)}`);
     assert.equal(r.status, 400);
-    assert.deepEqual(r.body, invalid('query parameter cursor is invalid'));
+    assert.deepEqual(r.body, invalidQuery('cursor is invalid'));
 
     const convCursor = (await w.call('GET', `${C}?limit=1`)).body.nextCursor;
     const other = await space();
@@ -456,18 +486,18 @@ describe('GET /api/v1/conversations', () => {
     await create(other);
     const x = await other.call('GET', `${C}?cursor=${encodeURIComponent(convCursor)}`);
     assert.equal(x.status, 400);
-    assert.deepEqual(x.body, invalid('query parameter cursor is invalid'));
+    assert.deepEqual(x.body, invalidQuery('cursor is invalid'));
     // …and on the messages list of another conversation.
     const d = await create(w);
     await message(w, d.id, 'user', 'x');
     const y = await w.call('GET', `${C}/${d.id}/messages?cursor=${encodeURIComponent(msgCursor)}`);
     assert.equal(y.status, 400);
-    assert.deepEqual(y.body, invalid('query parameter cursor is invalid'));
+    assert.deepEqual(y.body, invalidQuery('cursor is invalid'));
     // A tampered cursor (one character of the payload changed) is refused too.
     const tampered = (convCursor[0] === 'A' ? 'B' : 'A') + convCursor.slice(1);
     const z = await w.call('GET', `${C}?cursor=${encodeURIComponent(tampered)}`);
     assert.equal(z.status, 400);
-    assert.deepEqual(z.body, invalid('query parameter cursor is invalid'));
+    assert.deepEqual(z.body, invalidQuery('cursor is invalid'));
   });
 });
 
@@ -765,15 +795,15 @@ describe('GET /api/v1/conversations/:id/messages', () => {
     const w = await space();
     const c = await create(w);
     const cases: Array<[string, string]> = [
-      ['limit=0', 'query parameter limit must be an integer from 1 to 100'],
-      ['limit=101', 'query parameter limit must be an integer from 1 to 100'],
-      ['status=open', 'query parameter status is not supported'],
-      ['cursor=abc.def', 'query parameter cursor is invalid'],
+      ['limit=0', 'limit must be an integer from 1 to 100'],
+      ['limit=101', 'limit must be an integer from 1 to 100'],
+      ['status=open', 'status is not supported'],
+      ['cursor=abc.def', 'cursor is invalid'],
     ];
     for (const [q, detail] of cases) {
       const r = await w.call('GET', `${C}/${c.id}/messages?${q}`);
       assert.equal(r.status, 400, q);
-      assert.deepEqual(r.body, invalid(detail));
+      assert.deepEqual(r.body, invalidQuery(detail));
     }
   });
 
@@ -894,6 +924,9 @@ describe('import of conversations (admin)', () => {
     ['a duplicate externalId inside the file',
       { conversations: [{ externalId: 'd', subject: 'one', customer: { email: 'a@example.com' }, messages: [{ role: 'user', body: 'hi' }] }, { externalId: 'd', subject: 'two', customer: { email: 'b@example.com' } }] },
       'import refused: A record with this identifier already exists: externalId "d" is already used by another conversation.'],
+    ['two customer ids for one email inside the file',
+      { conversations: [{ subject: 'one', customer: { id: 'c-1', email: 'a@example.com' } }, { subject: 'two', customer: { id: 'c-2', email: 'A@example.com' } }] },
+      'import refused: A record with this identifier already exists: customer.email "A@example.com" already has the customer id "c-1" in this workspace; send that id or none.'],
   ];
   for (const [what, data, message] of refused) {
     test(`import with ${what} → AdminError "${message}", and nothing imported`, async () => {
@@ -910,6 +943,15 @@ describe('import of conversations (admin)', () => {
       assert.deepEqual((await listAll(w)).conversations.map((c: any) => c.subject), ['after']);
     });
   }
+
+  test('an import refused after it added a customer leaves the email free: the API then gives it another id', async () => {
+    const w = await space();
+    await assert.rejects(srv.admin.importData(w.workspaceId, {
+      conversations: [{ subject: 'one', customer: { id: 'c-1', email: 'a@example.com' } }, { externalId: 'e', subject: 'two', customer: { email: 'b@example.com' } }, { externalId: 'e', subject: 'dup', customer: { email: 'c@example.com' } }],
+    }), AdminError);
+    assert.equal((await create(w, { customer: { id: 'c-2', email: 'a@example.com' } })).customer.id, 'c-2');
+    assert.equal((await create(w, { customer: { email: 'A@example.com' } })).customer.id, 'c-2');
+  });
 
   test('import into an unknown workspace → AdminError', async () => {
     await assert.rejects(srv.admin.importData('nope', {}), (e: unknown) => e instanceof AdminError && e.message === 'no workspace "nope"');

@@ -17,6 +17,7 @@ const space = () => srv.space();
 const F = '/api/v1/custom-fields';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const invalid = (detail: string) => ({ code: 'invalid_request', error: `Request body is invalid: ${detail}.` });
+const invalidQuery = (detail: string) => ({ code: 'invalid_request', error: `Query parameter ${detail}.` });
 const SECRET = 'INTERNAL-AI-PROMPT-do-not-leak';
 
 async function listAll(w: Space): Promise<any[]> {
@@ -120,20 +121,20 @@ describe('GET /api/v1/custom-fields', () => {
   });
 
   const badQueries: Array<[string, string]> = [
-    ['limit=0', 'query parameter limit must be an integer from 1 to 100'],
-    ['limit=101', 'query parameter limit must be an integer from 1 to 100'],
-    ['limit=abc', 'query parameter limit must be an integer from 1 to 100'],
-    ['limit=1.5', 'query parameter limit must be an integer from 1 to 100'],
-    ['type=text', 'query parameter type is not supported'],
-    ['limit=1&limit=2', 'query parameter limit must be given once'],
-    ['cursor=xyz', 'query parameter cursor is invalid'],
+    ['limit=0', 'limit must be an integer from 1 to 100'],
+    ['limit=101', 'limit must be an integer from 1 to 100'],
+    ['limit=abc', 'limit must be an integer from 1 to 100'],
+    ['limit=1.5', 'limit must be an integer from 1 to 100'],
+    ['type=text', 'type is not supported'],
+    ['limit=1&limit=2', 'limit must be given once'],
+    ['cursor=xyz', 'cursor is invalid'],
   ];
   for (const [q, detail] of badQueries) {
     test(`GET /custom-fields?${q} → 400 invalid_request "${detail}"`, async () => {
       const w = await space();
       const r = await w.call('GET', `${F}?${q}`);
       assert.equal(r.status, 400);
-      assert.deepEqual(r.body, invalid(detail));
+      assert.deepEqual(r.body, invalidQuery(detail));
     });
   }
 
@@ -146,10 +147,10 @@ describe('GET /api/v1/custom-fields', () => {
     const cursor = (await a.call('GET', `${F}?limit=1`)).body.nextCursor;
     const r = await b.call('GET', `${F}?cursor=${encodeURIComponent(cursor)}`);
     assert.equal(r.status, 400);
-    assert.deepEqual(r.body, invalid('query parameter cursor is invalid'));
+    assert.deepEqual(r.body, invalidQuery('cursor is invalid'));
     const c = await a.call('GET', `/api/v1/conversations?cursor=${encodeURIComponent(cursor)}`);
     assert.equal(c.status, 400);
-    assert.deepEqual(c.body, invalid('query parameter cursor is invalid'));
+    assert.deepEqual(c.body, invalidQuery('cursor is invalid'));
   });
 
   test('GET /custom-fields lists only the key\'s workspace', async () => {

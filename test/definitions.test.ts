@@ -17,7 +17,8 @@ const space = () => srv.space();
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const invalid = (detail: string) => ({ code: 'invalid_request', error: `Request body is invalid: ${detail}.` });
-const CURSOR_INVALID = invalid('query parameter cursor is invalid');
+const invalidQuery = (detail: string) => ({ code: 'invalid_request', error: `Query parameter ${detail}.` });
+const CURSOR_INVALID = invalidQuery('cursor is invalid');
 
 const STATUSES = [
   { object: 'status', id: 'conversation.open', name: 'open', resource: 'conversation' },
@@ -134,18 +135,18 @@ describe('GET /api/v1/tags', () => {
   });
 
   for (const [q, detail] of [
-    ['limit=0', 'query parameter limit must be an integer from 1 to 100'],
-    ['limit=101', 'query parameter limit must be an integer from 1 to 100'],
-    ['limit=abc', 'query parameter limit must be an integer from 1 to 100'],
-    ['cursor=nonsense', 'query parameter cursor is invalid'],
-    ['color=red', 'query parameter color is not supported'],
+    ['limit=0', 'limit must be an integer from 1 to 100'],
+    ['limit=101', 'limit must be an integer from 1 to 100'],
+    ['limit=abc', 'limit must be an integer from 1 to 100'],
+    ['cursor=nonsense', 'cursor is invalid'],
+    ['color=red', 'color is not supported'],
   ] as const) {
     test(`GET /tags?${q} → 400 "${detail}"`, async () => {
       const w = await space();
       const r = await w.call('GET', `/api/v1/tags?${q}`);
       assert.equal(r.status, 400, r.text);
       assert.equal(r.body.code, 'invalid_request');
-      assert.deepEqual(r.body, invalid(detail));
+      assert.deepEqual(r.body, invalidQuery(detail));
     });
   }
 });

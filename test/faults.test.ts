@@ -406,6 +406,22 @@ test('a failed folder fsync after the compaction rename → later writes 503 (ne
   });
 });
 
+test('a conversation create undone by ENOSPC does not give its email the customer id it carried: the email takes another id afterwards', async () => {
+  const faults = new FaultFs();
+  const srv = await faultServer(faults);
+  faults.writeFault = { marker: 'FAULT-ID', code: 'ENOSPC', portion: 0 };
+  const failed = await createConversation(srv, 'FAULT-ID', { customer: { id: 'ghost-id', email: 'lost@example.com' } });
+  assert.deepEqual({ status: failed.status, body: failed.body }, { status: 503, body: STORAGE_FULL });
+  faults.clear();
+  const next = await createConversation(srv, 'After the fault', { customer: { email: 'LOST@example.com' } });
+  assert.equal(next.status, 201, next.text);
+  assert.notEqual(next.body.conversation.customer.id, 'ghost-id', 'the undone id is not the email\'s');
+  const again = await createConversation(srv, 'Same email', { customer: { id: next.body.conversation.customer.id, email: 'lost@example.com' } });
+  assert.equal(again.status, 201, again.text);
+  const ghost = await createConversation(srv, 'The undone id', { customer: { id: 'ghost-id', email: 'lost@example.com' } });
+  assert.equal(ghost.status, 409, ghost.text);
+});
+
 // ---------------------------------------------------------------- data dirs unusable at start
 
 test('a log that cannot be opened at start (EROFS from the seam) → startServer rejects naming the file and the cause, and leaves the data dir unlocked', async () => {
@@ -423,6 +439,72 @@ test('a log that cannot be opened at start (EROFS from the seam) → startServer
   try {
     assert.deepEqual((await again.call('GET', '/healthz', { key: null })).body, { status: 'ok' });
   } finally { await again.close(); }
+});
+
+/** A port that was free a moment ago (bound on port 0, then released). */
+async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const port = (probe.address() as { port: number }).port;
+  await new Promise((r) => probe.close(r));
+  return port;
+}
+
+/** A `StoreFs` whose first open of `system.log` waits until `release(error?)` is called. */
+function gatedFs(): { fs: StoreFs; opening: Promise<void>; release: (err?: Error) => void } {
+  let release!: (err?: Error) => void;
+  let reached!: () => void;
+  const opening = new Promise<void>((r) => { reached = r; });
+  const gate = new Promise<Error | undefined>((r) => { release = r; });
+  let held = false;
+  const fs: StoreFs = {
+    ...nodeFs,
+    open: async (path) => {
+      if (!held && path.endsWith('system.log')) {
+        held = true;
+        reached();
+        const err = await gate;
+        if (err) throw err;
+      }
+      return nodeFs.open(path);
+    },
+  };
+  return { fs, opening, release };
+}
+
+test('requests that reach the port while the data dir is being opened wait for it and are answered once the server is ready', async () => {
+  const port = await freePort();
+  const gated = gatedFs();
+  const starting = startTestServer({ fs: gated.fs, env: { PORT: String(port) } });
+  await gated.opening; // the port is bound by now: binding comes first
+  let answered = false;
+  const early = fetch(`http://127.0.0.1:${port}/healthz`).then(async (r) => { answered = true; return { status: r.status, body: await r.json() }; });
+  // Nothing answers while the data dir is held; a request that went through would have to
+  // find the store, which does not exist yet.
+  await new Promise((r) => setImmediate(r));
+  assert.equal(answered, false);
+  gated.release();
+  const srv = await starting;
+  started.push({ srv });
+  assert.deepEqual(await early, { status: 200, body: { status: 'ok' } });
+  assert.equal(srv.port, port);
+});
+
+test('a start that fails after binding (the system log cannot be opened) drops the requests that were waiting, and releases the port and the lock', async () => {
+  const port = await freePort();
+  const dataDir = tempDir();
+  const gated = gatedFs();
+  const starting = startTestServer({ dataDir, fs: gated.fs, env: { PORT: String(port) } });
+  await gated.opening;
+  const early = fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status, (e: Error) => e.name);
+  gated.release(Object.assign(new Error('EROFS: read-only file system, open'), { code: 'EROFS' }));
+  await assert.rejects(starting, /EROFS/);
+  assert.equal(await early, 'TypeError', 'fetch failed: the connection was closed without an answer');
+  assert.ok(!existsSync(join(dataDir, 'LOCK')), 'the lock is released');
+  const again = await startTestServer({ dataDir, env: { PORT: String(port) } });
+  started.push({ srv: again });
+  assert.equal(again.port, port, 'the port was released');
 });
 
 test('DATA_DIR naming a regular file, or a path below one (ENOTDIR) → exit 2 with one stderr line naming it, never listening', async () => {

@@ -182,7 +182,7 @@ test('Api-Version: 2020-01-01 → 400 invalid_request naming the supported versi
   for (const v of ['2020-01-01', '2026-06-30', 'latest']) {
     const r = await srv.call('GET', '/api/v1/conversations', { headers: { 'Api-Version': v } });
     assert.equal(r.status, 400, v);
-    assert.deepEqual(r.body, { code: 'invalid_request', error: 'Request body is invalid: Api-Version must be 2026-06-29.' });
+    assert.deepEqual(r.body, { code: 'invalid_request', error: 'Header Api-Version must be 2026-06-29.' });
     assert.equal(r.headers.get('api-version'), '2026-06-29');
   }
 }));
@@ -205,6 +205,28 @@ test('POST without a Content-Type → 415 unsupported_media_type', () => withSer
   const r = await srv.call('POST', '/api/v1/conversations', { raw: Buffer.from(JSON.stringify(validConversation)) });
   assert.equal(r.status, 415);
   assert.deepEqual(r.body, { code: 'unsupported_media_type', error: 'The request body must be application/json.' });
+}));
+
+test('every route whose body is required: no body (no Content-Type, or one that is not JSON) → 400 "a JSON body is required"; a route whose body is optional takes none', () => withServer(async (srv) => {
+  const NO_BODY = { code: 'invalid_request', error: 'Request body is invalid: a JSON body is required.' };
+  const required = srv.routes.filter((r) => r.body && !r.bodyOptional);
+  const optional = srv.routes.filter((r) => r.body && r.bodyOptional);
+  assert.ok(required.length >= 6 && optional.length >= 1, `${required.length} required, ${optional.length} optional`);
+  for (const r of required) {
+    // Validation comes before existence: a made-up id is fine here.
+    const path = r.path.replace(/\{\w+\}/g, 'no-such-id');
+    for (const headers of [{}, { 'Content-Type': 'text/plain' }, JSON_CT]) {
+      const res = await srv.call(r.method, path, { headers });
+      assert.deepEqual({ status: res.status, body: res.body }, { status: 400, body: NO_BODY }, `${r.method} ${r.path} ${JSON.stringify(headers)}`);
+    }
+    // A body that is not JSON is still a 415.
+    const typed = await srv.call(r.method, path, { raw: '{}', headers: { 'Content-Type': 'text/plain' } });
+    assert.equal(typed.status, 415, `${r.method} ${r.path}`);
+  }
+  for (const r of optional) {
+    const res = await srv.call(r.method, r.path.replace(/\{\w+\}/g, 'no-such-id'));
+    assert.deepEqual({ status: res.status, body: res.body }, { status: 404, body: { code: 'not_found', error: 'Record not found.' } }, `${r.method} ${r.path}`);
+  }
 }));
 
 test('POST with application/json; charset=latin1 → 415; charset=UTF-8 and parameters are accepted', () => withServer(async (srv) => {
@@ -527,7 +549,7 @@ test('pipelined requests in one packet, answered synchronously and asynchronousl
 test('GET /healthz with Api-Version 2020-01-01 → 400 like every other route', () => withServer(async (srv) => {
   const r = await srv.call('GET', '/healthz', { key: null, headers: { 'Api-Version': '2020-01-01' } });
   assert.equal(r.status, 400);
-  assert.deepEqual(r.body, { code: 'invalid_request', error: 'Request body is invalid: Api-Version must be 2026-06-29.' });
+  assert.deepEqual(r.body, { code: 'invalid_request', error: 'Header Api-Version must be 2026-06-29.' });
 }));
 
 test('HEAD with oversized headers → 431 headers without a body (RFC 9110 §9.3.2); a lone surrogate in a string → 400', () => withServer(async (srv) => {

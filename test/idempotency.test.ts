@@ -15,7 +15,7 @@ import type { KeyRec } from '../src/store/store.js';
 
 const REUSED = { code: 'idempotency_key_reused', error: 'This Idempotency-Key was already used with a different request.' };
 const IN_PROGRESS = { code: 'idempotency_in_progress', error: 'A request with this Idempotency-Key is still being processed.' };
-const BAD_KEY = { code: 'invalid_request', error: 'Request body is invalid: Idempotency-Key must be 1 to 255 printable ASCII characters.' };
+const BAD_KEY = { code: 'invalid_request', error: 'Header Idempotency-Key must be 1 to 255 printable ASCII characters.' };
 const conv = (subject = 'Cannot log in') => ({ subject, customer: { email: 'cy@example.com', name: 'Cy' } });
 const idem = (k: string) => ({ 'Idempotency-Key': k });
 

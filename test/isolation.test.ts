@@ -63,7 +63,7 @@ test('every id and cursor of another workspace answers exactly like a random one
         const forged = await srv.call('GET', `${ownPath}?limit=1&cursor=${encodeURIComponent(page.body.nextCursor.replace(/.$/, (c: string) => (c === 'A' ? 'B' : 'A')))}`, { key: a.key });
         assert.equal(foreign.status, 400, `${r.path}: ${foreign.text}`);
         assert.deepEqual(foreign.body, forged.body, `${r.path}: another workspace's cursor answers like a forged one`);
-        assert.deepEqual(foreign.body, { code: 'invalid_request', error: 'Request body is invalid: query parameter cursor is invalid.' });
+        assert.deepEqual(foreign.body, { code: 'invalid_request', error: 'Query parameter cursor is invalid.' });
         cursorChecks++;
       }
     }

@@ -17,6 +17,7 @@ const space = () => srv.space();
 const iso = (ms: number) => new Date(ms).toISOString();
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const invalid = (detail: string) => ({ code: 'invalid_request', error: `Request body is invalid: ${detail}.` });
+const invalidQuery = (detail: string) => ({ code: 'invalid_request', error: `Query parameter ${detail}.` });
 const NOT_FOUND = { code: 'not_found', error: 'Record not found.' };
 const I = '/api/v1/issues';
 const C = '/api/v1/conversations';
@@ -442,26 +443,26 @@ describe('GET /api/v1/issues', () => {
   });
 
   const badQueries: Array<[string, string]> = [
-    ['state=open', 'query parameter state must be one of new, on_you, on_customer, on_hold, closed'],
-    ['priority=critical', 'query parameter priority must be one of urgent, high, medium, low'],
-    ['tag=', 'query parameter tag must be 1 to 64 characters'],
-    [`tag=${'t'.repeat(65)}`, 'query parameter tag must be 1 to 64 characters'],
-    ['conversationId=', 'query parameter conversationId must be 1 to 200 characters'],
-    ['updatedAfter=2026', 'query parameter updatedAfter must be an ISO 8601 date-time such as 2026-06-29T12:00:00Z'],
-    ['limit=0', 'query parameter limit must be an integer from 1 to 100'],
-    ['limit=101', 'query parameter limit must be an integer from 1 to 100'],
-    ['limit=abc', 'query parameter limit must be an integer from 1 to 100'],
-    ['limit=1.5', 'query parameter limit must be an integer from 1 to 100'],
-    ['status=open', 'query parameter status is not supported'],
-    ['tag=a&tag=b', 'query parameter tag must be given once'],
-    ['cursor=nope', 'query parameter cursor is invalid'],
+    ['state=open', 'state must be one of new, on_you, on_customer, on_hold, closed'],
+    ['priority=critical', 'priority must be one of urgent, high, medium, low'],
+    ['tag=', 'tag must be 1 to 64 characters'],
+    [`tag=${'t'.repeat(65)}`, 'tag must be 1 to 64 characters'],
+    ['conversationId=', 'conversationId must be 1 to 200 characters'],
+    ['updatedAfter=2026', 'updatedAfter must be an ISO 8601 date-time such as 2026-06-29T12:00:00Z'],
+    ['limit=0', 'limit must be an integer from 1 to 100'],
+    ['limit=101', 'limit must be an integer from 1 to 100'],
+    ['limit=abc', 'limit must be an integer from 1 to 100'],
+    ['limit=1.5', 'limit must be an integer from 1 to 100'],
+    ['status=open', 'status is not supported'],
+    ['tag=a&tag=b', 'tag must be given once'],
+    ['cursor=nope', 'cursor is invalid'],
   ];
   for (const [q, detail] of badQueries) {
     test(`GET /issues?${q.length > 40 ? `${q.slice(0, 40)}…` : q} → 400 invalid_request "${detail}"`, async () => {
       const w = await space();
       const r = await w.call('GET', `${I}?${q}`);
       assert.equal(r.status, 400);
-      assert.deepEqual(r.body, invalid(detail));
+      assert.deepEqual(r.body, invalidQuery(detail));
     });
   }
 
@@ -474,7 +475,7 @@ describe('GET /api/v1/issues', () => {
     const cursor = (await w.call('GET', `${C}?limit=1`)).body.nextCursor;
     const r = await w.call('GET', `${I}?cursor=${encodeURIComponent(cursor)}`);
     assert.equal(r.status, 400);
-    assert.deepEqual(r.body, invalid('query parameter cursor is invalid'));
+    assert.deepEqual(r.body, invalidQuery('cursor is invalid'));
   });
 });
 

@@ -25,6 +25,7 @@ const DEFAULT_AUTH = { configured: false, hasSecret: false, lastError: null, las
 const DEFAULT_PUBLIC_DOCS = { enabled: false, published: false, slug: null, url: null };
 const EMPTY_COUNTS = { chunks: 0, documents: 0, endpoints: 0 };
 const CONFLICT_SCAN = { code: 'conflict', error: 'A record with this identifier already exists: a scan of this source is already running.' };
+const DELETED_MEANWHILE = { code: 'conflict', error: 'A record with this identifier already exists: the source was deleted while it was being ingested.' };
 
 // ---------------------------------------------------------------------------------------------
 // Local servers
@@ -295,7 +296,7 @@ describe('with SOURCE_FETCH_ALLOW_PRIVATE=true', () => {
     assert.equal(r.source.status, 'ready');
   });
 
-  test('deleting a source while its create is fetching: the create answers 404 and nothing comes back to life', async () => {
+  test('deleting a source while its create is fetching: the create answers 409 conflict and nothing comes back to life', async () => {
     let release: () => void = () => {};
     const site = await serve((_req, res) => { new Promise<void>((r) => { release = r; }).then(() => send(res, 'application/json', PETSTORE)); });
     const w = await space(open);
@@ -306,13 +307,78 @@ describe('with SOURCE_FETCH_ALLOW_PRIVATE=true', () => {
     assert.deepEqual(del.body, { object: 'source', id, deleted: true });
     release();
     const r = await creating;
-    assert.equal(r.status, 404, r.text);
-    assert.deepEqual(r.body, { code: 'not_found', error: 'Record not found.' });
+    assert.equal(r.status, 409, r.text);
+    assert.deepEqual(r.body, DELETED_MEANWHILE);
     assert.equal((await w.call('GET', `${S}/${id}`)).status, 404);
     assert.deepEqual((await w.call('GET', S)).body.sources, []);
     assert.deepEqual((await w.call('GET', `${S}/search?q=pets`)).body.results, []);
     site.handler = (_req, res) => send(res, 'application/json', PETSTORE);
     assert.equal((await w.call('POST', S, { body: { url: `${site.origin}/doomed` } })).status, 201, 'the url is free again');
+  });
+
+  test('deleting a source while its rescan is fetching: the rescan answers 409 conflict and the source stays deleted', async () => {
+    let release: () => void = () => {};
+    let hold = false;
+    const site = await serve((_req, res) => {
+      if (!hold) return send(res, 'application/json', PETSTORE);
+      new Promise<void>((r) => { release = r; }).then(() => send(res, 'application/json', PETSTORE));
+    });
+    const w = await space(open);
+    const src = (await created(await w.call('POST', S, { body: { url: `${site.origin}/doomed-rescan` } }))).source;
+    hold = true;
+    const rescanning = w.call('POST', `${S}/${src.id}/rescan`);
+    await until(() => site.requests.length === 2);
+    assert.equal((await w.call('DELETE', `${S}/${src.id}`)).status, 200);
+    release();
+    const r = await rescanning;
+    assert.equal(r.status, 409, r.text);
+    assert.deepEqual(r.body, DELETED_MEANWHILE);
+    assert.equal((await w.call('GET', `${S}/${src.id}`)).status, 404);
+    assert.deepEqual((await w.call('GET', `${S}/search?q=pets`)).body.results, []);
+  });
+
+  test('url and content together → the content is ingested and nothing fetched; the url is inputUrl (and reserved); a rescan fetches it', async () => {
+    const tiny = JSON.stringify({ openapi: '3.0.0', info: { title: 'Tiny', version: '1' }, paths: { '/ping': { get: { responses: { 200: { description: 'ok' } } } } } });
+    const site = await serve((_req, res) => send(res, 'application/json', tiny));
+    const w = await space(open);
+    const now = new Date(open.clock.now()).toISOString();
+    const r = await created(await w.call('POST', S, { body: { url: `${site.origin}/spec#v2`, content: PETSTORE } }));
+    assert.deepEqual(r.source, {
+      object: 'source', id: r.source.id, name: 'Swagger Petstore', type: 'openapi', status: 'ready', inputUrl: `${site.origin}/spec`,
+      error: null, auth: DEFAULT_AUTH, publicDocs: DEFAULT_PUBLIC_DOCS, createdAt: now, updatedAt: now,
+    });
+    assert.equal(r.counts.endpoints, 3);
+    assert.deepEqual([site.requests, site.connections], [[], 0], 'nothing was fetched at create');
+    assert.deepEqual((await w.call('GET', `${S}/${r.source.id}`)).body, r);
+    // The url is taken like any source's.
+    const dup = await w.call('POST', S, { body: { url: `${site.origin}/spec`, content: 'other' } });
+    assert.equal(dup.status, 409, dup.text);
+    assert.deepEqual(dup.body, { code: 'conflict', error: 'A record with this identifier already exists: a source with this url already exists.' });
+    // Content without a title, with a url: named after the URL's host; typed from the content.
+    const plain = await created(await w.call('POST', S, { body: { url: `${site.origin}/notes`, content: 'words without a heading' } }));
+    assert.deepEqual([plain.source.name, plain.source.type, plain.source.status], [`127.0.0.1:${site.port}`, 'text', 'ready']);
+    assert.deepEqual(site.requests, []);
+    // The rescan fetches the url: what it serves replaces what the content gave.
+    const again = await w.call('POST', `${S}/${r.source.id}/rescan`);
+    assert.equal(again.status, 200, again.text);
+    assert.deepEqual(site.requests, ['/spec']);
+    assert.deepEqual(again.body.endpoints.map((e: any) => `${e.method} ${e.path}`), ['GET /ping']);
+    assert.deepEqual([again.body.source.name, again.body.source.status], ['Tiny', 'ready']);
+  });
+
+  test('PATCH url on a source made from pasted content → the next rescan fetches the url instead of parsing the content again', async () => {
+    const site = await serve((_req, res) => send(res, 'application/json', PETSTORE));
+    const w = await space(open);
+    const pasted = await created(await w.call('POST', S, { body: { content: '# Notes\n\nPasted text.' } }));
+    assert.equal(pasted.source.inputUrl, null);
+    const moved = await w.call('PATCH', `${S}/${pasted.source.id}`, { body: { url: `${site.origin}/v2` } });
+    assert.equal(moved.status, 200, moved.text);
+    assert.equal(moved.body.source.inputUrl, `${site.origin}/v2`);
+    assert.deepEqual(site.requests, [], 'a PATCH fetches nothing');
+    const r = await w.call('POST', `${S}/${pasted.source.id}/rescan`);
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(site.requests, ['/v2']);
+    assert.deepEqual([r.body.source.name, r.body.source.type, r.body.counts.endpoints], ['Swagger Petstore', 'openapi', 3]);
   });
 
   test('a fetched page is decoded with its Content-Type charset; a .proto served as text/plain is detected as grpc', async () => {

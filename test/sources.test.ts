@@ -30,6 +30,7 @@ const S = '/api/v1/sources';
 const iso = (ms: number) => new Date(ms).toISOString();
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const invalid = (detail: string) => ({ code: 'invalid_request', error: `Request body is invalid: ${detail}.` });
+const invalidQuery = (detail: string) => ({ code: 'invalid_request', error: `Query parameter ${detail}.` });
 const NOT_FOUND = { code: 'not_found', error: 'Record not found.' };
 const CONFLICT_URL = { code: 'conflict', error: 'A record with this identifier already exists: a source with this url already exists.' };
 const DEFAULT_AUTH = { configured: false, hasSecret: false, lastError: null, lastVerifiedAt: null, status: 'not_configured', type: null };
@@ -80,12 +81,10 @@ describe('POST /api/v1/sources: request validation', () => {
   const cases: Array<[string, unknown, string]> = [
     ['no url and no content', {}, 'url or content is required'],
     ['only a name and a type', { name: 'x', type: 'text' }, 'url or content is required'],
-    ['both url and content', { url: 'http://docs.example.invalid/', content: 'x' }, 'give either url or content, not both'],
     ['an unknown property', { content: 'x', tags: ['a'] }, 'tags is not an allowed property'],
     ['type not in the enum (a stored-only type)', { content: 'x', type: 'notion' }, 'type must be one of auto, openapi, json, url, website, text, graphql, postman, asyncapi, grpc, soap, github'],
     ['type of the wrong case', { content: 'x', type: 'OpenAPI' }, 'type must be one of auto, openapi, json, url, website, text, graphql, postman, asyncapi, grpc, soap, github'],
-    ['name of 201 characters', { content: 'x', name: 'n'.repeat(201) }, 'name must be 1 to 200 characters'],
-    ['empty name', { content: 'x', name: '' }, 'name must be 1 to 200 characters'],
+    ['name of 201 characters', { content: 'x', name: 'n'.repeat(201) }, 'name must be at most 200 characters'],
     ['url of 2001 characters', { url: `http://docs.example.invalid/${'a'.repeat(2001 - 28)}` }, 'url must be at most 2000 characters'],
     ['content that is not a string', { content: 42 }, 'content must be a string'],
     ['a file: url', { url: 'file:///etc/passwd' }, 'url must use http or https, not file'],
@@ -95,6 +94,9 @@ describe('POST /api/v1/sources: request validation', () => {
     ['type url without a url', { type: 'url', content: 'x' }, 'url is required for type url'],
     ['type website without a url', { type: 'website', content: '<html></html>' }, 'url is required for type website'],
     ['type github without a url', { type: 'github', content: '# readme' }, 'url is required for type github'],
+    ['type url with content too', { type: 'url', url: 'http://docs.example.invalid/', content: 'x' }, 'content cannot be given with type url: a url source is fetched from its url'],
+    ['type website with content too', { type: 'website', url: 'http://docs.example.invalid/', content: 'x' }, 'content cannot be given with type website: a website source is fetched from its url'],
+    ['type github with content too', { type: 'github', url: 'https://github.com/o/r', content: '# readme' }, 'content cannot be given with type github: a github source is fetched from its url'],
   ];
   for (const [what, body, detail] of cases) {
     test(`${what} → 400 "${detail}", nothing created`, async () => {
@@ -165,6 +167,20 @@ describe('POST /api/v1/sources: request validation', () => {
     assert.equal(mid.source.status, 'ready');
   });
 
+  test('no body at all, without or with a Content-Type, or an empty one → 400 "a JSON body is required"; nothing created', async () => {
+    const w = await space();
+    const cases: Array<Record<string, string>> = [{}, { 'Content-Type': 'text/plain' }, { 'Content-Type': 'application/json' }];
+    for (const headers of cases) {
+      const r = await w.call('POST', S, { headers });
+      assert.equal(r.status, 400, JSON.stringify(headers));
+      assert.deepEqual(r.body, invalid('a JSON body is required'), JSON.stringify(headers));
+      const empty = await w.call('POST', S, { raw: '', headers });
+      assert.equal(empty.status, 400, JSON.stringify(headers));
+      assert.deepEqual(empty.body, invalid('a JSON body is required'), JSON.stringify(headers));
+    }
+    assert.deepEqual((await w.call('GET', S)).body.sources, []);
+  });
+
   test('a body that is not application/json → 415', async () => {
     const w = await space();
     const r = await w.call('POST', S, { raw: '{"content":"x"}', headers: { 'Content-Type': 'text/plain' } });
@@ -204,6 +220,21 @@ describe('POST /api/v1/sources: the created source', () => {
     const failed = await create(w, { content: '{"a":' });
     assert.equal(failed.source.status, 'failed');
     assert.equal(failed.source.name, 'Untitled source');
+  });
+
+  test('name "" is the default name, as when it is left out: the title, else the URL host, else "Untitled source"', async () => {
+    const w = await space();
+    for (const name of [undefined, '']) {
+      const given = name === undefined ? {} : { name };
+      assert.equal((await create(w, { content: PETSTORE, ...given })).source.name, 'Swagger Petstore', JSON.stringify(given));
+      assert.equal((await create(w, { content: 'words without a heading', ...given })).source.name, 'Untitled source', JSON.stringify(given));
+      const host = name === undefined ? 'absent.example.invalid' : 'empty.example.invalid';
+      assert.equal((await create(w, { url: `https://${host}/api`, ...given })).source.name, host, JSON.stringify(given));
+    }
+    // An empty name is not a given name: a rescan derives the name again (here, of content with a title).
+    const r = await create(w, { content: '# Guide\n\ntext', name: '' });
+    assert.equal(r.source.name, 'Guide');
+    assert.equal((await w.call('POST', `${S}/${r.source.id}/rescan`)).body.source.name, 'Guide');
   });
 
   test('a derived name is cut to 200 characters', async () => {
@@ -379,15 +410,15 @@ describe('GET /api/v1/sources', () => {
   test('invalid filters and limits → 400', async () => {
     const w = await space();
     const cases: Array<[string, string]> = [
-      ['status=bogus', 'query parameter status must be one of pending, processing, ready, failed'],
-      ['type=auto', 'query parameter type must be one of openapi, json, url, website, text, graphql, postman, asyncapi, grpc, soap, github, notion, confluence, hubspot'],
-      ['limit=0', 'query parameter limit must be an integer from 1 to 100'],
-      ['limit=101', 'query parameter limit must be an integer from 1 to 100'],
+      ['status=bogus', 'status must be one of pending, processing, ready, failed'],
+      ['type=auto', 'type must be one of openapi, json, url, website, text, graphql, postman, asyncapi, grpc, soap, github, notion, confluence, hubspot'],
+      ['limit=0', 'limit must be an integer from 1 to 100'],
+      ['limit=101', 'limit must be an integer from 1 to 100'],
     ];
     for (const [q, detail] of cases) {
       const r = await w.call('GET', `${S}?${q}`);
       assert.equal(r.status, 400, q);
-      assert.deepEqual(r.body, invalid(detail), q);
+      assert.deepEqual(r.body, invalidQuery(detail), q);
     }
     const bad = await w.call('GET', `${S}?cursor=garbage`);
     assert.equal(bad.status, 400);
@@ -436,12 +467,29 @@ describe('PATCH /api/v1/sources/{id}', () => {
     assert.equal(rescan.body.source.name, 'Kept');
   });
 
+  test('name "" → back to the name derived from the document (kept up to date by rescans); a given name sticks again afterwards', async () => {
+    const w = await space();
+    const created = (await create(w, { content: PETSTORE, name: 'Mine' })).source;
+    assert.equal(created.name, 'Mine');
+    const reset = await w.call('PATCH', `${S}/${created.id}`, { body: { name: '' } });
+    assert.equal(reset.status, 200, reset.text);
+    assert.equal(reset.body.source.name, 'Swagger Petstore');
+    assert.equal((await get(w, created.id)).source.name, 'Swagger Petstore');
+    assert.equal((await w.call('POST', `${S}/${created.id}/rescan`)).body.source.name, 'Swagger Petstore');
+    await w.call('PATCH', `${S}/${created.id}`, { body: { name: 'Again mine' } });
+    assert.equal((await w.call('POST', `${S}/${created.id}/rescan`)).body.source.name, 'Again mine');
+    // A source that never ingested: its URL's host, else "Untitled source".
+    const failed = (await create(w, { url: 'https://docs.example.invalid/x', name: 'Named' })).source;
+    assert.equal((await w.call('PATCH', `${S}/${failed.id}`, { body: { name: '' } })).body.source.name, 'docs.example.invalid');
+    const untitled = (await create(w, { content: '{"a":', name: 'Broken' })).source;
+    assert.equal((await w.call('PATCH', `${S}/${untitled.id}`, { body: { name: '' } })).body.source.name, 'Untitled source');
+  });
+
   test('invalid updates → 400 exact, nothing changed', async () => {
     const w = await space();
     const created = (await create(w, { content: PETSTORE })).source;
     const cases: Array<[unknown, string]> = [
-      [{ name: '' }, 'name must be 1 to 200 characters'],
-      [{ name: 'n'.repeat(201) }, 'name must be 1 to 200 characters'],
+      [{ name: 'n'.repeat(201) }, 'name must be at most 200 characters'],
       [{ publicDocs: { slug: 'Bad Slug' } }, 'publicDocs.slug has an invalid format'],
       [{ publicDocs: { slug: '-leading' } }, 'publicDocs.slug has an invalid format'],
       [{ publicDocs: { slug: 'double--dash' } }, 'publicDocs.slug has an invalid format'],
@@ -449,7 +497,6 @@ describe('PATCH /api/v1/sources/{id}', () => {
       [{ publicDocs: { enabled: 'yes' } }, 'publicDocs.enabled must be true or false'],
       [{ publicDocs: { theme: 'dark' } }, 'publicDocs.theme is not an allowed property'],
       [{ publicDocs: { url: 'javascript:alert(1)' } }, 'publicDocs.url must use http or https, not javascript'],
-      [{ url: 'http://docs.example.invalid/' }, 'url cannot be set on a source made from pasted content'],
       [{ status: 'ready' }, 'status is not an allowed property'],
       [{ auth: { type: 'bearer' } }, 'auth.secret is required'],
       [{ auth: { type: 'oauth', secret: 's' } }, 'auth.type must be one of bearer, header, basic'],
@@ -628,23 +675,21 @@ describe('GET /api/v1/sources/search', () => {
     // The section that names the number is first.
     assert.equal((await search(w, 'widget 42', 5))[0].title, 'Widget 42');
     const cases: Array<[string, string]> = [
-      ['?limit=5', 'query parameter q is required'],
-      ['?q=', 'query parameter q must be 1 to 500 characters'],
-      [`?q=${'a'.repeat(501)}`, 'query parameter q must be 1 to 500 characters'],
-      ['?q=pet&limit=0', 'query parameter limit must be an integer from 1 to 50'],
-      ['?q=pet&limit=51', 'query parameter limit must be an integer from 1 to 50'],
-      ['?q=pet&limit=abc', 'query parameter limit must be an integer from 1 to 50'],
+      ['?limit=5', 'q is required'],
+      ['?q=', 'q must be 1 to 500 characters'],
+      [`?q=${'a'.repeat(501)}`, 'q must be 1 to 500 characters'],
+      ['?q=pet&limit=0', 'limit must be an integer from 1 to 50'],
+      ['?q=pet&limit=51', 'limit must be an integer from 1 to 50'],
+      ['?q=pet&limit=abc', 'limit must be an integer from 1 to 50'],
     ];
-    // No query string at all: app.ts's parseQuery skips its "query parameter" wording there.
+    // No query string at all: the missing parameter is named as one all the same.
     const bare = await w.call('GET', `${S}/search`);
     assert.equal(bare.status, 400);
-    assert.equal(bare.body.code, 'invalid_request');
-    assert.match(bare.body.error, /^Request body is invalid: (query parameter )?q is required\.$/);
+    assert.deepEqual(bare.body, invalidQuery('q is required'));
     for (const [q, detail] of cases) {
       const r = await w.call('GET', `${S}/search${q}`);
       assert.equal(r.status, 400, q);
-      assert.equal(r.body.code, 'invalid_request', q);
-      assert.equal(r.body.error, `Request body is invalid: ${detail}.`, q);
+      assert.deepEqual(r.body, invalidQuery(detail), q);
     }
   });
 });

@@ -21,6 +21,11 @@ const invalidSettings: Array<[string, string]> = [
   ['LOG_LEVEL', 'loud'],
   ['BOOTSTRAP', 'maybe'],
   ['RATE_LIMIT_BURST', '0'],
+  ['HOST', ''],
+  ['HOST', 'not a host'],
+  ['HOST', 'http://127.0.0.1'],
+  ['HOST', '[::1]'],
+  ['HOST', 'bad_label.example'],
 ];
 
 for (const [name, value] of invalidSettings) {
@@ -64,6 +69,39 @@ test('PORT already in use → exit 2 with one stderr line, and the data dir is r
     assert.match(err[0], /EADDRINUSE/);
     assert.ok(!r.stdout.includes('"listening"'));
     assert.ok(!existsSync(join(dataDir, 'LOCK')), 'the lock is released');
+  } finally { await new Promise((r) => blocker.close(r)); }
+});
+
+for (const [host, why] of [['not-a-host', /^support-workspace: cannot start: HOST "not-a-host" does not resolve to an address \((ENOTFOUND|EAI_AGAIN|EAI_NONAME|EAI_FAIL)\)$/], ['192.0.2.1', /^support-workspace: cannot start: HOST "192\.0\.2\.1" is not an address of this machine \(EADDRNOTAVAIL\)$/]] as const) {
+  test(`HOST=${host} (${host === 'not-a-host' ? 'a name that does not resolve' : 'an address of no interface here'}) → exit 2 with one stderr line naming HOST, the empty data dir left empty`, async () => {
+    const dataDir = tempDir();
+    const r = await runServerToExit({ dataDir, env: { HOST: host } });
+    assert.deepEqual({ code: r.code, signal: r.signal }, { code: 2, signal: null }, r.stderr);
+    const err = lines(r.stderr);
+    assert.equal(err.length, 1, r.stderr);
+    assert.match(err[0], why);
+    assert.equal(r.stdout, '', 'no log line: nothing was opened');
+    assert.deepEqual(readdirSync(dataDir), [], 'no lock, no log, no secret, no bootstrap workspace');
+  });
+}
+
+test('PORT already in use with BOOTSTRAP on → exit 2 before the data dir is touched: no bootstrap key printed, no workspace, no file', async () => {
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  const port = (blocker.address() as { port: number }).port;
+  try {
+    const dataDir = tempDir();
+    const r = await runServerToExit({ dataDir, env: { PORT: String(port) } });
+    assert.deepEqual({ code: r.code, signal: r.signal }, { code: 2, signal: null }, r.stderr);
+    assert.deepEqual(lines(r.stderr), [`support-workspace: cannot start: PORT ${port} is already in use on "127.0.0.1" (EADDRINUSE)`]);
+    assert.equal(r.stdout, '');
+    assert.deepEqual(readdirSync(dataDir), [], 'no bootstrap workspace or key was written');
+    // The next start on a free port bootstraps as usual: nothing was half-made.
+    const srv = await startServer({ dataDir });
+    try {
+      const key = await srv.waitForKey();
+      assert.equal((await call(srv.url, 'GET', '/api/v1/conversations', { key })).status, 200);
+    } finally { await srv.stop(); }
   } finally { await new Promise((r) => blocker.close(r)); }
 });
 

@@ -44,8 +44,8 @@ export const analyticsRoutes = [
       const today = Date.parse(new Date(ctx.now).toISOString().slice(0, 10) + 'T00:00:00.000Z');
       const to = ctx.query.to === undefined ? today : dayStart(ctx.query.to);
       const from = ctx.query.from === undefined ? to - (DEFAULT_RANGE_DAYS - 1) * 86_400_000 : dayStart(ctx.query.from);
-      if (from > to) throw invalid('query parameter from must not be after to');
-      if ((to - from) / 86_400_000 + 1 > MAX_RANGE_DAYS) throw invalid(`the range from..to must be at most ${MAX_RANGE_DAYS} days`);
+      if (from > to) throw invalid('from must not be after to', 'query');
+      if ((to - from) / 86_400_000 + 1 > MAX_RANGE_DAYS) throw invalid(`to must be at most ${MAX_RANGE_DAYS - 1} days after from (a range of at most ${MAX_RANGE_DAYS} days)`, 'query');
       const iso = (t: number) => new Date(t).toISOString().slice(0, 10);
       return { status: 200, body: computeAnalytics(ctx.ws, iso(from), iso(to)) };
     },

@@ -3,7 +3,7 @@
  * priority enumeration (docs/api.md#priorities), text helpers.
  */
 import { s, type TSchema } from '../http/schema.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError, invalid } from '../http/errors.js';
 import { SortedIndex } from '../store/sorted.js';
 import type { Ctx } from '../http/route.js';
 
@@ -87,7 +87,7 @@ export function paginateArray<R>(ctx: Ctx<unknown, unknown>, list: string, items
   let from = 0;
   if (q.cursor !== undefined) {
     const pos = Number(ctx.cursors.decode(ctx.ws.id, list, q.cursor));
-    if (!Number.isSafeInteger(pos) || pos < 0) throw new ApiError('invalid_request', 'query parameter cursor is invalid');
+    if (!Number.isSafeInteger(pos) || pos < 0) throw invalid('cursor is invalid', 'query');
     from = pos;
   }
   const page = items.slice(from, from + limit);

@@ -91,14 +91,23 @@ const messageView = (m: Message) => ({ object: 'message', ...m });
 const conversationJson = new ViewCache<Conversation>(conversationView, 'conversation');
 const messageJson = new ViewCache<Message>(messageView, 'message');
 
-/** The customer id for `email` in `ws`: the given one, the one already used, or a new one. */
+/**
+ * The customer id for `email` in `ws` (docs/decisions.md#one-customer-id-per-email): the id the
+ * email already has (compared without case), else the given one, else a new one.
+ * @throws ApiError 409 `conflict` when `given` differs from the id the email already has.
+ */
 function customerId(ws: Workspace, email: string, given: string | undefined): string {
-  return given ?? ws.customerIdByEmail.get(email.toLowerCase()) ?? newId();
+  const known = ws.customerIds.idOf(email);
+  if (known !== undefined && given !== undefined && given !== known) {
+    throw new ApiError('conflict', `customer.email ${JSON.stringify(email)} already has the customer id ${JSON.stringify(known)} in this workspace; send that id or none`);
+  }
+  return known ?? given ?? newId();
 }
 
 /**
  * Creates a conversation in `tx` (used by the API and by import).
- * @throws ApiError 409 `conflict` for an `externalId` already used in the workspace.
+ * @throws ApiError 409 `conflict` for an `externalId` already used in the workspace, or a
+ *   `customer.id` other than the one the customer's email already has.
  */
 export function createConversation(
   ws: Workspace, tx: Tx, input: Static<typeof createConversationBody>,
@@ -172,7 +181,8 @@ export const conversationRoutes = [
   }),
   route({
     method: 'POST', path: base, operationId: 'createConversation', tag: 'Conversations', scope: 'conversations:write',
-    summary: 'Create a conversation (channel `api`, status `open`).',
+    summary: 'Create a conversation (channel `api`, status `open`). One email keeps one customer id in a workspace (emails compared without case): '
+      + 'a customer without `id` gets the id its email already has; a different `id` for a known email → 409, like a used `externalId`.',
     body: createConversationBody, errors: [409],
     success: { status: 201, schema: conversationResponse, description: 'The created conversation.' },
     handler: (ctx) => ({ status: 201, body: { conversation: conversationView(createConversation(ctx.ws, ctx.tx(), ctx.body, ctx.now)) } }),

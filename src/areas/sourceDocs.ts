@@ -6,11 +6,11 @@
 export const SOURCE_DOCS = {
   create: 'At least one of `url` and `content` (400 `url or content is required`). With both, the content is ingested '
     + 'and the url is kept as `inputUrl` (where the content came from; a rescan fetches it).',
-  type: 'What to ingest the input as; `auto` detects it from the whole document. `url`, `website` and `github` need a `url` (400).',
+  type: 'What to ingest the input as; `auto` detects it from the whole document. `url`, `website` and `github` need a `url` and take no `content` (400).',
   url: 'An absolute `http` or `https` URL without user info (400 otherwise). It is normalized (lower-case host, default port '
     + 'dropped, fragment removed); a URL equal to the `inputUrl` of a source of the workspace → 409 `conflict`. '
     + 'Fetched under the server\'s fetching rules (private addresses refused, time and size limits).',
   content: 'The document itself, pasted (OpenAPI, JSON, GraphQL, Postman, AsyncAPI, proto, WSDL, Markdown or text).',
   updateUrl: 'A new absolute `http` or `https` URL, normalized as on creation and used by the next rescan. 409 `conflict` when another '
-    + 'source has it; 400 on a source made from pasted content. A new url clears the stored credential unless `auth` is set in the same request.',
+    + 'source has it. On a source made from pasted content, the next rescan fetches the url (the pasted content is dropped). A new url clears the stored credential unless `auth` is set in the same request.',
 } as const;

@@ -32,6 +32,11 @@ export interface Source {
   credential?: Credential;
   /** Internal: whether `name` was given (a rescan keeps it) or derived from the document. */
   nameGiven?: boolean;
+  /**
+   * Internal: the name derived from the last ingestion (the document's title, else the URL's
+   * host), which an empty `name` returns to; absent in records stored before it was kept.
+   */
+  derivedName?: string;
   /** Internal: the type asked for at creation (`auto` included), which a rescan asks for again. */
   requestedType?: string;
 }

@@ -34,14 +34,18 @@ const FETCHED = new Set(['url', 'website', 'github']);
 /** Headers that shape the request itself; a credential in one would break or smuggle requests. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'proxy-connection', 'content-type', 'content-encoding', 'accept-encoding']);
 
+/** The name of a source whose document gave none and which has no URL. */
+const UNTITLED = 'Untitled source';
+/** A name left out (at creation) or empty is derived from the document (docs/sources.md#naming). */
+const DERIVED = 'the document\'s own title, else the URL\'s host, else `Untitled source`';
 const createBody = s.named('CreateSourceRequest', s.object({
   type: s.optional(s.enum(CREATE_TYPES, { default: 'auto', description: SOURCE_DOCS.type })),
-  name: s.optional(s.string({ minLength: 1, maxLength: 200 })),
+  name: s.optional(s.string({ maxLength: 200, description: `Kept by rescans. Left out or empty: ${DERIVED}.` })),
   url: s.optional(s.string({ maxLength: 2000, format: 'uri', description: SOURCE_DOCS.url })),
   content: s.optional(s.string({ maxLength: 2_000_000, description: SOURCE_DOCS.content })),
 }, { requireAnyOf: ['url', 'content'], description: SOURCE_DOCS.create }));
 const updateBody = s.named('UpdateSourceRequest', s.object({
-  name: s.optional(s.string({ minLength: 1, maxLength: 200 })),
+  name: s.optional(s.string({ maxLength: 200, description: `A given name is kept by rescans. Empty: back to the derived name, ${DERIVED}.` })),
   url: s.optional(s.string({ maxLength: 2000, format: 'uri', description: SOURCE_DOCS.updateUrl })),
   auth: s.optional(s.nullable(s.object({
     type: s.enum(AUTH_TYPES),
@@ -63,6 +67,28 @@ const searchResult = s.named('SearchResult', s.object({
 }));
 
 export interface SourceDeps { config: Config; secrets: SecretBox; logger: Logger; analyzer: Analyzer }
+
+/**
+ * The type a new source has until its first ingestion ends: the one asked for, else a guess
+ * from what will be ingested — the pasted content when there is some (JSON-looking or text),
+ * else the URL (a GitHub repository or a plain page).
+ */
+function provisionalType(type: (typeof CREATE_TYPES)[number], inputUrl: string | null, content: string | undefined): Source['type'] {
+  if (type !== 'auto') return type;
+  if (content !== undefined) return /^\s*[[{]/.test(content) ? 'json' : 'text';
+  return isGithubRepoUrl(inputUrl!) ? 'github' : 'url';
+}
+
+/**
+ * The name a source takes when none is given: the last one derived from its document, else
+ * (a record stored before derived names were kept, or one that never ingested) its URL's host,
+ * else `Untitled source` (docs/sources.md#naming).
+ */
+function defaultName(src: Source): string {
+  if (src.derivedName !== undefined) return src.derivedName;
+  if (!src.nameGiven) return src.name;
+  return src.inputUrl ? new URL(src.inputUrl).host : UNTITLED;
+}
 
 /** Turns an ingestion failure into the source's `error` text; unexpected errors are logged, not shown. */
 function failureMessage(err: unknown, logger: Logger, requestId: string): string {
@@ -99,13 +125,17 @@ export function sourceRoutes(deps: SourceDeps) {
     // Storing the result (search postings, the log line) is a main-thread step of its own.
     await nextTurn();
     const current = ws.get<Source>(T.source, src.id);
-    if (!current) throw notFound(); // deleted while it was being ingested
+    // A DELETE that came in while this ran won: the answer is a conflict with that change, and
+    // nothing of this ingestion is stored.
+    if (!current) throw new ApiError('conflict', 'the source was deleted while it was being ingested');
     const now = iso(ctx.now);
     const host = src.inputUrl ? new URL(src.inputUrl).host : undefined;
+    const derivedName = out?.title?.trim().slice(0, 200) || host || defaultName(current);
     let next: Source = {
       ...current, status: out ? 'ready' : 'failed', error, updatedAt: now,
       type: out ? out.type : current.type,
-      name: current.nameGiven ? current.name : (out?.title?.trim().slice(0, 200) || host || current.name),
+      derivedName,
+      name: current.nameGiven ? current.name : derivedName,
     };
     // A credential goes only where it was bound: a new server origin clears it (credentials.ts).
     if (out) next = applyCredentialOrigins(next, out.record.serverUrl);
@@ -135,40 +165,48 @@ export function sourceRoutes(deps: SourceDeps) {
   return [
     route({
       method: 'POST', path: base, operationId: 'createSource', tag: 'Sources', scope: 'sources:write', bodyLimit: 16 * MiB,
-      summary: 'Create a source from a URL or pasted content and ingest it synchronously (status ready, or failed with error).',
-      body: createBody, errors: [404, 409],
+      summary: 'Create a source from a URL, pasted content, or both, and ingest it synchronously (status ready, or failed with error). '
+        + 'With both, the content is ingested and the URL kept as inputUrl (fetched by rescans, not now). '
+        + '409 when the URL is another source\'s, or when the source is deleted while it is being ingested.',
+      body: createBody, errors: [409],
       success: { status: 201, schema: ingestionResultSchema, description: 'The created source and what was ingested.' },
       handler: async (ctx) => {
         const b = ctx.body;
+        const type = b.type ?? 'auto';
+        if (FETCHED.has(type)) {
+          if (b.url === undefined) throw invalid(`url is required for type ${type}`);
+          if (b.content !== undefined) throw invalid(`content cannot be given with type ${type}: a ${type} source is fetched from its url`);
+        }
+        // Pasted content is kept for rescans only when there is no url: a source with a url is
+        // fetched by its rescans (docs/sources.md#url-and-content).
+        const keepContent = b.url === undefined;
         // Serializing a large pasted content for its log line is a main-thread step of its own,
         // and so is the commit that writes it (the url check and the reservation stay one step).
         // A body parsed off the main thread brings the content's JSON text with it (src/http/largeBody.ts).
-        const member = ctx.bodyJson.get('content');
+        const member = keepContent ? ctx.bodyJson.get('content') : undefined;
         let contentJson: JsonText | undefined = member && ['{"content":', member, '}'];
-        if (!contentJson && b.content !== undefined && b.content.length > 64 * 1024) {
+        if (keepContent && !contentJson && b.content !== undefined && b.content.length > 64 * 1024) {
           await nextTurn();
           contentJson = JSON.stringify({ content: b.content });
           await nextTurn();
         }
-        const type = b.type ?? 'auto';
-        if (b.url === undefined && b.content === undefined) throw invalid('url or content is required');
-        if (b.url !== undefined && b.content !== undefined) throw invalid('give either url or content, not both');
-        if (FETCHED.has(type) && b.url === undefined) throw invalid(`url is required for type ${type}`);
         const inputUrl = b.url === undefined ? null : normalizeUrl(b.url);
         if (inputUrl && ctx.ws.sourceIdByUrl.has(inputUrl)) throw new ApiError('conflict', 'a source with this url already exists');
         const now = iso(ctx.now);
+        const nameGiven = b.name !== undefined && b.name !== '';
         const src: Source = {
-          id: newId(), name: b.name ?? 'Untitled source', type: type === 'auto' ? (inputUrl ? (isGithubRepoUrl(inputUrl) ? 'github' : 'url') : (/^\s*[[{]/.test(b.content ?? '') ? 'json' : 'text')) : type, status: 'processing',
+          id: newId(), name: nameGiven ? b.name! : UNTITLED, type: provisionalType(type, inputUrl, b.content), status: 'processing',
           inputUrl, error: null, auth: { ...DEFAULT_AUTH }, publicDocs: { ...DEFAULT_PUBLIC_DOCS }, createdAt: now, updatedAt: now,
-          nameGiven: b.name !== undefined, requestedType: type,
+          nameGiven, requestedType: type,
         };
         // The processing state is durable and visible (and reserves the url) while ingestion runs.
         // The scan is marked running before the first await, so a rescan never overlaps it.
         const first = ctx.ws.db.begin();
         first.put(T.source, src.id, src as unknown as Rec);
-        if (b.content !== undefined) first.put(T.sourceContent, src.id, { content: b.content }, contentJson);
+        if (keepContent) first.put(T.sourceContent, src.id, { content: b.content! }, contentJson);
         await commitReserved(ctx.ws, src.id, first);
-        const done = await run(ctx, ctx.ws, src, { type, url: inputUrl ?? undefined, content: b.content });
+        // What is ingested now: the pasted content when there is some (nothing is fetched), else the url.
+        const done = await run(ctx, ctx.ws, src, b.content !== undefined ? { type, content: b.content } : { type, url: inputUrl! });
         return { status: 201, body: ingestionResult(done.src, done.idx) };
       },
     }),
@@ -206,7 +244,8 @@ export function sourceRoutes(deps: SourceDeps) {
     }),
     route({
       method: 'PATCH', path: `${base}/{sourceId}`, operationId: 'updateSource', tag: 'Sources', scope: 'sources:write',
-      summary: 'Update name, url, auth (secret encrypted, never returned) or publicDocs. A new url is used by the next rescan. '
+      summary: 'Update name (empty: back to the name derived from the document), url, auth (secret encrypted, never returned) or publicDocs. '
+        + 'A new url is fetched by the next rescan; set on a source made from pasted content, it replaces the content as what rescans ingest. '
         + 'A credential is bound to the origin of the source\'s server URL when it is set: changing url (without setting auth again) clears it, '
         + 'with auth.lastError saying why.',
       body: updateBody, errors: [409],
@@ -215,12 +254,16 @@ export function sourceRoutes(deps: SourceDeps) {
         const src = load(ctx);
         const b = ctx.body;
         let next: Source = { ...src, updatedAt: iso(ctx.now) };
-        if (b.name !== undefined) { next.name = b.name; next.nameGiven = true; }
+        if (b.name !== undefined) {
+          next.nameGiven = b.name !== '';
+          next.name = next.nameGiven ? b.name : defaultName(src);
+        }
         if (b.url !== undefined) {
           const u = normalizeUrl(b.url);
           const other = ctx.ws.sourceIdByUrl.get(u);
           if (other !== undefined && other !== src.id) throw new ApiError('conflict', 'a source with this url already exists');
-          if (src.inputUrl === null) throw invalid('url cannot be set on a source made from pasted content');
+          // From now on rescans fetch the url: pasted content kept for them is no longer used.
+          if (src.inputUrl === null) ctx.tx().del(T.sourceContent, src.id);
           next.inputUrl = u;
           // The credential was bound to where the old url led; it does not follow the source elsewhere.
           if (u !== src.inputUrl && next.credential && b.auth === undefined) next = clearCredential(next, CLEARED_URL_CHANGED);
@@ -259,7 +302,8 @@ export function sourceRoutes(deps: SourceDeps) {
     }),
     route({
       method: 'POST', path: `${base}/{sourceId}/rescan`, operationId: 'rescanSource', tag: 'Sources', scope: 'sources:write',
-      summary: 'Fetch the url again (or re-parse the pasted content) and replace what was ingested; 409 while one runs.',
+      summary: 'Fetch the url (a source made from pasted content and a url included), or re-parse the pasted content of a source without a url, '
+        + 'and replace what was ingested; 409 while one runs, or when the source is deleted meanwhile.',
       body: s.object({}), bodyOptional: true, errors: [409],
       success: { status: 200, schema: ingestionResultSchema, description: 'The source and what was ingested.' },
       handler: async (ctx) => {
@@ -271,7 +315,8 @@ export function sourceRoutes(deps: SourceDeps) {
         first.put(T.source, src.id, processing as unknown as Rec);
         await commitReserved(ctx.ws, src.id, first);
         const type = (src.requestedType ?? src.type) as IngestRequest['type'];
-        const done = await run(ctx, ctx.ws, processing, content === undefined ? { type, url: src.inputUrl ?? undefined } : { type, content });
+        // A source with a url is fetched; only one without a url re-parses its pasted content.
+        const done = await run(ctx, ctx.ws, processing, src.inputUrl !== null ? { type, url: src.inputUrl } : { type, content });
         return { status: 200, body: ingestionResult(done.src, done.idx) };
       },
     }),

@@ -18,6 +18,11 @@ export class BodyTooLargeError extends ApiError {
 /** The client closed the connection before its body arrived. */
 export class ClientAbortError extends Error {}
 
+/** The 400 for a request without the body its route requires (nothing sent, or zero bytes). */
+export function bodyRequired(): ApiError {
+  return invalid('a JSON body is required');
+}
+
 /** Checks the headers that decide whether a body may be read at all. @throws ApiError 413/415 */
 export function checkBodyHeaders(req: IncomingMessage, limit: number): void {
   const type = (req.headers['content-type'] ?? '').toLowerCase();
@@ -70,7 +75,7 @@ export function parseJsonBody(raw: Buffer): unknown {
  * @throws ApiError 400 `invalid_request` for an empty body or invalid UTF-8.
  */
 export function decodeBody(raw: Buffer): string {
-  if (raw.length === 0) throw invalid('a JSON body is required');
+  if (raw.length === 0) throw bodyRequired();
   try { return utf8.decode(raw); } catch { throw invalid('the body is not valid UTF-8'); }
 }
 

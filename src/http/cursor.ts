@@ -21,15 +21,15 @@ export class CursorCodec {
 
   /**
    * Decodes a cursor made by {@link encode} for the same workspace and list.
-   * @throws ApiError 400 `invalid_request` (`cursor is invalid`) for anything else.
+   * @throws ApiError 400 `invalid_request` (`Query parameter cursor is invalid.`) for anything else.
    */
   decode(workspaceId: string, list: string, cursor: string): string {
     const dot = cursor.indexOf('.');
-    if (dot <= 0 || cursor.length > 2048) throw invalid('query parameter cursor is invalid');
+    if (dot <= 0 || cursor.length > 2048) throw invalid('cursor is invalid', 'query');
     const payload = cursor.slice(0, dot);
     const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
     const want = this.mac(workspaceId, list, payload);
-    if (given.length !== want.length || !timingSafeEqual(given, want)) throw invalid('query parameter cursor is invalid');
+    if (given.length !== want.length || !timingSafeEqual(given, want)) throw invalid('cursor is invalid', 'query');
     return Buffer.from(payload, 'base64url').toString('utf8');
   }
 }

@@ -40,23 +40,39 @@ export interface ErrorBody {
 }
 
 /**
+ * The part of a request an `invalid_request` is about; it names the message
+ * (docs/api.md#errors): the body's problems follow the spec's text
+ * (`Request body is invalid: name must be at most 200 characters.`), a query parameter's or a
+ * header's say so (`Query parameter limit must be …`, `Header Idempotency-Key must be …`).
+ */
+export type RequestPart = 'body' | 'query' | 'header';
+
+/** How the message of an `invalid_request` about a query parameter or a header begins. */
+const PART_LEAD: Record<Exclude<RequestPart, 'body'>, string> = { query: 'Query parameter', header: 'Header' };
+
+/**
  * An error that answers the request with `ERRORS[code].status` and a `{code, error}` body.
  * `detail` is one sentence naming the field or cause; it is appended to the spec's text as
- * `Request body is invalid: name must be at most 200 characters.` (docs/api.md#errors).
+ * `Request body is invalid: name must be at most 200 characters.` (docs/api.md#errors). For
+ * `part` `query` or `header` the detail starts with the parameter's or header's name and the
+ * message is `Query parameter <detail>.` or `Header <detail>.`.
  */
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly headers: Record<string, string>;
-  /** The `detail` given, kept so the error can be rebuilt elsewhere (a worker thread's answer). */
+  /** The sentence naming the field or cause, as given; undefined when there is none. */
   readonly detail: string | undefined;
-  constructor(code: ErrorCode, detail?: string, headers: Record<string, string> = {}) {
-    super(errorMessage(code, detail));
+  /** The part of the request the error is about. */
+  readonly part: RequestPart;
+  constructor(code: ErrorCode, detail?: string, headers: Record<string, string> = {}, part: RequestPart = 'body') {
+    super(part === 'body' || !detail ? errorMessage(code, detail) : `${PART_LEAD[part]} ${sentence(detail)}`);
     this.name = 'ApiError';
     this.code = code;
-    this.detail = detail;
     this.status = ERRORS[code].status;
     this.headers = headers;
+    this.detail = detail;
+    this.part = part;
   }
   /** The response body: exactly `{code, error}`. */
   body(): ErrorBody {
@@ -64,15 +80,20 @@ export class ApiError extends Error {
   }
 }
 
+/** `detail` ending with exactly one period. */
+const sentence = (detail: string): string => (detail.endsWith('.') ? detail : `${detail}.`);
+
 /** Builds the message for `code`: the table's text, or `text-without-period: detail.` */
 export function errorMessage(code: ErrorCode, detail?: string): string {
   const base: string = ERRORS[code].message;
   if (!detail) return base;
-  const d = detail.endsWith('.') ? detail.slice(0, -1) : detail;
-  return `${base.slice(0, -1)}: ${d}.`;
+  return `${base.slice(0, -1)}: ${sentence(detail)}`;
 }
 
-/** Shorthand for a 400 `invalid_request` naming what is wrong. */
-export function invalid(detail: string): ApiError {
-  return new ApiError('invalid_request', detail);
+/**
+ * Shorthand for a 400 `invalid_request` naming what is wrong in `part` of the request (the
+ * body by default); for a query parameter or a header, `detail` starts with its name.
+ */
+export function invalid(detail: string, part: RequestPart = 'body'): ApiError {
+  return new ApiError('invalid_request', detail, {}, part);
 }

@@ -37,7 +37,7 @@ export class Idempotency {
   begin(req: IncomingMessage, ws: Workspace, key: KeyRec, requestLine: string, raw: Buffer | undefined, now: number): IdempotencyTicket | null {
     const header = req.headers['idempotency-key'];
     if (header === undefined) return null;
-    if (typeof header !== 'string' || !HEADER_VALUE.test(header)) throw invalid('Idempotency-Key must be 1 to 255 printable ASCII characters');
+    if (typeof header !== 'string' || !HEADER_VALUE.test(header)) throw invalid('Idempotency-Key must be 1 to 255 printable ASCII characters', 'header');
     const id = createHash('sha256').update(`${key.id}\n${header}`).digest('hex');
     const fingerprint = createHash('sha256').update(requestLine).update('\n').update(raw ?? Buffer.alloc(0)).digest('hex');
     if (this.running.has(id)) throw new ApiError('idempotency_in_progress');

@@ -4,7 +4,7 @@
  * parsed JSON value into that type or throws a 400 naming the field (docs/api.md#errors), and
  * {@link toJsonSchema}, which emits the same definition for the OpenAPI document.
  */
-import { invalid } from './errors.js';
+import { invalid as invalidIn, type ApiError, type RequestPart } from './errors.js';
 
 /**
  * String formats. {@link validate} asserts `email`, `date-time`, `date` and `uuid`; `uri` is
@@ -118,27 +118,30 @@ const fieldName = (path: string) => path || 'the body';
 
 /**
  * Validates `value` against `schema` and returns it typed as `Static<S>`.
- * `path` names the value in messages (`customer.email`, `tags[2]`; empty for the body).
- * @throws ApiError 400 `invalid_request` with a detail such as `subject must be at most 200 characters`.
+ * `part` is the part of the request `value` is (the body by default; `query` for the
+ * parameters of a query string, which names them as such in the message).
+ * @throws ApiError 400 `invalid_request` whose `detail` names the field by its JSON path, such as
+ *   `subject must be at most 200 characters` or `customer.email must be a valid email address`.
  */
-export function validate<S extends TSchema>(schema: S, value: unknown, path = ''): Static<S> {
-  check(schema, value, path);
+export function validate<S extends TSchema>(schema: S, value: unknown, part: RequestPart = 'body'): Static<S> {
+  check(schema, value, '', part);
   return value as Static<S>;
 }
 
 /** {@link validate} without the static type, for callers holding an erased schema. */
-export function assertValid(schema: TSchema, value: unknown, path = ''): void {
-  check(schema, value, path);
+export function assertValid(schema: TSchema, value: unknown, part: RequestPart = 'body'): void {
+  check(schema, value, '', part);
 }
 
-function check(schema: TSchema, value: unknown, path: string): void {
+function check(schema: TSchema, value: unknown, path: string, part: RequestPart): void {
   const name = fieldName(path);
+  const invalid = (detail: string): ApiError => invalidIn(detail, part);
   switch (schema.kind) {
     case 'any': return;
-    case 'ref': return check(schema.target(), value, path);
+    case 'ref': return check(schema.target(), value, path, part);
     case 'nullable':
       if (value === null) return;
-      return check(schema.inner, value, path);
+      return check(schema.inner, value, path, part);
     case 'string': {
       if (typeof value !== 'string') throw invalid(`${name} must be a string`);
       // JSON can carry lone UTF-16 surrogates (\ud800); they are not text and cannot be stored as UTF-8.
@@ -178,7 +181,7 @@ function check(schema: TSchema, value: unknown, path: string): void {
       if (!Array.isArray(value)) throw invalid(`${name} must be an array`);
       if (schema.maxItems !== undefined && value.length > schema.maxItems) throw invalid(`${name} must have at most ${plural(schema.maxItems, 'item')}`);
       if (schema.minItems !== undefined && value.length < schema.minItems) throw invalid(`${name} must have at least ${plural(schema.minItems, 'item')}`);
-      for (let i = 0; i < value.length; i++) check(schema.items, value[i], `${path}[${i}]`);
+      for (let i = 0; i < value.length; i++) check(schema.items, value[i], `${path}[${i}]`, part);
       return;
     }
     case 'object': {
@@ -195,7 +198,7 @@ function check(schema: TSchema, value: unknown, path: string): void {
           if (!prop.optional) throw invalid(`${sub} is required`);
           continue;
         }
-        check(prop, rec[key], sub);
+        check(prop, rec[key], sub, part);
       }
       const anyOf = schema.requireAnyOf;
       if (anyOf?.length && !anyOf.some((k) => rec[k] !== undefined)) {

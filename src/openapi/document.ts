@@ -67,7 +67,7 @@ const errorSchema = {
   description: 'Every error: a machine-readable `code` and a human-readable message.',
   properties: {
     code: { type: 'string', enum: Object.keys(ERRORS), description: 'The contract; see the status of each response for the codes it can carry.' },
-    error: { type: 'string', description: 'The spec\'s message text, optionally followed by one sentence naming the field or cause.' },
+    error: { type: 'string', description: 'The spec\'s message text, optionally followed by one sentence naming the field or cause; a 400 about a query parameter or a header says so instead (`Query parameter limit must be …`, `Header Idempotency-Key must be …`).' },
   },
   required: ['code', 'error'],
   additionalProperties: false,

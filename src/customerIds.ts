@@ -1,0 +1,32 @@
+/**
+ * One customer id per email in a workspace (docs/decisions.md#one-customer-id-per-email).
+ * Emails are compared without case, as everywhere else customers are matched. Each email
+ * keeps the id of its first conversation, with the number of conversations that carry that
+ * id, so that an undone create (a write that failed) frees an email no conversation holds.
+ */
+export class CustomerIds {
+  private readonly byEmail = new Map<string, { id: string; conversations: number }>();
+
+  /** The customer id `email` has in the workspace, or undefined when no conversation has it. */
+  idOf(email: string): string | undefined {
+    return this.byEmail.get(email.toLowerCase())?.id;
+  }
+
+  /**
+   * Counts a stored conversation whose customer is (`email`, `id`). A conversation stored with
+   * another id for a known email (written before the rule was enforced) leaves the email's id as it is.
+   */
+  add(email: string, id: string): void {
+    const key = email.toLowerCase();
+    const entry = this.byEmail.get(key);
+    if (!entry) this.byEmail.set(key, { id, conversations: 1 });
+    else if (entry.id === id) entry.conversations++;
+  }
+
+  /** Uncounts a conversation added with {@link add} that is gone (undone). */
+  remove(email: string, id: string): void {
+    const key = email.toLowerCase();
+    const entry = this.byEmail.get(key);
+    if (entry && entry.id === id && --entry.conversations === 0) this.byEmail.delete(key);
+  }
+}
