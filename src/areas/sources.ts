@@ -19,7 +19,7 @@ import { ingest, isGithubRepoUrl, type Ingested, type IngestRequest } from '../i
 import type { Analyzer } from '../ingest/analyze.js';
 import { IngestError } from '../ingest/types.js';
 import { FetchError } from '../ingest/fetch.js';
-import { SOURCE_TYPES } from '../ingest/detect.js';
+import { SOURCE_TYPES, type SourceType } from '../ingest/detect.js';
 import { listSchema, notFound, pageParams, paginate } from './common.js';
 import {
   AUTH_TYPES, DEFAULT_AUTH, DEFAULT_PUBLIC_DOCS, SOURCE_STATUSES, ingestionResult, ingestionResultSchema, normalizeUrl,
@@ -93,7 +93,12 @@ export function sourceRoutes(deps: SourceDeps) {
     running.add(key); // already reserved by the caller; released below
     let out: Ingested | undefined;
     let error: string | null = null;
-    try { out = await ingest(req, { ...fetchOpts(), queue: ws.id }); } catch (e) { error = failureMessage(e, logger, ctx.requestId); } finally { running.delete(key); }
+    // A failure after detection keeps the detected type (docs/sources.md#failed-sources).
+    let failedAs: SourceType | undefined;
+    try { out = await ingest(req, { ...fetchOpts(), queue: ws.id }); } catch (e) {
+      error = failureMessage(e, logger, ctx.requestId);
+      if (e instanceof IngestError) failedAs = e.sourceType;
+    } finally { running.delete(key); }
     // Storing the result (search postings, the log line) is a main-thread step of its own.
     await nextTurn();
     const current = ws.get<Source>(T.source, src.id);
@@ -102,7 +107,7 @@ export function sourceRoutes(deps: SourceDeps) {
     const host = src.inputUrl ? new URL(src.inputUrl).host : undefined;
     let next: Source = {
       ...current, status: out ? 'ready' : 'failed', error, updatedAt: now,
-      type: out ? out.type : current.type,
+      type: out ? out.type : failedAs ?? current.type,
       name: current.nameGiven ? current.name : (out?.title?.trim().slice(0, 200) || host || current.name),
     };
     // A credential goes only where it was bound: a new server origin clears it (credentials.ts).

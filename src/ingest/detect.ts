@@ -5,6 +5,7 @@
  */
 import { parseJsonText } from './json.js';
 import { parseYaml } from './yaml.js';
+import { IngestError } from './types.js';
 
 /** Types stored for sources (`type` in docs/api.md#source-object). */
 export const SOURCE_TYPES = ['openapi', 'json', 'url', 'website', 'text', 'graphql', 'postman', 'asyncapi', 'grpc', 'soap', 'github', 'notion', 'confluence', 'hubspot'] as const;
@@ -139,31 +140,145 @@ const anyLine = (text: string, test: (c: Cursor) => boolean): boolean => {
   return false;
 };
 
+/** The API description a marker key names: `openapi`/`swagger` → openapi, `asyncapi` → asyncapi. */
+function markerType(key: string): 'openapi' | 'asyncapi' | undefined {
+  return key === 'openapi' || key === 'swagger' ? 'openapi' : key === 'asyncapi' ? 'asyncapi' : undefined;
+}
+
 /**
- * True when a YAML document names itself an API description: an `openapi`, `swagger` or
- * `asyncapi` key at the document's top level, wherever it stands in the text (the top level is
- * the indentation of the first content line, so an indented document after `---` counts).
+ * The key a YAML line starts with at `j` when the line is a mapping entry (`key:`, `"key":` or
+ * `'key':`, then a blank, a line break or the end): the key's text, else undefined. Plain keys
+ * end at the first `: `; quoted ones at their closing quote (escapes and `''` kept as written,
+ * enough to compare with marker names). Reads one line at most.
  */
-function yamlApiMarker(text: string): boolean {
+function yamlLineKey(text: string, j: number): string | undefined {
+  const end = (k: number): boolean => k >= text.length || isSpace(text.charCodeAt(k));
+  const q = text[j];
+  if (q === '"' || q === "'") {
+    let k = j + 1;
+    for (; k < text.length && text[k] !== q && text[k] !== '\n'; k++) if (q === '"' && text[k] === '\\') k++;
+    if (text[k] !== q) return undefined;
+    const key = text.slice(j + 1, k);
+    k++;
+    while (text.charCodeAt(k) === 32 || text.charCodeAt(k) === 9) k++;
+    return text[k] === ':' && end(k + 1) ? key : undefined;
+  }
+  if (q === undefined || ',[]{}#&*!|>%@`'.includes(q) || ('-?:'.includes(q) && end(j + 1))) return undefined;
+  for (let k = j; k < text.length && text[k] !== '\n'; k++) {
+    if (text[k] === '#' && isSpace(text.charCodeAt(k - 1))) return undefined;
+    if (text[k] === ':' && end(k + 1)) return text.slice(j, k).trimEnd();
+  }
+  return undefined;
+}
+
+/**
+ * Calls `visit` with the start of every content line of a YAML stream at the document's top
+ * level (the indentation of its first content line, so a document indented under `---`
+ * counts), skipping blank and comment lines, directives and document markers (content after
+ * `--- ` on its line counts). Stops when `visit` returns true, and says whether it did.
+ */
+function yamlTopLines(text: string, visit: (j: number) => boolean): boolean {
   let indent = -1;
   for (let i = 0; i <= text.length;) {
     let j = i;
     while (text.charCodeAt(j) === 32) j++;
     const nl = text.indexOf('\n', j);
     const end = nl < 0 ? text.length : nl;
+    if (j === i && (text.startsWith('---', j) || text.startsWith('...', j)) && (j + 3 >= end || isSpace(text.charCodeAt(j + 3)))) {
+      if (text[j] === '.') j = end; // a document end: nothing on its line is content
+      else for (j += 3; text.charCodeAt(j) === 32 || text.charCodeAt(j) === 9;) j++; // `--- `: what follows on its line is
+    }
     const c = text.charCodeAt(j);
-    const blank = j >= end || c === 13 || c === 35 /* # */ || (j === i && (text.startsWith('---', j) || text.startsWith('...', j) || c === 37 /* % */));
+    const blank = j >= end || c === 13 || c === 35 /* # */ || (j === i && c === 37 /* % */);
     if (!blank) {
       if (indent < 0) indent = j - i;
-      if (j - i === indent) {
-        const k = new Cursor(text, j);
-        if ((k.lit('openapi') || k.lit('swagger') || k.lit('asyncapi')) && (k.blanks(), k.lit(':'))) return true;
-      }
+      if (j - i === indent && visit(j)) return true;
     }
     if (nl < 0) return false;
     i = nl + 1;
   }
   return false;
+}
+
+/**
+ * The API description a YAML text names itself by a top-level `openapi`, `swagger` or
+ * `asyncapi` key (plain or quoted), wherever it stands in the text; used to say what a YAML
+ * text that does not parse claimed to be.
+ */
+function yamlMarker(text: string): 'openapi' | 'asyncapi' | undefined {
+  let found: 'openapi' | 'asyncapi' | undefined;
+  yamlTopLines(text, (j) => { const k = yamlLineKey(text, j); found = k === undefined ? undefined : markerType(k); return found !== undefined; });
+  return found;
+}
+
+/** True when the first content line of a YAML text is a mapping entry: the text may be a YAML mapping. */
+function yamlMapping(text: string): boolean {
+  let first = -1;
+  yamlTopLines(text, (j) => { first = j; return true; });
+  return first >= 0 && yamlLineKey(text, first) !== undefined;
+}
+
+/**
+ * The API description a JSON text names itself by a top-level `openapi`, `swagger` or
+ * `asyncapi` member, found by one pass over the text that tracks nesting (so it works on text
+ * that does not parse, e.g. a truncated download): used to say what broken JSON claimed to be.
+ */
+function jsonMarker(text: string): 'openapi' | 'asyncapi' | undefined {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34 /* " */) {
+      const from = i + 1;
+      for (i++; i < text.length && text.charCodeAt(i) !== 34; i++) if (text.charCodeAt(i) === 92) i++;
+      if (depth !== 1 || i - from > 8) continue;
+      let k = i + 1;
+      while (isSpace(text.charCodeAt(k))) k++;
+      const type = text[k] === ':' ? markerType(text.slice(from, i)) : undefined;
+      if (type) return type;
+    } else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (depth === 0 && c === 91) return undefined; // a top-level array names nothing
+      depth++;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return undefined;
+}
+
+/** `e` with the type the content was detected as (kept by the failed source), when it has none yet. */
+export function detectedAs<E>(e: E, type: SourceType | undefined): E {
+  if (e instanceof IngestError && e.sourceType === undefined && type !== undefined) e.sourceType = type;
+  return e;
+}
+
+/**
+ * `text` parsed as YAML and classified by its top-level keys: the API description it is, else
+ * undefined (plain data), or the parse error.
+ */
+function yamlApi(text: string): { type: ContentType; value: unknown } | IngestError | undefined {
+  let value: unknown;
+  try {
+    value = parseYaml(text);
+  } catch (e) {
+    if (e instanceof IngestError) return e;
+    throw e;
+  }
+  const type = classifyValue(value);
+  return type === 'json' ? undefined : { type, value };
+}
+
+/**
+ * A YAML text that is a mapping, parsed and classified by its top-level keys: undefined when it
+ * is no mapping, names no API description, or does not parse without naming one by a top-level
+ * key (then it is no YAML document: prose with a colon on its first line).
+ * @throws IngestError the YAML error, typed as what it claimed to be, for a text that does not
+ *   parse but names an API description by a top-level key.
+ */
+function yamlDocument(text: string): { type: ContentType; value: unknown } | undefined {
+  if (!yamlMapping(text)) return undefined;
+  const r = yamlApi(text);
+  if (!(r instanceof IngestError)) return r;
+  const claimed = yamlMarker(text);
+  if (claimed) throw detectedAs(r, claimed);
+  return undefined;
 }
 
 /** Leading white space and comments skipped, the text starts an HTML document (`<!doctype html`, `<html`, `<head`, `<body`). */
@@ -186,17 +301,43 @@ function htmlStart(text: string): boolean {
   return false;
 }
 
-/** A `<definitions` element (any prefix) followed, anywhere after it, by the WSDL 1.1 namespace. */
-function wsdlStart(text: string): boolean {
-  for (let i = text.indexOf('definitions'); i >= 0; i = text.indexOf('definitions', i + 1)) {
-    let p = i - 1;
-    if (text[p] === ':') { p--; while (p >= 0 && (isWordChar(text.charCodeAt(p)) || text[p] === '-')) p--; if (p === i - 2) continue; }
-    if (text[p] !== '<') continue;
-    const after = text.charCodeAt(i + 'definitions'.length);
-    if (!(after === 62 /* > */ || isSpace(after))) continue;
-    return text.includes('schemas.xmlsoap.org/wsdl', i);
+/**
+ * True when the root element of an XML text is a WSDL 1.1 `definitions` (any prefix) whose start
+ * tag declares the WSDL 1.1 namespace. The prolog before it (XML declaration, processing
+ * instructions, comments, a DOCTYPE with its internal subset) is skipped however long it is.
+ */
+function wsdlRoot(text: string): boolean {
+  const c = new Cursor(text);
+  for (;;) {
+    c.spaces();
+    let close: string | undefined;
+    if (c.lit('<?')) close = '?>';
+    else if (c.lit('<!--')) close = '-->';
+    else if (c.lit('<!doctype', true)) {
+      close = '>';
+      const subset = text.indexOf('[', c.i);
+      const gt = text.indexOf('>', c.i);
+      if (subset >= 0 && (gt < 0 || subset < gt)) c.i = text.indexOf(']', subset);
+      if (c.i < 0) return false;
+    }
+    if (close === undefined) break;
+    const at = text.indexOf(close, c.i);
+    if (at < 0) return false;
+    c.i = at + close.length;
   }
-  return false;
+  if (!c.lit('<')) return false;
+  const from = c.i;
+  while (c.i < text.length && !isSpace(text.charCodeAt(c.i)) && text[c.i] !== '>' && text[c.i] !== '/') c.i++;
+  const name = text.slice(from, c.i);
+  if (name !== 'definitions' && !name.endsWith(':definitions')) return false;
+  let quote = '';
+  let end = c.i;
+  for (; end < text.length; end++) {
+    const ch = text[end];
+    if (quote) { if (ch === quote) quote = ''; } else if (ch === '"' || ch === "'") quote = ch; else if (ch === '>') break;
+  }
+  const tag = text.slice(c.i, end);
+  return tag.includes('"http://schemas.xmlsoap.org/wsdl/"') || tag.includes("'http://schemas.xmlsoap.org/wsdl/'");
 }
 
 /** A tag that only HTML uses among the first ones: `<p`, `<div`, `<h1`…`<h6`, `<a` (or their end tags). */
@@ -213,29 +354,68 @@ function htmlTag(text: string): boolean {
   return false;
 }
 
+const isJsonType = (m: string | undefined): boolean => m === 'application/json' || m?.endsWith('+json') === true;
+const isHtmlType = (m: string | undefined): boolean => m === 'text/html' || m === 'application/xhtml+xml';
+
+/** Whether text ingested as `text` is HTML: by its start, its media type, or HTML tags in a text that starts with one. */
+export function isHtml(text: string, mediaType?: string): boolean {
+  const start = text.replace(/^\uFEFF/, '').trimStart();
+  const h = head(start);
+  return htmlStart(h) || isHtmlType(mediaType) || (start[0] === '<' && htmlTag(h));
+}
+
+const YAML_TYPES = new Set(['application/yaml', 'text/yaml', 'application/x-yaml', 'text/x-yaml']);
+
 /**
  * Detects the type of `text`; `mediaType` is a fetched document's lower-cased media type.
  * Returns the type and, for structured content, the parsed value (so it is parsed once).
- * @throws IngestError when the content claims to be JSON (or YAML by its media type) but does not parse.
+ *
+ * The content decides before the media type (docs/sources.md#detection): JSON (`{`, `[`) and a
+ * YAML mapping are parsed whole and classified by their top-level keys wherever they stand
+ * ({@link classifyValue}); a JSON text that does not parse but is a YAML mapping naming an API
+ * description (YAML flow style) is taken as YAML; XML is a WSDL by its root element. The media
+ * type then settles what the content leaves open: a YAML or JSON media type parses the text as
+ * such (plain data included), an HTML one makes it HTML; then .proto, GraphQL SDL, text.
+ * Cost: linear in the text (one parse per structured reading, scans without backtracking).
+ *
+ * @throws IngestError when the content claims to be JSON (or YAML by its media type or by an API
+ *   key at its top level) but does not parse; its `sourceType` says what it claimed to be.
  */
 export function detectContent(text: string, mediaType?: string): { type: ContentType; html?: boolean; value?: unknown } {
   const t = text.replace(/^\uFEFF/, '');
   const start = t.trimStart();
   const h = head(start);
-  if (mediaType === 'application/json' || mediaType?.endsWith('+json') || start[0] === '{' || start[0] === '[') {
-    const value = parseJsonText(t);
+  if (start[0] === '{' || start[0] === '[') {
+    let value: unknown;
+    try {
+      value = parseJsonText(t);
+    } catch (e) {
+      // YAML flow style (`{openapi: 3.0.0, …}`) is no JSON but may still be an API description.
+      const yaml = yamlApi(t);
+      if (yaml && !(yaml instanceof IngestError)) return yaml;
+      throw detectedAs(e, jsonMarker(t) ?? 'json');
+    }
     return { type: classifyValue(value), value };
   }
   if (start[0] === '"') {
     // A lone JSON string (RFC 8259 allows any value at the top): JSON when it parses whole.
     try { const value: unknown = JSON.parse(t); return { type: 'json', value }; } catch { /* prose that starts with a quote */ }
   }
-  if (mediaType === 'text/html' || mediaType === 'application/xhtml+xml' || htmlStart(h)) return { type: 'text', html: true };
-  if (start[0] === '<') return wsdlStart(h) ? { type: 'soap' } : { type: 'text', html: htmlTag(h) };
-  if (mediaType === 'application/yaml' || mediaType === 'text/yaml' || mediaType === 'application/x-yaml' || yamlApiMarker(t)) {
-    const value = parseYaml(t);
+  if (htmlStart(h)) return { type: 'text', html: true };
+  if (start[0] === '<') return wsdlRoot(start) ? { type: 'soap' } : { type: 'text', html: isHtmlType(mediaType) || htmlTag(h) };
+  if (mediaType !== undefined && YAML_TYPES.has(mediaType)) {
+    let value: unknown;
+    try { value = parseYaml(t); } catch (e) { throw detectedAs(e, yamlMarker(t)); }
     return { type: classifyValue(value), value };
   }
+  const yaml = yamlDocument(t);
+  if (yaml) return yaml;
+  if (isJsonType(mediaType)) {
+    let value: unknown;
+    try { value = parseJsonText(t); } catch (e) { throw detectedAs(e, 'json'); }
+    return { type: classifyValue(value), value };
+  }
+  if (isHtmlType(mediaType)) return { type: 'text', html: true };
   if (anyLine(h, protoLine) && protoBlock(start)) return { type: 'grpc' };
   if (anyLine(h, graphqlLine)) return { type: 'graphql' };
   return { type: 'text' };
