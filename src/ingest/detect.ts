@@ -6,6 +6,7 @@
 import { parseJsonText } from './json.js';
 import { parseYaml } from './yaml.js';
 import { IngestError } from './types.js';
+import { classifyValue, detectedAs, isSpace, jsonMarker, yamlApi, yamlDocument, yamlMarker } from './structured.js';
 
 /** Types stored for sources (`type` in docs/api.md#source-object). */
 export const SOURCE_TYPES = ['openapi', 'json', 'url', 'website', 'text', 'graphql', 'postman', 'asyncapi', 'grpc', 'soap', 'github', 'notion', 'confluence', 'hubspot'] as const;
@@ -14,25 +15,7 @@ export type SourceType = (typeof SOURCE_TYPES)[number];
 /** Types that parse text content (as opposed to `url`, `website`, `github`, which fetch). */
 export type ContentType = 'openapi' | 'json' | 'text' | 'graphql' | 'postman' | 'asyncapi' | 'grpc' | 'soap';
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** The type of an already-parsed JSON/YAML value: an API description by its marker keys, else `json`. */
-export function classifyValue(v: unknown): ContentType {
-  if (!isObj(v)) return 'json';
-  if ('openapi' in v || 'swagger' in v) return 'openapi';
-  if ('asyncapi' in v) return 'asyncapi';
-  const info = v.info;
-  if (isObj(info) && (Array.isArray(v.item) || (typeof info.schema === 'string' && info.schema.includes('getpostman.com')))) return 'postman';
-  if ('__schema' in v || (isObj(v.data) && '__schema' in v.data)) return 'graphql';
-  return 'json';
-}
-
-/** Parses text that is JSON (leading `{`/`[`) or else YAML. @throws IngestError with line and column. */
-export function parseStructured(text: string): unknown {
-  const t = text.replace(/^\uFEFF/, '');
-  const first = t.trimStart()[0];
-  return first === '{' || first === '[' ? parseJsonText(t) : parseYaml(t);
-}
+export { classifyValue, detectedAs, parseStructured } from './structured.js';
 
 const head = (text: string, n = 8192) => text.slice(0, n);
 
@@ -40,10 +23,6 @@ const head = (text: string, n = 8192) => text.slice(0, n);
 // overlapping quantifiers (those backtrack catastrophically): the checks below scan by hand,
 // each in time linear in what it reads.
 
-/** `\s` of regular expressions (JavaScript's white space and line terminators). */
-function isSpace(c: number): boolean {
-  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
-}
 const isWordChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 const isNameStart = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 
@@ -139,147 +118,6 @@ const anyLine = (text: string, test: (c: Cursor) => boolean): boolean => {
   for (const i of lineStarts(text)) if (test(new Cursor(text, i))) return true;
   return false;
 };
-
-/** The API description a marker key names: `openapi`/`swagger` → openapi, `asyncapi` → asyncapi. */
-function markerType(key: string): 'openapi' | 'asyncapi' | undefined {
-  return key === 'openapi' || key === 'swagger' ? 'openapi' : key === 'asyncapi' ? 'asyncapi' : undefined;
-}
-
-/**
- * The key a YAML line starts with at `j` when the line is a mapping entry (`key:`, `"key":` or
- * `'key':`, then a blank, a line break or the end): the key's text, else undefined. Plain keys
- * end at the first `: `; quoted ones at their closing quote (escapes and `''` kept as written,
- * enough to compare with marker names). Reads one line at most.
- */
-function yamlLineKey(text: string, j: number): string | undefined {
-  const end = (k: number): boolean => k >= text.length || isSpace(text.charCodeAt(k));
-  const q = text[j];
-  if (q === '"' || q === "'") {
-    let k = j + 1;
-    for (; k < text.length && text[k] !== q && text[k] !== '\n'; k++) if (q === '"' && text[k] === '\\') k++;
-    if (text[k] !== q) return undefined;
-    const key = text.slice(j + 1, k);
-    k++;
-    while (text.charCodeAt(k) === 32 || text.charCodeAt(k) === 9) k++;
-    return text[k] === ':' && end(k + 1) ? key : undefined;
-  }
-  if (q === undefined || ',[]{}#&*!|>%@`'.includes(q) || ('-?:'.includes(q) && end(j + 1))) return undefined;
-  for (let k = j; k < text.length && text[k] !== '\n'; k++) {
-    if (text[k] === '#' && isSpace(text.charCodeAt(k - 1))) return undefined;
-    if (text[k] === ':' && end(k + 1)) return text.slice(j, k).trimEnd();
-  }
-  return undefined;
-}
-
-/**
- * Calls `visit` with the start of every content line of a YAML stream at the document's top
- * level (the indentation of its first content line, so a document indented under `---`
- * counts), skipping blank and comment lines, directives and document markers (content after
- * `--- ` on its line counts). Stops when `visit` returns true, and says whether it did.
- */
-function yamlTopLines(text: string, visit: (j: number) => boolean): boolean {
-  let indent = -1;
-  for (let i = 0; i <= text.length;) {
-    let j = i;
-    while (text.charCodeAt(j) === 32) j++;
-    const nl = text.indexOf('\n', j);
-    const end = nl < 0 ? text.length : nl;
-    if (j === i && (text.startsWith('---', j) || text.startsWith('...', j)) && (j + 3 >= end || isSpace(text.charCodeAt(j + 3)))) {
-      if (text[j] === '.') j = end; // a document end: nothing on its line is content
-      else for (j += 3; text.charCodeAt(j) === 32 || text.charCodeAt(j) === 9;) j++; // `--- `: what follows on its line is
-    }
-    const c = text.charCodeAt(j);
-    const blank = j >= end || c === 13 || c === 35 /* # */ || (j === i && c === 37 /* % */);
-    if (!blank) {
-      if (indent < 0) indent = j - i;
-      if (j - i === indent && visit(j)) return true;
-    }
-    if (nl < 0) return false;
-    i = nl + 1;
-  }
-  return false;
-}
-
-/**
- * The API description a YAML text names itself by a top-level `openapi`, `swagger` or
- * `asyncapi` key (plain or quoted), wherever it stands in the text; used to say what a YAML
- * text that does not parse claimed to be.
- */
-function yamlMarker(text: string): 'openapi' | 'asyncapi' | undefined {
-  let found: 'openapi' | 'asyncapi' | undefined;
-  yamlTopLines(text, (j) => { const k = yamlLineKey(text, j); found = k === undefined ? undefined : markerType(k); return found !== undefined; });
-  return found;
-}
-
-/** True when the first content line of a YAML text is a mapping entry: the text may be a YAML mapping. */
-function yamlMapping(text: string): boolean {
-  let first = -1;
-  yamlTopLines(text, (j) => { first = j; return true; });
-  return first >= 0 && yamlLineKey(text, first) !== undefined;
-}
-
-/**
- * The API description a JSON text names itself by a top-level `openapi`, `swagger` or
- * `asyncapi` member, found by one pass over the text that tracks nesting (so it works on text
- * that does not parse, e.g. a truncated download): used to say what broken JSON claimed to be.
- */
-function jsonMarker(text: string): 'openapi' | 'asyncapi' | undefined {
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 34 /* " */) {
-      const from = i + 1;
-      for (i++; i < text.length && text.charCodeAt(i) !== 34; i++) if (text.charCodeAt(i) === 92) i++;
-      if (depth !== 1 || i - from > 8) continue;
-      let k = i + 1;
-      while (isSpace(text.charCodeAt(k))) k++;
-      const type = text[k] === ':' ? markerType(text.slice(from, i)) : undefined;
-      if (type) return type;
-    } else if (c === 123 /* { */ || c === 91 /* [ */) {
-      if (depth === 0 && c === 91) return undefined; // a top-level array names nothing
-      depth++;
-    } else if (c === 125 || c === 93) depth--;
-  }
-  return undefined;
-}
-
-/** `e` with the type the content was detected as (kept by the failed source), when it has none yet. */
-export function detectedAs<E>(e: E, type: SourceType | undefined): E {
-  if (e instanceof IngestError && e.sourceType === undefined && type !== undefined) e.sourceType = type;
-  return e;
-}
-
-/**
- * `text` parsed as YAML and classified by its top-level keys: the API description it is, else
- * undefined (plain data), or the parse error.
- */
-function yamlApi(text: string): { type: ContentType; value: unknown } | IngestError | undefined {
-  let value: unknown;
-  try {
-    value = parseYaml(text);
-  } catch (e) {
-    if (e instanceof IngestError) return e;
-    throw e;
-  }
-  const type = classifyValue(value);
-  return type === 'json' ? undefined : { type, value };
-}
-
-/**
- * A YAML text that is a mapping, parsed and classified by its top-level keys: undefined when it
- * is no mapping, names no API description, or does not parse without naming one by a top-level
- * key (then it is no YAML document: prose with a colon on its first line).
- * @throws IngestError the YAML error, typed as what it claimed to be, for a text that does not
- *   parse but names an API description by a top-level key.
- */
-function yamlDocument(text: string): { type: ContentType; value: unknown } | undefined {
-  if (!yamlMapping(text)) return undefined;
-  const r = yamlApi(text);
-  if (!(r instanceof IngestError)) return r;
-  const claimed = yamlMarker(text);
-  if (claimed) throw detectedAs(r, claimed);
-  return undefined;
-}
 
 /** Leading white space and comments skipped, the text starts an HTML document (`<!doctype html`, `<html`, `<head`, `<body`). */
 function htmlStart(text: string): boolean {
