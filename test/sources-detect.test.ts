@@ -1,5 +1,5 @@
 /**
- * Detection on real-world documents over HTTP (docs/sources.md#detection,
+ * Detection on real-world documents over HTTP (docs/sources.md#type-detection,
  * docs/sources.md#failed-sources): `type: auto` decides from the whole document's top-level
  * keys, for pasted content and for fetched URLs alike, whatever the server's Content-Type says;
  * a source that fails after detection keeps the detected type.

@@ -208,7 +208,7 @@ const YAML_TYPES = new Set(['application/yaml', 'text/yaml', 'application/x-yaml
  * Detects the type of `text`; `mediaType` is a fetched document's lower-cased media type.
  * Returns the type and, for structured content, the parsed value (so it is parsed once).
  *
- * The content decides before the media type (docs/sources.md#detection): JSON (`{`, `[`) and a
+ * The content decides before the media type (docs/sources.md#type-detection): JSON (`{`, `[`) and a
  * YAML mapping are parsed whole and classified by their top-level keys wherever they stand
  * ({@link classifyValue}); a JSON text that does not parse but is a YAML mapping naming an API
  * description (YAML flow style) is taken as YAML; XML is a WSDL by its root element. The media

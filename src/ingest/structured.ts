@@ -1,5 +1,5 @@
 /**
- * Structured text (JSON, YAML) for detection (docs/sources.md#detection): a parsed document is
+ * Structured text (JSON, YAML) for detection (docs/sources.md#type-detection): a parsed document is
  * classified by its top-level keys ({@link classifyValue}), and linear scans find those keys in
  * the text itself, wherever they stand, to decide whether a YAML text is worth parsing and what
  * a document that does not parse claimed to be.
