@@ -123,17 +123,20 @@ function yamlTopLines(text: string, visit: (j: number) => boolean): void {
 
 /**
  * What one pass over a YAML text says about its top level: whether its first content line is a
- * mapping entry, which of the keys {@link classifyValue} looks at stand at the top level
- * (wherever in the text), and the API description a marker key among them names.
+ * mapping entry, whether one of the keys {@link classifyValue} looks at stands at the top level
+ * (wherever in the text), and the API description a marker key among them names. The pass stops
+ * at the first classifying key, or at the first marker key with `marker` set.
  */
-function yamlTop(text: string): { mapping: boolean; classifying: boolean; marker?: 'openapi' | 'asyncapi' } {
+function yamlTop(text: string, marker = false): { mapping: boolean; classifying: boolean; marker?: 'openapi' | 'asyncapi' } {
   let first = true;
   const out: { mapping: boolean; classifying: boolean; marker?: 'openapi' | 'asyncapi' } = { mapping: false, classifying: false };
   yamlTopLines(text, (j) => {
     const key = yamlLineKey(text, j);
     if (first) { first = false; out.mapping = key !== undefined; if (!out.mapping) return true; }
-    if (key !== undefined && CLASSIFYING_KEYS.has(key)) { out.classifying = true; out.marker ??= markerType(key); }
-    return false;
+    if (key === undefined || !CLASSIFYING_KEYS.has(key)) return false;
+    out.classifying = true;
+    out.marker = markerType(key);
+    return !marker || out.marker !== undefined;
   });
   return out;
 }
@@ -164,7 +167,7 @@ export function jsonMarker(text: string): 'openapi' | 'asyncapi' | undefined {
 }
 
 /** The API description a YAML text names by a top-level marker key: what a YAML text that does not parse claimed to be. */
-export const yamlMarker = (text: string): 'openapi' | 'asyncapi' | undefined => yamlTop(text).marker;
+export const yamlMarker = (text: string): 'openapi' | 'asyncapi' | undefined => yamlTop(text, true).marker;
 
 /**
  * `text` parsed as YAML and classified by its top-level keys: the API description it is, else
@@ -194,6 +197,7 @@ export function yamlDocument(text: string): { type: ContentType; value: unknown 
   if (!top.mapping || !top.classifying) return undefined;
   const r = yamlApi(text);
   if (!(r instanceof IngestError)) return r;
-  if (top.marker) throw detectedAs(r, top.marker);
+  const claimed = yamlMarker(text);
+  if (claimed) throw detectedAs(r, claimed);
   return undefined;
 }
