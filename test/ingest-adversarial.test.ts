@@ -86,6 +86,7 @@ const COMMON: Record<string, string> = {
 const TEXT_STEPS: Record<string, (s: string) => unknown> = {
   detect: (s) => detectContent(s),
   'detect (YAML media type)': (s) => detectContent(s, 'application/yaml'),
+  'detect (HTML media type)': (s) => detectContent(s, 'text/html'),
   'parse auto': (s) => parseContent('auto', s),
   'structured (JSON/YAML)': (s) => parseStructured(s),
   json: (s) => parseJsonText(s),
@@ -103,7 +104,13 @@ const TEXT_STEPS: Record<string, (s: string) => unknown> = {
 };
 
 /** Inputs aimed at one step each. */
+const DETECT_OWN = [
+  rep('"openapi": '), 'k: v\n' + rep('"openapi\\": 1\n'), 'k: v\n' + rep('x\n'), 'k: v\n' + rep('openapi: [\n'), '---\n' + rep('  k: v\n'), rep('--- '),
+  '<?xml version="1.0"?>' + rep('<!-- c -->') + '<definitions', '<!DOCTYPE a [' + rep('<!ENTITY a "b">'), '<x:definitions ' + rep('a="b" '), '<definitions a="' + rep('>'),
+  '{' + rep('"openapi":1,'), '{' + rep('"a":{"b":"c"},'), '{' + rep('{a: '), '[' + rep('"swagger":'),
+];
 const OWN: Record<string, string[]> = {
+  detect: DETECT_OWN, 'detect (YAML media type)': DETECT_OWN, 'detect (HTML media type)': DETECT_OWN, 'parse auto': DETECT_OWN,
   json: [rep('[', SIZE / 2) + rep(']', SIZE / 2), '{"a":' + rep('"\\u00e9'), rep('{"a":1,'), '[' + rep('1e1,') + '1]'],
   yaml: [
     rep('a:\n  '), rep('- [') , rep('? '), rep('&a '), rep('*a '), rep('!!str '), "'" + rep("''"), rep('key: |\n'), rep('{a: '), rep('a: b\n') + 'c',

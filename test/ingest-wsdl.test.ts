@@ -5,7 +5,7 @@ import { parseXml, textContent, childElements, firstChild } from '../src/ingest/
 import { parseWsdl } from '../src/ingest/wsdl.js';
 import { CORPUS, PENDING_AUTO, expectedJson, throwsIngest } from './helpers/corpus.js';
 
-const EXPECTED = expectedJson<{ endpoints: number | null; services?: number }>();
+const EXPECTED = expectedJson<{ endpoints: number | null; services?: number; imports?: number; documents?: number }>();
 
 // ---------------------------------------------------------------- XML
 
@@ -133,6 +133,69 @@ test('wsdl: portTypes without a service still get a service document', () => {
   assert.match(r.documents[0].text, /- Pong \(notification\)/);
 });
 
+// A WSDL split over several files (WSDL 1.1 §2.1.1 "import"): each file holds only some of the
+// definitions, and is still a valid source with documents for what it holds.
+const MESSAGES_ONLY = `<wsdl:definitions xmlns:wsdl="http://schemas.xmlsoap.org/wsdl/" name="Msgs" targetNamespace="urn:m">
+  <wsdl:message name="QuoteRequest"><wsdl:documentation>Asks for a quote.</wsdl:documentation><wsdl:part name="symbol" type="xsd:string"/></wsdl:message>
+  <wsdl:message name="QuoteResponse"><wsdl:part name="price" element="tns:Price"/><wsdl:part name="at" type="xsd:dateTime"/></wsdl:message>
+  <wsdl:message name="Empty"/>
+</wsdl:definitions>`;
+const BINDING_ONLY = `<definitions xmlns="http://schemas.xmlsoap.org/wsdl/" xmlns:soap="http://schemas.xmlsoap.org/wsdl/soap/" xmlns:defs="urn:d">
+  <import namespace="urn:d" location="porttypes.wsdl"/>
+  <binding name="QuoteBinding" type="defs:QuotePortType">
+    <soap:binding style="rpc" transport="http://schemas.xmlsoap.org/soap/http"/>
+    <operation name="GetQuote"><soap:operation soapAction="urn:GetQuote"/></operation>
+    <operation name="Ping"/>
+  </binding>
+</definitions>`;
+
+test('wsdl: a file holding only messages → one message document each, no endpoints, no server URL', () => {
+  const r = parseWsdl(MESSAGES_ONLY);
+  assert.equal(r.title, 'Msgs');
+  assert.equal(r.serverUrl, undefined);
+  assert.deepEqual(r.endpoints, []);
+  assert.deepEqual(r.documents.map((d) => [d.kind, d.title]), [['message', 'QuoteRequest'], ['message', 'QuoteResponse'], ['message', 'Empty']]);
+  assert.equal(r.documents[0].text, 'Message QuoteRequest (WSDL 1.1)\nTarget namespace: urn:m\n\nAsks for a quote.\n\nParts:\n- symbol: type xsd:string');
+  assert.equal(r.documents[1].text, 'Message QuoteResponse (WSDL 1.1)\nTarget namespace: urn:m\n\nParts:\n- price: element tns:Price\n- at: type xsd:dateTime');
+  assert.equal(r.documents[2].text, 'Message Empty (WSDL 1.1)\nTarget namespace: urn:m\n\nNo parts.');
+});
+
+test('wsdl: a binding whose port type is in another file → a binding document with its operations, an import document', () => {
+  const r = parseWsdl(BINDING_ONLY);
+  assert.deepEqual(r.endpoints, []);
+  assert.deepEqual(r.documents.map((d) => [d.kind, d.title]), [['binding', 'QuoteBinding'], ['import', 'porttypes.wsdl']]);
+  assert.equal(r.documents[0].text, [
+    'Binding QuoteBinding (WSDL 1.1, not exposed by any service)', '',
+    'Operations (binding QuoteBinding, SOAP 1.1, rpc style; port type QuotePortType is defined in another file):',
+    '- GetQuote', '  SOAPAction: urn:GetQuote', '- Ping',
+  ].join('\n'));
+  assert.equal(r.documents[1].text, 'Import (WSDL 1.1) of namespace urn:d from porttypes.wsdl\n\nThe imported definitions are in that file, which is not fetched: add it as a source of its own.');
+});
+
+test('wsdl: messages that an operation uses are described in its port type, not again on their own', () => {
+  const r = parseWsdl(SMALL_WSDL);
+  assert.deepEqual(r.documents.map((d) => d.kind), ['service']);
+});
+
+test('wsdl: the import-only cxf1662 file → one import document per import', () => {
+  const r = parseWsdl(readFileSync(new URL('soap/cxf-cxf1662-import-only.wsdl', CORPUS), 'utf8'));
+  assert.equal(r.title, 'Parent');
+  assert.deepEqual(r.endpoints, []);
+  assert.deepEqual(r.documents.map((d) => [d.kind, d.title]), [['import', 'child.wsdl'], ['import', 'child2.wsdl']]);
+  assert.match(r.documents[0].text, /^Import \(WSDL 1\.1\) of namespace http:\/\/child\/ from child\.wsdl\n/);
+});
+
+test('wsdl: a service whose binding\'s port type is imported lists the binding\'s operations', () => {
+  const r = parseWsdl(readFileSync(new URL('soap/xmlschema-stockquoteservice-imported-porttype.wsdl', CORPUS), 'utf8'));
+  assert.deepEqual(r.endpoints, []);
+  assert.equal(r.serverUrl, 'http://example.com/stockquote');
+  assert.deepEqual(r.documents.map((d) => [d.kind, d.title]), [['service', 'StockQuoteService'], ['import', 'stockquote.wsdl']]);
+  assert.ok(r.documents[0].text.endsWith([
+    'Operations (binding StockQuoteBinding, SOAP 1.1, document style; port type StockQuotePortType is defined in another file):',
+    '- GetLastTradePrice', '  SOAPAction: http://example.com/GetLastTradePrice',
+  ].join('\n')), r.documents[0].text);
+});
+
 test('wsdl: non-WSDL roots and WSDL 2.0 are rejected with clear messages', () => {
   throwsIngest(() => parseWsdl('<?xml version="1.0"?>\n<html><body/></html>'),
     'WSDL: root element <html> is not a WSDL 1.1 <definitions> (namespace http://schemas.xmlsoap.org/wsdl/) at line 2, column 1', 2, 1);
@@ -185,9 +248,11 @@ for (const file of readdirSync(new URL('soap/', CORPUS)).filter((f) => f.endsWit
     assert.equal(r.endpoints.length, expected.endpoints);
     assert.ok(r.endpoints.every((e) => e.method === 'SOAP' && e.path.length > 0));
     assert.ok(r.documents.length > 0);
-    if (expected.services !== undefined) assert.equal(r.documents.length, expected.services);
+    assert.equal(r.documents.length, expected.documents ?? expected.services, 'documents');
+    if (expected.services !== undefined) assert.equal(r.documents.filter((d) => d.kind === 'service').length, expected.services, 'service documents');
+    assert.equal(r.documents.filter((d) => d.kind === 'import').length, expected.imports ?? 0, 'import documents');
     for (const d of r.documents) {
-      assert.equal(d.kind, 'service');
+      assert.ok(['service', 'import'].includes(d.kind), d.kind);
       assert.ok(d.title.length > 0);
       assert.ok(d.text.trim().length > 0);
     }
@@ -196,6 +261,7 @@ for (const file of readdirSync(new URL('soap/', CORPUS)).filter((f) => f.endsWit
       assert.ok(r.documents[e.documentIndex].text.includes(`- ${e.path}`), `${e.path} is described in its document`);
     }
     assert.ok(r.title);
-    assert.match(r.serverUrl ?? '', /^(https?:\/\/|FOO$)/);
+    if (expected.services === 0) assert.equal(r.serverUrl, undefined);
+    else assert.match(r.serverUrl ?? '', /^(https?:\/\/|FOO$)/);
   });
 }

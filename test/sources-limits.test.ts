@@ -17,18 +17,22 @@ import { h2Page, headings, openApiPaths, wsdlOperations } from './helpers/ingest
 test('per-source caps: more than 20,000 documents or endpoints fails the source, naming the count', async () => {
   const srv = await startTestServer();
   try {
-    const cases: Array<[string, string]> = [
-      [headings(400_000), 'the content has 400,000 documents; at most 20,000 are ingested per source'],
-      [h2Page(30_000), 'the content has 30,000 documents; at most 20,000 are ingested per source'],
-      [wsdlOperations(20_001), 'the content has 20,001 endpoints; at most 20,000 are ingested per source'],
-      [openApiPaths(20_000), 'the content has 20,001 documents; at most 20,000 are ingested per source'],
+    // The failed source keeps the type its content was detected as (docs/sources.md#failed-sources).
+    const cases: Array<[string, string, string]> = [
+      [headings(400_000), 'the content has 400,000 documents; at most 20,000 are ingested per source', 'text'],
+      [h2Page(30_000), 'the content has 30,000 documents; at most 20,000 are ingested per source', 'text'],
+      [wsdlOperations(20_001), 'the content has 20,001 endpoints; at most 20,000 are ingested per source', 'soap'],
+      [openApiPaths(20_000), 'the content has 20,001 documents; at most 20,000 are ingested per source', 'openapi'],
     ];
-    for (const [content, error] of cases) {
+    for (const [content, error, type] of cases) {
       const r = await srv.call('POST', '/api/v1/sources', { body: { content } });
       assert.equal(r.status, 201);
       assert.equal(r.body.source.status, 'failed');
       assert.equal(r.body.source.error, error);
+      assert.equal(r.body.source.type, type, error);
       assert.deepEqual(r.body.counts, { chunks: 0, documents: 0, endpoints: 0 });
+      const g = await srv.call('GET', `/api/v1/sources/${r.body.source.id}`);
+      assert.deepEqual(g.body, r.body);
     }
     // At the caps exactly, the source is ready.
     const ok = await srv.call('POST', '/api/v1/sources', { body: { content: headings(20_000) } });
@@ -55,6 +59,12 @@ test('INGEST_TIMEOUT_MS: a job past it is stopped and the source fails with that
     assert.equal(spin.status, 201);
     assert.equal(spin.body.source.status, 'failed');
     assert.equal(spin.body.source.error, 'ingestion took longer than 200 ms and was stopped');
+    assert.equal(spin.body.source.type, 'text', 'stopped before detection: the placeholder type');
+    // Stopped after its content was detected (the worker said so first): the source keeps that type.
+    const late = await post('components: {}\nx-spin-after-detection: true\nopenapi: 3.0.0\ninfo: {title: Late, version: "1"}\npaths: {}\n');
+    assert.equal(late.body.source.status, 'failed');
+    assert.equal(late.body.source.error, 'ingestion took longer than 200 ms and was stopped');
+    assert.equal(late.body.source.type, 'openapi');
     const next = await post('# Fine\n\nA short page.');
     assert.equal(next.body.source.status, 'ready');
   } finally { await srv.close(); }

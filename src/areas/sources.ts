@@ -20,7 +20,7 @@ import { ingest, isGithubRepoUrl, type Ingested, type IngestRequest } from '../i
 import type { Analyzer } from '../ingest/analyze.js';
 import { IngestError } from '../ingest/types.js';
 import { FetchError } from '../ingest/fetch.js';
-import { SOURCE_TYPES } from '../ingest/detect.js';
+import { SOURCE_TYPES, type SourceType } from '../ingest/detect.js';
 import { listSchema, notFound, pageParams, paginate } from './common.js';
 import {
   AUTH_TYPES, DEFAULT_AUTH, DEFAULT_PUBLIC_DOCS, SOURCE_STATUSES, ingestionResult, ingestionResultSchema, normalizeUrl,
@@ -121,7 +121,12 @@ export function sourceRoutes(deps: SourceDeps) {
     running.add(key); // already reserved by the caller; released below
     let out: Ingested | undefined;
     let error: string | null = null;
-    try { out = await ingest(req, { ...fetchOpts(), queue: ws.id }); } catch (e) { error = failureMessage(e, logger, ctx.requestId); } finally { running.delete(key); }
+    // A failure after detection keeps the detected type (docs/sources.md#failed-sources).
+    let failedAs: SourceType | undefined;
+    try { out = await ingest(req, { ...fetchOpts(), queue: ws.id }); } catch (e) {
+      error = failureMessage(e, logger, ctx.requestId);
+      if (e instanceof IngestError) failedAs = e.sourceType;
+    } finally { running.delete(key); }
     // Storing the result (search postings, the log line) is a main-thread step of its own.
     await nextTurn();
     const current = ws.get<Source>(T.source, src.id);
@@ -133,7 +138,7 @@ export function sourceRoutes(deps: SourceDeps) {
     const derivedName = out?.title?.trim().slice(0, 200) || host || defaultName(current);
     let next: Source = {
       ...current, status: out ? 'ready' : 'failed', error, updatedAt: now,
-      type: out ? out.type : current.type,
+      type: out ? out.type : failedAs ?? current.type,
       derivedName,
       name: current.nameGiven ? current.name : derivedName,
     };

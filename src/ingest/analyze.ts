@@ -6,7 +6,7 @@
  * the finished record (README "Reliability": ingestion never stalls other requests).
  */
 import { IngestError, checkCap, type ParsedDocument, type ParsedSource } from './types.js';
-import { classifyValue, detectContent, parseStructured, type ContentType } from './detect.js';
+import { classifyValue, detectContent, detectedAs, isHtml, parseStructured, type ContentType } from './detect.js';
 import { parseOpenApi } from './openapi.js';
 import { parseAsyncApi } from './asyncapi.js';
 import { parsePostman } from './postman.js';
@@ -114,16 +114,24 @@ export function decodeText(b: FetchedBody): string {
 }
 
 /**
- * Runs one job to its result on the calling thread (the worker's whole job).
- * @throws IngestError for content that cannot be ingested.
+ * Runs one job to its result on the calling thread (the worker's whole job). `onDetected` is
+ * called once the type of a `text` job's content is known, before it is parsed (the worker
+ * reports it, so a job stopped later still fails with that type).
+ * @throws IngestError for content that cannot be ingested, its `sourceType` set when the
+ *   failure came after detection.
  */
-export function runJob(job: AnalysisJob): IngestResult {
+export function runJob(job: AnalysisJob, onDetected?: (type: ContentType) => void): IngestResult {
   switch (job.op) {
     case 'text': {
       const text = typeof job.text === 'string' ? job.text : decodeText(job.text);
-      const r = parseContent(job.type, text, job.mediaType);
-      if (!job.asPages || r.type !== 'text') return buildResult(r.type, r.parsed);
-      return buildResult(r.type, { ...r.parsed, documents: r.parsed.documents.map((d) => ({ ...d, kind: 'page' })) });
+      let type: ContentType | undefined;
+      try {
+        const r = parseContent(job.type, text, job.mediaType, (t) => { type = t; onDetected?.(t); });
+        if (!job.asPages || r.type !== 'text') return buildResult(r.type, r.parsed);
+        return buildResult(r.type, { ...r.parsed, documents: r.parsed.documents.map((d) => ({ ...d, kind: 'page' })) });
+      } catch (e) {
+        throw detectedAs(e, type);
+      }
     }
     case 'site': {
       let title: string | undefined;
@@ -172,10 +180,11 @@ export const inlineAnalyzer: Analyzer = {
 };
 
 /**
- * Parses `text` as `type` (or detects it for `auto`).
+ * Parses `text` as `type` (or detects it for `auto`); `onDetected` hears the type before the
+ * content is parsed as it.
  * @throws IngestError saying why the content cannot be ingested, with line and column where known.
  */
-export function parseContent(type: ContentType | 'auto', text: string, mediaType?: string): { type: ContentType; parsed: ParsedSource } {
+export function parseContent(type: ContentType | 'auto', text: string, mediaType?: string, onDetected?: (type: ContentType) => void): { type: ContentType; parsed: ParsedSource } {
   if (text.trim() === '') throw new IngestError('the content is empty');
   let detected: { type: ContentType; html?: boolean; value?: unknown };
   if (type === 'auto') detected = detectContent(text, mediaType);
@@ -187,8 +196,9 @@ export function parseContent(type: ContentType | 'auto', text: string, mediaType
   } else if (type === 'graphql') {
     const start = text.trimStart()[0];
     detected = { type, value: start === '{' ? parseStructured(text) : undefined };
-  } else detected = { type, html: type === 'text' ? detectContent(text, mediaType).html : undefined };
+  } else detected = { type, html: type === 'text' ? isHtml(text, mediaType) : undefined };
 
+  onDetected?.(detected.type);
   const v = detected.value;
   switch (detected.type) {
     case 'openapi': return { type: 'openapi', parsed: parseOpenApi(v) };

@@ -5,6 +5,8 @@
  */
 import { parseJsonText } from './json.js';
 import { parseYaml } from './yaml.js';
+import { IngestError } from './types.js';
+import { classifyValue, detectedAs, isSpace, jsonMarker, yamlApi, yamlDocument, yamlMarker } from './structured.js';
 
 /** Types stored for sources (`type` in docs/api.md#source-object). */
 export const SOURCE_TYPES = ['openapi', 'json', 'url', 'website', 'text', 'graphql', 'postman', 'asyncapi', 'grpc', 'soap', 'github', 'notion', 'confluence', 'hubspot'] as const;
@@ -13,25 +15,7 @@ export type SourceType = (typeof SOURCE_TYPES)[number];
 /** Types that parse text content (as opposed to `url`, `website`, `github`, which fetch). */
 export type ContentType = 'openapi' | 'json' | 'text' | 'graphql' | 'postman' | 'asyncapi' | 'grpc' | 'soap';
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** The type of an already-parsed JSON/YAML value: an API description by its marker keys, else `json`. */
-export function classifyValue(v: unknown): ContentType {
-  if (!isObj(v)) return 'json';
-  if ('openapi' in v || 'swagger' in v) return 'openapi';
-  if ('asyncapi' in v) return 'asyncapi';
-  const info = v.info;
-  if (isObj(info) && (Array.isArray(v.item) || (typeof info.schema === 'string' && info.schema.includes('getpostman.com')))) return 'postman';
-  if ('__schema' in v || (isObj(v.data) && '__schema' in v.data)) return 'graphql';
-  return 'json';
-}
-
-/** Parses text that is JSON (leading `{`/`[`) or else YAML. @throws IngestError with line and column. */
-export function parseStructured(text: string): unknown {
-  const t = text.replace(/^\uFEFF/, '');
-  const first = t.trimStart()[0];
-  return first === '{' || first === '[' ? parseJsonText(t) : parseYaml(t);
-}
+export { classifyValue, detectedAs, parseStructured } from './structured.js';
 
 const head = (text: string, n = 8192) => text.slice(0, n);
 
@@ -39,10 +23,6 @@ const head = (text: string, n = 8192) => text.slice(0, n);
 // overlapping quantifiers (those backtrack catastrophically): the checks below scan by hand,
 // each in time linear in what it reads.
 
-/** `\s` of regular expressions (JavaScript's white space and line terminators). */
-function isSpace(c: number): boolean {
-  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
-}
 const isWordChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 const isNameStart = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 
@@ -139,33 +119,6 @@ const anyLine = (text: string, test: (c: Cursor) => boolean): boolean => {
   return false;
 };
 
-/**
- * True when a YAML document names itself an API description: an `openapi`, `swagger` or
- * `asyncapi` key at the document's top level, wherever it stands in the text (the top level is
- * the indentation of the first content line, so an indented document after `---` counts).
- */
-function yamlApiMarker(text: string): boolean {
-  let indent = -1;
-  for (let i = 0; i <= text.length;) {
-    let j = i;
-    while (text.charCodeAt(j) === 32) j++;
-    const nl = text.indexOf('\n', j);
-    const end = nl < 0 ? text.length : nl;
-    const c = text.charCodeAt(j);
-    const blank = j >= end || c === 13 || c === 35 /* # */ || (j === i && (text.startsWith('---', j) || text.startsWith('...', j) || c === 37 /* % */));
-    if (!blank) {
-      if (indent < 0) indent = j - i;
-      if (j - i === indent) {
-        const k = new Cursor(text, j);
-        if ((k.lit('openapi') || k.lit('swagger') || k.lit('asyncapi')) && (k.blanks(), k.lit(':'))) return true;
-      }
-    }
-    if (nl < 0) return false;
-    i = nl + 1;
-  }
-  return false;
-}
-
 /** Leading white space and comments skipped, the text starts an HTML document (`<!doctype html`, `<html`, `<head`, `<body`). */
 function htmlStart(text: string): boolean {
   const c = new Cursor(text);
@@ -186,17 +139,43 @@ function htmlStart(text: string): boolean {
   return false;
 }
 
-/** A `<definitions` element (any prefix) followed, anywhere after it, by the WSDL 1.1 namespace. */
-function wsdlStart(text: string): boolean {
-  for (let i = text.indexOf('definitions'); i >= 0; i = text.indexOf('definitions', i + 1)) {
-    let p = i - 1;
-    if (text[p] === ':') { p--; while (p >= 0 && (isWordChar(text.charCodeAt(p)) || text[p] === '-')) p--; if (p === i - 2) continue; }
-    if (text[p] !== '<') continue;
-    const after = text.charCodeAt(i + 'definitions'.length);
-    if (!(after === 62 /* > */ || isSpace(after))) continue;
-    return text.includes('schemas.xmlsoap.org/wsdl', i);
+/**
+ * True when the root element of an XML text is a WSDL 1.1 `definitions` (any prefix) whose start
+ * tag declares the WSDL 1.1 namespace. The prolog before it (XML declaration, processing
+ * instructions, comments, a DOCTYPE with its internal subset) is skipped however long it is.
+ */
+function wsdlRoot(text: string): boolean {
+  const c = new Cursor(text);
+  for (;;) {
+    c.spaces();
+    let close: string | undefined;
+    if (c.lit('<?')) close = '?>';
+    else if (c.lit('<!--')) close = '-->';
+    else if (c.lit('<!doctype', true)) {
+      close = '>';
+      const subset = text.indexOf('[', c.i);
+      const gt = text.indexOf('>', c.i);
+      if (subset >= 0 && (gt < 0 || subset < gt)) c.i = text.indexOf(']', subset);
+      if (c.i < 0) return false;
+    }
+    if (close === undefined) break;
+    const at = text.indexOf(close, c.i);
+    if (at < 0) return false;
+    c.i = at + close.length;
   }
-  return false;
+  if (!c.lit('<')) return false;
+  const from = c.i;
+  while (c.i < text.length && !isSpace(text.charCodeAt(c.i)) && text[c.i] !== '>' && text[c.i] !== '/') c.i++;
+  const name = text.slice(from, c.i);
+  if (name !== 'definitions' && !name.endsWith(':definitions')) return false;
+  let quote = '';
+  let end = c.i;
+  for (; end < text.length; end++) {
+    const ch = text[end];
+    if (quote) { if (ch === quote) quote = ''; } else if (ch === '"' || ch === "'") quote = ch; else if (ch === '>') break;
+  }
+  const tag = text.slice(c.i, end);
+  return tag.includes('"http://schemas.xmlsoap.org/wsdl/"') || tag.includes("'http://schemas.xmlsoap.org/wsdl/'");
 }
 
 /** A tag that only HTML uses among the first ones: `<p`, `<div`, `<h1`…`<h6`, `<a` (or their end tags). */
@@ -213,29 +192,68 @@ function htmlTag(text: string): boolean {
   return false;
 }
 
+const isJsonType = (m: string | undefined): boolean => m === 'application/json' || m?.endsWith('+json') === true;
+const isHtmlType = (m: string | undefined): boolean => m === 'text/html' || m === 'application/xhtml+xml';
+
+/** Whether text ingested as `text` is HTML: by its start, its media type, or HTML tags in a text that starts with one. */
+export function isHtml(text: string, mediaType?: string): boolean {
+  const start = text.replace(/^\uFEFF/, '').trimStart();
+  const h = head(start);
+  return htmlStart(h) || isHtmlType(mediaType) || (start[0] === '<' && htmlTag(h));
+}
+
+const YAML_TYPES = new Set(['application/yaml', 'text/yaml', 'application/x-yaml', 'text/x-yaml']);
+
 /**
  * Detects the type of `text`; `mediaType` is a fetched document's lower-cased media type.
  * Returns the type and, for structured content, the parsed value (so it is parsed once).
- * @throws IngestError when the content claims to be JSON (or YAML by its media type) but does not parse.
+ *
+ * The content decides before the media type (docs/sources.md#type-detection): JSON (`{`, `[`) and a
+ * YAML mapping are parsed whole and classified by their top-level keys wherever they stand
+ * ({@link classifyValue}); a JSON text that does not parse but is a YAML mapping naming an API
+ * description (YAML flow style) is taken as YAML; XML is a WSDL by its root element. The media
+ * type then settles what the content leaves open: a YAML or JSON media type parses the text as
+ * such (plain data included), an HTML one makes it HTML; then .proto, GraphQL SDL, text.
+ * Cost: linear in the text (one parse per structured reading, scans without backtracking).
+ *
+ * @throws IngestError when the content claims to be JSON (or YAML by its media type or by an API
+ *   key at its top level) but does not parse; its `sourceType` says what it claimed to be.
  */
 export function detectContent(text: string, mediaType?: string): { type: ContentType; html?: boolean; value?: unknown } {
   const t = text.replace(/^\uFEFF/, '');
   const start = t.trimStart();
   const h = head(start);
-  if (mediaType === 'application/json' || mediaType?.endsWith('+json') || start[0] === '{' || start[0] === '[') {
-    const value = parseJsonText(t);
+  if (start[0] === '{' || start[0] === '[') {
+    let value: unknown;
+    try {
+      value = parseJsonText(t);
+    } catch (e) {
+      // YAML flow style (`{openapi: 3.0.0, …}`) is no JSON but may still be an API description.
+      const yaml = yamlApi(t);
+      if (yaml && !(yaml instanceof IngestError)) return yaml;
+      throw detectedAs(e, jsonMarker(t) ?? 'json');
+    }
     return { type: classifyValue(value), value };
   }
   if (start[0] === '"') {
     // A lone JSON string (RFC 8259 allows any value at the top): JSON when it parses whole.
     try { const value: unknown = JSON.parse(t); return { type: 'json', value }; } catch { /* prose that starts with a quote */ }
   }
-  if (mediaType === 'text/html' || mediaType === 'application/xhtml+xml' || htmlStart(h)) return { type: 'text', html: true };
-  if (start[0] === '<') return wsdlStart(h) ? { type: 'soap' } : { type: 'text', html: htmlTag(h) };
-  if (mediaType === 'application/yaml' || mediaType === 'text/yaml' || mediaType === 'application/x-yaml' || yamlApiMarker(t)) {
-    const value = parseYaml(t);
+  if (htmlStart(h)) return { type: 'text', html: true };
+  if (start[0] === '<') return wsdlRoot(start) ? { type: 'soap' } : { type: 'text', html: isHtmlType(mediaType) || htmlTag(h) };
+  if (mediaType !== undefined && YAML_TYPES.has(mediaType)) {
+    let value: unknown;
+    try { value = parseYaml(t); } catch (e) { throw detectedAs(e, yamlMarker(t)); }
     return { type: classifyValue(value), value };
   }
+  const yaml = yamlDocument(t);
+  if (yaml) return yaml;
+  if (isJsonType(mediaType)) {
+    let value: unknown;
+    try { value = parseJsonText(t); } catch (e) { throw detectedAs(e, 'json'); }
+    return { type: classifyValue(value), value };
+  }
+  if (isHtmlType(mediaType)) return { type: 'text', html: true };
   if (anyLine(h, protoLine) && protoBlock(start)) return { type: 'grpc' };
   if (anyLine(h, graphqlLine)) return { type: 'graphql' };
   return { type: 'text' };

@@ -37,7 +37,8 @@ export const isGithubRepoUrl = (url: string): boolean => /^https?:\/\/(www\.)?gi
 /**
  * Runs a whole ingestion: fetch (url, website crawl, GitHub) or take the pasted content; the
  * analyzer decodes, detects, parses and lays out the record. The calling thread only fetches.
- * @throws IngestError or FetchError; their message becomes the source's `error`.
+ * @throws IngestError or FetchError; their message becomes the source's `error`. An
+ *   IngestError's `sourceType`, when set, is the type the failed source is stored with.
  */
 export async function ingest(req: IngestRequest, deps: IngestDeps): Promise<Ingested> {
   const { analyzer, queue } = deps;
@@ -59,7 +60,15 @@ export async function ingest(req: IngestRequest, deps: IngestDeps): Promise<Inge
   const want = req.type === 'auto' || req.type === 'url' ? 'auto' : req.type;
   if (!CONTENT_TYPES.includes(want) && want !== 'auto') throw new IngestError(`type ${want} cannot be ingested here`);
   const doc = await fetchDocument(url, deps.fetch);
-  // A plain page stays a `url` source (its documents `page`s); an API description found at a URL keeps its own type.
-  const r = await analyzer.analyze({ op: 'text', type: want as ContentType | 'auto', text: { body: doc.body, contentType: doc.headers['content-type'] }, mediaType: doc.contentType, asPages: true }, queue);
-  return { ...r, type: req.type === 'url' || r.type === 'text' ? 'url' : r.type };
+  // A plain page stays a `url` source (its documents `page`s); an API description found at a URL
+  // keeps its own type, and so does a failed one (docs/sources.md#failed-sources).
+  const stored = (found: SourceType): SourceType => (req.type === 'url' || found === 'text' ? 'url' : found);
+  let r: IngestResult;
+  try {
+    r = await analyzer.analyze({ op: 'text', type: want as ContentType | 'auto', text: { body: doc.body, contentType: doc.headers['content-type'] }, mediaType: doc.contentType, asPages: true }, queue);
+  } catch (e) {
+    if (e instanceof IngestError && e.sourceType !== undefined) e.sourceType = stored(e.sourceType);
+    throw e;
+  }
+  return { ...r, type: stored(r.type) };
 }

@@ -14,6 +14,7 @@
 import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { IngestError } from './types.js';
+import { detectedAs, type ContentType } from './detect.js';
 import type { AnalysisJob, Analyzer, FetchedBody, IngestResult, LinksJob, PageLink } from './analyze.js';
 import { decodeResult } from './transfer.js';
 import type { Reply, Task } from './worker.js';
@@ -30,7 +31,11 @@ export interface WorkerAnalyzerOptions {
   hook?: string;
 }
 
-interface Pending { task: Task; transfer: ArrayBuffer[]; resolve: (r: Reply) => void; reject: (e: Error) => void }
+interface Pending {
+  task: Task; transfer: ArrayBuffer[]; resolve: (r: Reply) => void; reject: (e: Error) => void;
+  /** The type the worker detected the job's content as: a job stopped later fails with it. */
+  detected?: ContentType;
+}
 interface Slot {
   worker: Worker | null;
   /** The worker has loaded its code: the deadline of a job counts from here, not from its start-up. */
@@ -136,7 +141,7 @@ export class WorkerAnalyzer implements Analyzer {
       const w = slot.worker;
       slot.worker = null;
       void w?.terminate();
-      this.finish(slot, (j) => j.reject(new IngestError(`ingestion took longer than ${formatDuration(this.timeoutMs)} and was stopped`)));
+      this.finish(slot, (j) => j.reject(detectedAs(new IngestError(`ingestion took longer than ${formatDuration(this.timeoutMs)} and was stopped`), j.detected)));
     }, this.timeoutMs);
     slot.timer.unref();
   }
@@ -164,9 +169,10 @@ export class WorkerAnalyzer implements Analyzer {
         return;
       }
       if (slot.worker !== w || !slot.job || slot.job.task.id !== reply.id) return;
+      if ('detected' in reply) { slot.job.detected = reply.detected; return; }
       this.finish(slot, (p) => {
         if (reply.ok) p.resolve(reply);
-        else if (reply.ingestError) p.reject(new IngestError(reply.message));
+        else if (reply.ingestError) p.reject(detectedAs(new IngestError(reply.message), reply.sourceType ?? p.detected));
         else p.reject(new Error(reply.message));
       });
     });
@@ -188,7 +194,7 @@ export class WorkerAnalyzer implements Analyzer {
     slot.worker = null;
     void w.terminate();
     const heap = /heap|memory/i.test(err.message);
-    this.finish(slot, (p) => p.reject(heap ? new IngestError('the content needs more memory to parse than allowed') : err));
+    this.finish(slot, (p) => p.reject(heap ? detectedAs(new IngestError('the content needs more memory to parse than allowed'), p.detected) : err));
   }
 
   async close(): Promise<void> {

@@ -6,6 +6,7 @@
  * {@link IngestError} whose message says why and, where a position is known, carries the
  * 1-based line and column, e.g. `YAML: unexpected ':' at line 3, column 7`.
  */
+import type { SourceType } from './detect.js';
 
 /** One document extracted from a source: an operation, a schema, a section, a page… */
 export interface ParsedDocument {
@@ -41,6 +42,11 @@ export interface ParsedSource {
 export class IngestError extends Error {
   readonly line?: number;
   readonly column?: number;
+  /**
+   * The type the content was detected as when the failure came after detection (a failed
+   * source is stored with it: docs/sources.md#failed-sources); unset when nothing was detected.
+   */
+  sourceType?: SourceType;
   constructor(message: string, line?: number, column?: number) {
     super(line !== undefined ? `${message} at line ${line}, column ${column ?? 1}` : message);
     this.name = 'IngestError';

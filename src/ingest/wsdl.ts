@@ -21,7 +21,8 @@ const HTTP_NS = 'http://schemas.xmlsoap.org/wsdl/http/';
 interface MessageRef { name?: string; message: string }
 interface Operation { name: string; doc: string; input?: MessageRef; output?: MessageRef; faults: MessageRef[] }
 interface PortType { name: string; doc: string; operations: Operation[] }
-interface Binding { name: string; portType: string; protocol: string; style?: string; actions: Map<string, string> }
+interface Binding { name: string; portType: string; protocol: string; style?: string; operations: string[]; actions: Map<string, string> }
+interface Import { namespace?: string; location?: string }
 interface Port { name: string; binding: string; address?: string; protocol?: string }
 interface Service { name: string; doc: string; ports: Port[] }
 
@@ -53,7 +54,7 @@ function protocolOf(el: XmlElement): string | undefined {
 }
 
 function readBinding(el: XmlElement): Binding {
-  const b: Binding = { name: el.attrs.name ?? '', portType: localName(el.attrs.type), protocol: 'unknown', actions: new Map() };
+  const b: Binding = { name: el.attrs.name ?? '', portType: localName(el.attrs.type), protocol: 'unknown', operations: [], actions: new Map() };
   for (const c of el.children) {
     if (c.local !== 'binding') continue;
     const p = protocolOf(c);
@@ -63,6 +64,7 @@ function readBinding(el: XmlElement): Binding {
     }
   }
   for (const op of childElements(el, 'operation', WSDL_NS)) {
+    if (op.attrs.name) b.operations.push(op.attrs.name);
     for (const c of op.children) {
       if (c.local !== 'operation' || !protocolOf(c)) continue;
       const action = c.attrs.soapAction ?? c.attrs.location;
@@ -96,15 +98,18 @@ function readPortType(el: XmlElement): PortType {
   return { name: el.attrs.name ?? '', doc: documentation(el), operations };
 }
 
+/** `part: element xsd:Foo` for each part of a message. */
+function partsOf(msg: XmlElement): string[] {
+  return childElements(msg, 'part', WSDL_NS).map((p) => {
+    const what = p.attrs.element ? `element ${p.attrs.element}` : p.attrs.type ? `type ${p.attrs.type}` : 'untyped';
+    return `${p.attrs.name ?? '?'}: ${what}`;
+  });
+}
+
 /** `Name (part: element xsd:Foo, part2: type xsd:int)` for a message reference. */
 function describeMessage(ref: MessageRef, messages: Map<string, XmlElement>): string {
   const msg = messages.get(ref.message);
-  const parts = msg
-    ? childElements(msg, 'part', WSDL_NS).map((p) => {
-        const what = p.attrs.element ? `element ${p.attrs.element}` : p.attrs.type ? `type ${p.attrs.type}` : 'untyped';
-        return `${p.attrs.name ?? '?'}: ${what}`;
-      })
-    : [];
+  const parts = msg ? partsOf(msg) : [];
   return parts.length ? `${ref.message} (${parts.join(', ')})` : ref.message;
 }
 
@@ -124,6 +129,29 @@ function describeOperations(pt: PortType, bindings: Binding[], messages: Map<str
     }
   }
   return lines;
+}
+
+/** The operations of a binding whose port type is not in this file: names and SOAP actions. */
+function describeBinding(b: Binding): string[] {
+  const lines = [`Operations (binding ${b.name}, ${b.protocol === 'unknown' ? 'unknown protocol' : b.protocol}${b.style ? `, ${b.style} style` : ''}; port type ${b.portType || '?'} is defined in another file):`];
+  for (const op of b.operations) {
+    const action = b.actions.get(op);
+    lines.push(`- ${op}`);
+    if (action) lines.push(`  ${b.protocol.startsWith('HTTP') ? 'Location' : 'SOAPAction'}: ${action}`);
+  }
+  if (b.operations.length === 0) lines.push('(none)');
+  return lines;
+}
+
+/** A `message` document (for a message no operation of this file uses): its parts with their elements or types. */
+function messageDocument(name: string, el: XmlElement, targetNs: string | undefined): ParsedDocument {
+  const lines = [`Message ${name} (WSDL 1.1)`];
+  if (targetNs) lines.push(`Target namespace: ${targetNs}`);
+  const doc = documentation(el);
+  if (doc) lines.push('', doc);
+  const parts = partsOf(el);
+  lines.push('', parts.length ? 'Parts:' : 'No parts.', ...parts.map((p) => `- ${p}`));
+  return { kind: 'message', title: name, text: lines.join('\n') };
 }
 
 /**
@@ -157,9 +185,11 @@ export function parseWsdl(text: string): ParsedSource {
   const portTypes: PortType[] = [];
   const bindings: Binding[] = [];
   const services: Service[] = [];
+  const imports: Import[] = [];
   for (const el of root.children) {
     if (el.ns !== WSDL_NS) continue;
-    if (el.local === 'message' && el.attrs.name) messages.set(el.attrs.name, el);
+    if (el.local === 'import') imports.push({ namespace: el.attrs.namespace, location: el.attrs.location });
+    else if (el.local === 'message' && el.attrs.name) messages.set(el.attrs.name, el);
     else if (el.local === 'portType') portTypes.push(readPortType(el));
     else if (el.local === 'binding') bindings.push(readBinding(el));
     else if (el.local === 'service') services.push(readService(el));
@@ -170,6 +200,8 @@ export function parseWsdl(text: string): ParsedSource {
 
   const documents: ParsedDocument[] = [];
   const docOfPortType = new Map<string, number>();
+  /** Bindings whose operations a document lists already (their port type being elsewhere). */
+  const described = new Set<Binding>();
   const targetNs = root.attrs.targetNamespace;
 
   for (const svc of services) {
@@ -191,6 +223,9 @@ export function parseWsdl(text: string): ParsedSource {
       lines.push('', ...describeOperations(pt, bindingsOf(pt), messages));
       if (!docOfPortType.has(pt.name)) docOfPortType.set(pt.name, index);
     }
+    for (const b of new Set(svc.ports.map((p) => bindingByName.get(p.binding)))) {
+      if (b && !portTypeByName.has(b.portType)) { lines.push('', ...describeBinding(b)); described.add(b); }
+    }
     documents.push({ kind: 'service', title: svc.name || 'Unnamed service', text: lines.join('\n') });
   }
   for (const pt of portTypes) {
@@ -200,6 +235,24 @@ export function parseWsdl(text: string): ParsedSource {
     if (targetNs) lines.push(`Target namespace: ${targetNs}`);
     lines.push('', ...describeOperations(pt, bindingsOf(pt), messages));
     documents.push({ kind: 'service', title: pt.name || 'Unnamed port type', text: lines.join('\n') });
+  }
+
+  // What the documents above do not cover gets documents of its own, so a file that holds only
+  // some of the definitions (split WSDLs import one another) is still searchable.
+  for (const b of bindings) {
+    if (portTypeByName.has(b.portType) || described.has(b)) continue;
+    const lines = [`Binding ${b.name} (WSDL 1.1, not exposed by any service)`];
+    if (targetNs) lines.push(`Target namespace: ${targetNs}`);
+    lines.push('', ...describeBinding(b));
+    documents.push({ kind: 'binding', title: b.name || 'Unnamed binding', text: lines.join('\n') });
+  }
+  const used = new Set(portTypes.flatMap((pt) => pt.operations.flatMap((op) => [op.input, op.output, ...op.faults].map((r) => r?.message))));
+  for (const [name, el] of messages) if (!used.has(name)) documents.push(messageDocument(name, el, targetNs));
+  for (const imp of imports) {
+    const lines = [`Import (WSDL 1.1) of namespace ${imp.namespace ?? '(none)'} from ${imp.location ?? '(no location)'}`];
+    if (targetNs) lines.push(`Target namespace: ${targetNs}`);
+    lines.push('', 'The imported definitions are in that file, which is not fetched: add it as a source of its own.');
+    documents.push({ kind: 'import', title: imp.location || imp.namespace || 'Unnamed import', text: lines.join('\n') });
   }
 
   const endpoints: ParsedEndpoint[] = [];

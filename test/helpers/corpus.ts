@@ -9,12 +9,10 @@ import { IngestError } from '../../src/ingest/types.js';
 export const CORPUS = new URL('../fixtures/corpus/', import.meta.url);
 
 /**
- * Corpus files that `type: auto` does not yet ingest as expected.json says, with the reason
- * (a WSDL without operations is refused). The tests that cover them are skipped, and say so.
+ * Corpus files that `type: auto` does not yet ingest as expected.json says, with the reason.
+ * The tests that cover them are skipped, and say so. None at present.
  */
-export const PENDING_AUTO: Record<string, string> = {
-  'soap/cxf-cxf1662-import-only.wsdl': 'a WSDL without operations is not ingested as ready yet',
-};
+export const PENDING_AUTO: Record<string, string> = {};
 
 /** A corpus file's text (UTF-8), by its path inside the corpus. */
 export const readCorpus = (rel: string): string => readFileSync(new URL(rel, CORPUS), 'utf8');

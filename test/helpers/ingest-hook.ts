@@ -1,7 +1,8 @@
 /**
  * Test seam loaded into ingestion workers (WorkerAnalyzer `hook`, startServer `ingestHook`):
  * pasted content starting with `SPIN` never finishes (a job the timeout must stop);
- * `SLOW <ms>` keeps the worker busy that long before the job runs as usual.
+ * `SLOW <ms>` keeps the worker busy that long before the job runs as usual; content holding
+ * `x-spin-after-detection` never finishes once its type is detected.
  */
 import type { AnalysisJob, LinksJob } from '../../src/ingest/analyze.js';
 
@@ -10,6 +11,10 @@ export function beforeJob(job: AnalysisJob | LinksJob): void {
   if (job.text.startsWith('SPIN')) for (;;) { /* until the worker is terminated */ }
   const slow = /^SLOW (\d+)/.exec(job.text);
   if (slow) { const until = performance.now() + Number(slow[1]); while (performance.now() < until) { /* busy */ } }
+}
+
+export function afterDetection(job: AnalysisJob): void {
+  if (job.op === 'text' && typeof job.text === 'string' && job.text.includes('x-spin-after-detection')) for (;;) { /* until the worker is terminated */ }
 }
 
 /** The hook's URL, as WorkerAnalyzer and startServer take it. */
