@@ -9,12 +9,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { ApiError, STORAGE_FULL_RETRY_AFTER_SECONDS, invalid, type ErrorCode } from './http/errors.js';
 import { Router } from './http/router.js';
-import { ClientAbortError, bodyRequired, checkBodyHeaders, decodeBody, parseBodyText, parseJsonBody, readRawBody } from './http/body.js';
+import { ClientAbortError, bodyRequired, checkBodyHeaders, decodeBody, parseBodyText, parseJsonBody, readBodyChunks } from './http/body.js';
 import { LARGE_BODY_BYTES, type BodyParser } from './http/largeBody.js';
 import { assertValid, type TObject } from './http/schema.js';
 import { TokenBucketLimiter, type TakeResult } from './http/ratelimit.js';
 import { CursorCodec } from './http/cursor.js';
-import { Idempotency, type IdempotencyTicket } from './http/idempotency.js';
+import { Idempotency, requestFingerprint, type IdempotencyTicket } from './http/idempotency.js';
 import { Authenticator } from './auth/authenticate.js';
 import { ClientAddresses } from './http/clientAddress.js';
 import { MiB, type Ctx, type Result, type Route } from './http/route.js';
@@ -161,7 +161,7 @@ export class App {
 
     checkApiVersion(req);
     const query = parseQuery(route.query, q === -1 ? '' : url.slice(q + 1));
-    const input: Input = { route, ws, key, params: match.params, query, path, body: undefined, raw: undefined, json: NO_MEMBERS };
+    const input: Input = { route, ws, key, params: match.params, query, path, body: undefined, json: NO_MEMBERS, fingerprint: () => requestFingerprint(`${route.method} ${path}`) };
     if (!route.body) return this.execute(x, input);
     // A request without a body is judged on its absence, whatever its Content-Type says: a
     // route that needs a body refuses it as such (400), one with an optional body takes it as `{}`.
@@ -177,18 +177,24 @@ export class App {
   private async readBody(x: Exchange, input: Input): Promise<void> {
     const limit = input.route.bodyLimit ?? MiB;
     checkBodyHeaders(x.req, limit);
-    input.raw = await readRawBody(x.req, limit);
-    if (input.raw.length > LARGE_BODY_BYTES && this.opts.bodyParser) {
-      const parsed = await this.opts.bodyParser.parse(input.raw);
+    const { chunks, total } = await readBodyChunks(x.req, limit);
+    const requestLine = `${input.route.method} ${input.path}`;
+    if (total > LARGE_BODY_BYTES && this.opts.bodyParser) {
+      const parsed = await this.opts.bodyParser.parse(chunks, requestLine);
       input.body = parsed.value;
       input.json = parsed.json;
-    } else if (input.raw.length > LARGE_BODY_BYTES) {
-      // Without a worker, decoding and parsing are main-thread steps of their own (src/turns.ts).
-      await nextTurn();
-      const text = decodeBody(input.raw);
-      await nextTurn();
-      input.body = parseBodyText(text);
-    } else input.body = parseJsonBody(input.raw);
+      input.fingerprint = () => parsed.fingerprint;
+    } else {
+      const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total);
+      input.fingerprint = () => requestFingerprint(requestLine, [raw]);
+      if (total > LARGE_BODY_BYTES) {
+        // Without a worker, decoding and parsing are main-thread steps of their own (src/turns.ts).
+        await nextTurn();
+        const text = decodeBody(raw);
+        await nextTurn();
+        input.body = parseBodyText(text);
+      } else input.body = parseJsonBody(raw);
+    }
     assertValid(input.route.body!, input.body);
     return this.execute(x, input);
   }
@@ -199,7 +205,7 @@ export class App {
    */
   private execute(x: Exchange, input: Input): Promise<void> | void {
     const { route, ws } = input;
-    const idem = route.method === 'POST' ? this.idempotency.begin(x.req, ws, input.key, `${route.method} ${input.path}`, input.raw, this.opts.clock.now()) : null;
+    const idem = route.method === 'POST' ? this.idempotency.begin(x.req, ws, input.key, input.fingerprint, this.opts.clock.now()) : null;
     if (idem?.replay) return this.send(x, idem.replay);
     let tx: Tx | undefined;
     const ctx: Ctx<unknown, unknown> = {
@@ -309,7 +315,8 @@ interface Input {
   query: unknown;
   path: string;
   body: unknown;
-  raw: Buffer | undefined;
+  /** The request's idempotency fingerprint (src/http/idempotency.ts), computed when asked. */
+  fingerprint: () => string;
   /** The JSON text of the body's long top-level string members (see {@link Ctx.bodyJson}). */
   json: ReadonlyMap<string, Uint8Array>;
 }

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { startTestServer, type TestServer } from './helpers/server.js';
-import { Idempotency } from '../src/http/idempotency.js';
+import { Idempotency, requestFingerprint } from '../src/http/idempotency.js';
 import { ApiError } from '../src/http/errors.js';
 import { hashKey } from '../src/auth/keys.js';
 import type { KeyRec } from '../src/store/store.js';
@@ -71,6 +71,21 @@ test('the same key with a different body → 422 idempotency_key_reused, nothing
   assert.equal(r.status, 422);
   assert.deepEqual(r.body, REUSED);
   assert.deepEqual(await conversationIds(srv), [first.body.conversation.id]);
+}));
+
+test('a body over 256 KiB (fingerprinted on the body worker): the same key and bytes → a replay; one byte more → 422', () => withServer(async (srv) => {
+  const content = `# Big\n\n${'word '.repeat(70_000)}`;
+  const first = await srv.call('POST', '/api/v1/sources', { body: { content }, headers: idem('big-1') });
+  assert.equal(first.status, 201, first.text.slice(0, 200));
+  const again = await srv.call('POST', '/api/v1/sources', { body: { content }, headers: idem('big-1') });
+  assert.equal(again.status, 201);
+  assert.equal(again.headers.get('idempotent-replayed'), 'true');
+  assert.deepEqual(again.body, first.body);
+  const other = await srv.call('POST', '/api/v1/sources', { body: { content: content + '!' }, headers: idem('big-1') });
+  assert.equal(other.status, 422);
+  assert.deepEqual(other.body, { code: 'idempotency_key_reused', error: 'This Idempotency-Key was already used with a different request.' });
+  const list = await srv.call('GET', '/api/v1/sources');
+  assert.equal(list.body.sources.length, 1);
 }));
 
 test('the same key on another path → 422 idempotency_key_reused', () => withServer(async (srv) => {
@@ -211,25 +226,28 @@ function thrown(fn: () => unknown): ApiError {
   assert.fail('expected an ApiError');
 }
 
+/** The fingerprint the server computes for a request line and raw body. */
+const fp = (line: string, raw: Buffer | undefined) => () => requestFingerprint(line, raw ? [raw] : []);
+
 test('Idempotency: a second begin() while the first is running → 409 idempotency_in_progress; end() releases it', () => withServer(async (srv) => {
   const ws = srv.store.workspace(srv.workspaceId)!;
   const key = srv.store.keyByHash(hashKey(srv.key)) as KeyRec;
   const idem = new Idempotency();
   const body = Buffer.from('{"a":1}');
   const now = srv.clock.now();
-  const t1 = idem.begin(fakeReq('k'), ws, key, 'POST /x', body, now)!;
+  const t1 = idem.begin(fakeReq('k'), ws, key, fp('POST /x', body), now)!;
   assert.ok(t1 && !t1.replay);
-  const e = thrown(() => idem.begin(fakeReq('k'), ws, key, 'POST /x', body, now));
+  const e = thrown(() => idem.begin(fakeReq('k'), ws, key, fp('POST /x', body), now));
   assert.deepEqual([e.status, e.body()], [409, IN_PROGRESS]);
   // Even a different request with the running key is 409: the first answer is not known yet.
-  assert.equal(thrown(() => idem.begin(fakeReq('k'), ws, key, 'POST /y', Buffer.from('{}'), now)).code, 'idempotency_in_progress');
+  assert.equal(thrown(() => idem.begin(fakeReq('k'), ws, key, fp('POST /y', Buffer.from('{}')), now)).code, 'idempotency_in_progress');
   // Another API key with the same header value is not blocked.
   const otherKey = { ...key, id: 'another-key-id' };
-  const t2 = idem.begin(fakeReq('k'), ws, otherKey, 'POST /x', body, now)!;
+  const t2 = idem.begin(fakeReq('k'), ws, otherKey, fp('POST /x', body), now)!;
   assert.ok(t2 && !t2.replay);
   t2.end();
   t1.end();
-  const t3 = idem.begin(fakeReq('k'), ws, key, 'POST /x', body, now)!;
+  const t3 = idem.begin(fakeReq('k'), ws, key, fp('POST /x', body), now)!;
   assert.ok(t3 && !t3.replay, 'released without a stored answer: runs again');
   t3.end();
 }));
@@ -239,18 +257,18 @@ test('Idempotency: a stored answer is replayed after commit, and a request witho
   const key = srv.store.keyByHash(hashKey(srv.key)) as KeyRec;
   const idem = new Idempotency();
   const now = srv.clock.now();
-  assert.equal(idem.begin(fakeReq(), ws, key, 'POST /x', undefined, now), null);
-  const t = idem.begin(fakeReq('unit'), ws, key, 'POST /x', Buffer.from('{}'), now)!;
+  assert.equal(idem.begin(fakeReq(), ws, key, fp('POST /x', undefined), now), null);
+  const t = idem.begin(fakeReq('unit'), ws, key, fp('POST /x', Buffer.from('{}')), now)!;
   const tx = ws.db.begin();
   t.store(tx, { status: 201, body: { ok: true } }, now);
   await ws.db.commit(tx);
   t.end();
-  const r = idem.begin(fakeReq('unit'), ws, key, 'POST /x', Buffer.from('{}'), now + 1000)!;
+  const r = idem.begin(fakeReq('unit'), ws, key, fp('POST /x', Buffer.from('{}')), now + 1000)!;
   assert.deepEqual(r.replay, { status: 201, body: { ok: true }, headers: { 'Idempotent-Replayed': 'true' } });
-  const e = thrown(() => idem.begin(fakeReq('unit'), ws, key, 'POST /x', Buffer.from('{ }'), now));
+  const e = thrown(() => idem.begin(fakeReq('unit'), ws, key, fp('POST /x', Buffer.from('{ }')), now));
   assert.deepEqual([e.status, e.body()], [422, REUSED]);
   for (const bad of ['x'.repeat(256), '', 'caf\u00e9', 'tab\there']) {
-    const b = thrown(() => idem.begin(fakeReq(bad), ws, key, 'POST /x', undefined, now));
+    const b = thrown(() => idem.begin(fakeReq(bad), ws, key, fp('POST /x', undefined), now));
     assert.deepEqual([b.status, b.body()], [400, BAD_KEY]);
   }
 }));
@@ -260,12 +278,12 @@ test('Idempotency: an aborted transaction leaves nothing to replay', () => withS
   const key = srv.store.keyByHash(hashKey(srv.key)) as KeyRec;
   const idem = new Idempotency();
   const now = srv.clock.now();
-  const t = idem.begin(fakeReq('abort'), ws, key, 'POST /x', undefined, now)!;
+  const t = idem.begin(fakeReq('abort'), ws, key, fp('POST /x', undefined), now)!;
   const tx = ws.db.begin();
   t.store(tx, { status: 201, body: { ok: true } }, now);
   tx.abort();
   t.end();
-  const again = idem.begin(fakeReq('abort'), ws, key, 'POST /x', undefined, now)!;
+  const again = idem.begin(fakeReq('abort'), ws, key, fp('POST /x', undefined), now)!;
   assert.ok(again && !again.replay);
   again.end();
 }));

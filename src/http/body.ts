@@ -38,23 +38,33 @@ export function checkBodyHeaders(req: IncomingMessage, limit: number): void {
 }
 
 /** Reads the raw body, failing as soon as more than `limit` bytes have arrived. */
-export function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const { chunks, total } = await readBodyChunks(req, limit);
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total);
+}
+
+/**
+ * Reads the raw body as the chunks it arrived in (a large body is handed to a worker thread
+ * without being joined on the main thread), failing as soon as more than `limit` bytes have
+ * arrived. @throws BodyTooLargeError, ClientAbortError
+ */
+export function readBodyChunks(req: IncomingMessage, limit: number): Promise<{ chunks: Buffer[]; total: number }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
     let done = false;
-    const finish = (err: Error | null, buf?: Buffer) => {
+    const finish = (err: Error | null) => {
       if (done) return;
       done = true;
       req.off('data', onData); req.off('end', onEnd); req.off('error', onError); req.off('aborted', onAborted);
-      if (err) { req.pause(); reject(err); } else resolve(buf!);
+      if (err) { req.pause(); reject(err); } else resolve({ chunks, total });
     };
     const onData = (c: Buffer) => {
       total += c.length;
       if (total > limit) { chunks.length = 0; finish(new BodyTooLargeError(limit)); return; }
       chunks.push(c);
     };
-    const onEnd = () => finish(null, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total));
+    const onEnd = () => finish(null);
     const onError = (e: Error) => finish(new ClientAbortError(e.message));
     const onAborted = () => finish(new ClientAbortError('request aborted'));
     req.on('data', onData); req.on('end', onEnd); req.on('error', onError); req.on('aborted', onAborted);

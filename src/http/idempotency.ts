@@ -27,19 +27,30 @@ export interface IdempotencyTicket {
 
 const HEADER_VALUE = /^[\x20-\x7e]{1,255}$/;
 
+/**
+ * What identifies a request for idempotency: SHA-256 (hex) of `METHOD path`, a line feed, and
+ * the raw body bytes (none for a request without a body), fed in `chunks` as they arrived.
+ */
+export function requestFingerprint(requestLine: string, chunks: readonly Uint8Array[] = []): string {
+  const h = createHash('sha256').update(`${requestLine}\n`);
+  for (const c of chunks) h.update(c);
+  return h.digest('hex');
+}
+
 export class Idempotency {
   private readonly running = new Set<string>();
 
   /**
-   * Looks up the request's `Idempotency-Key`; null when it has none.
+   * Looks up the request's `Idempotency-Key`; null when it has none. `fingerprintOf` gives the
+   * request's {@link requestFingerprint}; it is called only when there is a key.
    * @throws ApiError 400 (malformed key), 409 `idempotency_in_progress`, 422 `idempotency_key_reused`.
    */
-  begin(req: IncomingMessage, ws: Workspace, key: KeyRec, requestLine: string, raw: Buffer | undefined, now: number): IdempotencyTicket | null {
+  begin(req: IncomingMessage, ws: Workspace, key: KeyRec, fingerprintOf: () => string, now: number): IdempotencyTicket | null {
     const header = req.headers['idempotency-key'];
     if (header === undefined) return null;
     if (typeof header !== 'string' || !HEADER_VALUE.test(header)) throw invalid('Idempotency-Key must be 1 to 255 printable ASCII characters', 'header');
     const id = createHash('sha256').update(`${key.id}\n${header}`).digest('hex');
-    const fingerprint = createHash('sha256').update(requestLine).update('\n').update(raw ?? Buffer.alloc(0)).digest('hex');
+    const fingerprint = fingerprintOf();
     if (this.running.has(id)) throw new ApiError('idempotency_in_progress');
     const prior = ws.get<IdemRec>(T.idempotency, id);
     if (prior && now - Date.parse(prior.createdAt) < IDEMPOTENCY_TTL_MS) {

@@ -2,8 +2,9 @@
  * Large JSON request bodies are decoded and parsed on a worker thread (docs/api.md#request-bodies;
  * README "Reliability": no request stalls the others). Parsing a 2 MB paste on the main thread
  * is two ~10 ms steps, serializing its content again for the log a third; every other request
- * waits for each. Here the main thread only copies the bytes to the worker and receives the
- * value — for a body that is mostly one long string, two memory copies.
+ * waits for each. Here the main thread moves the body's chunks to the worker (no copy: joining
+ * or copying 2 MB costs ~10 ms on a virtual machine, most of it page faults) and receives the
+ * value — for a body that is mostly one long string, one memory copy.
  *
  * The worker also returns the JSON text (UTF-8) of each long top-level string member, so a
  * handler that stores such a member (a pasted source's `content`) splices those bytes into its
@@ -18,24 +19,28 @@ export const LARGE_BODY_BYTES = 256 * 1024;
 /** Top-level string members at least this long (UTF-16 units) come back with their JSON text. */
 export const MEMBER_JSON_MIN = 64 * 1024;
 
-/** A parsed body: the value, and the JSON text of its long top-level string members by name. */
-export interface ParsedBody { value: unknown; json: ReadonlyMap<string, Uint8Array> }
+/**
+ * A parsed body: the value, the JSON text of its long top-level string members by name, and
+ * the request's idempotency fingerprint (src/http/idempotency.ts), made from the raw bytes.
+ */
+export interface ParsedBody { value: unknown; json: ReadonlyMap<string, Uint8Array>; fingerprint: string }
 
 /** Parses request bodies off the main thread. */
 export interface BodyParser {
   /**
-   * Decodes (strict UTF-8) and parses `raw` with the same checks as `parseJsonBody`
-   * (src/http/body.ts). `raw` is copied, not detached: the caller may still read it.
+   * Joins, decodes (strict UTF-8) and parses the body `chunks` with the same checks as
+   * `parseJsonBody` (src/http/body.ts). The chunks are moved to the worker, not copied: the
+   * caller must not use them again. `requestLine` (`METHOD path`) goes into the fingerprint.
    * @throws ApiError 400 `invalid_request` as `parseJsonBody` does; Error when the worker dies.
    */
-  parse(raw: Buffer): Promise<ParsedBody>;
+  parse(chunks: Buffer[], requestLine: string): Promise<ParsedBody>;
   close(): Promise<void>;
 }
 
 /** The messages of the body worker (src/http/largeBodyWorker.ts). */
-export type BodyTask = { id: number; bytes: Uint8Array };
+export type BodyTask = { id: number; chunks: Uint8Array[]; requestLine: string };
 export type BodyReply =
-  | { id: number; ok: true; value: unknown; json: Array<[string, Uint8Array]> }
+  | { id: number; ok: true; value: unknown; json: Array<[string, Uint8Array]>; fingerprint: string }
   | { id: number; ok: false; code: ErrorCode; detail: string | undefined }
   | { id: number; ok: false; code: null; message: string };
 
@@ -54,14 +59,21 @@ export class WorkerBodyParser implements BodyParser {
   /** `maxHeapMb`: the worker's old-generation cap (a 16 MiB body needs well under 256). */
   constructor(private readonly maxHeapMb = 512) {}
 
-  parse(raw: Buffer): Promise<ParsedBody> {
+  parse(chunks: Buffer[], requestLine: string): Promise<ParsedBody> {
     if (this.closed) return Promise.reject(new Error('the body parser is closed'));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.jobs.set(id, { id, resolve, reject });
-      // A view of part of a larger buffer would clone the whole buffer: copy just the view.
-      const bytes = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? raw : new Uint8Array(raw);
-      (this.worker ??= this.spawn()).postMessage({ id, bytes } satisfies BodyTask);
+      // A chunk that owns its whole ArrayBuffer (a socket read) is transferred; one that is a
+      // view of a larger buffer is copied (cloning the view would copy the whole buffer).
+      const transfer: ArrayBuffer[] = [];
+      const moved = chunks.map((c) => {
+        const owns = c.byteOffset === 0 && c.byteLength === c.buffer.byteLength && c.buffer instanceof ArrayBuffer && !transfer.includes(c.buffer);
+        const b = owns ? c : new Uint8Array(c);
+        transfer.push(b.buffer as ArrayBuffer);
+        return b;
+      });
+      (this.worker ??= this.spawn()).postMessage({ id, chunks: moved, requestLine } satisfies BodyTask, transfer);
     });
   }
 
@@ -71,7 +83,7 @@ export class WorkerBodyParser implements BodyParser {
       const job = this.jobs.get(m.id);
       if (!job) return;
       this.jobs.delete(m.id);
-      if (m.ok) job.resolve({ value: m.value, json: new Map(m.json) });
+      if (m.ok) job.resolve({ value: m.value, json: new Map(m.json), fingerprint: m.fingerprint });
       else if (m.code !== null) job.reject(new ApiError(m.code, m.detail));
       else job.reject(new Error(m.message));
     });
