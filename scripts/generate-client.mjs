@@ -12,7 +12,7 @@ import { generateClient, GenerateError } from './client/generate.mjs';
 const args = process.argv.slice(2);
 const o = args.indexOf('-o');
 const out = o >= 0 ? args[o + 1] : undefined;
-const positional = args.filter((_, i) => i !== o && i !== o + 1);
+const positional = o < 0 ? args : args.filter((_, i) => i !== o && i !== o + 1);
 if (positional.length !== 1 || (o >= 0 && !out) || positional[0].startsWith('-')) {
   console.error('usage: node scripts/generate-client.mjs SOURCE [-o FILE]   (SOURCE: a path to an openapi.json or an http(s) URL)');
   process.exit(2);

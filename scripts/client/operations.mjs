@@ -68,7 +68,7 @@ export function collectOperations(doc, toType) {
     for (const k of Object.keys(item)) {
       if (!PATH_ITEM_KEYS.has(k) && !k.startsWith('x-')) throw new GenerateError(`${itemPtr}: path item field "${k}" is not supported`);
     }
-    for (const method of METHODS.filter((m) => m in item)) {
+    for (const method of Object.keys(item).filter((k) => METHODS.includes(k))) {
       const ptr = `${itemPtr}/${method}`;
       const op = item[method];
       const id = op.operationId;

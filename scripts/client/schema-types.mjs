@@ -113,8 +113,8 @@ export function createSchemaTranslator(refName) {
   /**
    * `{ a: A; b?: B }` per `properties` and `required`; `additionalProperties` absent or true
    * gives `[key: string]: unknown` (JSON Schema allows other properties unless told not to), a
-   * schema gives an index signature of its type (joined with the properties' types, which
-   * TypeScript requires), false none — then TypeScript's excess-property check refuses others.
+   * schema gives an index signature of its type (joined with the properties' types, and
+   * `undefined` when one is optional, which TypeScript requires), false none — then TypeScript's excess-property check refuses others.
    */
   function objectType(schema, ptr, indent) {
     const props = schema.properties ?? {};
@@ -134,7 +134,8 @@ export function createSchemaTranslator(refName) {
     if (extra === undefined || extra === true) lines.push(`${inner}[key: string]: unknown;`);
     else if (extra !== false) {
       const t = toType(extra, `${ptr}/additionalProperties`, inner);
-      lines.push(`${inner}[key: string]: ${t === 'unknown' ? t : union([t, ...types])};`);
+      const optional = Object.keys(props).some((name) => !required.includes(name));
+      lines.push(`${inner}[key: string]: ${t === 'unknown' ? t : union([t, ...types, ...(optional ? ['undefined'] : [])])};`);
     }
     // `{}` would be any non-null value; an object that may have no property at all is this:
     return lines.length ? `{\n${lines.join('\n')}\n${indent}}` : '{ [key: string]: never }';
