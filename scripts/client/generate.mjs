@@ -46,7 +46,8 @@ export function generateClient(doc, source = 'an OpenAPI document') {
 
   const operations = collectOperations(doc, toType);
   const methods = operations.map((o) => `${o.doc}  ${o.id}(init${o.init.optional ? '?' : ''}: ${o.init.text}): ${o.result};`);
-  const errorType = union(operations.flatMap((o) => o.errorTypes).filter((t) => t !== 'undefined')) .replace(/^never$/, 'unknown');
+  const errorBodies = operations.flatMap((o) => o.errorTypes).filter((t) => t !== 'undefined');
+  const errorType = errorBodies.length ? union(errorBodies) : 'unknown';
   const server = doc.servers?.[0]?.url ?? '/';
   const prefix = server.startsWith('/') ? server.replace(/\/+$/, '') : '';
   const title = `${doc.info?.title ?? 'API'} ${doc.info?.version ?? ''}`.trim();

@@ -85,8 +85,10 @@ export function createSchemaTranslator(refName) {
     if ('enum' in schema) {
       if (!Array.isArray(schema.enum)) throw new GenerateError(`${ptr}/enum: not an array`);
       parts.push(union(schema.enum.map((v, i) => literal(v, `${ptr}/enum/${i}`))));
-    } else if ('type' in schema || 'properties' in schema || 'items' in schema || 'additionalProperties' in schema) {
-      // An enum already names every value, so `type` adds nothing to it.
+    }
+    // Listed values (const, enum) already fix the type: `type` adds nothing to them.
+    const listed = 'const' in schema || 'enum' in schema;
+    if (!listed && ('type' in schema || 'properties' in schema || 'items' in schema || 'additionalProperties' in schema)) {
       const types = schema.type === undefined ? (('items' in schema) ? ['array'] : ['object']) : [schema.type].flat();
       parts.push(union(types.map((t) => typeOf(t, schema, ptr, indent))));
     }
