@@ -9,6 +9,9 @@
 //   4. runs the compiled walk-through against a server started from dist/ on port 0.
 // Usage: node scripts/client-typecheck.mjs [--keep]   (--keep leaves the temporary directory)
 // Exit status 1 when a step fails. Needs the network on the first run (npx).
+// Optional tooling, outside `npm test`: a cross-check with a third-party generator. The
+// project's own, dependency-free generator is scripts/generate-client.mjs, which
+// test/client-generated.test.ts covers without the network.
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -3,7 +3,8 @@
  * server's OpenAPI document: create a conversation, add a message, open an issue from it,
  * create a source from pasted content, search. `scripts/client-typecheck.mjs` generates
  * `./api.ts` next to a copy of this file, type-checks both with the project's tsc, and runs
- * the result against a server (BASE_URL, API_KEY). Not part of the project's own build.
+ * the result against a server (BASE_URL, API_KEY). Not part of the project's own build; the
+ * same walk-through against the project's own generated client is walkthrough-generated.ts.
  *
  * The client is a dozen lines of typed `fetch` over the generated `paths`: path parameters,
  * query, body and the success body all come from the document, as they would with
