@@ -222,7 +222,10 @@ export class Workspace {
         if (next) {
           const idx = next as unknown as SourceIndexRec;
           for (const e of idx.endpoints) this.endpointSource.set(e.id, id);
-          this.search.addSource(id, idx.chunks.map((c) => ({ documentId: idx.documents[c.d].id, title: idx.documents[c.d].title, text: c.t })), this.preparedSearch.get(next));
+          // Prepared on a worker (the usual case): O(1), no per-chunk work on the main thread.
+          const prepared = this.preparedSearch.get(next);
+          if (prepared) this.search.addPrepared(id, prepared);
+          else this.search.addSource(id, idx.chunks.map((c) => ({ documentId: idx.documents[c.d].id, title: idx.documents[c.d].title, text: c.t })));
         }
         return;
       }

@@ -41,20 +41,42 @@ test('concurrent commits in one turn are group-committed: one write, one fdatasy
   await db.close();
 });
 
-test('a batch takes at most MAX_BATCH_BYTES of lines (at least one): five 1.5 MiB transactions in one turn are three writes, in order', async () => {
+test('a batch takes at most MAX_BATCH_BYTES of lines (at least one): five 1.5 MiB transactions in one turn are three batches (three fdatasyncs), each large line written from its own buffer, in order', async () => {
   const file = join(tmp(), 'a.log');
   const sizes: number[] = [];
-  const fs: StoreFs = { ...nodeFs, write: (fd, buf, pos) => { sizes.push(buf.length); return nodeFs.write(fd, buf, pos); } };
+  let syncs = 0;
+  const fs: StoreFs = { ...nodeFs, write: (fd, buf, pos) => { sizes.push(buf.length); return nodeFs.write(fd, buf, pos); }, fdatasync: (fd) => { syncs++; return nodeFs.fdatasync(fd); } };
   const db = await open(file, fs);
   const big = 'x'.repeat(1.5 * 1024 * 1024);
   await Promise.all(Array.from({ length: 5 }, (_, i) => { const tx = db.begin(); tx.put('t', `k${i}`, { i, big }); return db.commit(tx); }));
   assert.equal(MAX_BATCH_BYTES, 4 * 1024 * 1024);
-  assert.equal(sizes.length, 3, `write sizes ${sizes.join(', ')}`);
+  assert.equal(syncs, 3);
+  assert.equal(sizes.length, 5, `write sizes ${sizes.join(', ')}`);
   assert.ok(sizes.every((n) => n <= MAX_BATCH_BYTES));
   await db.close();
   const db2 = await open(file);
   assert.deepEqual([0, 1, 2, 3, 4].map((i) => (db2.get('t', `k${i}`) as { i: number }).i), [0, 1, 2, 3, 4]);
   assert.equal(db2.replay.lines, 5);
+  await db2.close();
+});
+
+test('a large pre-serialized value made elsewhere is written from its own bytes, not copied; small lines of the same batch are joined into one write', async () => {
+  const file = join(tmp(), 'a.log');
+  const written: Buffer[] = [];
+  const fs: StoreFs = { ...nodeFs, write: (fd, buf, pos) => { written.push(buf); return nodeFs.write(fd, buf, pos); } };
+  const db = await open(file, fs);
+  const content = 'ü'.repeat(100_000);
+  const bytes = new TextEncoder().encode(JSON.stringify(content));
+  const small = Array.from({ length: 3 }, (_, i) => { const tx = db.begin(); tx.put('t', `s${i}`, { i }); return db.commit(tx); });
+  const tx = db.begin();
+  tx.put('c', 'big', { content }, ['{"content":', bytes, '}']);
+  await Promise.all([...small, db.commit(tx)]);
+  assert.ok(written.some((b) => b.buffer === bytes.buffer && b.byteOffset === bytes.byteOffset), 'the worker-made bytes were written as they are');
+  assert.equal(written.length, 3, 'the small lines and the big line\'s head in one write, the bytes, then the tail');
+  await db.close();
+  const db2 = await open(file);
+  assert.deepEqual(db2.get('c', 'big'), { content });
+  assert.deepEqual(db2.get('t', 's2'), { i: 2 });
   await db2.close();
 });
 

@@ -188,9 +188,13 @@ export class SearchIndex {
    * the same chunks, made on a worker thread) O(1).
    */
   addSource(sourceId: string, chunks: ReadonlyArray<SearchChunk>, prepared?: SourceEntry): void {
-    const entry = prepared ?? prepareSource(chunks);
+    this.addPrepared(sourceId, prepared ?? prepareSource(chunks));
+  }
+
+  /** {@link addSource} with the chunks already prepared (on a worker thread): O(1). */
+  addPrepared(sourceId: string, entry: SourceEntry): void {
     this.removeSource(sourceId);
-    this.chunkCount += chunks.length;
+    this.chunkCount += entry.texts.length;
     this.totalLength += entry.totalLength;
     this.sources.set(sourceId, entry);
   }

@@ -13,7 +13,7 @@
  */
 import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
-import { AppendLog, StorageFailedError, encodeLine, type JsonText } from './log.js';
+import { AppendLog, StorageFailedError, encodeLine, encodeLineParts, type JsonText } from './log.js';
 import { replayLog, type ReplayResult } from './recovery.js';
 import { writeSnapshot } from './compaction.js';
 import type { StoreFs } from './fs.js';
@@ -193,7 +193,7 @@ export class Db {
     if (tx.ops.length === 0) return;
     this.inflight.add(tx);
     try {
-      const written = this.log.append(encodeLine(tx.raw ? opsJson(tx.ops, tx.raw) : JSON.stringify(tx.ops)), tx);
+      const written = this.log.append(tx.raw ? encodeLineParts(opsJson(tx.ops, tx.raw)) : encodeLine(JSON.stringify(tx.ops)), tx);
       this.open.delete(tx); // now queued: compaction sees it through the log's queue
       await written;
       this.ops += tx.ops.length;
