@@ -18,19 +18,17 @@
  *   (timeout, connection or DNS failure, a response over the byte limit, a refused redirect)
  *   `status` is null and `error` says why; `error` is present only then (a field without a
  *   value is omitted, docs/decisions.md#absent-values-are-omitted), `status` is always present (integer or null).
- * - `body` is the response text (UTF-8) truncated to 16 KiB with `truncated: true`; `body` is null
- *   when no body is available: no answer, or a non-2xx answer — `fetchDocument` discards the
- *   headers and body of a non-2xx response, so such a result has `status` only and `headers` {}.
+ * - `body` is the response text (UTF-8) truncated to 16 KiB with `truncated: true`, whatever the
+ *   upstream status (`acceptAnyStatus`); it is null only when no HTTP answer arrived.
  * - `headers` are allow-listed (content-type, content-length, cache-control, etag, last-modified,
  *   retry-after, x-request-id, ratelimit-*, x-ratelimit-*); Set-Cookie and the rest are dropped.
  * - The credential is never shown: `url` carries none (user info is stripped), and every form of
  *   the secret an upstream may echo (raw, JSON-escaped, URL-encoded, base64, any letter case; see
  *   redaction.ts) is replaced by `[redacted]` in the returned body, headers and error.
  * - A credential is only sent to the origin it was bound to when it was set, which is the server
- *   URL's origin at that moment (credentials.ts); bearer/basic go in `Authorization`,
- *   which `fetchDocument` drops when a redirect leaves the origin; a custom-header credential is
- *   a header `fetchDocument` does not know to drop, so such checks follow no redirect at all
- *   (a redirect answer becomes `status: null` with an error saying so).
+ *   URL's origin at that moment (credentials.ts); bearer/basic go in `Authorization`, and a
+ *   custom-header credential in its header, which `fetchDocument` drops (`credentialHeaders`)
+ *   when a redirect leaves the origin.
  * - Side effects, written only when the source's credential did not change during the check:
  *   `auth.lastVerifiedAt` = now for every sent check; with a credential configured, 2xx → `valid`
  *   and `lastError` null, 401/403 → `invalid` with `lastError` `upstream answered 401`, other
