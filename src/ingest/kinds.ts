@@ -147,11 +147,6 @@ export const CREATE_TYPES: readonly CreateType[] = ['auto', ...SOURCE_KINDS.filt
 
 const BY_NAME: ReadonlyMap<string, KindSpec> = new Map(SOURCE_KINDS.map((k) => [k.name, k]));
 
-/** The kind named `type`; undefined for a name that is none. */
-export function kindOf(type: string): KindSpec | undefined {
-  return BY_NAME.get(type);
-}
-
 /** The kind of a content type, with its parser and detection. */
 export function contentKind(type: ContentType): ContentKind {
   return BY_NAME.get(type) as ContentKind;
