@@ -13,6 +13,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { T } from '../src/workspace.js';
 import type { Rec } from '../src/store/db.js';
+import { RESERVED_HEADERS } from '../src/areas/credentials.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 const S = '/api/v1/sources';
@@ -221,4 +222,43 @@ describe('the live check refuses a credential bound to another origin', () => {
       assert.equal((await srv.call('GET', '/api/v1/usage')).body.liveApiChecks, counted);
     });
   }
+});
+
+describe('reserved header names: one list for setting a credential and for sending it', () => {
+  test('the list is the 13 headers that shape a request', () => {
+    assert.deepEqual([...RESERVED_HEADERS].sort(), [
+      'accept-encoding', 'connection', 'content-encoding', 'content-length', 'content-type', 'expect', 'host',
+      'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade',
+    ]);
+  });
+
+  test('PATCH refuses every one of them as auth.headerName, in any case', async () => {
+    const { id } = await sourceWithSecret(`${api.origin}/spec.json?reserved-patch`);
+    for (const name of RESERVED_HEADERS) {
+      const headerName = name.toUpperCase();
+      const r = await srv.call('PATCH', `${S}/${id}`, { body: { auth: { type: 'header', headerName, secret: SECRET } } });
+      assert.equal(r.status, 400, `${name}: ${r.text}`);
+      assert.deepEqual(r.body, { code: 'invalid_request', error: `Request body is invalid: auth.headerName ${headerName} cannot carry a credential.` });
+    }
+  });
+
+  test('a stored header credential naming one of them (as an older version could have left it): the live check refuses it, nothing sent', async () => {
+    const { id, ping } = await sourceWithSecret(`${api.origin}/spec.json?reserved-stored`);
+    const ws = srv.store.workspace(srv.workspaceId)!;
+    for (const name of RESERVED_HEADERS) {
+      const rec = ws.get<Rec>(T.source, id)!;
+      const credential = { ...(rec.credential as Record<string, unknown>), type: 'header', headerName: name };
+      const tx = ws.db.begin();
+      tx.put(T.source, id, { ...rec, credential });
+      await ws.db.commit(tx);
+      api.seen.length = 0;
+      const r = await srv.call('POST', `${S}/${id}/checks`, { body: { endpointId: ping } });
+      assert.equal(r.status, 400, `${name}: ${r.text}`);
+      assert.deepEqual(r.body, {
+        code: 'invalid_request',
+        error: `Request body is invalid: the credential header name ${name} cannot be used for a live check; set auth again with another headerName.`,
+      });
+      assert.equal(api.seen.length, 0, name);
+    }
+  });
 });

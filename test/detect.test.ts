@@ -1,40 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { detectContent } from '../src/ingest/detect.js';
 import { IngestError } from '../src/ingest/types.js';
 import { SecretBox } from '../src/secrets.js';
-import { PENDING_AUTO } from './helpers/corpus.js';
 
+// Every corpus file's detected type, and the corpus's invalid JSON, are checked by the contract
+// over the registry of kinds (test/source-kinds.test.ts).
 const corpus = new URL('./fixtures/corpus/', import.meta.url);
-const EXPECTED: Record<string, string> = {
-  openapi: 'openapi', asyncapi: 'asyncapi', postman: 'postman', graphql: 'graphql', grpc: 'grpc', soap: 'soap', text: 'text', html: 'text', json: 'json',
-};
-
-test('auto detection names every corpus file\'s type from its content alone', () => {
-  const wrong: string[] = [];
-  for (const dir of Object.keys(EXPECTED)) {
-    for (const f of readdirSync(new URL(`${dir}/`, corpus))) {
-      if (f === 'jsontestsuite-n_object_trailing_comma.json') continue; // invalid JSON: a parse error, tested below
-      if (`${dir}/${f}` in PENDING_AUTO) continue; // listed with its reason in test/helpers/corpus.ts
-      const text = readFileSync(new URL(`${dir}/${f}`, corpus), 'utf8');
-      const got = detectContent(text);
-      let want = EXPECTED[dir];
-      if (dir === 'graphql' && f.endsWith('.json')) want = 'graphql';
-      if (got.type !== want) wrong.push(`${dir}/${f}: ${got.type}`);
-      if (dir === 'html') assert.equal(got.html, true, `${f} is HTML`);
-    }
-  }
-  assert.deepEqual(wrong, []);
-});
-
-test('auto detection: invalid JSON is an error with line and column, not plain text', () => {
-  const text = readFileSync(new URL('json/jsontestsuite-n_object_trailing_comma.json', corpus), 'utf8');
-  assert.throws(() => detectContent(text), /JSON: .* at line 1, column \d+/);
-});
 
 test('auto detection uses the media type of a fetched document', () => {
   assert.equal(detectContent('openapi: 3.0.0\ninfo: {title: x, version: "1"}\npaths: {}\n', 'application/yaml').type, 'openapi');

@@ -48,7 +48,7 @@ import { SecretError } from '../secrets.js';
 import type { RouteDeps } from '../routes.js';
 import { notFound } from './common.js';
 import type { Credential, Source } from './sourceModel.js';
-import { credentialAllows, serverBase } from './credentials.js';
+import { credentialAllows, RESERVED_HEADERS, serverBase } from './credentials.js';
 import { Redactor } from './redaction.js';
 
 /** Methods a live check can send. TRACE is left out: it echoes the request, credential included. */
@@ -60,8 +60,6 @@ const BODY_LIMIT = 16 * 1024;
 const URL_LIMIT = 8192;
 const ALLOWED_HEADERS = new Set(['content-type', 'content-length', 'cache-control', 'etag', 'last-modified', 'retry-after', 'x-request-id']);
 const allowedHeader = (name: string): boolean => ALLOWED_HEADERS.has(name) || name.startsWith('ratelimit-') || name.startsWith('x-ratelimit-');
-/** Header names a custom-header credential cannot use: they would change the request's framing or target. */
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'content-type', 'accept-encoding']);
 /** `{{postman}}`, `{openapi}` and `:express` path parameters. */
 const PATH_PARAM = /\{\{([^{}/]+)\}\}|\{([^{}/]+)\}|(?<=\/):([A-Za-z_][A-Za-z0-9_.-]*)/g;
 

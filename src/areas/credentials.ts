@@ -16,6 +16,17 @@
  */
 import { DEFAULT_AUTH, type Credential, type Source } from './sourceModel.js';
 
+/**
+ * Header names a `header` credential cannot use, lower-case: they shape the request itself
+ * (framing, target, connection, body encoding), so a secret in one would break or smuggle
+ * requests. Setting one is refused (PATCH, 400), and a live check refuses a stored credential
+ * that names one (docs/sources.md#credentials).
+ */
+export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
+  'host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect',
+  'proxy-connection', 'content-type', 'content-encoding', 'accept-encoding',
+]);
+
 /** `auth.lastError` after a `url` change cleared the credential. */
 export const CLEARED_URL_CHANGED = "the credential was cleared because the source's url changed; set it again";
 /** `auth.lastError` after a rescan moved the described server to other origins. */

@@ -7,7 +7,7 @@ import { s } from '../http/schema.js';
 import { invalid } from '../http/errors.js';
 import type { Sealed } from '../secrets.js';
 import type { SourceIndexRec } from '../workspace.js';
-import { SOURCE_TYPES, type SourceType } from '../ingest/detect.js';
+import { SOURCE_TYPES, type SourceType } from '../ingest/kinds.js';
 
 export const SOURCE_STATUSES = ['pending', 'processing', 'ready', 'failed'] as const;
 export const AUTH_STATUSES = ['not_configured', 'unverified', 'valid', 'invalid'] as const;

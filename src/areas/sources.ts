@@ -16,23 +16,19 @@ import type { JsonText } from '../store/log.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../secrets.js';
-import { ingest, isGithubRepoUrl, type Ingested, type IngestRequest } from '../ingest/ingest.js';
+import { ingest, type Ingested, type IngestRequest } from '../ingest/ingest.js';
 import type { Analyzer } from '../ingest/analyze.js';
 import { IngestError } from '../ingest/types.js';
 import { FetchError } from '../ingest/fetch.js';
-import { SOURCE_TYPES, type SourceType } from '../ingest/detect.js';
+import { CREATE_TYPES, SOURCE_TYPES, isFetchedType, provisionalType, type SourceType } from '../ingest/kinds.js';
 import { listSchema, notFound, pageParams, paginate } from './common.js';
 import {
   AUTH_TYPES, DEFAULT_AUTH, DEFAULT_PUBLIC_DOCS, SOURCE_STATUSES, ingestionResult, ingestionResultSchema, normalizeUrl,
   sourceSummarySchema, sourceView, type Source,
 } from './sourceModel.js';
-import { applyCredentialOrigins, CLEARED_URL_CHANGED, clearCredential, credentialOrigins } from './credentials.js';
+import { applyCredentialOrigins, CLEARED_URL_CHANGED, clearCredential, credentialOrigins, RESERVED_HEADERS } from './credentials.js';
 import { SOURCE_DOCS } from './sourceDocs.js';
 
-const CREATE_TYPES = ['auto', 'openapi', 'json', 'url', 'website', 'text', 'graphql', 'postman', 'asyncapi', 'grpc', 'soap', 'github'] as const;
-const FETCHED = new Set(['url', 'website', 'github']);
-/** Headers that shape the request itself; a credential in one would break or smuggle requests. */
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'proxy-connection', 'content-type', 'content-encoding', 'accept-encoding']);
 
 /** The name of a source whose document gave none and which has no URL. */
 const UNTITLED = 'Untitled source';
@@ -67,17 +63,6 @@ const searchResult = s.named('SearchResult', s.object({
 }));
 
 export interface SourceDeps { config: Config; secrets: SecretBox; logger: Logger; analyzer: Analyzer }
-
-/**
- * The type a new source has until its first ingestion ends: the one asked for, else a guess
- * from what will be ingested — the pasted content when there is some (JSON-looking or text),
- * else the URL (a GitHub repository or a plain page).
- */
-function provisionalType(type: (typeof CREATE_TYPES)[number], inputUrl: string | null, content: string | undefined): Source['type'] {
-  if (type !== 'auto') return type;
-  if (content !== undefined) return /^\s*[[{]/.test(content) ? 'json' : 'text';
-  return isGithubRepoUrl(inputUrl!) ? 'github' : 'url';
-}
 
 /**
  * The name a source takes when none is given: the last one derived from its document, else
@@ -178,7 +163,7 @@ export function sourceRoutes(deps: SourceDeps) {
       handler: async (ctx) => {
         const b = ctx.body;
         const type = b.type ?? 'auto';
-        if (FETCHED.has(type)) {
+        if (isFetchedType(type)) {
           if (b.url === undefined) throw invalid(`url is required for type ${type}`);
           if (b.content !== undefined) throw invalid(`content cannot be given with type ${type}: a ${type} source is fetched from its url`);
         }

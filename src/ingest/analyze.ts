@@ -5,28 +5,16 @@
  * worker threads (src/ingest/pool.ts), so that the main thread only fetches bytes and stores
  * the finished record (README "Reliability": ingestion never stalls other requests).
  */
-import { IngestError, checkCap, type ParsedDocument, type ParsedSource } from './types.js';
-import { classifyValue, detectContent, detectedAs, isHtml, parseStructured, type ContentType } from './detect.js';
-import { parseOpenApi } from './openapi.js';
-import { parseAsyncApi } from './asyncapi.js';
-import { parsePostman } from './postman.js';
-import { parseGraphql, parseGraphqlIntrospection } from './graphql.js';
-import { parseProto } from './proto.js';
-import { parseWsdl } from './wsdl.js';
-import { parseJsonDocuments } from './json.js';
-import { parseMarkdown } from './markdown.js';
+import { IngestError, MAX_CHUNKS, MAX_DOCUMENTS, MAX_ENDPOINTS, checkCap, type ParsedDocument, type ParsedSource } from './types.js';
+import { classifyValue, detectContent, detectedAs, parseStructured, type Detected } from './detect.js';
+import { contentKind, type ContentType } from './kinds.js';
 import { extractLinks, parseHtml } from './html.js';
 import { chunkDocuments } from './chunk.js';
 import { prepareSource, type SourceEntry } from '../search/bm25.js';
 import { newId } from '../ids.js';
 import type { SourceIndexRec } from '../workspace.js';
 
-/** Most documents one source may have (README "Limits"); more fails the source. */
-export const MAX_DOCUMENTS = 20_000;
-/** Most endpoints one source may have. */
-export const MAX_ENDPOINTS = 20_000;
-/** Most chunks one source may have. */
-export const MAX_CHUNKS = 50_000;
+export { MAX_CHUNKS, MAX_DOCUMENTS, MAX_ENDPOINTS } from './types.js';
 /** Most links a crawled page hands back to the crawl (a page of a million links stays cheap). */
 export const MAX_LINKS_PER_PAGE = 10_000;
 
@@ -180,40 +168,34 @@ export const inlineAnalyzer: Analyzer = {
 };
 
 /**
- * Parses `text` as `type` (or detects it for `auto`); `onDetected` hears the type before the
- * content is parsed as it.
+ * Parses `text` as `type` (or detects it for `auto`), with the parser of its kind; `onDetected`
+ * hears the type before the content is parsed as it.
  * @throws IngestError saying why the content cannot be ingested, with line and column where known.
  */
 export function parseContent(type: ContentType | 'auto', text: string, mediaType?: string, onDetected?: (type: ContentType) => void): { type: ContentType; parsed: ParsedSource } {
   if (text.trim() === '') throw new IngestError('the content is empty');
-  let detected: { type: ContentType; html?: boolean; value?: unknown };
-  if (type === 'auto') detected = detectContent(text, mediaType);
-  else if (type === 'openapi' || type === 'asyncapi' || type === 'postman' || type === 'json') {
-    const value = parseStructured(text);
-    const found = classifyValue(value);
-    if (type !== 'json' && found !== type) throw new IngestError(`the content is not ${article(type)} document (it looks like ${found === 'json' ? 'plain JSON/YAML data' : found})`);
-    detected = { type, value };
-  } else if (type === 'graphql') {
-    const start = text.trimStart()[0];
-    detected = { type, value: start === '{' ? parseStructured(text) : undefined };
-  } else detected = { type, html: type === 'text' ? isHtml(text, mediaType) : undefined };
-
+  const detected = type === 'auto' ? detectContent(text, mediaType) : readAs(type, text);
   onDetected?.(detected.type);
-  const v = detected.value;
-  switch (detected.type) {
-    case 'openapi': return { type: 'openapi', parsed: parseOpenApi(v) };
-    case 'asyncapi': return { type: 'asyncapi', parsed: parseAsyncApi(v) };
-    case 'postman': return { type: 'postman', parsed: parsePostman(v) };
-    case 'graphql': return { type: 'graphql', parsed: v !== undefined ? parseGraphqlIntrospection(v) : parseGraphql(text) };
-    case 'grpc': return { type: 'grpc', parsed: parseProto(text) };
-    case 'soap': return { type: 'soap', parsed: parseWsdl(text) };
-    case 'json': return { type: 'json', parsed: parseJsonDocuments(v) };
-    // Sections are counted before they are built: a paste of 400,000 headings is refused early.
-    case 'text': return { type: 'text', parsed: detected.html ? parseHtml(text, MAX_DOCUMENTS) : parseMarkdown(text, MAX_DOCUMENTS) };
+  const parsed = contentKind(detected.type).parse({ text, value: detected.value, html: detected.html, mediaType });
+  return { type: detected.type, parsed };
+}
+
+/**
+ * Content given with an explicit type, read as its kind says (docs/sources.md#explicit-types).
+ * @throws IngestError when structured content does not parse, or does not classify as `type`
+ *   where the kind requires it (saying what it looks like instead).
+ */
+function readAs(type: ContentType, text: string): Detected {
+  const kind = contentKind(type);
+  switch (kind.explicit) {
+    case 'classified': {
+      const value = parseStructured(text);
+      const found = classifyValue(value);
+      if (found !== type) throw new IngestError(`the content is not ${kind.label} (it looks like ${found === 'json' ? 'plain JSON/YAML data' : found})`);
+      return { type, value };
+    }
+    case 'value': return { type, value: parseStructured(text) };
+    case 'value-if-object': return { type, value: text.trimStart()[0] === '{' ? parseStructured(text) : undefined };
+    case undefined: return { type };
   }
 }
-
-function article(t: string): string {
-  return `${/^[aeiou]/.test(t) ? 'an' : 'a'} ${t === 'openapi' ? 'OpenAPI' : t === 'asyncapi' ? 'AsyncAPI' : t === 'postman' ? 'Postman collection' : t}`;
-}
-

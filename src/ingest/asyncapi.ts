@@ -13,7 +13,8 @@
  */
 
 import { IngestError, type ParsedDocument, type ParsedEndpoint, type ParsedSource } from './types.js';
-import { clip, deref, isObj, oneLine, propertyLines, str, typeLabel, type Obj } from './openapi.js';
+import { clipText, deref, listLine, propertyLines, typeLabel } from './openapi.js';
+import { isObj, nonBlankString, type Obj } from './parsers/values.js';
 
 /** Messages whose payload properties are listed in one channel document. */
 const MAX_DETAILED_MESSAGES = 5;
@@ -47,7 +48,7 @@ function messageList(root: Obj, raw: unknown): Array<{ name: string; message: Ob
       return;
     }
     const fromRef = isObj(value) && typeof value.$ref === 'string' ? refKey(value.$ref) : undefined;
-    out.push({ name: str(m.name) ?? str(m.title) ?? name ?? fromRef ?? 'message', message: m });
+    out.push({ name: nonBlankString(m.name) ?? nonBlankString(m.title) ?? name ?? fromRef ?? 'message', message: m });
   };
   if (Array.isArray(raw)) for (const v of raw) add(undefined, v);
   else if (isObj(raw) && raw.$ref === undefined && raw.payload === undefined && raw.oneOf === undefined) {
@@ -64,7 +65,7 @@ function messageLines(root: Obj, messages: Array<{ name: string; message: Obj }>
   for (const { name, message } of messages) {
     if (seen.has(message)) continue;
     seen.add(message);
-    const summary = oneLine(message.summary ?? message.description);
+    const summary = listLine(message.summary ?? message.description);
     const payload = message.payload;
     lines.push(`- ${name}${summary ? `: ${summary}` : ''}${payload !== undefined ? ` — payload: ${typeLabel(payload)}` : ''}`);
     if (payload !== undefined && seen.size <= MAX_DETAILED_MESSAGES) lines.push(...propertyLines(root, payload, '    '));
@@ -75,50 +76,50 @@ function messageLines(root: Obj, messages: Array<{ name: string; message: Obj }>
 function channelDocument(root: Obj, name: string, channel: Obj, ops: ChannelOp[], messages: Array<{ name: string; message: Obj }>): ParsedDocument {
   const lines = [`Channel ${name}`];
   if (typeof channel.address === 'string' && channel.address !== name) lines.push(`Address: ${channel.address}`);
-  if (str(channel.title) !== undefined) lines.push(String(channel.title));
-  if (str(channel.summary) !== undefined) lines.push(String(channel.summary).trim());
-  if (str(channel.description) !== undefined) lines.push('', String(channel.description).trim());
+  if (nonBlankString(channel.title) !== undefined) lines.push(String(channel.title));
+  if (nonBlankString(channel.summary) !== undefined) lines.push(String(channel.summary).trim());
+  if (nonBlankString(channel.description) !== undefined) lines.push('', String(channel.description).trim());
   if (isObj(channel.parameters)) {
     lines.push('', 'Parameters:');
     for (const [pname, raw] of Object.entries(channel.parameters)) {
       const p = deref(root, raw) ?? {};
-      const desc = oneLine(p.description);
+      const desc = listLine(p.description);
       lines.push(`- ${pname}${p.schema !== undefined ? ` (${typeLabel(p.schema)})` : ''}${desc ? `: ${desc}` : ''}`);
     }
   }
   if (ops.length > 0) {
     lines.push('', 'Operations:');
     for (const { method, id, op } of ops) {
-      const summary = oneLine(op.summary ?? op.title);
-      const desc = oneLine(op.description);
+      const summary = listLine(op.summary ?? op.title);
+      const desc = listLine(op.description);
       lines.push(`- ${method}${id ? ` (${id})` : ''}${summary ? `: ${summary}` : ''}${desc && desc !== summary ? ` — ${desc}` : ''}`);
     }
   }
   lines.push(...messageLines(root, messages));
-  return { kind: 'channel', title: name, text: clip(lines.join('\n')) };
+  return { kind: 'channel', title: name, text: clipText(lines.join('\n')) };
 }
 
 function overviewDocument(doc: Obj, title: string, version: string): ParsedDocument {
   const info = isObj(doc.info) ? doc.info : {};
   const lines = [title];
-  if (str(info.version) !== undefined) lines.push(`Version: ${String(info.version)}`);
+  if (nonBlankString(info.version) !== undefined) lines.push(`Version: ${String(info.version)}`);
   lines.push(`AsyncAPI ${version}`);
-  if (str(info.description) !== undefined) lines.push('', String(info.description).trim());
+  if (nonBlankString(info.description) !== undefined) lines.push('', String(info.description).trim());
   if (isObj(doc.servers)) {
     lines.push('', 'Servers:');
     for (const [name, raw] of Object.entries(doc.servers)) {
       const s = deref(doc, raw) ?? {};
-      const where = str(s.url) ?? `${String(s.host ?? '')}${String(s.pathname ?? '')}`;
-      const desc = oneLine(s.description);
+      const where = nonBlankString(s.url) ?? `${String(s.host ?? '')}${String(s.pathname ?? '')}`;
+      const desc = listLine(s.description);
       lines.push(`- ${name}: ${where}${s.protocol !== undefined ? ` (${String(s.protocol)})` : ''}${desc ? ` — ${desc}` : ''}`);
     }
   }
   const tags = Array.isArray(info.tags) ? info.tags : doc.tags;
   if (Array.isArray(tags) && tags.length > 0) {
     lines.push('', 'Tags:');
-    for (const t of tags) if (isObj(t)) lines.push(`- ${String(t.name)}${str(t.description) ? `: ${oneLine(t.description)}` : ''}`);
+    for (const t of tags) if (isObj(t)) lines.push(`- ${String(t.name)}${nonBlankString(t.description) ? `: ${listLine(t.description)}` : ''}`);
   }
-  return { kind: 'overview', title, text: clip(lines.join('\n')) };
+  return { kind: 'overview', title, text: clipText(lines.join('\n')) };
 }
 
 /**
@@ -137,7 +138,7 @@ export function parseAsyncApi(doc: unknown): ParsedSource {
   const major = /^([23])(\.|$)/.exec(version)?.[1];
   if (major === undefined) throw new IngestError(`AsyncAPI: unsupported version "${version}" (expected 2.x or 3.x)`);
   const info = isObj(doc.info) ? doc.info : {};
-  const title = str(info.title)?.trim();
+  const title = nonBlankString(info.title)?.trim();
   const channels = isObj(doc.channels) ? doc.channels : {};
   const documents: ParsedDocument[] = [overviewDocument(doc, title ?? 'AsyncAPI', version)];
   const endpoints: ParsedEndpoint[] = [];
@@ -153,7 +154,7 @@ export function parseAsyncApi(doc: unknown): ParsedSource {
         const op = deref(doc, channel[kind]);
         if (op === undefined) continue;
         const method = kind.toUpperCase();
-        ops.push({ method, id: str(op.operationId), op });
+        ops.push({ method, id: nonBlankString(op.operationId), op });
         messages.push(...messageList(doc, op.message));
         endpoints.push({ method, path: name, documentIndex: channelIndex.get(name) });
       }
@@ -169,7 +170,7 @@ export function parseAsyncApi(doc: unknown): ParsedSource {
       const ref = isObj(op.channel) && typeof op.channel.$ref === 'string' ? op.channel.$ref : undefined;
       const key = ref !== undefined ? refKey(ref) : undefined;
       const channel = deref(doc, op.channel);
-      const path = (channel !== undefined ? str(channel.address) : undefined) ?? key ?? id;
+      const path = (channel !== undefined ? nonBlankString(channel.address) : undefined) ?? key ?? id;
       const top = ref !== undefined && ref.startsWith('#/channels/') && key !== undefined && channelIndex.has(key) ? key : undefined;
       endpoints.push({ method, path, documentIndex: top !== undefined ? channelIndex.get(top) : undefined });
       if (top !== undefined) {

@@ -1,206 +1,33 @@
 /**
  * Source type detection for `type: "auto"`: from the content itself and,
  * for fetched documents, the response's media type. Structured text (JSON or YAML) is
- * classified by its top-level keys; everything else by its first significant lines.
+ * classified by its top-level keys; everything else by its first significant lines. The steps
+ * are fixed here; which kinds each step recognises, and in what order, is the kinds' own
+ * detection (src/ingest/kinds.ts).
  */
 import { parseJsonText } from './json.js';
 import { parseYaml } from './yaml.js';
 import { IngestError } from './types.js';
-import { classifyValue, detectedAs, isSpace, jsonMarker, yamlApi, yamlDocument, yamlMarker } from './structured.js';
-
-/** Types stored for sources (`type` in docs/api.md#source-object). */
-export const SOURCE_TYPES = ['openapi', 'json', 'url', 'website', 'text', 'graphql', 'postman', 'asyncapi', 'grpc', 'soap', 'github', 'notion', 'confluence', 'hubspot'] as const;
-export type SourceType = (typeof SOURCE_TYPES)[number];
-
-/** Types that parse text content (as opposed to `url`, `website`, `github`, which fetch). */
-export type ContentType = 'openapi' | 'json' | 'text' | 'graphql' | 'postman' | 'asyncapi' | 'grpc' | 'soap';
+import { classifyValue, detectedAs, jsonMarker, yamlApi, yamlDocument, yamlMarker } from './structured.js';
+import { HEAD_CHARS, htmlStart, htmlTag, isHtmlType } from './sniff.js';
+import { DETECTED_KINDS, type ContentType } from './kinds.js';
 
 export { classifyValue, detectedAs, parseStructured } from './structured.js';
 
-const head = (text: string, n = 8192) => text.slice(0, n);
-
-// Detection runs on untrusted text, so it uses no regular expression with nested or
-// overlapping quantifiers (those backtrack catastrophically): the checks below scan by hand,
-// each in time linear in what it reads.
-
-const isWordChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
-const isNameStart = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
-
-/** A cursor over one string: each method advances past what it matched and says whether it did. */
-class Cursor {
-  constructor(readonly s: string, public i = 0) {}
-  spaces(min = 0): boolean { const from = this.i; while (this.i < this.s.length && isSpace(this.s.charCodeAt(this.i))) this.i++; return this.i - from >= min; }
-  blanks(): void { while (this.s.charCodeAt(this.i) === 32 || this.s.charCodeAt(this.i) === 9) this.i++; }
-  word(min = 1): boolean { const from = this.i; while (this.i < this.s.length && isWordChar(this.s.charCodeAt(this.i))) this.i++; return this.i - from >= min; }
-  name(): boolean { return isNameStart(this.s.charCodeAt(this.i)) && this.word(); }
-  lit(t: string, ci = false): boolean {
-    const got = this.s.slice(this.i, this.i + t.length);
-    if ((ci ? got.toLowerCase() : got) !== t) return false;
-    this.i += t.length;
-    return true;
-  }
-  /** One of `chars` (a set of single characters). */
-  one(chars: string): boolean { if (this.i < this.s.length && chars.includes(this.s[this.i])) { this.i++; return true; } return false; }
-  /** A keyword: `t` not followed by a word character. */
-  keyword(t: string): boolean { const at = this.i; if (this.lit(t) && !isWordChar(this.s.charCodeAt(this.i))) return true; this.i = at; return false; }
-  /** The rest of the current line (without its line break). */
-  restOfLine(): string { const nl = this.s.indexOf('\n', this.i); return this.s.slice(this.i, nl < 0 ? this.s.length : nl); }
+/** What detection found: the type and, for structured content, the parsed value (so it is parsed once). */
+export interface Detected {
+  type: ContentType;
+  /** For `text`: whether it is read as HTML. */
+  html?: boolean;
+  /** The parsed JSON/YAML value of structured content. */
+  value?: unknown;
 }
 
-/** Start offsets of the lines of `text`, each after its leading white space (blank lines included). */
-function* lineStarts(text: string): Generator<number> {
-  for (let i = 0; i <= text.length;) {
-    let j = i;
-    while (j < text.length && (text.charCodeAt(j) === 32 || text.charCodeAt(j) === 9 || text.charCodeAt(j) === 13)) j++;
-    yield j;
-    const nl = text.indexOf('\n', j);
-    if (nl < 0) return;
-    i = nl + 1;
-  }
-}
-
-/** A line of a .proto file that only a .proto file starts with (`syntax = "proto3"`, `package a.b;`, `service X {`…). */
-function protoLine(c: Cursor): boolean {
-  const at = c.i;
-  const quoted = (inner: () => boolean): boolean => { const q = c.s[c.i]; return c.one('"\'') && inner() && c.lit(q); };
-  if (c.lit('syntax') && c.spaces() && c.lit('=') && c.spaces() && quoted(() => c.lit('proto') && c.one('23'))) return true;
-  c.i = at;
-  if (c.lit('edition') && c.spaces() && c.lit('=') && c.spaces() && quoted(() => { const f = c.i; while (c.one('0123456789')); return c.i > f; })) return true;
-  c.i = at;
-  if (c.lit('package') && c.spaces(1)) {
-    const f = c.i;
-    while (c.i < c.s.length && (isWordChar(c.s.charCodeAt(c.i)) || c.s[c.i] === '.')) c.i++;
-    if (c.i > f && c.spaces() && c.lit(';')) return true;
-  }
-  for (const kw of ['service', 'message']) {
-    c.i = at;
-    if (c.lit(kw) && c.spaces(1) && c.word() && c.spaces() && c.lit('{')) return true;
-  }
-  return false;
-}
-
-/** A block keyword (`message`, `service`, `enum`) anywhere, then a name and `{`. */
-function protoBlock(text: string): boolean {
-  for (const kw of ['message', 'service', 'enum']) {
-    for (let i = text.indexOf(kw); i >= 0; i = text.indexOf(kw, i + 1)) {
-      if (i > 0 && isWordChar(text.charCodeAt(i - 1))) continue;
-      const c = new Cursor(text, i + kw.length);
-      if (c.spaces(1) && c.word() && c.spaces() && c.lit('{')) return true;
-    }
-  }
-  return false;
-}
-
-/** A line of GraphQL SDL: a type-system definition's start (`type X … {`, `schema {`, `union U =`, `scalar S`, `directive @`). */
-function graphqlLine(c: Cursor): boolean {
-  const at = c.i;
-  if (!(c.keyword('extend') && c.spaces(1))) c.i = at;
-  const from = c.i;
-  for (const kw of ['type', 'interface', 'input', 'enum']) {
-    c.i = from;
-    if (c.lit(kw) && c.spaces(1) && c.name() && c.restOfLine().includes('{')) return true;
-  }
-  c.i = from;
-  if (c.lit('schema')) {
-    c.spaces();
-    if (c.lit('{')) return true;
-    if (c.lit('@') && c.restOfLine().includes('{')) return true;
-  }
-  c.i = from;
-  if (c.lit('union') && c.spaces(1) && c.word() && c.restOfLine().includes('=')) return true;
-  c.i = from;
-  if (c.lit('scalar') && c.spaces(1) && c.name()) { c.blanks(); if (c.i >= c.s.length || c.s[c.i] === '\r' || c.s[c.i] === '\n') return true; }
-  c.i = from;
-  return c.lit('directive') && c.spaces(1) && c.lit('@');
-}
-
-const anyLine = (text: string, test: (c: Cursor) => boolean): boolean => {
-  for (const i of lineStarts(text)) if (test(new Cursor(text, i))) return true;
-  return false;
-};
-
-/** Leading white space and comments skipped, the text starts an HTML document (`<!doctype html`, `<html`, `<head`, `<body`). */
-function htmlStart(text: string): boolean {
-  const c = new Cursor(text);
-  for (;;) {
-    c.spaces();
-    if (!c.lit('<!--')) break;
-    const close = text.indexOf('-->', c.i);
-    if (close < 0) return false;
-    c.i = close + 3;
-  }
-  if (!c.lit('<')) return false;
-  const at = c.i;
-  if (c.lit('!doctype', true) && c.spaces(1) && c.lit('html', true)) return true;
-  for (const tag of ['html', 'head', 'body']) {
-    c.i = at;
-    if (c.lit(tag, true) && (c.lit('>') || c.spaces(1))) return true;
-  }
-  return false;
-}
-
-/**
- * True when the root element of an XML text is a WSDL 1.1 `definitions` (any prefix) whose start
- * tag declares the WSDL 1.1 namespace. The prolog before it (XML declaration, processing
- * instructions, comments, a DOCTYPE with its internal subset) is skipped however long it is.
- */
-function wsdlRoot(text: string): boolean {
-  const c = new Cursor(text);
-  for (;;) {
-    c.spaces();
-    let close: string | undefined;
-    if (c.lit('<?')) close = '?>';
-    else if (c.lit('<!--')) close = '-->';
-    else if (c.lit('<!doctype', true)) {
-      close = '>';
-      const subset = text.indexOf('[', c.i);
-      const gt = text.indexOf('>', c.i);
-      if (subset >= 0 && (gt < 0 || subset < gt)) c.i = text.indexOf(']', subset);
-      if (c.i < 0) return false;
-    }
-    if (close === undefined) break;
-    const at = text.indexOf(close, c.i);
-    if (at < 0) return false;
-    c.i = at + close.length;
-  }
-  if (!c.lit('<')) return false;
-  const from = c.i;
-  while (c.i < text.length && !isSpace(text.charCodeAt(c.i)) && text[c.i] !== '>' && text[c.i] !== '/') c.i++;
-  const name = text.slice(from, c.i);
-  if (name !== 'definitions' && !name.endsWith(':definitions')) return false;
-  let quote = '';
-  let end = c.i;
-  for (; end < text.length; end++) {
-    const ch = text[end];
-    if (quote) { if (ch === quote) quote = ''; } else if (ch === '"' || ch === "'") quote = ch; else if (ch === '>') break;
-  }
-  const tag = text.slice(c.i, end);
-  return tag.includes('"http://schemas.xmlsoap.org/wsdl/"') || tag.includes("'http://schemas.xmlsoap.org/wsdl/'");
-}
-
-/** A tag that only HTML uses among the first ones: `<p`, `<div`, `<h1`…`<h6`, `<a` (or their end tags). */
-function htmlTag(text: string): boolean {
-  for (let i = text.indexOf('<'); i >= 0; i = text.indexOf('<', i + 1)) {
-    const c = new Cursor(text, i + 1);
-    c.lit('/');
-    const at = c.i;
-    for (const t of ['p', 'div', 'a', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6']) {
-      c.i = at;
-      if (c.lit(t, true) && !isWordChar(text.charCodeAt(c.i))) return true;
-    }
-  }
-  return false;
-}
+/** The kinds recognised by an XML root element, and by a test on other text, by rank. */
+const XML_KINDS = DETECTED_KINDS.flatMap((k) => (k.detect.xmlRoot ? [{ type: k.name, test: k.detect.xmlRoot }] : []));
+const TEXT_KINDS = DETECTED_KINDS.flatMap((k) => (k.detect.text ? [{ type: k.name, test: k.detect.text }] : []));
 
 const isJsonType = (m: string | undefined): boolean => m === 'application/json' || m?.endsWith('+json') === true;
-const isHtmlType = (m: string | undefined): boolean => m === 'text/html' || m === 'application/xhtml+xml';
-
-/** Whether text ingested as `text` is HTML: by its start, its media type, or HTML tags in a text that starts with one. */
-export function isHtml(text: string, mediaType?: string): boolean {
-  const start = text.replace(/^\uFEFF/, '').trimStart();
-  const h = head(start);
-  return htmlStart(h) || isHtmlType(mediaType) || (start[0] === '<' && htmlTag(h));
-}
 
 const YAML_TYPES = new Set(['application/yaml', 'text/yaml', 'application/x-yaml', 'text/x-yaml']);
 
@@ -211,18 +38,19 @@ const YAML_TYPES = new Set(['application/yaml', 'text/yaml', 'application/x-yaml
  * The content decides before the media type (docs/sources.md#type-detection): JSON (`{`, `[`) and a
  * YAML mapping are parsed whole and classified by their top-level keys wherever they stand
  * ({@link classifyValue}); a JSON text that does not parse but is a YAML mapping naming an API
- * description (YAML flow style) is taken as YAML; XML is a WSDL by its root element. The media
- * type then settles what the content leaves open: a YAML or JSON media type parses the text as
- * such (plain data included), an HTML one makes it HTML; then .proto, GraphQL SDL, text.
+ * description (YAML flow style) is taken as YAML; XML is a kind by its root element (WSDL). The
+ * media type then settles what the content leaves open: a YAML or JSON media type parses the
+ * text as such (plain data included), an HTML one makes it HTML; then the kinds' text tests
+ * (.proto, GraphQL SDL), else text.
  * Cost: linear in the text (one parse per structured reading, scans without backtracking).
  *
  * @throws IngestError when the content claims to be JSON (or YAML by its media type or by an API
  *   key at its top level) but does not parse; its `sourceType` says what it claimed to be.
  */
-export function detectContent(text: string, mediaType?: string): { type: ContentType; html?: boolean; value?: unknown } {
+export function detectContent(text: string, mediaType?: string): Detected {
   const t = text.replace(/^\uFEFF/, '');
   const start = t.trimStart();
-  const h = head(start);
+  const h = start.slice(0, HEAD_CHARS);
   if (start[0] === '{' || start[0] === '[') {
     let value: unknown;
     try {
@@ -240,7 +68,10 @@ export function detectContent(text: string, mediaType?: string): { type: Content
     try { const value: unknown = JSON.parse(t); return { type: 'json', value }; } catch { /* prose that starts with a quote */ }
   }
   if (htmlStart(h)) return { type: 'text', html: true };
-  if (start[0] === '<') return wsdlRoot(start) ? { type: 'soap' } : { type: 'text', html: isHtmlType(mediaType) || htmlTag(h) };
+  if (start[0] === '<') {
+    for (const k of XML_KINDS) if (k.test(start)) return { type: k.type };
+    return { type: 'text', html: isHtmlType(mediaType) || htmlTag(h) };
+  }
   if (mediaType !== undefined && YAML_TYPES.has(mediaType)) {
     let value: unknown;
     try { value = parseYaml(t); } catch (e) { throw detectedAs(e, yamlMarker(t)); }
@@ -254,7 +85,6 @@ export function detectContent(text: string, mediaType?: string): { type: Content
     return { type: classifyValue(value), value };
   }
   if (isHtmlType(mediaType)) return { type: 'text', html: true };
-  if (anyLine(h, protoLine) && protoBlock(start)) return { type: 'grpc' };
-  if (anyLine(h, graphqlLine)) return { type: 'graphql' };
-  return { type: 'text' };
+  for (const k of TEXT_KINDS) if (k.test(start, h)) return { type: k.type };
+  return { type: 'text', html: false };
 }

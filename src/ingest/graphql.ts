@@ -12,6 +12,7 @@
 
 import { SdlLexer } from './graphql/lexer.js';
 import { IngestError, type ParsedDocument, type ParsedEndpoint, type ParsedSource } from './types.js';
+import { isObj, oneLine, stringOrEmpty, type Obj } from './parsers/values.js';
 
 interface FieldDef { name: string; description: string; type: string; args: FieldDef[]; defaultValue?: string; deprecated?: string }
 type TypeKind = 'type' | 'interface' | 'union' | 'enum' | 'input' | 'scalar';
@@ -24,8 +25,6 @@ const ROOT_OPS: Array<[RootOp, string, string]> = [
 ];
 const TYPE_KEYWORDS = new Set(['scalar', 'type', 'interface', 'union', 'enum', 'input']);
 const MAX_DEPTH = 64;
-
-function oneLine(s: string): string { return s.replace(/\s+/g, ' ').trim(); }
 
 /** The recursive-descent parser over {@link SdlLexer}'s tokens. */
 class SdlParser extends SdlLexer {
@@ -304,9 +303,6 @@ export function parseGraphql(text: string): ParsedSource {
   return buildSource([...p.types.values()], roots);
 }
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const BUILTIN_SCALARS = new Set(['String', 'Int', 'Float', 'Boolean', 'ID']);
 const KINDS: Record<string, TypeKind> = { OBJECT: 'type', INTERFACE: 'interface', UNION: 'union', ENUM: 'enum', INPUT_OBJECT: 'input', SCALAR: 'scalar' };
 
@@ -323,11 +319,11 @@ function introspectionField(f: unknown): FieldDef {
   if (!isObj(f) || typeof f.name !== 'string') throw new IngestError('GraphQL introspection: field or value without a name');
   return {
     name: f.name,
-    description: str(f.description),
+    description: stringOrEmpty(f.description),
     type: f.type === undefined ? '' : typeRefText(f.type),
     args: Array.isArray(f.args) ? f.args.map(introspectionField) : [],
     ...(typeof f.defaultValue === 'string' ? { defaultValue: f.defaultValue } : {}),
-    ...(f.isDeprecated === true ? { deprecated: str(f.deprecationReason) || 'No longer supported' } : {}),
+    ...(f.isDeprecated === true ? { deprecated: stringOrEmpty(f.deprecationReason) || 'No longer supported' } : {}),
   };
 }
 
@@ -350,13 +346,13 @@ export function parseGraphqlIntrospection(doc: unknown): ParsedSource {
   for (const t of schema.types) {
     if (!isObj(t) || typeof t.name !== 'string') throw new IngestError('GraphQL introspection: type without a name');
     if (t.name.startsWith('__') || (t.kind === 'SCALAR' && BUILTIN_SCALARS.has(t.name))) continue;
-    const kind = KINDS[str(t.kind)];
+    const kind = KINDS[stringOrEmpty(t.kind)];
     if (!kind) throw new IngestError(`GraphQL introspection: type ${t.name} has unknown kind ${JSON.stringify(t.kind)}`);
     const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
     types.push({
       kind,
       name: t.name,
-      description: str(t.description),
+      description: stringOrEmpty(t.description),
       interfaces: list(t.interfaces).map((i) => typeRefText(i)),
       members: list(t.possibleTypes).map((i) => (kind === 'union' ? typeRefText(i) : '')).filter(Boolean),
       fields: [...list(t.fields), ...list(t.inputFields), ...list(t.enumValues)].map(introspectionField),
@@ -368,4 +364,13 @@ export function parseGraphqlIntrospection(doc: unknown): ParsedSource {
     if (isObj(r) && typeof r.name === 'string') roots[op] = r.name;
   }
   return buildSource(types, roots);
+}
+
+
+/**
+ * Detection of an introspection result (docs/sources.md#type-detection): a `__schema` member,
+ * at the top or under `data`.
+ */
+export function isIntrospection(v: Obj): boolean {
+  return '__schema' in v || (isObj(v.data) && '__schema' in v.data);
 }

@@ -10,6 +10,7 @@
 
 import { checkCap, type ParsedDocument, type ParsedSource } from './types.js';
 import { decodeEntities } from './html/entities.js';
+import { cutLine, oneLine } from './parsers/values.js';
 
 export { decodeEntities } from './html/entities.js';
 
@@ -236,9 +237,10 @@ function finish(parts: string[]): string {
   return text.split('\n').map((l) => l.trimEnd()).join('\n').trim();
 }
 
-function oneLine(s: string): string {
-  const t = s.replace(/\s+/g, ' ').trim();
-  return t.length > MAX_TITLE_CHARS ? `${t.slice(0, MAX_TITLE_CHARS - 1)}…` : t;
+/** A title on one line of at most {@link MAX_TITLE_CHARS} characters, the last one `…` when it was cut. */
+function titleLine(s: string): string {
+  const t = oneLine(s);
+  return t.length > MAX_TITLE_CHARS ? cutLine(t, MAX_TITLE_CHARS - 1) : t;
 }
 
 /**
@@ -270,7 +272,7 @@ export function parseHtml(text: string, maxDocuments = Infinity): ParsedSource {
 
   const closeHeading = (): void => {
     if (!heading) return;
-    const t = oneLine(out.parts.slice(heading.part).join(''));
+    const t = titleLine(out.parts.slice(heading.part).join(''));
     if (heading.mark) heading.mark.title = t;
     if (heading.level === 1 && !firstH1) firstH1 = t;
     if (!firstHeading) firstHeading = t;
@@ -288,7 +290,7 @@ export function parseHtml(text: string, maxDocuments = Infinity): ParsedSource {
       out.text(s, preDepth > 0);
     } else if (t.type === 'raw') {
       if (t.name === 'title') {
-        if (!titleTag) titleTag = oneLine(decodeEntities(t.text));
+        if (!titleTag) titleTag = titleLine(decodeEntities(t.text));
       } else if (!DROPPED.has(t.name)) {
         out.text(t.text, t.name === 'xmp' || t.name === 'plaintext' || t.name === 'textarea');
       }

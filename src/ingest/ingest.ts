@@ -5,7 +5,7 @@
  * thread; everything else is a job of the {@link Analyzer}.
  */
 import { IngestError } from './types.js';
-import type { ContentType, SourceType } from './detect.js';
+import { isContentType, isFetchedType, urlKind, type ContentType, type FetchedType, type SourceType } from './kinds.js';
 import type { Analyzer, IngestResult } from './analyze.js';
 import { fetchDocument, type FetchOptions } from './fetch.js';
 import { crawlWebsite } from './crawl.js';
@@ -29,10 +29,20 @@ export interface Ingested extends Omit<IngestResult, 'type'> {
   type: SourceType;
 }
 
-const CONTENT_TYPES: readonly string[] = ['openapi', 'json', 'text', 'graphql', 'postman', 'asyncapi', 'grpc', 'soap'];
-
-/** True for `https://github.com/owner/repo…` URLs, which `auto` ingests as `github`. */
-export const isGithubRepoUrl = (url: string): boolean => /^https?:\/\/(www\.)?github\.com\/[^/]+\/[^/]+/i.test(url);
+/** How each fetched kind gets its content: one fetcher per kind of the registry (src/ingest/kinds.ts). */
+const FETCHERS: { readonly [K in FetchedType]: (url: string, deps: IngestDeps) => Promise<Ingested> } = {
+  url: (url, deps) => fetchAndAnalyze(url, 'url', deps),
+  website: async (url, deps) => {
+    const { analyzer, queue } = deps;
+    const site = await crawlWebsite(url, { ...deps.fetch, maxPages: deps.crawlMaxPages, maxDepth: 3, links: (job) => analyzer.links(job, queue) });
+    return { ...(await analyzer.analyze({ op: 'site', pages: site.pages }, queue)), type: 'website' };
+  },
+  github: async (url, deps) => {
+    // The configured GitHub API is trusted (it may be a local mirror), for github sources only.
+    const gh = await fetchGithubDocs(url, { ...deps.fetch, apiUrl: deps.githubApiUrl, trustedOrigins: [new URL(deps.githubApiUrl).origin] });
+    return { ...(await deps.analyzer.analyze({ op: 'documents', title: gh.title, documents: gh.documents }, deps.queue)), type: 'github' };
+  },
+};
 
 /**
  * Runs a whole ingestion: fetch (url, website crawl, GitHub) or take the pasted content; the
@@ -43,29 +53,30 @@ export const isGithubRepoUrl = (url: string): boolean => /^https?:\/\/(www\.)?gi
 export async function ingest(req: IngestRequest, deps: IngestDeps): Promise<Ingested> {
   const { analyzer, queue } = deps;
   if (req.content !== undefined) {
-    if (req.type === 'url' || req.type === 'website' || req.type === 'github') throw new IngestError(`a ${req.type} source is fetched from its url; pasted content cannot be ingested as ${req.type}`);
-    if (!CONTENT_TYPES.includes(req.type) && req.type !== 'auto') throw new IngestError(`type ${req.type} cannot be ingested here`);
-    return analyzer.analyze({ op: 'text', type: req.type as ContentType | 'auto', text: req.content }, queue);
+    if (isFetchedType(req.type)) throw new IngestError(`a ${req.type} source is fetched from its url; pasted content cannot be ingested as ${req.type}`);
+    if (!isContentType(req.type) && req.type !== 'auto') throw new IngestError(`type ${req.type} cannot be ingested here`);
+    return analyzer.analyze({ op: 'text', type: req.type, text: req.content }, queue);
   }
   const url = req.url!;
-  if (req.type === 'website') {
-    const site = await crawlWebsite(url, { ...deps.fetch, maxPages: deps.crawlMaxPages, maxDepth: 3, links: (job) => analyzer.links(job, queue) });
-    return { ...(await analyzer.analyze({ op: 'site', pages: site.pages }, queue)), type: 'website' };
-  }
-  if (req.type === 'github' || (req.type === 'auto' && isGithubRepoUrl(url))) {
-    // The configured GitHub API is trusted (it may be a local mirror), for github sources only.
-    const gh = await fetchGithubDocs(url, { ...deps.fetch, apiUrl: deps.githubApiUrl, trustedOrigins: [new URL(deps.githubApiUrl).origin] });
-    return { ...(await analyzer.analyze({ op: 'documents', title: gh.title, documents: gh.documents }, queue)), type: 'github' };
-  }
-  const want = req.type === 'auto' || req.type === 'url' ? 'auto' : req.type;
-  if (!CONTENT_TYPES.includes(want) && want !== 'auto') throw new IngestError(`type ${want} cannot be ingested here`);
+  // Under `auto`, a URL that a fetched kind claims (a GitHub repository) is that kind.
+  const type = req.type === 'auto' ? urlKind(url) ?? 'auto' : req.type;
+  if (isFetchedType(type)) return FETCHERS[type](url, deps);
+  if (type !== 'auto' && !isContentType(type)) throw new IngestError(`type ${type} cannot be ingested here`);
+  return fetchAndAnalyze(url, type, deps);
+}
+
+/**
+ * Fetches one document and analyzes it as `want` (`url`: detected as under `auto`). A plain page
+ * stays a `url` source (its documents `page`s); an API description found at a URL keeps its own
+ * type, and so does a failed one (docs/sources.md#failed-sources) — except that with `url` the
+ * type stays `url`.
+ */
+async function fetchAndAnalyze(url: string, want: ContentType | 'auto' | 'url', deps: IngestDeps): Promise<Ingested> {
   const doc = await fetchDocument(url, deps.fetch);
-  // A plain page stays a `url` source (its documents `page`s); an API description found at a URL
-  // keeps its own type, and so does a failed one (docs/sources.md#failed-sources).
-  const stored = (found: SourceType): SourceType => (req.type === 'url' || found === 'text' ? 'url' : found);
+  const stored = (found: SourceType): SourceType => (want === 'url' || found === 'text' ? 'url' : found);
   let r: IngestResult;
   try {
-    r = await analyzer.analyze({ op: 'text', type: want as ContentType | 'auto', text: { body: doc.body, contentType: doc.headers['content-type'] }, mediaType: doc.contentType, asPages: true }, queue);
+    r = await deps.analyzer.analyze({ op: 'text', type: want === 'url' ? 'auto' : want, text: { body: doc.body, contentType: doc.headers['content-type'] }, mediaType: doc.contentType, asPages: true }, deps.queue);
   } catch (e) {
     if (e instanceof IngestError && e.sourceType !== undefined) e.sourceType = stored(e.sourceType);
     throw e;

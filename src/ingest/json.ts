@@ -6,6 +6,7 @@
  */
 
 import { IngestError, type ParsedDocument, type ParsedSource } from './types.js';
+import { positionAt } from './parsers/position.js';
 
 /** Most characters of flattened text kept per document. */
 const MAX_DOC_CHARS = 16000;
@@ -13,20 +14,6 @@ const MAX_DOC_CHARS = 16000;
 const MAX_DEPTH = 64;
 /** Longest title derived from a value. */
 const MAX_TITLE_CHARS = 80;
-
-/** 1-based line and column of character offset `pos` in `text`. */
-function lineColumn(text: string, pos: number): { line: number; column: number } {
-  let line = 1;
-  let lineStart = 0;
-  const end = Math.min(pos, text.length);
-  for (let i = 0; i < end; i++) {
-    if (text.charCodeAt(i) === 10) {
-      line++;
-      lineStart = i + 1;
-    }
-  }
-  return { line, column: end - lineStart + 1 };
-}
 
 /**
  * Parses JSON text (RFC 8259, via `JSON.parse`); a leading UTF-8 BOM is ignored.
@@ -44,7 +31,7 @@ export function parseJsonText(text: string): unknown {
     const reason = msg.replace(/\s*(?:in JSON )?at position \d+.*$/s, '').replace(/\s*\(line \d+ column \d+\)$/, '');
     const m = /at position (\d+)/.exec(msg);
     if (m) {
-      const { line, column } = lineColumn(src, Number(m[1]));
+      const { line, column } = positionAt(src, Number(m[1]));
       throw new IngestError(`JSON: ${reason || 'invalid JSON'}`, line, column);
     }
     if (src.trim() === '') throw new IngestError('JSON: empty input');

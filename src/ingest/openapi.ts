@@ -12,8 +12,7 @@
  */
 
 import { IngestError, type ParsedDocument, type ParsedEndpoint, type ParsedSource } from './types.js';
-
-export type Obj = Record<string, unknown>;
+import { clip, cutLine, isObj, nonBlankString, oneLine, type Obj } from './parsers/values.js';
 
 /** HTTP methods that are operations of a Path Item (OpenAPI 3.x §4.8.9; Swagger 2.0 has no `trace`). */
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
@@ -46,25 +45,14 @@ const MAX_TEXT_CHARS = 20_000;
 /** Longest one-line description kept in a list entry. */
 const MAX_LINE_CHARS = 300;
 
-/** A plain object (not null, not an array). */
-export function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A document's text, cut to {@link MAX_TEXT_CHARS} with a note saying how long it was. */
+export function clipText(s: string): string {
+  return clip(s, MAX_TEXT_CHARS);
 }
 
-/** `v` when it is a string with some non-white-space content, else undefined. */
-export function str(v: unknown): string | undefined {
-  return typeof v === 'string' && v.trim() !== '' ? v : undefined;
-}
-
-/** `s` cut to `max` characters with a note saying how long it was. */
-export function clip(s: string, max = MAX_TEXT_CHARS): string {
-  return s.length > max ? `${s.slice(0, max)}… (truncated, ${s.length} chars)` : s;
-}
-
-/** White space collapsed to single spaces, cut to one list line. */
-export function oneLine(v: unknown): string {
-  const s = typeof v === 'string' ? v.replace(/\s+/g, ' ').trim() : '';
-  return s.length > MAX_LINE_CHARS ? `${s.slice(0, MAX_LINE_CHARS)}…` : s;
+/** White space collapsed to single spaces, cut to one list line ({@link MAX_LINE_CHARS}, then `…`); `''` for a non-string. */
+export function listLine(v: unknown): string {
+  return cutLine(oneLine(v), MAX_LINE_CHARS);
 }
 
 /** Value at a local JSON pointer `#/a/b~1c` (RFC 6901, percent-decoded first); undefined if absent or not local. */
@@ -183,7 +171,7 @@ function collectProperties(root: unknown, schema: unknown, indent: string, depth
         break;
       }
       const p = isObj(prop) ? prop : {};
-      const desc = oneLine(p.description ?? deref(root, p)?.description);
+      const desc = listLine(p.description ?? deref(root, p)?.description);
       out.push(`${indent}- ${name} (${typeLabel(p)}${required.has(name) ? ', required' : ''})${desc ? `: ${desc}` : ''}`);
       const inline = typeof p.$ref !== 'string' && (isObj(p.properties) || (isObj(p.items) && typeof p.items.$ref !== 'string'));
       if (inline && depth + 1 < MAX_PROPERTY_DEPTH) collectProperties(root, p, `${indent}  `, depth + 1, seen, out, budget);
@@ -221,14 +209,14 @@ function operationLines(root: Obj, op: Obj, pathItem: Obj): string[] {
     lines.push('', 'Parameters:');
     for (const p of plain) {
       const schema = p.schema ?? firstSchema(p.content) ?? p;
-      const desc = oneLine(p.description);
+      const desc = listLine(p.description);
       lines.push(`- ${String(p.name)} (${String(p.in)}${p.required === true ? ', required' : ''}): ${typeLabel(schema)}${desc ? ` — ${desc}` : ''}`);
     }
   }
   const body = params.find((p) => p.in === 'body');
   const requestBody = body ?? deref(root, op.requestBody);
   if (requestBody !== undefined) {
-    const desc = oneLine(requestBody.description);
+    const desc = listLine(requestBody.description);
     lines.push('', `Request body${requestBody.required === true ? ' (required)' : ''}:${desc ? ` ${desc}` : ''}`);
     if (body !== undefined) {
       const consumes = Array.isArray(op.consumes) ? op.consumes : Array.isArray(root.consumes) ? root.consumes : [];
@@ -243,7 +231,7 @@ function operationLines(root: Obj, op: Obj, pathItem: Obj): string[] {
     let detailed = false;
     for (const [code, raw] of Object.entries(op.responses)) {
       const r = deref(root, raw) ?? {};
-      const desc = oneLine(r.description);
+      const desc = listLine(r.description);
       const schema = r.schema ?? firstSchema(r.content);
       const types = isObj(r.content) ? Object.keys(r.content).join(', ') : '';
       const shape = schema !== undefined ? ` — ${types ? `${types}: ` : ''}${typeLabel(schema)}` : '';
@@ -269,60 +257,60 @@ function operationLines(root: Obj, op: Obj, pathItem: Obj): string[] {
 
 /** `operation` / `webhook` document for one operation. */
 function operationDocument(root: Obj, kind: string, heading: string, method: string, path: string, op: Obj, pathItem: Obj): ParsedDocument {
-  const summary = str(op.summary) ?? str(pathItem.summary);
-  const title = summary ?? str(op.operationId) ?? `${method} ${path}`;
+  const summary = nonBlankString(op.summary) ?? nonBlankString(pathItem.summary);
+  const title = summary ?? nonBlankString(op.operationId) ?? `${method} ${path}`;
   const lines = [heading];
   if (summary !== undefined) lines.push(summary.trim());
-  if (str(op.operationId) !== undefined) lines.push(`Operation ID: ${String(op.operationId)}`);
+  if (nonBlankString(op.operationId) !== undefined) lines.push(`Operation ID: ${String(op.operationId)}`);
   if (Array.isArray(op.tags) && op.tags.length > 0) lines.push(`Tags: ${op.tags.map(String).join(', ')}`);
   if (op.deprecated === true) lines.push('Deprecated.');
-  const description = str(op.description) ?? str(pathItem.description);
+  const description = nonBlankString(op.description) ?? nonBlankString(pathItem.description);
   if (description !== undefined) lines.push('', description.trim());
   lines.push(...operationLines(root, op, pathItem));
-  return { kind, title, text: clip(lines.join('\n')) };
+  return { kind, title, text: clipText(lines.join('\n')) };
 }
 
 /** `schema` document for one named schema. */
 function schemaDocument(root: Obj, name: string, raw: unknown): ParsedDocument {
   const s = deref(root, raw) ?? {};
   const lines = [`Schema ${name}`];
-  if (str(s.title) !== undefined && s.title !== name) lines.push(String(s.title));
-  if (str(s.description) !== undefined) lines.push('', String(s.description).trim());
+  if (nonBlankString(s.title) !== undefined && s.title !== name) lines.push(String(s.title));
+  if (nonBlankString(s.description) !== undefined) lines.push('', String(s.description).trim());
   lines.push('', `Type: ${typeLabel(isObj(raw) && typeof raw.$ref === 'string' ? raw : s)}`);
   const props = propertyLines(root, s);
   if (props.length > 0) lines.push('Properties:', ...props);
-  return { kind: 'schema', title: name, text: clip(lines.join('\n')) };
+  return { kind: 'schema', title: name, text: clipText(lines.join('\n')) };
 }
 
 /** Base URL: 3.x `servers[0].url`; 2.0 `scheme://host` + `basePath` (first scheme, else https). */
 function serverUrl(doc: Obj, swagger: boolean): string | undefined {
   if (!swagger) {
     const first: unknown = Array.isArray(doc.servers) ? doc.servers[0] : undefined;
-    return isObj(first) ? str(first.url) : undefined;
+    return isObj(first) ? nonBlankString(first.url) : undefined;
   }
-  const host = str(doc.host);
+  const host = nonBlankString(doc.host);
   if (host === undefined) return undefined;
   const scheme = Array.isArray(doc.schemes) && typeof doc.schemes[0] === 'string' ? doc.schemes[0] : 'https';
-  return `${scheme}://${host}${str(doc.basePath) ?? ''}`;
+  return `${scheme}://${host}${nonBlankString(doc.basePath) ?? ''}`;
 }
 
 function overviewDocument(doc: Obj, title: string, versionLine: string, url: string | undefined): ParsedDocument {
   const info = isObj(doc.info) ? doc.info : {};
   const lines = [title];
-  if (str(info.version) !== undefined) lines.push(`Version: ${String(info.version)}`);
+  if (nonBlankString(info.version) !== undefined) lines.push(`Version: ${String(info.version)}`);
   lines.push(versionLine);
-  if (str(info.description) !== undefined) lines.push('', String(info.description).trim());
+  if (nonBlankString(info.description) !== undefined) lines.push('', String(info.description).trim());
   if (Array.isArray(doc.servers) && doc.servers.length > 0) {
     lines.push('', 'Servers:');
-    for (const s of doc.servers) if (isObj(s)) lines.push(`- ${String(s.url)}${str(s.description) ? ` — ${oneLine(s.description)}` : ''}`);
+    for (const s of doc.servers) if (isObj(s)) lines.push(`- ${String(s.url)}${nonBlankString(s.description) ? ` — ${listLine(s.description)}` : ''}`);
   } else if (url !== undefined) {
     lines.push('', `Base URL: ${url}`);
   }
   if (Array.isArray(doc.tags) && doc.tags.length > 0) {
     lines.push('', 'Tags:');
-    for (const t of doc.tags) if (isObj(t)) lines.push(`- ${String(t.name)}${str(t.description) ? `: ${oneLine(t.description)}` : ''}`);
+    for (const t of doc.tags) if (isObj(t)) lines.push(`- ${String(t.name)}${nonBlankString(t.description) ? `: ${listLine(t.description)}` : ''}`);
   }
-  return { kind: 'overview', title, text: clip(lines.join('\n')) };
+  return { kind: 'overview', title, text: clipText(lines.join('\n')) };
 }
 
 /**
@@ -350,7 +338,7 @@ export function parseOpenApi(doc: unknown): ParsedSource {
     throw new IngestError(`OpenAPI: unsupported version "${version}" (expected Swagger 2.0 or OpenAPI 3.x)`);
   }
   const info = isObj(doc.info) ? doc.info : {};
-  const title = str(info.title)?.trim();
+  const title = nonBlankString(info.title)?.trim();
   const url = serverUrl(doc, swagger);
   const documents: ParsedDocument[] = [overviewDocument(doc, title ?? 'API', swagger ? 'Swagger 2.0' : `OpenAPI ${version}`, url)];
   const endpoints: ParsedEndpoint[] = [];

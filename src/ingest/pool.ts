@@ -14,7 +14,8 @@
 import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { IngestError } from './types.js';
-import { detectedAs, type ContentType } from './detect.js';
+import { detectedAs } from './structured.js';
+import type { ContentType } from './kinds.js';
 import type { AnalysisJob, Analyzer, FetchedBody, IngestResult, LinksJob, PageLink } from './analyze.js';
 import { decodeResult } from './transfer.js';
 import type { Reply, Task } from './worker.js';

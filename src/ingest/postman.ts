@@ -10,6 +10,7 @@
 
 import { IngestError, type ParsedDocument, type ParsedEndpoint, type ParsedSource } from './types.js';
 import { parseJsonText } from './json.js';
+import { clip, isObj, optionalString, type Obj } from './parsers/values.js';
 
 /** Longest request body text copied into a `request` document. */
 const MAX_BODY_CHARS = 2000;
@@ -17,20 +18,6 @@ const MAX_BODY_CHARS = 2000;
 const MAX_DESCRIPTION_CHARS = 8000;
 /** Deepest folder nesting accepted (guards the recursion). */
 const MAX_DEPTH = 200;
-
-type Obj = Record<string, unknown>;
-
-function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function str(v: unknown): string | undefined {
-  return typeof v === 'string' ? v : undefined;
-}
-
-function clip(s: string, max: number): string {
-  return s.length > max ? `${s.slice(0, max)}… (truncated, ${s.length} chars)` : s;
-}
 
 /** Postman descriptions are a string or `{content, type?, version?}`. */
 function descriptionText(d: unknown): string {
@@ -106,12 +93,12 @@ interface UrlInfo {
 function urlInfo(url: unknown): UrlInfo {
   if (typeof url === 'string') return { display: url.trim(), path: postmanRawPath(url), query: rawQuery(url) };
   if (!isObj(url)) return { display: '', path: '/', query: [] };
-  const raw = str(url.raw)?.trim() ?? '';
+  const raw = optionalString(url.raw)?.trim() ?? '';
   const fromParts = structuredPath(url.path);
   let display = raw;
   if (!display) {
-    const host = Array.isArray(url.host) ? url.host.filter((h) => typeof h === 'string').join('.') : (str(url.host) ?? '');
-    const proto = str(url.protocol);
+    const host = Array.isArray(url.host) ? url.host.filter((h) => typeof h === 'string').join('.') : (optionalString(url.host) ?? '');
+    const proto = optionalString(url.protocol);
     display = `${proto ? `${proto}://` : ''}${host}${url.port !== undefined ? `:${String(url.port)}` : ''}${fromParts ?? ''}`;
   }
   const path = fromParts ?? (raw ? postmanRawPath(raw) : '/');
@@ -158,10 +145,10 @@ function headerNames(header: unknown): string[] {
 /** A readable summary of a non-empty request body: mode plus raw text or field names, truncated; else ''. */
 function bodyText(body: unknown): string {
   if (!isObj(body)) return '';
-  const mode = str(body.mode);
+  const mode = optionalString(body.mode);
   if (!mode) return '';
   let detail = '';
-  if (mode === 'raw') detail = str(body.raw) ?? '';
+  if (mode === 'raw') detail = optionalString(body.raw) ?? '';
   else if (mode === 'urlencoded' || mode === 'formdata') {
     const list = body[mode];
     if (Array.isArray(list)) {
@@ -171,9 +158,9 @@ function bodyText(body: unknown): string {
         .join(', ');
     }
   } else if (mode === 'graphql' && isObj(body.graphql)) {
-    detail = [str(body.graphql.query), str(body.graphql.variables)].filter(Boolean).join('\n');
+    detail = [optionalString(body.graphql.query), optionalString(body.graphql.variables)].filter(Boolean).join('\n');
   } else if (mode === 'file' && isObj(body.file)) {
-    detail = str(body.file.src) ?? '';
+    detail = optionalString(body.file.src) ?? '';
   }
   detail = detail.trim();
   return detail ? `Body (${mode}):\n${clip(detail, MAX_BODY_CHARS)}` : ''; // an empty body says nothing
@@ -227,7 +214,7 @@ export function parsePostman(doc: unknown): ParsedSource {
     throw new IngestError('Postman: not a collection (expected an "info" object and an "item" array)');
   }
   schemaVersion(info);
-  const title = str(info.name)?.trim() || undefined;
+  const title = optionalString(info.name)?.trim() || undefined;
 
   const documents: ParsedDocument[] = [];
   const endpoints: ParsedEndpoint[] = [];
@@ -238,11 +225,11 @@ export function parsePostman(doc: unknown): ParsedSource {
     if (folders.length > MAX_DEPTH) throw new IngestError(`Postman: folders nested deeper than ${MAX_DEPTH} levels`);
     for (const it of items) {
       if (!isObj(it)) continue;
-      const name = str(it.name)?.trim() ?? '';
+      const name = optionalString(it.name)?.trim() ?? '';
       if (it.request !== undefined && it.request !== null) {
         const req = it.request;
         const r: Obj = typeof req === 'string' ? { url: req, method: 'GET' } : isObj(req) ? req : {};
-        const method = (str(r.method)?.trim() || 'GET').toUpperCase();
+        const method = (optionalString(r.method)?.trim() || 'GET').toUpperCase();
         const url = urlInfo(r.url);
         const lines: string[] = [];
         if (folders.length) lines.push(`Folder: ${folders.join(' / ')}`);
@@ -280,4 +267,13 @@ export function parsePostman(doc: unknown): ParsedSource {
   const serverUrl = serverUrlFrom(doc.variable ?? doc.variables);
   if (serverUrl) result.serverUrl = serverUrl;
   return result;
+}
+
+/**
+ * Detection of a collection (docs/sources.md#type-detection): an `info` object with an `item`
+ * array, or whose `info.schema` names `getpostman.com`.
+ */
+export function isPostmanCollection(v: Obj): boolean {
+  const info = v.info;
+  return isObj(info) && (Array.isArray(v.item) || (typeof info.schema === 'string' && info.schema.includes('getpostman.com')));
 }

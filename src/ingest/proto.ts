@@ -13,10 +13,9 @@
 
 import { tokenize, type Token } from './proto/tokenizer.js';
 import { IngestError, type ParsedDocument, type ParsedEndpoint, type ParsedSource } from './types.js';
+import { oneLine } from './parsers/values.js';
 
 const MAX_DEPTH = 100;
-
-function oneLine(s: string): string { return s.replace(/\s+/g, ' ').trim(); }
 
 class ProtoParser {
   private p = 0;
@@ -358,3 +357,4 @@ class ProtoParser {
 export function parseProto(text: string): ParsedSource {
   return new ProtoParser(text, tokenize(text)).parseFile();
 }
+

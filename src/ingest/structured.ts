@@ -9,23 +9,38 @@
 import { parseJsonText } from './json.js';
 import { parseYaml } from './yaml.js';
 import { IngestError } from './types.js';
-import type { ContentType, SourceType } from './detect.js';
+import { isObj, type Obj } from './parsers/values.js';
+import { isSpace } from './sniff.js';
+import { DETECTED_KINDS, type ContentType, type SourceType } from './kinds.js';
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** The kinds recognised by a parsed value, by rank, each with its marker keys and test. */
+const VALUE_KINDS: ReadonlyArray<{ type: ContentType; markers: readonly string[]; test?: (v: Obj) => boolean }> = DETECTED_KINDS
+  .flatMap((k) => (k.detect.value ? [{ type: k.name, markers: k.detect.value.markers ?? [], test: k.detect.value.test }] : []));
 
-/** The type of an already-parsed JSON/YAML value: an API description by its marker keys, else `json`. */
-export function classifyValue(v: unknown): ContentType {
-  if (!isObj(v)) return 'json';
-  if ('openapi' in v || 'swagger' in v) return 'openapi';
-  if ('asyncapi' in v) return 'asyncapi';
-  const info = v.info;
-  if (isObj(info) && (Array.isArray(v.item) || (typeof info.schema === 'string' && info.schema.includes('getpostman.com')))) return 'postman';
-  if ('__schema' in v || (isObj(v.data) && '__schema' in v.data)) return 'graphql';
-  return 'json';
-}
+/** Marker key → the kind it names (`openapi` and `swagger` → openapi, `asyncapi` → asyncapi); the lower rank keeps a shared key. */
+const MARKERS: ReadonlyMap<string, ContentType> = (() => {
+  const map = new Map<string, ContentType>();
+  for (const k of VALUE_KINDS) for (const m of k.markers) if (!map.has(m)) map.set(m, k.type);
+  return map;
+})();
+/** The longest marker key: a longer key is skipped at once by {@link jsonMarker}. */
+const MAX_MARKER_LENGTH = Math.max(0, ...[...MARKERS.keys()].map((m) => m.length));
 
 /** The top-level keys {@link classifyValue} looks at: a mapping without any of them is plain data. */
-const CLASSIFYING_KEYS = new Set(['openapi', 'swagger', 'asyncapi', 'info', '__schema', 'data']);
+const CLASSIFYING_KEYS: ReadonlySet<string> = new Set(DETECTED_KINDS.flatMap((k) => [...(k.detect.value?.markers ?? []), ...(k.detect.value?.keys ?? [])]));
+
+/**
+ * The type of an already-parsed JSON/YAML value: the first kind, by rank, that one of its marker
+ * keys names or whose test it passes (docs/sources.md#type-detection); else `json`.
+ */
+export function classifyValue(v: unknown): ContentType {
+  if (!isObj(v)) return 'json';
+  for (const k of VALUE_KINDS) {
+    for (const m of k.markers) if (m in v) return k.type;
+    if (k.test?.(v)) return k.type;
+  }
+  return 'json';
+}
 
 /** Parses text that is JSON (leading `{`/`[`) or else YAML. @throws IngestError with line and column. */
 export function parseStructured(text: string): unknown {
@@ -34,14 +49,9 @@ export function parseStructured(text: string): unknown {
   return first === '{' || first === '[' ? parseJsonText(t) : parseYaml(t);
 }
 
-/** `\s` of regular expressions (JavaScript's white space and line terminators). */
-export function isSpace(c: number): boolean {
-  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
-}
-
-/** The API description a marker key names: `openapi`/`swagger` → openapi, `asyncapi` → asyncapi. */
-function markerType(key: string): 'openapi' | 'asyncapi' | undefined {
-  return key === 'openapi' || key === 'swagger' ? 'openapi' : key === 'asyncapi' ? 'asyncapi' : undefined;
+/** The kind a marker key names (`openapi`/`swagger` → openapi, `asyncapi` → asyncapi), else undefined. */
+function markerType(key: string): ContentType | undefined {
+  return MARKERS.get(key);
 }
 
 /** `e` with the type the content was detected as (kept by the failed source), when it has none yet. */
@@ -127,9 +137,9 @@ function yamlTopLines(text: string, visit: (j: number) => boolean): void {
  * (wherever in the text), and the API description a marker key among them names. The pass stops
  * at the first classifying key, or at the first marker key with `marker` set.
  */
-function yamlTop(text: string, marker = false): { mapping: boolean; classifying: boolean; marker?: 'openapi' | 'asyncapi' } {
+function yamlTop(text: string, marker = false): { mapping: boolean; classifying: boolean; marker?: ContentType } {
   let first = true;
-  const out: { mapping: boolean; classifying: boolean; marker?: 'openapi' | 'asyncapi' } = { mapping: false, classifying: false };
+  const out: { mapping: boolean; classifying: boolean; marker?: ContentType } = { mapping: false, classifying: false };
   yamlTopLines(text, (j) => {
     const key = yamlLineKey(text, j);
     if (first) { first = false; out.mapping = key !== undefined; if (!out.mapping) return true; }
@@ -146,14 +156,14 @@ function yamlTop(text: string, marker = false): { mapping: boolean; classifying:
  * `asyncapi` member, found by one pass over the text that tracks nesting (so it works on text
  * that does not parse, e.g. a truncated download): used to say what broken JSON claimed to be.
  */
-export function jsonMarker(text: string): 'openapi' | 'asyncapi' | undefined {
+export function jsonMarker(text: string): ContentType | undefined {
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 34 /* " */) {
       const from = i + 1;
       for (i++; i < text.length && text.charCodeAt(i) !== 34; i++) if (text.charCodeAt(i) === 92) i++;
-      if (depth !== 1 || i - from > 8) continue;
+      if (depth !== 1 || i - from > MAX_MARKER_LENGTH) continue;
       let k = i + 1;
       while (isSpace(text.charCodeAt(k))) k++;
       const type = text[k] === ':' ? markerType(text.slice(from, i)) : undefined;
@@ -167,7 +177,7 @@ export function jsonMarker(text: string): 'openapi' | 'asyncapi' | undefined {
 }
 
 /** The API description a YAML text names by a top-level marker key: what a YAML text that does not parse claimed to be. */
-export const yamlMarker = (text: string): 'openapi' | 'asyncapi' | undefined => yamlTop(text, true).marker;
+export const yamlMarker = (text: string): ContentType | undefined => yamlTop(text, true).marker;
 
 /**
  * `text` parsed as YAML and classified by its top-level keys: the API description it is, else

@@ -9,7 +9,7 @@
 import { deserialize, serialize } from 'node:v8';
 import { nextTurn } from '../turns.js';
 import type { IngestResult } from './analyze.js';
-import type { ContentType } from './detect.js';
+import type { ContentType } from './kinds.js';
 import type { SourceEntry } from '../search/bm25.js';
 import type { SourceIndexRec } from '../workspace.js';
 

@@ -6,7 +6,7 @@
  * {@link IngestError} whose message says why and, where a position is known, carries the
  * 1-based line and column, e.g. `YAML: unexpected ':' at line 3, column 7`.
  */
-import type { SourceType } from './detect.js';
+import type { SourceType } from './kinds.js';
 
 /** One document extracted from a source: an operation, a schema, a section, a page… */
 export interface ParsedDocument {
@@ -54,6 +54,13 @@ export class IngestError extends Error {
     this.column = column;
   }
 }
+
+/** Most documents one source may have (README "Limits"); more fails the source. */
+export const MAX_DOCUMENTS = 20_000;
+/** Most endpoints one source may have. */
+export const MAX_ENDPOINTS = 20_000;
+/** Most chunks one source may have. */
+export const MAX_CHUNKS = 50_000;
 
 /**
  * Throws the per-source cap error when `n` things (`documents`, `endpoints`, `chunks`) are

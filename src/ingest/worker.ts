@@ -12,7 +12,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { pageLinks, runJob, type AnalysisJob, type LinksJob, type PageLink } from './analyze.js';
 import { encodeResult, type WireResult } from './transfer.js';
 import { IngestError } from './types.js';
-import type { ContentType, SourceType } from './detect.js';
+import type { ContentType, SourceType } from './kinds.js';
 
 /** A message to the worker. */
 export type Task = { id: number; kind: 'analyze'; job: AnalysisJob } | { id: number; kind: 'links'; job: LinksJob };

@@ -9,6 +9,7 @@
  */
 
 import { IngestError } from './types.js';
+import { PositionCursor } from './parsers/position.js';
 
 /** One element of the parsed tree. */
 export interface XmlElement {
@@ -43,17 +44,6 @@ const NAME_RE = /^[A-Za-z_:\u00C0-\uFFFF][A-Za-z0-9_:.\-\u00B7\u00C0-\uFFFF]*$/;
 
 type Scope = Record<string, string>;
 
-/** 1-based line and column of `offset` in `src` (line breaks already normalised to `\n`). */
-function position(src: string, offset: number): { line: number; column: number } {
-  let line = 1;
-  let lineStart = 0;
-  for (let i = src.indexOf('\n'); i !== -1 && i < offset; i = src.indexOf('\n', i + 1)) {
-    line++;
-    lineStart = i + 1;
-  }
-  return { line, column: offset - lineStart + 1 };
-}
-
 function isNameStart(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95 || c === 58 || c >= 0xc0;
 }
@@ -86,32 +76,16 @@ class XmlParser {
   private pos = 0;
   private hasDoctype = false;
   private readonly src: string;
+  /** Positions of elements and errors, asked for in document order (one pass over the text in all). */
+  private readonly positions: PositionCursor;
 
   constructor(input: string, private readonly maxDepth: number) {
     this.src = input.replace(/\r\n?/g, '\n');
-  }
-
-  private cacheOffset = 0;
-  private cacheLine = 1;
-  private cacheLineStart = 0;
-
-  /** Position of `offset`, resumed from the previous call when moving forward (keeps parsing linear). */
-  private locate(offset: number): { line: number; column: number } {
-    if (offset < this.cacheOffset) return position(this.src, offset);
-    let line = this.cacheLine;
-    let lineStart = this.cacheLineStart;
-    for (let i = this.src.indexOf('\n', this.cacheOffset); i !== -1 && i < offset; i = this.src.indexOf('\n', i + 1)) {
-      line++;
-      lineStart = i + 1;
-    }
-    this.cacheOffset = offset;
-    this.cacheLine = line;
-    this.cacheLineStart = lineStart;
-    return { line, column: offset - lineStart + 1 };
+    this.positions = new PositionCursor(this.src);
   }
 
   private fail(message: string, at = this.pos): never {
-    const { line, column } = this.locate(at);
+    const { line, column } = this.positions.at(at);
     throw new IngestError(`XML: ${message}`, line, column);
   }
 
@@ -268,7 +242,7 @@ class XmlParser {
       if (scope[ap] === undefined) this.fail(`undeclared namespace prefix '${ap}'`, attrPos[a]);
     }
 
-    const at = this.locate(start);
+    const at = this.positions.at(start);
     const el: XmlElement = {
       name, ns: ns ?? '', local: colon === -1 ? name : name.slice(colon + 1),
       attrs, children: [], text: '', content: [], line: at.line, column: at.column,

@@ -4,6 +4,7 @@
  */
 
 import { IngestError } from '../types.js';
+import { positionAt } from '../parsers/position.js';
 
 const STRING_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 
@@ -43,8 +44,9 @@ export class SdlLexer {
   }
 
   protected fail(message: string, at = this.start): never {
-    const lines = this.src.slice(0, at).split(/\r\n|\n|\r/);
-    throw new IngestError(`GraphQL: ${message}`, lines.length, lines[lines.length - 1].length + 1);
+    // GraphQL ends a line at `\r\n`, `\n` or a lone `\r` (LineTerminator, §2.1.3).
+    const { line, column } = positionAt(this.src, at, 'any');
+    throw new IngestError(`GraphQL: ${message}`, line, column);
   }
 
   protected describe(): string {

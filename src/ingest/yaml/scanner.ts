@@ -9,6 +9,7 @@
  */
 
 import { IngestError } from '../types.js';
+import { positionAt, type Position } from '../parsers/position.js';
 
 export const TAB = 9;
 export const LF = 10;
@@ -94,17 +95,8 @@ export class Scanner {
   }
 
   /** 1-based line and column of a position (only used for errors, so a plain count is fine). */
-  lineCol(at: number): { line: number; column: number } {
-    const end = Math.min(at, this.len);
-    let line = 1;
-    let last = -1;
-    for (;;) {
-      const j = this.src.indexOf('\n', last + 1);
-      if (j < 0 || j >= end) break;
-      line++;
-      last = j;
-    }
-    return { line, column: end - last };
+  lineCol(at: number): Position {
+    return positionAt(this.src, at);
   }
 
   /** UTF-16 code unit at `p`; `NaN` past the end. */
