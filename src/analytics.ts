@@ -13,20 +13,23 @@ import { ISSUE_STATES } from './areas/issues.js';
 import { PRIORITIES } from './areas/common.js';
 
 export const STATS_DAY = 'stats_day';
+/** The event counts of one UTC day (record type `stats_day`, id = the date). */
 export interface DayRec { date: string; conversationsCreated: number; conversationsSolved: number; issuesCreated: number; issuesClosed: number }
+/** The record types of analytics. */
+export interface AnalyticsRecords { stats_day: DayRec }
 type Counter = Exclude<keyof DayRec, 'date'>;
 
 const day = (isoTime: string) => isoTime.slice(0, 10);
 
-function bump(tx: Tx, get: (type: string, id: string) => Rec | undefined, date: string, field: Counter): void {
-  const prev = get(STATS_DAY, date) as DayRec | undefined;
+function bump(tx: Tx, get: (date: string) => DayRec | undefined, date: string, field: Counter): void {
+  const prev = get(date);
   const next: DayRec = prev ? { ...prev } : { date, conversationsCreated: 0, conversationsSolved: 0, issuesCreated: 0, issuesClosed: 0 };
   next[field] += 1;
   tx.put(STATS_DAY, date, next as unknown as Rec);
 }
 
 /** The store's derive hook: turns conversation and issue changes into daily event counts. */
-export function deriveEvents(get: (type: string, id: string) => Rec | undefined) {
+export function deriveEvents(get: (date: string) => DayRec | undefined) {
   return (tx: Tx, type: string, _id: string, prev: Rec | undefined, next: Rec): void => {
     if (type === 'conversation') {
       if (!prev) bump(tx, get, day(next.createdAt as string), 'conversationsCreated');
@@ -58,7 +61,7 @@ export function computeAnalytics(ws: Workspace, from: string, to: string) {
   const daily: DayRec[] = [];
   for (let t = Date.parse(start); t < Date.parse(endDate); t += 86_400_000) {
     const date = new Date(t).toISOString().slice(0, 10);
-    const d = ws.get<DayRec>(STATS_DAY, date);
+    const d = ws.get('stats_day', date);
     daily.push({ date, conversationsCreated: d?.conversationsCreated ?? 0, conversationsSolved: d?.conversationsSolved ?? 0, issuesCreated: d?.issuesCreated ?? 0, issuesClosed: d?.issuesClosed ?? 0 });
   }
   const sum = (f: Counter) => daily.reduce((n, d) => n + d[f], 0);
@@ -69,10 +72,10 @@ export function computeAnalytics(ws: Workspace, from: string, to: string) {
   const resolution: number[] = [];
   for (const at of ws.conversationOrder.asc(start)) {
     if (ws.conversationOrder.sortKeyAt(at) >= endDate) break;
-    const c = ws.get<Record<string, string>>('conversation', ws.conversationOrder.idAt(at));
+    const c = ws.get('conversation', ws.conversationOrder.idAt(at));
     if (!c) continue;
-    byStatus[c.status as (typeof CONVERSATION_STATUSES)[number]]++;
-    byChannel[c.channel as (typeof CHANNELS)[number]]++;
+    byStatus[c.status]++;
+    byChannel[c.channel]++;
     const created = Date.parse(c.createdAt);
     if (c.firstResponseAt) firstResponse.push((Date.parse(c.firstResponseAt) - created) / 1000);
     if (c.status === 'solved' && c.closedAt) resolution.push((Date.parse(c.closedAt) - created) / 1000);
@@ -81,10 +84,10 @@ export function computeAnalytics(ws: Workspace, from: string, to: string) {
   const byPriority = zeroes(PRIORITIES);
   for (const at of ws.issueOrder.asc(start)) {
     if (ws.issueOrder.sortKeyAt(at) >= endDate) break;
-    const i = ws.get<Record<string, string>>('issue', ws.issueOrder.idAt(at));
+    const i = ws.get('issue', ws.issueOrder.idAt(at));
     if (!i) continue;
-    byState[i.state as (typeof ISSUE_STATES)[number]]++;
-    byPriority[i.priority as (typeof PRIORITIES)[number]]++;
+    byState[i.state]++;
+    byPriority[i.priority]++;
   }
   return {
     object: 'analytics', from, to,

@@ -9,35 +9,24 @@ import { SortedIndex } from './store/sorted.js';
 import type { StoreFs } from './store/fs.js';
 import { SearchIndex, type SourceEntry } from './search/bm25.js';
 import { ClientIndex } from './clients.js';
-import { deriveEvents } from './analytics.js';
+import { deriveEvents, type AnalyticsRecords } from './analytics.js';
 import { CustomerIds } from './customerIds.js';
+import type { ConversationRecords } from './areas/conversations.js';
+import type { IssueRecords } from './areas/issues.js';
+import type { DefinitionRecords } from './areas/definitions.js';
+import type { AgentRecords } from './areas/agents.js';
+import type { SourceIndexRec, SourceRecords } from './areas/sourceState.js';
+import type { UsageRecords } from './usage.js';
+import { IDEMPOTENCY_TTL_MS, type IdempotencyRecords } from './http/idempotency.js';
 
-/** The stored output of one ingestion (record type `source_index`, id = source id). */
-export interface SourceIndexRec {
-  documents: Array<{ id: string; kind: string | null; title: string | null }>;
-  endpoints: Array<{ id: string; method: string | null; path: string | null; documentId?: string }>;
-  /** Chunks: `d` is the index into `documents`, `t` the text. */
-  chunks: Array<{ d: number; t: string }>;
-  serverUrl?: string;
-}
+export type { SourceIndexRec } from './areas/sourceState.js';
 
-/** Record types kept in a workspace log. */
-export const T = {
-  conversation: 'conversation',
-  message: 'message',
-  issue: 'issue',
-  customField: 'custom_field',
-  tag: 'tag',
-  agent: 'agent',
-  idempotency: 'idem',
-  source: 'source',
-  /** The pasted content of a source, kept for rescans. */
-  sourceContent: 'source_content',
-  /** A source's ingestion output: documents, endpoints, chunks. */
-  sourceIndex: 'source_index',
-  /** Usage counts of one UTC month (id `YYYY-MM`). */
-  usage: 'usage',
-} as const;
+/**
+ * Every record type of a workspace log and the shape of its records, as each area declares
+ * its own (docs/storage.md#record-types).
+ */
+export interface Records extends ConversationRecords, IssueRecords, DefinitionRecords, AgentRecords,
+  SourceRecords, AnalyticsRecords, UsageRecords, IdempotencyRecords {}
 
 export interface WorkspaceOptions {
   fs: StoreFs;
@@ -49,11 +38,9 @@ export interface WorkspaceOptions {
   compactionSlack?: number;
 }
 
-/** Idempotency records are kept 24 h (docs/api.md#idempotency). */
-export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
 export class Workspace {
-  db!: Db;
+  db!: Db<Records>;
   /** Conversations by (createdAt, id). */
   readonly conversationOrder = new SortedIndex();
   readonly conversationByExternalId = new Map<string, string>();
@@ -88,15 +75,15 @@ export class Workspace {
   /** Replays the workspace's log at `path` into memory and opens it for writing. */
   static async open(id: string, path: string, opts: WorkspaceOptions): Promise<Workspace> {
     const ws = new Workspace(id);
-    ws.db = await Db.open(path, {
+    ws.db = await Db.open<Records>(path, {
       fs: opts.fs,
       sync: opts.sync,
       now: opts.now,
       onError: opts.onError,
       compactionSlack: opts.compactionSlack,
       listeners: [(type, rid, prev, next) => ws.onChange(type, rid, prev, next), ...(opts.listeners ?? [])],
-      derive: deriveEvents((type, rid) => ws.db.get(type, rid)),
-      retain: (type, rec) => type !== T.idempotency || opts.now() - Date.parse(rec.createdAt as string) < IDEMPOTENCY_TTL_MS,
+      derive: deriveEvents((date) => ws.db.get('stats_day', date)),
+      retain: (type, rec) => type !== 'idem' || opts.now() - Date.parse(rec.createdAt as string) < IDEMPOTENCY_TTL_MS,
     });
     await ws.failInterruptedIngestions(opts.now());
     return ws;
@@ -107,11 +94,11 @@ export class Workspace {
    * so that it can be rescanned (its previous documents, if any, are kept).
    */
   private async failInterruptedIngestions(now: number): Promise<void> {
-    const stuck = [...this.db.table(T.source).values()].filter((s) => s.status === 'processing');
+    const stuck = [...this.db.table('source').values()].filter((s) => s.status === 'processing');
     if (stuck.length === 0) return;
     const tx = this.db.begin();
     for (const s of stuck) {
-      tx.put(T.source, s.id as string, { ...s, status: 'failed', error: 'ingestion was interrupted by a server restart; rescan the source', updatedAt: new Date(now).toISOString() });
+      tx.put('source', s.id, { ...s, status: 'failed', error: 'ingestion was interrupted by a server restart; rescan the source', updatedAt: new Date(now).toISOString() });
     }
     await this.db.commit(tx);
   }
@@ -123,29 +110,30 @@ export class Workspace {
   get clients(): ClientIndex {
     if (!this.clientIndex) {
       const idx = new ClientIndex(this.id);
-      const conv = (cid: string) => this.db.get(T.conversation, cid);
-      for (const [cid, c] of this.db.table(T.conversation)) idx.onChange(T.conversation, cid, undefined, c, conv);
-      for (const [iid, i] of this.db.table(T.issue)) idx.onChange(T.issue, iid, undefined, i, conv);
+      const conv = (cid: string) => this.db.get('conversation', cid) as Rec | undefined;
+      for (const [cid, c] of this.db.table('conversation')) idx.onChange('conversation', cid, undefined, c as unknown as Rec, conv);
+      for (const [iid, i] of this.db.table('issue')) idx.onChange('issue', iid, undefined, i as unknown as Rec, conv);
       this.clientIndex = idx;
     }
     return this.clientIndex;
   }
 
-  get<R>(type: string, id: string): R | undefined {
-    return this.db.get(type, id) as R | undefined;
+  /** The record (type, id) of this workspace, or undefined. */
+  get<K extends keyof Records & string>(type: K, id: string): Records[K] | undefined {
+    return this.db.get(type, id);
   }
 
   /** After an undone create, the highest number in use again (numbers stay sequential). */
   private recomputeMaxIssueNumber(): void {
     let max = 0;
-    for (const r of this.db.table(T.issue).values()) if ((r.number as number) > max) max = r.number as number;
+    for (const r of this.db.table('issue').values()) if (r.number > max) max = r.number;
     this.maxIssueNumber = max;
   }
 
   private onChange(type: string, id: string, prev: Rec | undefined, next: Rec | undefined): void {
-    if (this.clientIndex && (type === T.conversation || type === T.issue)) this.clientIndex.onChange(type, id, prev, next, (cid) => this.db.get(T.conversation, cid));
+    if (this.clientIndex && (type === 'conversation' || type === 'issue')) this.clientIndex.onChange(type, id, prev, next, (cid) => this.db.get('conversation', cid) as Rec | undefined);
     switch (type) {
-      case T.conversation: {
+      case 'conversation': {
         // An update keeps createdAt, so the order index is touched only on create and delete
         // (a remove + add would cost a splice of the whole index on every update).
         const moved = prev?.createdAt !== next?.createdAt;
@@ -164,7 +152,7 @@ export class Workspace {
         }
         return;
       }
-      case T.message: {
+      case 'message': {
         const rec = (next ?? prev)!;
         const cid = rec.conversationId as string;
         let idx = this.messagesByConversation.get(cid);
@@ -178,7 +166,7 @@ export class Workspace {
         if (next) idx.add(next.createdAt as string, id);
         return;
       }
-      case T.issue: {
+      case 'issue': {
         const moved = prev?.createdAt !== next?.createdAt;
         if (prev) {
           if (moved) this.issueOrder.remove(prev.createdAt as string, id);
@@ -198,26 +186,26 @@ export class Workspace {
         }
         return;
       }
-      case T.customField: {
+      case 'custom_field': {
         const key = (r: Rec) => `${String(r.position).padStart(10, '0')}\u0000${r.createdAt as string}`;
         if (prev && next && key(prev) === key(next)) return;
         if (prev) this.customFieldOrder.remove(key(prev), id);
         if (next) this.customFieldOrder.add(key(next), id);
         return;
       }
-      case T.tag: {
+      case 'tag': {
         if (prev && next && prev.name === next.name) return;
         if (prev) { this.tagOrder.remove((prev.name as string).toLowerCase(), id); this.tagIdByName.delete((prev.name as string).toLowerCase()); }
         if (next) { this.tagOrder.add((next.name as string).toLowerCase(), id); this.tagIdByName.set((next.name as string).toLowerCase(), id); }
         return;
       }
-      case T.source: {
+      case 'source': {
         const moved = prev?.createdAt !== next?.createdAt;
         if (prev) { if (moved) this.sourceOrder.remove(prev.createdAt as string, id); if (prev.inputUrl) this.sourceIdByUrl.delete(prev.inputUrl as string); }
         if (next) { if (moved) this.sourceOrder.add(next.createdAt as string, id); if (next.inputUrl) this.sourceIdByUrl.set(next.inputUrl as string, id); }
         return;
       }
-      case T.sourceIndex: {
+      case 'source_index': {
         if (prev) { for (const e of (prev as unknown as SourceIndexRec).endpoints) this.endpointSource.delete(e.id); this.search.removeSource(id); }
         if (next) {
           const idx = next as unknown as SourceIndexRec;
@@ -229,7 +217,7 @@ export class Workspace {
         }
         return;
       }
-      case T.agent: {
+      case 'agent': {
         if (prev && next && prev.createdAt === next.createdAt) return;
         if (prev) this.agentOrder.remove(prev.createdAt as string, id);
         if (next) this.agentOrder.add(next.createdAt as string, id);

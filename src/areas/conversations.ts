@@ -7,9 +7,9 @@ import { route, type Ctx } from '../http/route.js';
 import { ViewCache, listJson } from '../http/viewCache.js';
 import { newId } from '../ids.js';
 import { iso } from '../clock.js';
-import { T, type Workspace } from '../workspace.js';
+import type { Workspace } from '../workspace.js';
 import { SortedIndex } from '../store/sorted.js';
-import type { Tx, Rec } from '../store/db.js';
+import type { Tx } from '../store/db.js';
 import { compact, listSchema, notFound, pageParams, paginate, preview, priority, type Priority } from './common.js';
 
 export const CONVERSATION_STATUSES = ['open', 'waiting', 'solved'] as const;
@@ -26,6 +26,8 @@ export interface Conversation {
   firstResponseAt?: string;
 }
 export interface Message { id: string; conversationId: string; role: 'user' | 'agent'; body: string; createdAt: string }
+/** The record types of the conversations area. */
+export interface ConversationRecords { conversation: Conversation; message: Message }
 
 const subject = s.string({ minLength: 1, maxLength: 200 });
 const conversationStatus = s.named('ConversationStatus', s.enum(CONVERSATION_STATUSES, { description: 'open → waiting (an agent replied) → solved; a user message reopens.' }));
@@ -110,7 +112,7 @@ function customerId(ws: Workspace, email: string, given: string | undefined): st
  *   `customer.id` other than the one the customer's email already has.
  */
 export function createConversation(
-  ws: Workspace, tx: Tx, input: Static<typeof createConversationBody>,
+  ws: Workspace, tx: Tx<ConversationRecords>, input: Static<typeof createConversationBody>,
   at: number, extra: { status?: ConversationStatus; channel?: Channel } = {},
 ): Conversation {
   if (input.externalId !== undefined && ws.conversationByExternalId.has(input.externalId)) {
@@ -125,7 +127,7 @@ export function createConversation(
     customer: compact({ id: customerId(ws, c.email, c.id), name: c.name, email: c.email, company: c.company, identitySource: 'api' }),
     createdAt: now, updatedAt: now, closedAt: status === 'solved' ? now : undefined,
   });
-  tx.put(T.conversation, conv.id, conv as unknown as Rec);
+  tx.put('conversation', conv.id, conv);
   return conv;
 }
 
@@ -142,7 +144,7 @@ function withStatus(conv: Conversation, status: ConversationStatus, now: string)
  * message reopens a `waiting`/`solved` conversation, an `agent` message on an `open` one
  * makes it `waiting` (docs/api.md#status-changes).
  */
-export function addMessage(tx: Tx, conv: Conversation, input: Static<typeof messageInput>, at: number): { message: Message; conversation: Conversation } {
+export function addMessage(tx: Tx<ConversationRecords>, conv: Conversation, input: Static<typeof messageInput>, at: number): { message: Message; conversation: Conversation } {
   const now = iso(at);
   const message: Message = { id: newId(), conversationId: conv.id, role: input.role, body: input.body, createdAt: now };
   let next: Conversation = { ...conv, preview: preview(input.body), lastMessageAt: now, updatedAt: now };
@@ -151,13 +153,13 @@ export function addMessage(tx: Tx, conv: Conversation, input: Static<typeof mess
     if (conv.status === 'open') next = withStatus(next, 'waiting', now);
     if (!conv.firstResponseAt) next.firstResponseAt = now;
   }
-  tx.put(T.message, message.id, message as unknown as Rec);
-  tx.put(T.conversation, next.id, next as unknown as Rec);
+  tx.put('message', message.id, message);
+  tx.put('conversation', next.id, next);
   return { message, conversation: next };
 }
 
 function load(ctx: Ctx<unknown, unknown>): Conversation {
-  const conv = ctx.ws.get<Conversation>(T.conversation, ctx.params.conversationId);
+  const conv = ctx.ws.get('conversation', ctx.params.conversationId);
   if (!conv) throw notFound();
   return conv;
 }
@@ -173,7 +175,7 @@ export const conversationRoutes = [
       const q = ctx.query;
       const after = q.updatedAfter === undefined ? undefined : Date.parse(q.updatedAfter);
       const page = paginate(ctx, 'conversations', ctx.ws.conversationOrder, 'desc', q,
-        (id) => ctx.ws.get<Conversation>(T.conversation, id),
+        (id) => ctx.ws.get('conversation', id),
         (c) => (q.status === undefined || c.status === q.status) && (q.channel === undefined || c.channel === q.channel)
           && (after === undefined || Date.parse(c.updatedAt) > after));
       return { status: 200, body: null, json: listJson('conversations', page.hasMore, page.nextCursor, page.items.map((c) => conversationJson.json(c))) };
@@ -208,7 +210,7 @@ export const conversationRoutes = [
       const changed = (['status', 'priority', 'subject'] as const).some((k) => next[k] !== conv[k]);
       if (changed) {
         next = { ...next, updatedAt: now };
-        ctx.tx().put(T.conversation, conv.id, next as unknown as Rec);
+        ctx.tx().put('conversation', conv.id, next);
       }
       return { status: 200, body: { conversation: conversationView(changed ? next : conv) } };
     },
@@ -228,7 +230,7 @@ export const conversationRoutes = [
     handler: (ctx) => {
       const conv = load(ctx);
       const index = ctx.ws.messagesByConversation.get(conv.id) ?? new SortedIndex();
-      const page = paginate(ctx, `messages:${conv.id}`, index, 'asc', ctx.query, (id) => ctx.ws.get<Message>(T.message, id));
+      const page = paginate(ctx, `messages:${conv.id}`, index, 'asc', ctx.query, (id) => ctx.ws.get('message', id));
       return { status: 200, body: null, json: listJson('messages', page.hasMore, page.nextCursor, page.items.map((m) => messageJson.json(m))) };
     },
   }),

@@ -10,8 +10,8 @@ import { MiB, route, type Ctx } from '../http/route.js';
 import { newId } from '../ids.js';
 import { iso } from '../clock.js';
 import { nextTurn } from '../turns.js';
-import { T, type SourceIndexRec, type Workspace } from '../workspace.js';
-import type { Rec } from '../store/db.js';
+import type { Workspace } from '../workspace.js';
+import type { SourceIndexRec } from './sourceState.js';
 import type { JsonText } from '../store/log.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -129,7 +129,7 @@ export function sourceRoutes(deps: SourceDeps) {
     } finally { running.delete(key); }
     // Storing the result (search postings, the log line) is a main-thread step of its own.
     await nextTurn();
-    const current = ws.get<Source>(T.source, src.id);
+    const current = ws.get('source', src.id);
     // A DELETE that came in while this ran won: the answer is a conflict with that change, and
     // nothing of this ingestion is stored.
     if (!current) throw new ApiError('conflict', 'the source was deleted while it was being ingested');
@@ -145,9 +145,9 @@ export function sourceRoutes(deps: SourceDeps) {
     // A credential goes only where it was bound: a new server origin clears it (credentials.ts).
     if (out) next = applyCredentialOrigins(next, out.record.serverUrl);
     const tx = ctx.tx();
-    tx.put(T.source, src.id, next as unknown as Rec);
-    let idx = ws.get<SourceIndexRec>(T.sourceIndex, src.id);
-    if (out) { idx = indexRecord(ws, out); tx.put(T.sourceIndex, src.id, idx as unknown as Rec, out.recordJson); }
+    tx.put('source', src.id, next);
+    let idx = ws.get('source_index', src.id);
+    if (out) { idx = indexRecord(ws, out); tx.put('source_index', src.id, idx, out.recordJson); }
     return { src: next, idx };
   }
 
@@ -162,7 +162,7 @@ export function sourceRoutes(deps: SourceDeps) {
   }
 
   const load = (ctx: Ctx<unknown, unknown>): Source => {
-    const src = ctx.ws.get<Source>(T.source, ctx.params.sourceId);
+    const src = ctx.ws.get('source', ctx.params.sourceId);
     if (!src) throw notFound();
     return src;
   };
@@ -207,8 +207,8 @@ export function sourceRoutes(deps: SourceDeps) {
         // The processing state is durable and visible (and reserves the url) while ingestion runs.
         // The scan is marked running before the first await, so a rescan never overlaps it.
         const first = ctx.ws.db.begin();
-        first.put(T.source, src.id, src as unknown as Rec);
-        if (keepContent) first.put(T.sourceContent, src.id, { content: b.content! }, contentJson);
+        first.put('source', src.id, src);
+        if (keepContent) first.put('source_content', src.id, { content: b.content! }, contentJson);
         await commitReserved(ctx.ws, src.id, first);
         // What is ingested now: the pasted content when there is some (nothing is fetched), else the url.
         const done = await run(ctx, ctx.ws, src, b.content !== undefined ? { type, content: b.content } : { type, url: inputUrl! });
@@ -222,7 +222,7 @@ export function sourceRoutes(deps: SourceDeps) {
       success: { status: 200, schema: listSchema('sources', sourceSummarySchema), description: 'A page of sources.' },
       handler: (ctx) => {
         const q = ctx.query;
-        const page = paginate(ctx, 'sources', ctx.ws.sourceOrder, 'desc', q, (id) => ctx.ws.get<Source>(T.source, id),
+        const page = paginate(ctx, 'sources', ctx.ws.sourceOrder, 'desc', q, (id) => ctx.ws.get('source', id),
           (x) => (q.status === undefined || x.status === q.status) && (q.type === undefined || x.type === q.type));
         return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, sources: page.items.map(sourceView) } };
       },
@@ -244,7 +244,7 @@ export function sourceRoutes(deps: SourceDeps) {
       success: { status: 200, schema: ingestionResultSchema, description: 'The source and what was ingested.' },
       handler: (ctx) => {
         const src = load(ctx);
-        return { status: 200, body: ingestionResult(src, ctx.ws.get<SourceIndexRec>(T.sourceIndex, src.id)) };
+        return { status: 200, body: ingestionResult(src, ctx.ws.get('source_index', src.id)) };
       },
     }),
     route({
@@ -268,7 +268,7 @@ export function sourceRoutes(deps: SourceDeps) {
           const other = ctx.ws.sourceIdByUrl.get(u);
           if (other !== undefined && other !== src.id) throw new ApiError('conflict', 'a source with this url already exists');
           // From now on rescans fetch the url: pasted content kept for them is no longer used.
-          if (src.inputUrl === null) ctx.tx().del(T.sourceContent, src.id);
+          if (src.inputUrl === null) ctx.tx().del('source_content', src.id);
           next.inputUrl = u;
           // The credential was bound to where the old url led; it does not follow the source elsewhere.
           if (u !== src.inputUrl && next.credential && b.auth === undefined) next = clearCredential(next, CLEARED_URL_CHANGED);
@@ -281,7 +281,7 @@ export function sourceRoutes(deps: SourceDeps) {
           if (a.headerName !== undefined && RESERVED_HEADERS.has(a.headerName.toLowerCase())) throw invalid(`auth.headerName ${a.headerName} cannot carry a credential`);
           if (a.type === 'basic' && !a.username) throw invalid('auth.username is required for type basic');
           if (a.type !== 'basic' && a.username !== undefined) throw invalid('auth.username is only allowed for type basic');
-          const origins = credentialOrigins(next.inputUrl, ctx.ws.get<SourceIndexRec>(T.sourceIndex, src.id)?.serverUrl);
+          const origins = credentialOrigins(next.inputUrl, ctx.ws.get('source_index', src.id)?.serverUrl);
           next.credential = { type: a.type, headerName: a.headerName, username: a.username, sealed: deps.secrets.seal(a.secret, `${ctx.ws.id}/${src.id}`), origins };
           next.auth = { configured: true, hasSecret: true, lastError: null, lastVerifiedAt: null, status: 'unverified', type: a.type };
         }
@@ -290,7 +290,7 @@ export function sourceRoutes(deps: SourceDeps) {
           if (p.url !== undefined && p.url !== null) normalizeUrl(p.url, 'publicDocs.url');
           next.publicDocs = { ...src.publicDocs, ...Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined)) };
         }
-        ctx.tx().put(T.source, src.id, next as unknown as Rec);
+        ctx.tx().put('source', src.id, next);
         return { status: 200, body: { source: sourceView(next) } };
       },
     }),
@@ -301,7 +301,7 @@ export function sourceRoutes(deps: SourceDeps) {
       handler: (ctx) => {
         const src = load(ctx);
         const tx = ctx.tx();
-        tx.del(T.source, src.id); tx.del(T.sourceContent, src.id); tx.del(T.sourceIndex, src.id);
+        tx.del('source', src.id); tx.del('source_content', src.id); tx.del('source_index', src.id);
         return { status: 200, body: { object: 'source', id: src.id, deleted: true } };
       },
     }),
@@ -314,10 +314,10 @@ export function sourceRoutes(deps: SourceDeps) {
       handler: async (ctx) => {
         const src = load(ctx);
         if (running.has(`${ctx.ws.id}/${src.id}`)) throw new ApiError('conflict', 'a scan of this source is already running');
-        const content = ctx.ws.get<{ content: string }>(T.sourceContent, src.id)?.content;
+        const content = ctx.ws.get('source_content', src.id)?.content;
         const processing: Source = { ...src, status: 'processing', updatedAt: iso(ctx.now) };
         const first = ctx.ws.db.begin();
-        first.put(T.source, src.id, processing as unknown as Rec);
+        first.put('source', src.id, processing);
         await commitReserved(ctx.ws, src.id, first);
         const type = (src.requestedType ?? src.type) as IngestRequest['type'];
         // A source with a url is fetched; only one without a url re-parses its pasted content.

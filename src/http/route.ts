@@ -4,7 +4,7 @@
  * document is generated from the same objects.
  */
 import type { Static, TObject, TRef, TSchema } from './schema.js';
-import type { Workspace } from '../workspace.js';
+import type { Records, Workspace } from '../workspace.js';
 import type { KeyRec, Store } from '../store/store.js';
 import type { Tx } from '../store/db.js';
 import type { CursorCodec } from './cursor.js';
@@ -29,7 +29,7 @@ export interface Ctx<Q = unknown, B = unknown> {
   now: number;
   requestId: string;
   /** The request's transaction (created on first use); the pipeline commits it before answering. */
-  tx(): Tx;
+  tx(): Tx<Records>;
   cursors: CursorCodec;
 }
 

@@ -10,6 +10,11 @@
  *
  * Records are immutable: a change always puts a new object. Listeners keep secondary indexes
  * (by email, by conversation, sort orders) and see every change, including replay and undo.
+ *
+ * A log is typed by its record map `R` (record type name → record shape, e.g.
+ * `{ conversation: Conversation; message: Message }`): `get`, `table` and `Tx.put` take a name
+ * of `R` and give or take that shape. A log opened without a map ({@link Untyped}) takes any
+ * name and any JSON object.
  */
 import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
@@ -20,8 +25,14 @@ import type { StoreFs } from './fs.js';
 
 /** A stored record: a JSON object, never mutated after it was put. */
 export type Rec = Readonly<Record<string, unknown>>;
+/** A record map: record type name → the shape of its records (every shape a JSON object). */
+export type RecordMap<R> = { [K in keyof R]: object };
+/** The record map of a log whose types are not declared: any name, any JSON object. */
+export type Untyped = Record<string, Rec>;
+/** A record type name of the map `R`. */
+export type TypeOf<R> = keyof R & string;
 /** One change of a transaction as written in the log: put (`p`) or delete (`d`). */
-export type Op = readonly ['p', string, string, Rec] | readonly ['d', string, string];
+export type Op = readonly ['p', string, string, object] | readonly ['d', string, string];
 /** Called for every change of a record: `next` undefined means deleted. */
 export type ChangeListener = (type: string, id: string, prev: Rec | undefined, next: Rec | undefined) => void;
 
@@ -65,21 +76,21 @@ function opsJson(ops: readonly Op[], raw: ReadonlyArray<JsonText | undefined>): 
 }
 
 /** A set of changes that becomes durable as one log line. */
-export class Tx {
+export class Tx<R extends RecordMap<R> = Untyped> {
   readonly ops: Op[] = [];
   /** Pre-serialized values by op index (see {@link put}); undefined while there is none. */
   raw: Array<JsonText | undefined> | undefined;
   /** (type, id, previous value, db-wide sequence number) per change, for undo and compaction. */
-  readonly undo: Array<readonly [string, string, Rec | undefined, number]> = [];
+  readonly undo: Array<readonly [string, string, object | undefined, number]> = [];
   undone = false;
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db<R>) {}
   /**
    * Puts `value` as the record (type, id); visible to readers at once. `json`, when given, must be
    * the text of `JSON.stringify(value)` (whole, or in pieces — see {@link JsonText}), made
    * elsewhere (an ingestion or body worker): the log line then takes it as it is instead of
    * serializing a large record on the main thread.
    */
-  put(type: string, id: string, value: Rec, json?: JsonText): void {
+  put<K extends TypeOf<R>>(type: K, id: string, value: R[K], json?: JsonText): void {
     this.db.opened(this);
     const prev = this.db.set(type, id, value);
     this.undo.push([type, id, prev, this.db.nextSeq()]);
@@ -88,7 +99,7 @@ export class Tx {
     this.db.derived(this, type, id, prev, value);
   }
   /** Deletes the record (type, id) if present. */
-  del(type: string, id: string): void {
+  del(type: TypeOf<R>, id: string): void {
     const prev = this.db.set(type, id, undefined);
     if (prev === undefined) return;
     this.db.opened(this);
@@ -107,13 +118,13 @@ export class Tx {
   }
 }
 
-export class Db {
-  private readonly tables = new Map<string, Map<string, Rec>>();
+export class Db<R extends RecordMap<R> = Untyped> {
+  private readonly tables = new Map<string, Map<string, object>>();
   private readonly listeners: ChangeListener[];
   private log!: AppendLog;
-  private readonly inflight = new Set<Tx>();
+  private readonly inflight = new Set<Tx<R>>();
   /** Transactions with changes in memory that are not yet handed to the log. */
-  private readonly open = new Set<Tx>();
+  private readonly open = new Set<Tx<R>>();
   private seq = 0;
   private live = 0;
   /** Ops in the log file (live + dead). */
@@ -130,8 +141,8 @@ export class Db {
    * @throws CorruptLogError for a complete line that fails its check (only an incomplete
    *   last line is a torn write, cut off by the replay).
    */
-  static async open(path: string, opts: DbOptions): Promise<Db> {
-    const db = new Db(path, opts);
+  static async open<R extends RecordMap<R> = Untyped>(path: string, opts: DbOptions): Promise<Db<R>> {
+    const db = new Db<R>(path, opts);
     mkdirSync(dirname(path), { recursive: true });
     for (const f of readdirSync(dirname(path))) {
       if (f.startsWith(`${basename(path)}.compact-`)) unlinkSync(join(dirname(path), f)); // a compaction cut short
@@ -152,34 +163,36 @@ export class Db {
   }
 
   /** Sets or (with undefined) deletes a record, tells the listeners; returns the previous value. */
-  set(type: string, id: string, value: Rec | undefined): Rec | undefined {
+  set(type: string, id: string, value: object | undefined): object | undefined {
     let table = this.tables.get(type);
     if (!table) { table = new Map(); this.tables.set(type, table); }
     const prev = table.get(id);
     if (value === undefined) { if (prev !== undefined) { table.delete(id); this.live--; } }
     else { table.set(id, value); if (prev === undefined) this.live++; }
-    for (const l of this.listeners) l(type, id, prev, value);
+    for (const l of this.listeners) l(type, id, prev as Rec | undefined, value as Rec | undefined);
     return prev;
   }
 
-  get(type: string, id: string): Rec | undefined {
-    return this.tables.get(type)?.get(id);
+  /** The record (type, id), or undefined. */
+  get<K extends TypeOf<R>>(type: K, id: string): R[K] | undefined {
+    return this.tables.get(type)?.get(id) as R[K] | undefined;
   }
 
-  /** All records of `type` (a live view: do not change it). */
-  table(type: string): ReadonlyMap<string, Rec> {
-    return this.tables.get(type) ?? new Map();
+  /** All records of `type` by id (a live view: do not change it). */
+  table<K extends TypeOf<R>>(type: K): ReadonlyMap<string, R[K]> {
+    return (this.tables.get(type) ?? new Map()) as ReadonlyMap<string, R[K]>;
   }
 
-  begin(): Tx { return new Tx(this); }
+  /** A new transaction (nothing is written until {@link commit}). */
+  begin(): Tx<R> { return new Tx<R>(this); }
   /** @internal bookkeeping of {@link Tx}. */
-  opened(tx: Tx): void { this.open.add(tx); }
+  opened(tx: Tx<R>): void { this.open.add(tx); }
   /** @internal */
-  closed(tx: Tx): void { this.open.delete(tx); }
+  closed(tx: Tx<R>): void { this.open.delete(tx); }
   /** @internal */
   nextSeq(): number { return ++this.seq; }
   /** @internal */
-  derived(tx: Tx, type: string, id: string, prev: Rec | undefined, next: Rec): void { this.opts.derive?.(tx, type, id, prev, next); }
+  derived(tx: Tx<R>, type: string, id: string, prev: object | undefined, next: object): void { this.opts.derive?.(tx as unknown as Tx, type, id, prev as Rec | undefined, next as Rec); }
 
   /** Why this log refuses writes, or null. */
   get failed(): Error | null { return this.log.failed; }
@@ -188,7 +201,7 @@ export class Db {
    * Makes `tx` durable; resolves once its line is on disk. On a write failure the
    * transaction, and every later one still waiting, is undone, and the error is thrown.
    */
-  async commit(tx: Tx): Promise<void> {
+  async commit(tx: Tx<R>): Promise<void> {
     if (tx.undone) throw new Error('transaction was aborted');
     if (tx.ops.length === 0) return;
     this.inflight.add(tx);
@@ -232,26 +245,26 @@ export class Db {
       // Memory holds changes not yet on disk — queued lines and transactions still open; the
       // snapshot must be the durable state, so take each record they touched as it was
       // before the earliest of those changes.
-      const before = new Map<string, { prev: Rec | undefined; seq: number }>();
-      for (const tx of [...(this.log.queuedTags() as Tx[]), ...this.open]) {
+      const before = new Map<string, { prev: object | undefined; seq: number }>();
+      for (const tx of [...(this.log.queuedTags() as Array<Tx<R>>), ...this.open]) {
         for (const [type, id, prev, seq] of tx.undo) {
           const k = `${type}\u0000${id}`;
           const seen = before.get(k);
           if (!seen || seq < seen.seq) before.set(k, { prev, seq });
         }
       }
-      const records: Array<readonly [string, string, Rec]> = [];
+      const records: Array<readonly [string, string, object]> = [];
       const retain = this.opts.retain ?? (() => true);
       for (const [type, table] of this.tables) {
         for (const [id, rec] of table) {
           const k = `${type}\u0000${id}`;
           const value = before.has(k) ? before.get(k)!.prev : rec;
-          if (value !== undefined && retain(type, value)) records.push([type, id, value]);
+          if (value !== undefined && retain(type, value as Rec)) records.push([type, id, value]);
         }
       }
       for (const [k, { prev }] of before) {
         const [type, id] = k.split('\u0000');
-        if (prev !== undefined && !this.tables.get(type)?.has(id) && retain(type, prev)) records.push([type, id, prev]);
+        if (prev !== undefined && !this.tables.get(type)?.has(id) && retain(type, prev as Rec)) records.push([type, id, prev]);
       }
       const oldFd = this.log.descriptor;
       const written = await writeSnapshot(this.path, records, this.opts.fs, `${basename(this.path)}.compact-${process.pid}`);

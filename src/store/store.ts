@@ -20,6 +20,8 @@ export interface KeyRec {
   id: string; workspaceId: string; name: string | null; prefix: string; hash: string;
   scopes: string[]; createdAt: string; expiresAt: string | null; revokedAt: string | null; lastUsedAt: string | null;
 }
+/** The record types of the system log: workspaces and API keys. */
+export interface SystemRecords { workspace: WorkspaceRec; key: KeyRec }
 
 export interface StoreOptions {
   dataDir: string;
@@ -48,7 +50,7 @@ export class WorkspaceUnavailableError extends Error {
 }
 
 export class Store {
-  system!: Db;
+  system!: Db<SystemRecords>;
   /** The workspaces being served, by id. */
   readonly workspaces = new Map<string, Workspace>();
   /** Workspaces whose log could not be replayed (a corrupt line), by id: offline until repaired. */
@@ -125,11 +127,11 @@ export class Store {
    * Creates a workspace and its (empty) log; resolves once durable. `within` may add records
    * (a first key) to the same system-log transaction, so both exist or neither does.
    */
-  async createWorkspace(name: string, within?: (tx: Tx, ws: WorkspaceRec) => void): Promise<WorkspaceRec> {
+  async createWorkspace(name: string, within?: (tx: Tx<SystemRecords>, ws: WorkspaceRec) => void): Promise<WorkspaceRec> {
     const rec: WorkspaceRec = { id: randomUUID(), name, createdAt: iso(this.opts.clock.now()) };
     await this.openWorkspace(rec.id);
     const tx = this.system.begin();
-    tx.put('workspace', rec.id, rec as unknown as Rec);
+    tx.put('workspace', rec.id, rec);
     try { within?.(tx, rec); } catch (e) { tx.abort(); throw e; }
     await this.system.commit(tx);
     return rec;
@@ -172,8 +174,8 @@ export class Store {
       this.repairing.delete(id);
     }
   }
-  workspaceRec(id: string): WorkspaceRec | undefined { return this.system.get('workspace', id) as WorkspaceRec | undefined; }
-  key(id: string): KeyRec | undefined { return this.system.get('key', id) as KeyRec | undefined; }
+  workspaceRec(id: string): WorkspaceRec | undefined { return this.system.get('workspace', id); }
+  key(id: string): KeyRec | undefined { return this.system.get('key', id); }
   keyByHash(hash: string): KeyRec | undefined {
     const id = this.keyIdByHash.get(hash);
     return id === undefined ? undefined : this.key(id);
@@ -188,9 +190,9 @@ export class Store {
 }
 
 /** Opens the system log; a corrupt line stops the open with what to do about it. */
-async function openSystemLog(path: string, opts: Parameters<typeof Db.open>[1]): Promise<Db> {
+async function openSystemLog(path: string, opts: Parameters<typeof Db.open>[1]): Promise<Db<SystemRecords>> {
   try {
-    return await Db.open(path, opts);
+    return await Db.open<SystemRecords>(path, opts);
   } catch (e) {
     if (!(e instanceof CorruptLogError)) throw e;
     throw new CorruptLogError(e.file, e.line, e.offset, e.reason,

@@ -32,7 +32,7 @@ import { assertValid, codePointLength, type TSchema, type TObject, type TString 
 import { parseQuery } from '../../src/app.js';
 import { hasScope } from '../../src/auth/keys.js';
 import { MiB, type Route } from '../../src/http/route.js';
-import type { Workspace } from '../../src/workspace.js';
+import type { Records, Workspace } from '../../src/workspace.js';
 import type { ChangeListener, Rec } from '../../src/store/db.js';
 import type { IncomingMessage } from 'node:http';
 
@@ -1231,7 +1231,7 @@ class Fuzzer {
       if (after !== before.sizesBefore) this.fail('state_changed', p, res, `workspace indexes changed: ${diffSizes(before.sizesBefore, after)}`);
       for (const [k, json] of before.targets) {
         const [tag, type, id] = k.split('\u0000');
-        const now = this.workspace(tag as WsTag).db.get(type, id);
+        const now = this.workspace(tag as WsTag).db.get(type as keyof Records, id);
         if (JSON.stringify(now) !== json) this.fail('state_changed', p, res, `record ${type}/${id} in ${tag} changed in place`);
       }
     }
