@@ -10,6 +10,7 @@ import { isDateTime, s, validate, type Static } from './http/schema.js';
 import { ApiError } from './http/errors.js';
 import { SecretBox } from './secrets.js';
 import { WorkspaceUnavailableError, type KeyRec, type Store } from './store/store.js';
+import type { Workspace } from './workspace.js';
 import { isOutOfSpace } from './store/fs.js';
 import type { RepairResult } from './store/recovery.js';
 import { addMessage, createConversation, customerInput, CONVERSATION_STATUSES, CHANNELS, type Conversation } from './areas/conversations.js';
@@ -74,7 +75,7 @@ export type ImportFile = Static<typeof importSchema>;
 
 /** The admin commands, by name, with their arguments as the CLI passes them. */
 export class Admin {
-  constructor(private readonly store: Store, private readonly clock: Clock, private readonly secrets?: SecretBox) {}
+  constructor(private readonly store: Store<Workspace>, private readonly clock: Clock, private readonly secrets?: SecretBox) {}
 
   /**
    * Runs one command by name (the admin socket's and the CLI's entry point).
@@ -213,7 +214,7 @@ export class Admin {
     const counts = { customFields: 0, tags: 0, agents: 0, conversations: 0, messages: 0, issues: 0 };
     try {
       for (const f of file.customFields ?? []) { createCustomField(ws, tx, f, now); counts.customFields++; }
-      for (const t of file.tags ?? []) { if (!ws.tagIdByName.has(t.name.toLowerCase())) counts.tags++; useTags(ws, tx, [t.name], now); }
+      for (const t of file.tags ?? []) { if (!ws.tags.byName.has(t.name.toLowerCase())) counts.tags++; useTags(ws, tx, [t.name], now); }
       for (const a of file.agents ?? []) { createAgent(tx, a, now); counts.agents++; }
       for (const [i, c] of (file.conversations ?? []).entries()) {
         const created = at(c.createdAt);
@@ -235,7 +236,7 @@ export class Admin {
       for (const [i, x] of (file.issues ?? []).entries()) {
         let conversationId: string | undefined;
         if (x.conversationExternalId !== undefined) {
-          conversationId = ws.conversationByExternalId.get(x.conversationExternalId);
+          conversationId = ws.conversations.byExternalId.get(x.conversationExternalId);
           if (!conversationId) throw new AdminError(`import file is invalid: issues[${i}].conversationExternalId matches no conversation`);
         }
         const { conversationExternalId: _, createdAt, ...rest } = x;
@@ -273,7 +274,7 @@ export class Admin {
     else if (kind === 'agent') out = { object: 'agent', ...createAgent(tx, input as Static<typeof agentInput>, now) };
     else {
       const name = (input as { name: string }).name;
-      const existing = ws.tagIdByName.get(name.toLowerCase());
+      const existing = ws.tags.byName.get(name.toLowerCase());
       const tag = existing === undefined ? undefined : ws.get('tag', existing);
       if (tag && tag.enabled !== false) { tx.abort(); throw new AdminError(`a tag named ${JSON.stringify(name)} already exists`); }
       if (tag) {
@@ -283,7 +284,7 @@ export class Admin {
         out = { object: 'tag', id: tag.id, name: tag.name };
       } else {
         useTags(ws, tx, [name], now);
-        const id = ws.tagIdByName.get(name.toLowerCase())!;
+        const id = ws.tags.byName.get(name.toLowerCase())!;
         out = { object: 'tag', id, name };
       }
     }

@@ -35,7 +35,7 @@ const NO_MEMBERS: ReadonlyMap<string, Uint8Array> = new Map();
 const NEEDS_ESCAPE = /["\\]/;
 
 export interface AppOptions {
-  store: Store;
+  store: Store<Workspace>;
   config: Config;
   clock: Clock;
   logger: Logger;

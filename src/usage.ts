@@ -5,7 +5,8 @@
  * request — a crash loses at most the last batch. The record `usage/<YYYY-MM>` holds a month.
  */
 import type { Clock } from './clock.js';
-import type { Store } from './store/store.js';
+import type { Db } from './store/db.js';
+import type { ServedWorkspace, Store } from './store/store.js';
 import type { Logger } from './logger.js';
 
 export interface UsageRec { month: string; apiRequests: number; liveApiChecks: number }
@@ -27,7 +28,7 @@ export class UsageCounter {
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
 
-  constructor(private readonly store: Store, private readonly clock: Clock, private readonly logger: Logger, readonly flushMs = 5000) {}
+  constructor(private readonly store: Store<ServedWorkspace & { readonly db: Db<UsageRecords> }>, private readonly clock: Clock, private readonly logger: Logger, readonly flushMs = 5000) {}
 
   /** Starts the periodic flush (unref'd: it never keeps the process alive). */
   start(): void {
@@ -70,7 +71,7 @@ export class UsageCounter {
   current(workspaceId: string): { periodStart: string; periodEnd: string; apiRequests: number; liveApiChecks: number } {
     const month = monthOf(this.clock.now());
     const { start, end } = monthBounds(month);
-    const stored = this.store.workspace(workspaceId)?.get('usage', month);
+    const stored = this.store.workspace(workspaceId)?.db.get('usage', month);
     const extra = this.pending.get(workspaceId)?.get(month);
     return {
       periodStart: new Date(start).toISOString(),
@@ -97,7 +98,7 @@ export class UsageCounter {
       if (!ws) continue;
       const tx = ws.db.begin();
       for (const [month, c] of byMonth) {
-        const prev = ws.get('usage', month);
+        const prev = ws.db.get('usage', month);
         tx.put('usage', month, { month, apiRequests: (prev?.apiRequests ?? 0) + c.apiRequests, liveApiChecks: (prev?.liveApiChecks ?? 0) + c.liveApiChecks });
       }
       writes.push(ws.db.commit(tx).catch((e) => {

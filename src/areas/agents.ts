@@ -7,12 +7,15 @@ import { newId } from '../ids.js';
 import { iso } from '../clock.js';
 import { generateWidgetKey } from '../auth/keys.js';
 import type { Tx } from '../store/db.js';
+import { orderBy } from '../store/indexes.js';
 import { route } from '../http/route.js';
 import { listSchema, notFound, pageParams, paginate } from './common.js';
 
 export interface Agent { id: string; name: string; description: string; enabled: boolean; widgetKey: string; createdAt: string; updatedAt: string }
 /** The record types of the agents area. */
 export interface AgentRecords { agent: Agent }
+/** The indexes of agents (docs/storage.md#indexes): by (createdAt, id), the list order. */
+export const agentIndexes = { order: orderBy((a: Agent) => a.createdAt) };
 
 export const agentInput = s.object({
   name: s.string({ minLength: 1, maxLength: 200 }),
@@ -43,7 +46,7 @@ export const agentRoutes = [
     query: s.object({ ...pageParams }),
     success: { status: 200, schema: listSchema('agents', agentSchema), description: 'A page of agents.' },
     handler: (ctx) => {
-      const page = paginate(ctx, 'agents', ctx.ws.agentOrder, 'asc', ctx.query, (id) => ctx.ws.get('agent', id));
+      const page = paginate(ctx, 'agents', ctx.ws.agents.order, 'asc', ctx.query, (id) => ctx.ws.get('agent', id));
       return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, agents: page.items.map(agentView) } };
     },
   }),

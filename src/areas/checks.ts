@@ -168,7 +168,7 @@ export function checkRoutes(deps: RouteDeps) {
         const b = ctx.body;
         const params = checkParameters(b.parameters as Record<string, unknown> | undefined);
         const idx = ctx.ws.get('source_index', src.id);
-        const endpoint = ctx.ws.endpointSource.get(b.endpointId) === src.id ? idx?.endpoints.find((e) => e.id === b.endpointId) : undefined;
+        const endpoint = ctx.ws.sources.search.endpoints.get(b.endpointId) === src.id ? idx?.endpoints.find((e) => e.id === b.endpointId) : undefined;
         if (!endpoint) throw invalid('endpointId is not an endpoint of this source');
         const method = (endpoint.method ?? '').toUpperCase();
         if (!HTTP_METHODS.has(method)) {

@@ -10,7 +10,8 @@ import { ViewCache, listJson } from '../http/viewCache.js';
 import { newId } from '../ids.js';
 import { iso } from '../clock.js';
 import type { Workspace } from '../workspace.js';
-import type { Tx } from '../store/db.js';
+import type { Db, Tx } from '../store/db.js';
+import { attachIndexes, groupBy, orderBy } from '../store/indexes.js';
 import type { DefinitionRecords } from './definitions.js';
 import type { Conversation } from './conversations.js';
 import { compact, listSchema, notFound, pageParams, paginate, priority, type Priority } from './common.js';
@@ -27,6 +28,40 @@ export interface Issue {
 }
 /** The record types of the issues area. */
 export interface IssueRecords { issue: Issue }
+
+/** The indexes of issues (docs/storage.md#indexes). */
+export const issueIndexes = {
+  /** By (createdAt, id): the list order, and analytics' range scans. */
+  order: orderBy((i: Issue) => i.createdAt),
+  /** Conversation id → the ids of the issues opened from it. */
+  byConversation: groupBy((i: Issue) => i.source.conversationId),
+};
+
+/** The highest issue `number` in use, kept current on every change of an issue. */
+export class IssueNumbers {
+  private max = 0;
+
+  constructor(private readonly db: Db<IssueRecords>) {
+    db.on('issue', (_id, prev, next) => {
+      if (next) { if (next.number > this.max) this.max = next.number; } else if (prev!.number === this.max) this.recompute();
+    });
+  }
+
+  /** The highest number in use; 0 when there is no issue. */
+  get highest(): number { return this.max; }
+
+  /** After an undone create, the highest number in use again (numbers stay sequential). */
+  private recompute(): void {
+    let max = 0;
+    for (const r of this.db.table('issue').values()) if (r.number > max) max = r.number;
+    this.max = max;
+  }
+}
+
+/** The issues area's state in a workspace: its declared indexes and the numbers in use. */
+export function attachIssues(db: Db<IssueRecords>) {
+  return { ...attachIndexes(db, 'issue', issueIndexes), numbers: new IssueNumbers(db) };
+}
 
 const issueState = s.named('IssueState', s.enum(ISSUE_STATES, { description: 'Whose move it is: `new`, `on_you` (support), `on_customer`, `on_hold`, or `closed`.' }));
 const issueCustomerInput = s.named('IssueCustomerInput', s.object({
@@ -101,7 +136,7 @@ export function useTags(ws: Workspace, tx: Tx<DefinitionRecords>, tags: string[]
     if (seen.has(k)) continue;
     seen.add(k);
     out.push(t);
-    if (!ws.tagIdByName.has(k)) { const id = newId(); tx.put('tag', id, { id, name: t, createdAt: iso(at) }); }
+    if (!ws.tags.byName.has(k)) { const id = newId(); tx.put('tag', id, { id, name: t, createdAt: iso(at) }); }
   }
   return out;
 }
@@ -124,7 +159,7 @@ export function createIssue(ws: Workspace, tx: Tx<IssueRecords & DefinitionRecor
   const now = iso(at);
   const state = input.state ?? 'new';
   const issue: Issue = compact({
-    id: newId(), number: ws.maxIssueNumber + 1, subject: input.subject, description: input.description,
+    id: newId(), number: ws.issues.numbers.highest + 1, subject: input.subject, description: input.description,
     preview: descriptionPreview(input.description), state, priority: input.priority ?? 'medium',
     tags: useTags(ws, tx, input.tags ?? [], at), customer, source,
     createdAt: now, updatedAt: now, closedAt: state === 'closed' ? now : undefined,
@@ -164,7 +199,7 @@ export const issueRoutes = [
       const q = ctx.query;
       const after = q.updatedAfter === undefined ? undefined : Date.parse(q.updatedAfter);
       const tag = q.tag?.toLowerCase();
-      const page = paginate(ctx, 'issues', ctx.ws.issueOrder, 'desc', q, (id) => ctx.ws.get('issue', id), (i) =>
+      const page = paginate(ctx, 'issues', ctx.ws.issues.order, 'desc', q, (id) => ctx.ws.get('issue', id), (i) =>
         (q.state === undefined || i.state === q.state) && (q.priority === undefined || i.priority === q.priority)
         && (tag === undefined || i.tags.some((t) => t.toLowerCase() === tag))
         && (q.conversationId === undefined || i.source.conversationId === q.conversationId)

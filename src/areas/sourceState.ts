@@ -1,7 +1,11 @@
 /**
- * The sources area's records (docs/storage.md#data-dir-layout): a source, the pasted content
- * it was made from (kept for rescans), and the output of its last ingestion.
+ * The sources area's records (docs/storage.md#data-dir-layout) — a source, the pasted content
+ * it was made from (kept for rescans), the output of its last ingestion — and the state derived
+ * from them: the list order, the url of each source, the search index and the endpoints.
  */
+import type { Db } from '../store/db.js';
+import { attachIndexes, orderBy, uniqueBy } from '../store/indexes.js';
+import { SearchIndex, type SourceEntry } from '../search/bm25.js';
 import type { Source } from './sourceModel.js';
 
 /** The stored output of one ingestion (record type `source_index`, id = source id). */
@@ -21,4 +25,44 @@ export interface SourceRecords {
   source: Source;
   source_content: SourceContent;
   source_index: SourceIndexRec;
+}
+
+/** The indexes of sources (docs/storage.md#indexes). */
+export const sourceIndexes = {
+  /** By (createdAt, id): the list order. */
+  order: orderBy((s: Source) => s.createdAt),
+  /** Normalized `inputUrl` → id: a url belongs to one source (docs/sources.md#url-and-content). */
+  byUrl: uniqueBy((s: Source) => s.inputUrl),
+};
+
+/**
+ * What the workspace's ingestion outputs make searchable: the BM25 index over every source's
+ * chunks and the source of every endpoint (live API checks), kept current on every change of a
+ * `source_index` record.
+ */
+export class SourceSearch {
+  /** BM25 index over every source's chunks. */
+  readonly index = new SearchIndex();
+  /** Endpoint id → source id. */
+  readonly endpoints = new Map<string, string>();
+  /** Postings prepared off the main thread for an index record about to be put (by record). */
+  readonly prepared = new WeakMap<object, SourceEntry>();
+
+  constructor(db: Db<SourceRecords>) {
+    db.on('source_index', (id, prev, next) => {
+      if (prev) { for (const e of prev.endpoints) this.endpoints.delete(e.id); this.index.removeSource(id); }
+      if (next) {
+        for (const e of next.endpoints) this.endpoints.set(e.id, id);
+        // Prepared on a worker (the usual case): O(1), no per-chunk work on the main thread.
+        const prepared = this.prepared.get(next);
+        if (prepared) this.index.addPrepared(id, prepared);
+        else this.index.addSource(id, next.chunks.map((c) => ({ documentId: next.documents[c.d].id, title: next.documents[c.d].title, text: c.t })));
+      }
+    });
+  }
+}
+
+/** The sources area's state in a workspace: its declared indexes and what its ingestions made searchable. */
+export function attachSources(db: Db<SourceRecords>) {
+  return { ...attachIndexes(db, 'source', sourceIndexes), search: new SourceSearch(db) };
 }

@@ -103,7 +103,7 @@ function failureMessage(err: unknown, logger: Logger, requestId: string): string
  * does not tokenize its chunks again.
  */
 function indexRecord(ws: Workspace, out: Ingested): SourceIndexRec {
-  ws.preparedSearch.set(out.record, out.prepared);
+  ws.sources.search.prepared.set(out.record, out.prepared);
   return out.record;
 }
 
@@ -196,7 +196,7 @@ export function sourceRoutes(deps: SourceDeps) {
           await nextTurn();
         }
         const inputUrl = b.url === undefined ? null : normalizeUrl(b.url);
-        if (inputUrl && ctx.ws.sourceIdByUrl.has(inputUrl)) throw new ApiError('conflict', 'a source with this url already exists');
+        if (inputUrl && ctx.ws.sources.byUrl.has(inputUrl)) throw new ApiError('conflict', 'a source with this url already exists');
         const now = iso(ctx.now);
         const nameGiven = b.name !== undefined && b.name !== '';
         const src: Source = {
@@ -222,7 +222,7 @@ export function sourceRoutes(deps: SourceDeps) {
       success: { status: 200, schema: listSchema('sources', sourceSummarySchema), description: 'A page of sources.' },
       handler: (ctx) => {
         const q = ctx.query;
-        const page = paginate(ctx, 'sources', ctx.ws.sourceOrder, 'desc', q, (id) => ctx.ws.get('source', id),
+        const page = paginate(ctx, 'sources', ctx.ws.sources.order, 'desc', q, (id) => ctx.ws.get('source', id),
           (x) => (q.status === undefined || x.status === q.status) && (q.type === undefined || x.type === q.type));
         return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, sources: page.items.map(sourceView) } };
       },
@@ -233,7 +233,7 @@ export function sourceRoutes(deps: SourceDeps) {
       query: searchQuery,
       success: { status: 200, schema: s.named('SearchResultList', s.object({ object: s.enum(['list'] as const), hasMore: s.boolean(), nextCursor: s.nullable(s.string()), results: s.array(searchResult) })), description: 'The best chunks.' },
       handler: (ctx) => {
-        const hits = ctx.ws.search.search(ctx.query.q, ctx.query.limit ?? 10);
+        const hits = ctx.ws.sources.search.index.search(ctx.query.q, ctx.query.limit ?? 10);
         const results = hits.map((h) => ({ object: 'search_result', sourceId: h.sourceId, documentId: h.documentId, title: h.title, score: h.score, text: h.text }));
         return { status: 200, body: { object: 'list', hasMore: false, nextCursor: null, results } };
       },
@@ -265,7 +265,7 @@ export function sourceRoutes(deps: SourceDeps) {
         }
         if (b.url !== undefined) {
           const u = normalizeUrl(b.url);
-          const other = ctx.ws.sourceIdByUrl.get(u);
+          const other = ctx.ws.sources.byUrl.get(u);
           if (other !== undefined && other !== src.id) throw new ApiError('conflict', 'a source with this url already exists');
           // From now on rescans fetch the url: pasted content kept for them is no longer used.
           if (src.inputUrl === null) ctx.tx().del('source_content', src.id);

@@ -8,8 +8,9 @@
  * race), while the response still waits for durability. When a write fails, the failed
  * transaction and every later one not yet written are undone in reverse order.
  *
- * Records are immutable: a change always puts a new object. Listeners keep secondary indexes
- * (by email, by conversation, sort orders) and see every change, including replay and undo.
+ * Records are immutable: a change always puts a new object. Secondary indexes (sort orders,
+ * by email, by conversation…) are kept by listeners registered per record type with
+ * {@link Db.on}: they see every change, including replay and undo (docs/storage.md#indexes).
  *
  * A log is typed by its record map `R` (record type name → record shape, e.g.
  * `{ conversation: Conversation; message: Message }`): `get`, `table` and `Tx.put` take a name
@@ -33,23 +34,27 @@ export type Untyped = Record<string, Rec>;
 export type TypeOf<R> = keyof R & string;
 /** One change of a transaction as written in the log: put (`p`) or delete (`d`). */
 export type Op = readonly ['p', string, string, object] | readonly ['d', string, string];
-/** Called for every change of a record: `next` undefined means deleted. */
+/** Called for every change of a record of any type: `next` undefined means deleted. */
 export type ChangeListener = (type: string, id: string, prev: Rec | undefined, next: Rec | undefined) => void;
+/** Called for every change of a record of one type (see {@link Db.on}): `next` undefined means deleted. */
+export type Change<V> = (id: string, prev: V | undefined, next: V | undefined) => void;
+/** Called for every put of a record of one type in a transaction (see {@link Db.derive}). */
+export type Derive<R extends RecordMap<R>, V> = (tx: Tx<R>, id: string, prev: V | undefined, next: V) => void;
+
+/**
+ * A registered {@link Derive}. A method, so that its transaction parameter is compared both
+ * ways: a log of a wider record map can be passed where one of fewer types is expected.
+ */
+interface DeriveHook<R extends RecordMap<R>> { run(tx: Tx<R>, id: string, prev: object | undefined, next: object): void }
 
 export interface DbOptions {
   fs: StoreFs;
   /** fdatasync every batch (SYNC=always). */
   sync: boolean;
+  /** Listeners of every change of every type (tests and tools; indexes use {@link Db.on}). */
   listeners?: ChangeListener[];
-  /** Compaction keeps a record only when this says so (e.g. drops expired idempotency records). */
-  retain?: (type: string, rec: Rec) => boolean;
   /** Compact by itself when dead records outnumber live ones by this many (default 1000). */
   compactionSlack?: number;
-  /**
-   * Called after every put of a transaction, to add derived records (daily counters) to the
-   * same transaction — so they are written, and undone, together with what caused them.
-   */
-  derive?: (tx: Tx, type: string, id: string, prev: Rec | undefined, next: Rec) => void;
   /** Reports background compaction failures. */
   onError?: (err: Error) => void;
   now?: () => number;
@@ -121,6 +126,11 @@ export class Tx<R extends RecordMap<R> = Untyped> {
 export class Db<R extends RecordMap<R> = Untyped> {
   private readonly tables = new Map<string, Map<string, object>>();
   private readonly listeners: ChangeListener[];
+  /** The hooks registered per record type (see {@link on}, {@link derive}, {@link retain}). */
+  private readonly onChange = new Map<string, Array<Change<object>>>();
+  private readonly onPut = new Map<string, Array<DeriveHook<R>>>();
+  private readonly keep = new Map<string, Array<(rec: object) => boolean>>();
+  private loaded = false;
   private log!: AppendLog;
   private readonly inflight = new Set<Tx<R>>();
   /** Transactions with changes in memory that are not yet handed to the log. */
@@ -137,20 +147,60 @@ export class Db<R extends RecordMap<R> = Untyped> {
   }
 
   /**
+   * A log at `path`, not read yet: register its hooks ({@link on}, {@link derive},
+   * {@link retain}), then {@link load} it, so that every index sees every replayed record.
+   */
+  static create<R extends RecordMap<R> = Untyped>(path: string, opts: DbOptions): Db<R> {
+    return new Db<R>(path, opts);
+  }
+
+  /** {@link create} then {@link load}: a log without hooks registered before its replay. */
+  static async open<R extends RecordMap<R> = Untyped>(path: string, opts: DbOptions): Promise<Db<R>> {
+    return Db.create<R>(path, opts).load();
+  }
+
+  /**
    * Replays `path` (creating it when missing) and opens it for appending.
    * @throws CorruptLogError for a complete line that fails its check (only an incomplete
    *   last line is a torn write, cut off by the replay).
    */
-  static async open<R extends RecordMap<R> = Untyped>(path: string, opts: DbOptions): Promise<Db<R>> {
-    const db = new Db<R>(path, opts);
+  async load(): Promise<this> {
+    if (this.loaded) throw new Error(`${this.path} is already loaded`);
+    this.loaded = true;
+    const { path, opts } = this;
     mkdirSync(dirname(path), { recursive: true });
     for (const f of readdirSync(dirname(path))) {
       if (f.startsWith(`${basename(path)}.compact-`)) unlinkSync(join(dirname(path), f)); // a compaction cut short
     }
-    db.replay = replayLog(path, (tx) => db.applyLine(tx), opts.now?.());
+    this.replay = replayLog(path, (tx) => this.applyLine(tx), opts.now?.());
     const fd = await opts.fs.open(path);
-    db.log = new AppendLog(path, fd, db.replay.size, opts.fs, opts.sync);
-    return db;
+    this.log = new AppendLog(path, fd, this.replay.size, opts.fs, opts.sync);
+    return this;
+  }
+
+  /**
+   * Calls `listener` on every change of a record of `type` — put, delete, replay, undo — after
+   * the change is in memory, in the order listeners were registered. A listener registered
+   * after {@link load} sees only later changes (it reads {@link table} for the earlier ones).
+   * Listeners keep derived state in memory; they must not throw, nor write.
+   */
+  on<K extends TypeOf<R>>(type: K, listener: Change<R[K]>): void {
+    push(this.onChange, type, listener as Change<object>);
+  }
+
+  /**
+   * Calls `derive` after every put of a record of `type` in a transaction, to add records
+   * derived from it (daily counters) to the same transaction — so they are written, and
+   * undone, together with what caused them. Replay does not call it: derived records are in
+   * the log already.
+   */
+  derive<K extends TypeOf<R>>(type: K, derive: Derive<R, R[K]>): void {
+    push(this.onPut, type, { run: derive as Derive<R, object> });
+  }
+
+  /** Compaction keeps a record of `type` only when every `keep` of its type says so (e.g. drops expired idempotency records). */
+  retain<K extends TypeOf<R>>(type: K, keep: (rec: R[K]) => boolean): void {
+    push(this.keep, type, keep as (rec: object) => boolean);
   }
 
   /** Applies one replayed transaction (the replay checked it is an array). */
@@ -169,6 +219,8 @@ export class Db<R extends RecordMap<R> = Untyped> {
     const prev = table.get(id);
     if (value === undefined) { if (prev !== undefined) { table.delete(id); this.live--; } }
     else { table.set(id, value); if (prev === undefined) this.live++; }
+    const typed = this.onChange.get(type);
+    if (typed !== undefined) for (const l of typed) l(id, prev, value);
     for (const l of this.listeners) l(type, id, prev as Rec | undefined, value as Rec | undefined);
     return prev;
   }
@@ -192,7 +244,16 @@ export class Db<R extends RecordMap<R> = Untyped> {
   /** @internal */
   nextSeq(): number { return ++this.seq; }
   /** @internal */
-  derived(tx: Tx<R>, type: string, id: string, prev: object | undefined, next: object): void { this.opts.derive?.(tx as unknown as Tx, type, id, prev as Rec | undefined, next as Rec); }
+  derived(tx: Tx<R>, type: string, id: string, prev: object | undefined, next: object): void {
+    const fns = this.onPut.get(type);
+    if (fns !== undefined) for (const f of fns) f.run(tx, id, prev, next);
+  }
+
+  /** Whether compaction keeps `rec` (see {@link retain}). */
+  private retained(type: string, rec: object): boolean {
+    const fns = this.keep.get(type);
+    return fns === undefined || fns.every((f) => f(rec));
+  }
 
   /** Why this log refuses writes, or null. */
   get failed(): Error | null { return this.log.failed; }
@@ -254,17 +315,16 @@ export class Db<R extends RecordMap<R> = Untyped> {
         }
       }
       const records: Array<readonly [string, string, object]> = [];
-      const retain = this.opts.retain ?? (() => true);
       for (const [type, table] of this.tables) {
         for (const [id, rec] of table) {
           const k = `${type}\u0000${id}`;
           const value = before.has(k) ? before.get(k)!.prev : rec;
-          if (value !== undefined && retain(type, value as Rec)) records.push([type, id, value]);
+          if (value !== undefined && this.retained(type, value)) records.push([type, id, value]);
         }
       }
       for (const [k, { prev }] of before) {
         const [type, id] = k.split('\u0000');
-        if (prev !== undefined && !this.tables.get(type)?.has(id) && retain(type, prev as Rec)) records.push([type, id, prev]);
+        if (prev !== undefined && !this.tables.get(type)?.has(id) && this.retained(type, prev)) records.push([type, id, prev]);
       }
       const oldFd = this.log.descriptor;
       const written = await writeSnapshot(this.path, records, this.opts.fs, `${basename(this.path)}.compact-${process.pid}`);
@@ -283,4 +343,10 @@ export class Db<R extends RecordMap<R> = Untyped> {
     if (this.compacting) await this.compacting.catch(() => {});
     await this.log.close();
   }
+}
+
+/** Appends `fn` to the list of `type` in `hooks`. */
+function push<F>(hooks: Map<string, F[]>, type: string, fn: F): void {
+  const list = hooks.get(type);
+  if (list === undefined) hooks.set(type, [fn]); else list.push(fn);
 }

@@ -1280,12 +1280,7 @@ class Fuzzer {
       const ws = this.workspace(tag);
       const tables = (ws.db as unknown as { tables: Map<string, Map<string, Rec>> }).tables;
       for (const [type, t] of tables) if (type !== 'usage') parts.push(`${tag}.${type}=${t.size}`);
-      for (const [k, v] of Object.entries(ws)) {
-        if (k === 'db') continue;
-        if (typeof v === 'number') parts.push(`${tag}.${k}=${v}`);
-        else if (v instanceof Map || v instanceof Set) parts.push(`${tag}.${k}=${v.size}`);
-        else if (v && typeof v === 'object' && typeof (v as { size?: unknown }).size === 'number') parts.push(`${tag}.${k}=${(v as { size: number }).size}`);
-      }
+      for (const [k, v] of Object.entries(ws.indexSizes())) parts.push(`${tag}.${k}=${v}`);
     }
     return parts.join(' ');
   }
