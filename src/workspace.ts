@@ -5,19 +5,18 @@
  * goes through the workspace of the request's key, which is what makes another workspace's id
  * a 404 like a missing one (docs/security.md#tenant-isolation).
  */
-import { Db, type Rec } from './store/db.js';
+import { Db } from './store/db.js';
 import { attachIndexes, type Built } from './store/indexes.js';
-import type { StoreFs } from './store/fs.js';
-import { Store, type StoreOptions } from './store/store.js';
+import { Store, type LogOptions, type StoreOptions } from './store/store.js';
 import { ClientIndex } from './clients.js';
 import { countDailyEvents, type AnalyticsRecords } from './analytics.js';
 import { attachConversations, type ConversationRecords } from './areas/conversations.js';
 import { attachIssues, type IssueRecords } from './areas/issues.js';
 import { customFieldIndexes, tagIndexes, type DefinitionRecords } from './areas/definitions.js';
 import { agentIndexes, type AgentRecords } from './areas/agents.js';
-import { attachSources, type SourceRecords } from './areas/sourceState.js';
+import { attachSources, failInterruptedIngestions, type SourceRecords } from './areas/sourceState.js';
 import type { UsageRecords } from './usage.js';
-import { IDEMPOTENCY_TTL_MS, type IdempotencyRecords } from './http/idempotency.js';
+import { expireIdempotency, type IdempotencyRecords } from './http/idempotency.js';
 
 export type { SourceIndexRec } from './areas/sourceState.js';
 
@@ -28,14 +27,10 @@ export type { SourceIndexRec } from './areas/sourceState.js';
 export interface Records extends ConversationRecords, IssueRecords, DefinitionRecords, AgentRecords,
   SourceRecords, AnalyticsRecords, UsageRecords, IdempotencyRecords {}
 
-export interface WorkspaceOptions {
-  fs: StoreFs;
-  sync: boolean;
-  now: () => number;
-  onError?: (err: Error) => void;
-  compactionSlack?: number;
-}
-
+/**
+ * One workspace: its log and the state each area keeps of it (the record types and indexes
+ * are declared by the areas; this class only puts them together).
+ */
 export class Workspace {
   /** Conversations: list order, `externalId`s, each conversation's messages, customer ids. */
   readonly conversations: ReturnType<typeof attachConversations>;
@@ -46,7 +41,7 @@ export class Workspace {
   readonly agents: Built<typeof agentIndexes>;
   /** Sources: list order, urls, the search index and the endpoints. */
   readonly sources: ReturnType<typeof attachSources>;
-  /** Client aggregates, kept up to date on every conversation and issue change. */
+  /** Client aggregates, built on first use (see {@link clients}). */
   private clientIndex: ClientIndex | null = null;
 
   /** Registers every area's state on `db` (before its replay, so that the replay fills it). */
@@ -58,48 +53,24 @@ export class Workspace {
     this.agents = attachIndexes(db, 'agent', agentIndexes);
     this.sources = attachSources(db);
     countDailyEvents(db);
-    db.retain('idem', (rec) => now() - Date.parse(rec.createdAt) < IDEMPOTENCY_TTL_MS);
-    const conv = (cid: string) => db.get('conversation', cid) as Rec | undefined;
-    db.on('conversation', (id, prev, next) => this.clientIndex?.onChange('conversation', id, prev as Rec | undefined, next as Rec | undefined, conv));
-    db.on('issue', (id, prev, next) => this.clientIndex?.onChange('issue', id, prev as Rec | undefined, next as Rec | undefined, conv));
+    expireIdempotency(db, now);
   }
 
   /** Replays the workspace's log at `path` into memory and opens it for writing. */
-  static async open(id: string, path: string, opts: WorkspaceOptions): Promise<Workspace> {
+  static async open(id: string, path: string, opts: LogOptions): Promise<Workspace> {
     const db = Db.create<Records>(path, { fs: opts.fs, sync: opts.sync, now: opts.now, onError: opts.onError, compactionSlack: opts.compactionSlack });
     const ws = new Workspace(id, db, opts.now);
     await db.load();
-    await ws.failInterruptedIngestions(opts.now());
+    await failInterruptedIngestions(db, opts.now());
     return ws;
   }
 
   /**
-   * A source left `processing` was being ingested when the server stopped: mark it failed
-   * so that it can be rescanned (its previous documents, if any, are kept).
-   */
-  private async failInterruptedIngestions(now: number): Promise<void> {
-    const stuck = [...this.db.table('source').values()].filter((s) => s.status === 'processing');
-    if (stuck.length === 0) return;
-    const tx = this.db.begin();
-    for (const s of stuck) {
-      tx.put('source', s.id, { ...s, status: 'failed', error: 'ingestion was interrupted by a server restart; rescan the source', updatedAt: new Date(now).toISOString() });
-    }
-    await this.db.commit(tx);
-  }
-
-  /**
-   * Client aggregates. Built on first use from every conversation and issue (one pass), then
-   * kept up to date on every change — so replaying a large log at start pays nothing for them.
+   * Client aggregates: built on first use, then kept up to date on every change — so replaying
+   * a large log at start pays nothing for them.
    */
   get clients(): ClientIndex {
-    if (!this.clientIndex) {
-      const idx = new ClientIndex(this.id);
-      const conv = (cid: string) => this.db.get('conversation', cid) as Rec | undefined;
-      for (const [cid, c] of this.db.table('conversation')) idx.onChange('conversation', cid, undefined, c as unknown as Rec, conv);
-      for (const [iid, i] of this.db.table('issue')) idx.onChange('issue', iid, undefined, i as unknown as Rec, conv);
-      this.clientIndex = idx;
-    }
-    return this.clientIndex;
+    return this.clientIndex ??= ClientIndex.attach(this.id, this.db);
   }
 
   /** The record (type, id) of this workspace, or undefined. */

@@ -66,3 +66,20 @@ export class SourceSearch {
 export function attachSources(db: Db<SourceRecords>) {
   return { ...attachIndexes(db, 'source', sourceIndexes), search: new SourceSearch(db) };
 }
+
+/**
+ * A source left `processing` was being ingested when the server stopped: marks it failed (one
+ * transaction, durable when this resolves) so that it can be rescanned; its previous
+ * documents, if any, are kept (docs/decisions.md#processing-is-visible-and-durable).
+ * @param now the clock's time (ms), the sources' new `updatedAt`.
+ * @throws StorageFailedError and fs errors of the commit.
+ */
+export async function failInterruptedIngestions(db: Db<SourceRecords>, now: number): Promise<void> {
+  const stuck = [...db.table('source').values()].filter((s) => s.status === 'processing');
+  if (stuck.length === 0) return;
+  const tx = db.begin();
+  for (const s of stuck) {
+    tx.put('source', s.id, { ...s, status: 'failed', error: 'ingestion was interrupted by a server restart; rescan the source', updatedAt: new Date(now).toISOString() });
+  }
+  await db.commit(tx);
+}

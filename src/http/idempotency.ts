@@ -42,6 +42,11 @@ export function requestFingerprint(requestLine: string, chunks: readonly Uint8Ar
   return h.digest('hex');
 }
 
+/** Registers on `db` that compaction drops idempotency records older than 24 h (`now`: the clock, ms). */
+export function expireIdempotency(db: Db<IdempotencyRecords>, now: () => number): void {
+  db.retain('idem', (rec) => now() - Date.parse(rec.createdAt) < IDEMPOTENCY_TTL_MS);
+}
+
 export class Idempotency {
   private readonly running = new Set<string>();
 
