@@ -211,6 +211,8 @@ export class App {
     const ctx: Ctx<unknown, unknown> = {
       ws, key: input.key, store: this.opts.store, params: input.params, query: input.query, body: input.body, bodyJson: input.json,
       now: this.opts.clock.now(), requestId: x.requestId, tx: () => (tx ??= ws.db.begin()), cursors: this.cursors,
+      // A durable step mid-request: what was written so far, then a new transaction for the rest.
+      commit: async () => { const done = tx; tx = undefined; if (done) await ws.db.commit(done); },
     };
     let result: Result | Promise<Result>;
     try {

@@ -3,9 +3,9 @@
  * it was made from (kept for rescans), the output of its last ingestion — and the state derived
  * from them: the list order, the url of each source, the search index and the endpoints.
  */
-import type { Db } from '../store/db.js';
+import type { Db, WithPrepared } from '../store/db.js';
 import { attachIndexes, orderBy, uniqueBy } from '../store/indexes.js';
-import { SearchIndex, type SourceEntry } from '../search/bm25.js';
+import { SearchIndex, prepareSource, type SourceEntry } from '../search/bm25.js';
 import type { Source } from './sourceModel.js';
 
 /** The stored output of one ingestion (record type `source_index`, id = source id). */
@@ -24,7 +24,8 @@ export interface SourceContent { content: string }
 export interface SourceRecords {
   source: Source;
   source_content: SourceContent;
-  source_index: SourceIndexRec;
+  /** A put may bring the record's search postings, prepared on the ingestion worker. */
+  source_index: WithPrepared<SourceIndexRec, SourceEntry>;
 }
 
 /** The indexes of sources (docs/storage.md#indexes). */
@@ -45,18 +46,23 @@ export class SourceSearch {
   readonly index = new SearchIndex();
   /** Endpoint id → source id. */
   readonly endpoints = new Map<string, string>();
-  /** Postings prepared off the main thread for an index record about to be put (by record). */
-  readonly prepared = new WeakMap<object, SourceEntry>();
+  /**
+   * The postings of each indexed record, so that an undo that puts a replaced record back
+   * does not prepare them again (held only as long as the record is).
+   */
+  private readonly entries = new WeakMap<object, SourceEntry>();
 
   constructor(db: Db<SourceRecords>) {
-    db.on('source_index', (id, prev, next) => {
+    db.on('source_index', (id, prev, next, prepared) => {
       if (prev) { for (const e of prev.endpoints) this.endpoints.delete(e.id); this.index.removeSource(id); }
       if (next) {
         for (const e of next.endpoints) this.endpoints.set(e.id, id);
-        // Prepared on a worker (the usual case): O(1), no per-chunk work on the main thread.
-        const prepared = this.prepared.get(next);
-        if (prepared) this.index.addPrepared(id, prepared);
-        else this.index.addSource(id, next.chunks.map((c) => ({ documentId: next.documents[c.d].id, title: next.documents[c.d].title, text: c.t })));
+        // Prepared on a worker (the usual case: the put brings them): O(1), no per-chunk work
+        // on the main thread. A replayed record is prepared here.
+        const entry = prepared ?? this.entries.get(next)
+          ?? prepareSource(next.chunks.map((c) => ({ documentId: next.documents[c.d].id, title: next.documents[c.d].title, text: c.t })));
+        this.entries.set(next, entry);
+        this.index.addPrepared(id, entry);
       }
     });
   }

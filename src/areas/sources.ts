@@ -10,23 +10,17 @@ import { MiB, route, type Ctx } from '../http/route.js';
 import { newId } from '../ids.js';
 import { iso } from '../clock.js';
 import { nextTurn } from '../turns.js';
-import type { Workspace } from '../workspace.js';
-import type { SourceIndexRec } from './sourceState.js';
 import type { JsonText } from '../store/log.js';
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
 import type { SecretBox } from '../secrets.js';
-import { ingest, isGithubRepoUrl, type Ingested, type IngestRequest } from '../ingest/ingest.js';
-import type { Analyzer } from '../ingest/analyze.js';
-import { IngestError } from '../ingest/types.js';
-import { FetchError } from '../ingest/fetch.js';
-import { SOURCE_TYPES, type SourceType } from '../ingest/detect.js';
+import { isGithubRepoUrl, type IngestRequest } from '../ingest/ingest.js';
+import { SOURCE_TYPES } from '../ingest/detect.js';
 import { listSchema, notFound, pageParams, paginate } from './common.js';
 import {
   AUTH_TYPES, DEFAULT_AUTH, DEFAULT_PUBLIC_DOCS, SOURCE_STATUSES, ingestionResult, ingestionResultSchema, normalizeUrl,
   sourceSummarySchema, sourceView, type Source,
 } from './sourceModel.js';
-import { applyCredentialOrigins, CLEARED_URL_CHANGED, clearCredential, credentialOrigins } from './credentials.js';
+import { CLEARED_URL_CHANGED, clearCredential, credentialOrigins } from './credentials.js';
+import { SourceScans, UNTITLED, defaultName, type ScanDeps } from './sourceScans.js';
 import { SOURCE_DOCS } from './sourceDocs.js';
 
 const CREATE_TYPES = ['auto', 'openapi', 'json', 'url', 'website', 'text', 'graphql', 'postman', 'asyncapi', 'grpc', 'soap', 'github'] as const;
@@ -34,8 +28,6 @@ const FETCHED = new Set(['url', 'website', 'github']);
 /** Headers that shape the request itself; a credential in one would break or smuggle requests. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'proxy-connection', 'content-type', 'content-encoding', 'accept-encoding']);
 
-/** The name of a source whose document gave none and which has no URL. */
-const UNTITLED = 'Untitled source';
 /** A name left out (at creation) or empty is derived from the document (docs/sources.md#naming). */
 const DERIVED = 'the document\'s own title, else the URL\'s host, else `Untitled source`';
 const createBody = s.named('CreateSourceRequest', s.object({
@@ -66,7 +58,7 @@ const searchResult = s.named('SearchResult', s.object({
   score: s.number({ description: 'BM25 score, higher is better' }), text: s.string(),
 }));
 
-export interface SourceDeps { config: Config; secrets: SecretBox; logger: Logger; analyzer: Analyzer }
+export interface SourceDeps extends ScanDeps { secrets: SecretBox }
 
 /**
  * The type a new source has until its first ingestion ends: the one asked for, else a guess
@@ -79,88 +71,8 @@ function provisionalType(type: (typeof CREATE_TYPES)[number], inputUrl: string |
   return isGithubRepoUrl(inputUrl!) ? 'github' : 'url';
 }
 
-/**
- * The name a source takes when none is given: the last one derived from its document, else
- * (a record stored before derived names were kept, or one that never ingested) its URL's host,
- * else `Untitled source` (docs/sources.md#naming).
- */
-function defaultName(src: Source): string {
-  if (src.derivedName !== undefined) return src.derivedName;
-  if (!src.nameGiven) return src.name;
-  return src.inputUrl ? new URL(src.inputUrl).host : UNTITLED;
-}
-
-/** Turns an ingestion failure into the source's `error` text; unexpected errors are logged, not shown. */
-function failureMessage(err: unknown, logger: Logger, requestId: string): string {
-  if (err instanceof IngestError || err instanceof FetchError) return err.message;
-  logger.error('ingestion failed unexpectedly', { requestId, error: (err as Error)?.stack ?? String(err) });
-  return 'the content could not be ingested because of an internal parser error';
-}
-
-/**
- * The stored index record of an ingestion, as the analyzer laid it out (ids included). Its
- * postings are handed to the search index through `preparedSearch`, so storing the record
- * does not tokenize its chunks again.
- */
-function indexRecord(ws: Workspace, out: Ingested): SourceIndexRec {
-  ws.sources.search.prepared.set(out.record, out.prepared);
-  return out.record;
-}
-
 export function sourceRoutes(deps: SourceDeps) {
-  const { config, logger } = deps;
-  const running = new Set<string>();
-  const fetchOpts = () => ({
-    fetch: { timeoutMs: config.sourceFetchTimeoutMs, maxBytes: config.sourceFetchMaxBytes, allowPrivate: config.sourceFetchAllowPrivate },
-    crawlMaxPages: config.sourceCrawlMaxPages, githubApiUrl: config.githubApiUrl, analyzer: deps.analyzer,
-  });
-
-  /** Runs an ingestion for `src` and writes the outcome (status, error, index) in `ctx.tx()`. */
-  async function run(ctx: Ctx<unknown, unknown>, ws: Workspace, src: Source, req: IngestRequest): Promise<{ src: Source; idx?: SourceIndexRec }> {
-    const key = `${ws.id}/${src.id}`;
-    running.add(key); // already reserved by the caller; released below
-    let out: Ingested | undefined;
-    let error: string | null = null;
-    // A failure after detection keeps the detected type (docs/sources.md#failed-sources).
-    let failedAs: SourceType | undefined;
-    try { out = await ingest(req, { ...fetchOpts(), queue: ws.id }); } catch (e) {
-      error = failureMessage(e, logger, ctx.requestId);
-      if (e instanceof IngestError) failedAs = e.sourceType;
-    } finally { running.delete(key); }
-    // Storing the result (search postings, the log line) is a main-thread step of its own.
-    await nextTurn();
-    const current = ws.get('source', src.id);
-    // A DELETE that came in while this ran won: the answer is a conflict with that change, and
-    // nothing of this ingestion is stored.
-    if (!current) throw new ApiError('conflict', 'the source was deleted while it was being ingested');
-    const now = iso(ctx.now);
-    const host = src.inputUrl ? new URL(src.inputUrl).host : undefined;
-    const derivedName = out?.title?.trim().slice(0, 200) || host || defaultName(current);
-    let next: Source = {
-      ...current, status: out ? 'ready' : 'failed', error, updatedAt: now,
-      type: out ? out.type : failedAs ?? current.type,
-      derivedName,
-      name: current.nameGiven ? current.name : derivedName,
-    };
-    // A credential goes only where it was bound: a new server origin clears it (credentials.ts).
-    if (out) next = applyCredentialOrigins(next, out.record.serverUrl);
-    const tx = ctx.tx();
-    tx.put('source', src.id, next);
-    let idx = ws.get('source_index', src.id);
-    if (out) { idx = indexRecord(ws, out); tx.put('source_index', src.id, idx, out.recordJson); }
-    return { src: next, idx };
-  }
-
-  /**
-   * Marks the source's scan running (synchronously, so a concurrent rescan checking `running`
-   * while this commit is in flight gets its 409) and commits `tx`; `run()` releases the mark.
-   */
-  async function commitReserved(ws: Workspace, id: string, tx: ReturnType<Workspace['db']['begin']>): Promise<void> {
-    const key = `${ws.id}/${id}`;
-    running.add(key);
-    try { await ws.db.commit(tx); } catch (e) { running.delete(key); throw e; }
-  }
-
+  const scans = new SourceScans(deps);
   const load = (ctx: Ctx<unknown, unknown>): Source => {
     const src = ctx.ws.get('source', ctx.params.sourceId);
     if (!src) throw notFound();
@@ -204,14 +116,13 @@ export function sourceRoutes(deps: SourceDeps) {
           inputUrl, error: null, auth: { ...DEFAULT_AUTH }, publicDocs: { ...DEFAULT_PUBLIC_DOCS }, createdAt: now, updatedAt: now,
           nameGiven, requestedType: type,
         };
-        // The processing state is durable and visible (and reserves the url) while ingestion runs.
-        // The scan is marked running before the first await, so a rescan never overlaps it.
-        const first = ctx.ws.db.begin();
-        first.put('source', src.id, src);
-        if (keepContent) first.put('source_content', src.id, { content: b.content! }, contentJson);
-        await commitReserved(ctx.ws, src.id, first);
+        // The processing state is durable and visible (and reserves the url) while ingestion
+        // runs: the scan commits it first (src/areas/sourceScans.ts).
+        const tx = ctx.tx();
+        tx.put('source', src.id, src);
+        if (keepContent) tx.put('source_content', src.id, { content: b.content! }, contentJson);
         // What is ingested now: the pasted content when there is some (nothing is fetched), else the url.
-        const done = await run(ctx, ctx.ws, src, b.content !== undefined ? { type, content: b.content } : { type, url: inputUrl! });
+        const done = await scans.scan(ctx, src, b.content !== undefined ? { type, content: b.content } : { type, url: inputUrl! });
         return { status: 201, body: ingestionResult(done.src, done.idx) };
       },
     }),
@@ -313,15 +224,13 @@ export function sourceRoutes(deps: SourceDeps) {
       success: { status: 200, schema: ingestionResultSchema, description: 'The source and what was ingested.' },
       handler: async (ctx) => {
         const src = load(ctx);
-        if (running.has(`${ctx.ws.id}/${src.id}`)) throw new ApiError('conflict', 'a scan of this source is already running');
+        if (scans.isRunning(ctx.ws, src.id)) throw new ApiError('conflict', 'a scan of this source is already running');
         const content = ctx.ws.get('source_content', src.id)?.content;
         const processing: Source = { ...src, status: 'processing', updatedAt: iso(ctx.now) };
-        const first = ctx.ws.db.begin();
-        first.put('source', src.id, processing);
-        await commitReserved(ctx.ws, src.id, first);
+        ctx.tx().put('source', src.id, processing);
         const type = (src.requestedType ?? src.type) as IngestRequest['type'];
         // A source with a url is fetched; only one without a url re-parses its pasted content.
-        const done = await run(ctx, ctx.ws, processing, src.inputUrl !== null ? { type, url: src.inputUrl } : { type, content });
+        const done = await scans.scan(ctx, processing, src.inputUrl !== null ? { type, url: src.inputUrl } : { type, content });
         return { status: 200, body: ingestionResult(done.src, done.idx) };
       },
     }),

@@ -32,12 +32,25 @@ export type RecordMap<R> = { [K in keyof R]: object };
 export type Untyped = Record<string, Rec>;
 /** A record type name of the map `R`. */
 export type TypeOf<R> = keyof R & string;
+
+declare const PREPARED: unique symbol;
+/**
+ * The shape `V` of a record type whose puts may bring a `P` to its listeners: a value derived
+ * from the record that was prepared elsewhere (search postings made on a worker thread), so
+ * that the listener does not derive it again on the main thread. Only a type: no record holds it.
+ */
+export type WithPrepared<V, P> = V & { readonly [PREPARED]?: P };
+/** What a put of a `V` may bring to its listeners (see {@link WithPrepared}); nothing for other shapes. */
+export type PreparedOf<V> = V extends { readonly [PREPARED]?: infer P } ? P : never;
 /** One change of a transaction as written in the log: put (`p`) or delete (`d`). */
 export type Op = readonly ['p', string, string, object] | readonly ['d', string, string];
 /** Called for every change of a record of any type: `next` undefined means deleted. */
 export type ChangeListener = (type: string, id: string, prev: Rec | undefined, next: Rec | undefined) => void;
-/** Called for every change of a record of one type (see {@link Db.on}): `next` undefined means deleted. */
-export type Change<V> = (id: string, prev: V | undefined, next: V | undefined) => void;
+/**
+ * Called for every change of a record of one type (see {@link Db.on}): `next` undefined means
+ * deleted. `prepared` is what the put brought along ({@link WithPrepared}); never on replay or undo.
+ */
+export type Change<V> = (id: string, prev: V | undefined, next: V | undefined, prepared?: PreparedOf<V>) => void;
 /** Called for every put of a record of one type in a transaction (see {@link Db.derive}). */
 export type Derive<R extends RecordMap<R>, V> = (tx: Tx<R>, id: string, prev: V | undefined, next: V) => void;
 
@@ -93,11 +106,12 @@ export class Tx<R extends RecordMap<R> = Untyped> {
    * Puts `value` as the record (type, id); visible to readers at once. `json`, when given, must be
    * the text of `JSON.stringify(value)` (whole, or in pieces — see {@link JsonText}), made
    * elsewhere (an ingestion or body worker): the log line then takes it as it is instead of
-   * serializing a large record on the main thread.
+   * serializing a large record on the main thread. `prepared` goes to the type's listeners
+   * with this change only ({@link WithPrepared}); it is not stored.
    */
-  put<K extends TypeOf<R>>(type: K, id: string, value: R[K], json?: JsonText): void {
+  put<K extends TypeOf<R>>(type: K, id: string, value: R[K], json?: JsonText, prepared?: PreparedOf<R[K]>): void {
     this.db.opened(this);
-    const prev = this.db.set(type, id, value);
+    const prev = this.db.set(type, id, value, prepared);
     this.undo.push([type, id, prev, this.db.nextSeq()]);
     if (json !== undefined) (this.raw ??= [])[this.ops.length] = json;
     this.ops.push(['p', type, id, value]);
@@ -212,15 +226,18 @@ export class Db<R extends RecordMap<R> = Untyped> {
     }
   }
 
-  /** Sets or (with undefined) deletes a record, tells the listeners; returns the previous value. */
-  set(type: string, id: string, value: object | undefined): object | undefined {
+  /**
+   * Sets or (with undefined) deletes a record, tells the listeners (with `prepared`, see
+   * {@link Tx.put}); returns the previous value.
+   */
+  set(type: string, id: string, value: object | undefined, prepared?: unknown): object | undefined {
     let table = this.tables.get(type);
     if (!table) { table = new Map(); this.tables.set(type, table); }
     const prev = table.get(id);
     if (value === undefined) { if (prev !== undefined) { table.delete(id); this.live--; } }
     else { table.set(id, value); if (prev === undefined) this.live++; }
     const typed = this.onChange.get(type);
-    if (typed !== undefined) for (const l of typed) l(id, prev, value);
+    if (typed !== undefined) for (const l of typed) l(id, prev, value, prepared);
     for (const l of this.listeners) l(type, id, prev as Rec | undefined, value as Rec | undefined);
     return prev;
   }
