@@ -180,7 +180,7 @@ export class Admin {
 
   listKeys(workspace: string) {
     if (!this.store.workspaceRec(workspace)) throw new AdminError(`no workspace ${JSON.stringify(workspace)}`);
-    const keys = [...this.store.system.table('key').values()].map((k) => k as unknown as KeyRec).filter((k) => k.workspaceId === workspace);
+    const keys = [...this.store.system.table('key').values()].filter((k) => k.workspaceId === workspace);
     return { object: 'list', keys: keys.map(keyView) };
   }
 

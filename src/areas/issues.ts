@@ -13,7 +13,6 @@ import type { Workspace } from '../workspace.js';
 import type { Db, Tx } from '../store/db.js';
 import { attachIndexes, groupBy, orderBy } from '../store/indexes.js';
 import type { DefinitionRecords } from './definitions.js';
-import type { Conversation } from './conversations.js';
 import { compact, listSchema, notFound, pageParams, paginate, priority, type Priority } from './common.js';
 
 export const ISSUE_STATES = ['new', 'on_you', 'on_customer', 'on_hold', 'closed'] as const;

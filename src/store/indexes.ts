@@ -37,9 +37,11 @@ export const groupBy = <V>(key: KeyOf<V>): GroupDecl<V> => ({ kind: 'group', key
 /** Key → the one id that has it. */
 export class UniqueIndex {
   private readonly ids = new Map<string, string>();
+  /** The number of keys. */
   get size(): number { return this.ids.size; }
   /** The id of the record whose key is `key`, or undefined. */
   get(key: string): string | undefined { return this.ids.get(key); }
+  /** Whether a record has the key `key`. */
   has(key: string): boolean { return this.ids.has(key); }
   /** @internal */
   apply(id: string, before: string | undefined, after: string | undefined): void {
