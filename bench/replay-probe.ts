@@ -22,4 +22,4 @@ closeSync(fd);
 if (process.env.SEMI) (await import('node:v8')).setFlagsFromString(`--max-semi-space-size=${process.env.SEMI}`);
 const t = performance.now();
 const ws = await Workspace.open('ws', file, { fs: nodeFs, sync: false, now: () => Date.now() });
-console.log(`replayed ${n} puts over ${ids} ids in ${Math.round(performance.now() - t)} ms; heap ${Math.round(process.memoryUsage().heapUsed / 2 ** 20)} MiB; conversations ${ws.conversationOrder.size}`);
+console.log(`replayed ${n} puts over ${ids} ids in ${Math.round(performance.now() - t)} ms; heap ${Math.round(process.memoryUsage().heapUsed / 2 ** 20)} MiB; conversations ${ws.conversations.order.size}`);

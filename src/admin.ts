@@ -8,20 +8,19 @@ import { iso, type Clock } from './clock.js';
 import { generateApiKey, hashKey, parseScopes } from './auth/keys.js';
 import { isDateTime, s, validate, type Static } from './http/schema.js';
 import { ApiError } from './http/errors.js';
-import { SecretBox, type Sealed } from './secrets.js';
-import { T } from './workspace.js';
+import { SecretBox } from './secrets.js';
 import { WorkspaceUnavailableError, type KeyRec, type Store } from './store/store.js';
+import type { Workspace } from './workspace.js';
 import { isOutOfSpace } from './store/fs.js';
 import type { RepairResult } from './store/recovery.js';
-import type { Rec } from './store/db.js';
 import { addMessage, createConversation, customerInput, CONVERSATION_STATUSES, CHANNELS, type Conversation } from './areas/conversations.js';
 import { createIssue, ISSUE_STATES, useTags } from './areas/issues.js';
-import { checkCustomFieldOptions, createCustomField, customFieldInput, customFieldView, type CustomField } from './areas/definitions.js';
+import { checkCustomFieldOptions, createCustomField, customFieldInput, customFieldView, type CustomField, type Tag } from './areas/definitions.js';
 import { agentInput, createAgent } from './areas/agents.js';
 import { priority } from './areas/common.js';
 
 export type DefinitionKind = 'customField' | 'tag' | 'agent';
-const DEFINITION_TYPES: Record<DefinitionKind, string> = { customField: T.customField, tag: T.tag, agent: T.agent };
+const DEFINITION_TYPES = { customField: 'custom_field', tag: 'tag', agent: 'agent' } as const;
 const DEFINITION_INPUTS = { customField: customFieldInput, tag: s.object({ name: s.string({ minLength: 1, maxLength: 64 }) }), agent: agentInput };
 
 /**
@@ -76,7 +75,7 @@ export type ImportFile = Static<typeof importSchema>;
 
 /** The admin commands, by name, with their arguments as the CLI passes them. */
 export class Admin {
-  constructor(private readonly store: Store, private readonly clock: Clock, private readonly secrets?: SecretBox) {}
+  constructor(private readonly store: Store<Workspace>, private readonly clock: Clock, private readonly secrets?: SecretBox) {}
 
   /**
    * Runs one command by name (the admin socket's and the CLI's entry point).
@@ -141,7 +140,7 @@ export class Admin {
   async createKey(a: { workspace?: string; name?: string; scopes?: string; expiresAt?: string }) {
     const { rec, key } = this.newKey(a);
     const tx = this.store.system.begin();
-    tx.put('key', rec.id, rec as unknown as Rec);
+    tx.put('key', rec.id, rec);
     await this.store.system.commit(tx);
     return { object: 'api_key', id: rec.id, key, prefix: rec.prefix, scopes: rec.scopes, expiresAt: rec.expiresAt, workspaceId: rec.workspaceId, name: rec.name, createdAt: rec.createdAt };
   }
@@ -154,7 +153,7 @@ export class Admin {
     let key = '';
     const ws = await this.store.createWorkspace('Default workspace', (tx, w) => {
       const k = this.newKey({ workspace: w.id, name: 'bootstrap', scopes: '*' });
-      tx.put('key', k.rec.id, k.rec as unknown as Rec);
+      tx.put('key', k.rec.id, k.rec);
       key = k.key;
     });
     return { workspaceId: ws.id, name: ws.name, key };
@@ -181,7 +180,7 @@ export class Admin {
 
   listKeys(workspace: string) {
     if (!this.store.workspaceRec(workspace)) throw new AdminError(`no workspace ${JSON.stringify(workspace)}`);
-    const keys = [...this.store.system.table('key').values()].map((k) => k as unknown as KeyRec).filter((k) => k.workspaceId === workspace);
+    const keys = [...this.store.system.table('key').values()].filter((k) => k.workspaceId === workspace);
     return { object: 'list', keys: keys.map(keyView) };
   }
 
@@ -191,7 +190,7 @@ export class Admin {
     if (k.revokedAt) return keyView(k);
     const next: KeyRec = { ...k, revokedAt: iso(this.clock.now()) };
     const tx = this.store.system.begin();
-    tx.put('key', id, next as unknown as Rec);
+    tx.put('key', id, next);
     await this.store.system.commit(tx);
     return keyView(next);
   }
@@ -215,7 +214,7 @@ export class Admin {
     const counts = { customFields: 0, tags: 0, agents: 0, conversations: 0, messages: 0, issues: 0 };
     try {
       for (const f of file.customFields ?? []) { createCustomField(ws, tx, f, now); counts.customFields++; }
-      for (const t of file.tags ?? []) { if (!ws.tagIdByName.has(t.name.toLowerCase())) counts.tags++; useTags(ws, tx, [t.name], now); }
+      for (const t of file.tags ?? []) { if (!ws.tags.byName.has(t.name.toLowerCase())) counts.tags++; useTags(ws, tx, [t.name], now); }
       for (const a of file.agents ?? []) { createAgent(tx, a, now); counts.agents++; }
       for (const [i, c] of (file.conversations ?? []).entries()) {
         const created = at(c.createdAt);
@@ -230,14 +229,14 @@ export class Admin {
           const last = conv.updatedAt;
           const next = { ...conv, status: c.status } as Conversation;
           if (c.status === 'solved') next.closedAt = last; else delete next.closedAt;
-          tx.put(T.conversation, conv.id, next as unknown as Rec);
+          tx.put('conversation', conv.id, next);
         }
         counts.conversations++;
       }
       for (const [i, x] of (file.issues ?? []).entries()) {
         let conversationId: string | undefined;
         if (x.conversationExternalId !== undefined) {
-          conversationId = ws.conversationByExternalId.get(x.conversationExternalId);
+          conversationId = ws.conversations.byExternalId.get(x.conversationExternalId);
           if (!conversationId) throw new AdminError(`import file is invalid: issues[${i}].conversationExternalId matches no conversation`);
         }
         const { conversationExternalId: _, createdAt, ...rest } = x;
@@ -275,17 +274,17 @@ export class Admin {
     else if (kind === 'agent') out = { object: 'agent', ...createAgent(tx, input as Static<typeof agentInput>, now) };
     else {
       const name = (input as { name: string }).name;
-      const existing = ws.tagIdByName.get(name.toLowerCase());
-      const tag = existing === undefined ? undefined : ws.get<{ id: string; name: string; enabled?: boolean }>(T.tag, existing);
+      const existing = ws.tags.byName.get(name.toLowerCase());
+      const tag = existing === undefined ? undefined : ws.get('tag', existing);
       if (tag && tag.enabled !== false) { tx.abort(); throw new AdminError(`a tag named ${JSON.stringify(name)} already exists`); }
       if (tag) {
         // Creating a disabled tag again enables it (keeping its id and first spelling).
         const { enabled: _off, ...on } = tag;
-        tx.put(T.tag, tag.id, on);
+        tx.put('tag', tag.id, on);
         out = { object: 'tag', id: tag.id, name: tag.name };
       } else {
         useTags(ws, tx, [name], now);
-        const id = ws.tagIdByName.get(name.toLowerCase())!;
+        const id = ws.tags.byName.get(name.toLowerCase())!;
         out = { object: 'tag', id, name };
       }
     }
@@ -298,18 +297,18 @@ export class Admin {
     const ws = this.store.workspace(workspaceId);
     if (!ws) throw new AdminError(`no workspace ${JSON.stringify(workspaceId)}`);
     const type = DEFINITION_TYPES[kind];
-    const rec = ws.get<Record<string, unknown>>(type, id);
+    const rec = ws.get(type, id);
     if (!rec) throw new AdminError(`no ${kind === 'customField' ? 'custom field' : kind} ${JSON.stringify(id)} in this workspace`);
     // Already disabled: nothing changes (an agent keeps its updatedAt).
     const unchanged = rec.enabled === false;
-    const next: Record<string, unknown> = unchanged ? rec : { ...rec, enabled: false, ...(kind === 'agent' ? { updatedAt: iso(this.clock.now()) } : {}) };
+    const next = unchanged ? rec : { ...rec, enabled: false, ...(kind === 'agent' ? { updatedAt: iso(this.clock.now()) } : {}) };
     if (!unchanged) {
       const tx = ws.db.begin();
       tx.put(type, id, next);
       await ws.db.commit(tx);
     }
-    if (kind === 'customField') return customFieldView(next as unknown as CustomField);
-    if (kind === 'tag') return { object: 'tag', id, name: next.name, enabled: false };
+    if (kind === 'customField') return customFieldView(next as CustomField);
+    if (kind === 'tag') return { object: 'tag', id, name: (next as Tag).name, enabled: false };
     return { object: 'agent', ...next };
   }
 
@@ -328,15 +327,15 @@ export class Admin {
     let count = 0;
     for (const ws of this.store.workspaces.values()) {
       const tx = ws.db.begin();
-      for (const [id, rec] of ws.db.table(T.source)) {
-        const cred = rec.credential as { sealed: Sealed } | undefined;
+      for (const [id, rec] of ws.db.table('source')) {
+        const cred = rec.credential;
         if (!cred) continue;
         let plain: string;
         try { plain = this.secrets.open(cred.sealed, `${ws.id}/${id}`); } catch (e) {
           tx.abort();
           throw new AdminError(`source ${id} of workspace ${ws.id}: ${(e as Error).message}`);
         }
-        tx.put(T.source, id, { ...rec, credential: { ...cred, sealed: this.secrets.seal(plain, `${ws.id}/${id}`) } });
+        tx.put('source', id, { ...rec, credential: { ...cred, sealed: this.secrets.seal(plain, `${ws.id}/${id}`) } });
         count++;
       }
       await ws.db.commit(tx);

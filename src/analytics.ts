@@ -6,36 +6,44 @@
  * through the creation-time index, not a scan of the workspace). Only counts and durations
  * leave this module: never a name, an email, a subject or a body.
  */
-import type { Rec, Tx } from './store/db.js';
+import type { Db, Tx } from './store/db.js';
 import type { Workspace } from './workspace.js';
-import { CONVERSATION_STATUSES, CHANNELS } from './areas/conversations.js';
-import { ISSUE_STATES } from './areas/issues.js';
+import { CONVERSATION_STATUSES, CHANNELS, type ConversationRecords } from './areas/conversations.js';
+import { ISSUE_STATES, type IssueRecords } from './areas/issues.js';
 import { PRIORITIES } from './areas/common.js';
 
-export const STATS_DAY = 'stats_day';
+/** The event counts of one UTC day (record type `stats_day`, id = the date). */
 export interface DayRec { date: string; conversationsCreated: number; conversationsSolved: number; issuesCreated: number; issuesClosed: number }
+/** The record types of analytics. */
+export interface AnalyticsRecords { stats_day: DayRec }
 type Counter = Exclude<keyof DayRec, 'date'>;
 
 const day = (isoTime: string) => isoTime.slice(0, 10);
 
-function bump(tx: Tx, get: (type: string, id: string) => Rec | undefined, date: string, field: Counter): void {
-  const prev = get(STATS_DAY, date) as DayRec | undefined;
+/** The records analytics reads and writes. */
+type Counted = AnalyticsRecords & ConversationRecords & IssueRecords;
+
+/** Adds one to the counter `field` of `date` in `tx` (the day's record as memory holds it, this transaction's changes included). */
+function bump(db: Db<Counted>, tx: Tx<Counted>, date: string, field: Counter): void {
+  const prev = db.get('stats_day', date);
   const next: DayRec = prev ? { ...prev } : { date, conversationsCreated: 0, conversationsSolved: 0, issuesCreated: 0, issuesClosed: 0 };
   next[field] += 1;
-  tx.put(STATS_DAY, date, next as unknown as Rec);
+  tx.put('stats_day', date, next);
 }
 
-/** The store's derive hook: turns conversation and issue changes into daily event counts. */
-export function deriveEvents(get: (type: string, id: string) => Rec | undefined) {
-  return (tx: Tx, type: string, _id: string, prev: Rec | undefined, next: Rec): void => {
-    if (type === 'conversation') {
-      if (!prev) bump(tx, get, day(next.createdAt as string), 'conversationsCreated');
-      if (next.status === 'solved' && prev?.status !== 'solved') bump(tx, get, day(next.closedAt as string), 'conversationsSolved');
-    } else if (type === 'issue') {
-      if (!prev) bump(tx, get, day(next.createdAt as string), 'issuesCreated');
-      if (next.state === 'closed' && prev?.state !== 'closed') bump(tx, get, day(next.closedAt as string), 'issuesClosed');
-    }
-  };
+/**
+ * Registers on `db` the daily event counters: every put of a conversation or an issue that
+ * creates it, solves it or closes it adds to its day's counter in the same transaction.
+ */
+export function countDailyEvents(db: Db<Counted>): void {
+  db.derive('conversation', (tx, _id, prev, next) => {
+    if (!prev) bump(db, tx, day(next.createdAt), 'conversationsCreated');
+    if (next.status === 'solved' && prev?.status !== 'solved') bump(db, tx, day(next.closedAt!), 'conversationsSolved');
+  });
+  db.derive('issue', (tx, _id, prev, next) => {
+    if (!prev) bump(db, tx, day(next.createdAt), 'issuesCreated');
+    if (next.state === 'closed' && prev?.state !== 'closed') bump(db, tx, day(next.closedAt!), 'issuesClosed');
+  });
 }
 
 const zeroes = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
@@ -58,7 +66,7 @@ export function computeAnalytics(ws: Workspace, from: string, to: string) {
   const daily: DayRec[] = [];
   for (let t = Date.parse(start); t < Date.parse(endDate); t += 86_400_000) {
     const date = new Date(t).toISOString().slice(0, 10);
-    const d = ws.get<DayRec>(STATS_DAY, date);
+    const d = ws.get('stats_day', date);
     daily.push({ date, conversationsCreated: d?.conversationsCreated ?? 0, conversationsSolved: d?.conversationsSolved ?? 0, issuesCreated: d?.issuesCreated ?? 0, issuesClosed: d?.issuesClosed ?? 0 });
   }
   const sum = (f: Counter) => daily.reduce((n, d) => n + d[f], 0);
@@ -67,24 +75,26 @@ export function computeAnalytics(ws: Workspace, from: string, to: string) {
   const byChannel = zeroes(CHANNELS);
   const firstResponse: number[] = [];
   const resolution: number[] = [];
-  for (const at of ws.conversationOrder.asc(start)) {
-    if (ws.conversationOrder.sortKeyAt(at) >= endDate) break;
-    const c = ws.get<Record<string, string>>('conversation', ws.conversationOrder.idAt(at));
+  const conversations = ws.conversations.order;
+  for (const at of conversations.asc(start)) {
+    if (conversations.sortKeyAt(at) >= endDate) break;
+    const c = ws.get('conversation', conversations.idAt(at));
     if (!c) continue;
-    byStatus[c.status as (typeof CONVERSATION_STATUSES)[number]]++;
-    byChannel[c.channel as (typeof CHANNELS)[number]]++;
+    byStatus[c.status]++;
+    byChannel[c.channel]++;
     const created = Date.parse(c.createdAt);
     if (c.firstResponseAt) firstResponse.push((Date.parse(c.firstResponseAt) - created) / 1000);
     if (c.status === 'solved' && c.closedAt) resolution.push((Date.parse(c.closedAt) - created) / 1000);
   }
   const byState = zeroes(ISSUE_STATES);
   const byPriority = zeroes(PRIORITIES);
-  for (const at of ws.issueOrder.asc(start)) {
-    if (ws.issueOrder.sortKeyAt(at) >= endDate) break;
-    const i = ws.get<Record<string, string>>('issue', ws.issueOrder.idAt(at));
+  const issues = ws.issues.order;
+  for (const at of issues.asc(start)) {
+    if (issues.sortKeyAt(at) >= endDate) break;
+    const i = ws.get('issue', issues.idAt(at));
     if (!i) continue;
-    byState[i.state as (typeof ISSUE_STATES)[number]]++;
-    byPriority[i.priority as (typeof PRIORITIES)[number]]++;
+    byState[i.state]++;
+    byPriority[i.priority]++;
   }
   return {
     object: 'analytics', from, to,

@@ -23,7 +23,7 @@ import { nextTurn } from './turns.js';
 import { isOutOfSpace } from './store/fs.js';
 import type { Tx } from './store/db.js';
 import { WorkspaceUnavailableError, type KeyRec, type Store } from './store/store.js';
-import type { Workspace } from './workspace.js';
+import type { Records, Workspace } from './workspace.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
@@ -35,7 +35,7 @@ const NO_MEMBERS: ReadonlyMap<string, Uint8Array> = new Map();
 const NEEDS_ESCAPE = /["\\]/;
 
 export interface AppOptions {
-  store: Store;
+  store: Store<Workspace>;
   config: Config;
   clock: Clock;
   logger: Logger;
@@ -207,10 +207,12 @@ export class App {
     const { route, ws } = input;
     const idem = route.method === 'POST' ? this.idempotency.begin(x.req, ws, input.key, input.fingerprint, this.opts.clock.now()) : null;
     if (idem?.replay) return this.send(x, idem.replay);
-    let tx: Tx | undefined;
+    let tx: Tx<Records> | undefined;
     const ctx: Ctx<unknown, unknown> = {
       ws, key: input.key, store: this.opts.store, params: input.params, query: input.query, body: input.body, bodyJson: input.json,
       now: this.opts.clock.now(), requestId: x.requestId, tx: () => (tx ??= ws.db.begin()), cursors: this.cursors,
+      // A durable step mid-request: what was written so far, then a new transaction for the rest.
+      commit: async () => { const done = tx; tx = undefined; if (done) await ws.db.commit(done); },
     };
     let result: Result | Promise<Result>;
     try {
@@ -225,7 +227,7 @@ export class App {
   }
 
   /** Awaits the handler, stores the idempotent answer, commits (durable before the answer), answers. */
-  private async commit(x: Exchange, ctx: Ctx<unknown, unknown>, tx: () => Tx | undefined, pending: Result | Promise<Result>, idem: IdempotencyTicket | null): Promise<void> {
+  private async commit(x: Exchange, ctx: Ctx<unknown, unknown>, tx: () => Tx<Records> | undefined, pending: Result | Promise<Result>, idem: IdempotencyTicket | null): Promise<void> {
     try {
       const result = await pending;
       if (idem && result.status < 300) idem.store(ctx.tx(), result, ctx.now);

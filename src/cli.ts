@@ -10,7 +10,7 @@ import { Admin, AdminError, repairView } from './admin.js';
 import { callAdminSocket } from './adminSocket.js';
 import { LockedError, acquireLock, lockHolder } from './store/lock.js';
 import { repairLog } from './store/recovery.js';
-import { Store } from './store/store.js';
+import { openStore } from './workspace.js';
 import { systemClock } from './clock.js';
 import { loadConfig } from './config.js';
 import { SecretBox } from './secrets.js';
@@ -92,7 +92,7 @@ async function execute(dataDir: string, op: string, args: Record<string, unknown
     const holder = await lockHolder(dataDir);
     try {
       if (holder !== null) return await callAdminSocket(dataDir, op, args);
-      const store = await Store.open({ dataDir, sync: true, clock: systemClock });
+      const store = await openStore({ dataDir, sync: true, clock: systemClock });
       try { return await new Admin(store, systemClock, SecretBox.load(dataDir)).run(op, args); } finally { await store.close(); }
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;

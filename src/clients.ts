@@ -6,7 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import { SortedIndex } from './store/sorted.js';
-import type { Rec } from './store/db.js';
+import type { Db } from './store/db.js';
+import type { Conversation, ConversationRecords } from './areas/conversations.js';
+import type { Issue, IssueRecords } from './areas/issues.js';
 
 export interface ClientView {
   object: 'client'; id: string; name: string; domain: string | null;
@@ -16,9 +18,8 @@ export interface ClientView {
 
 interface Group {
   id: string; key: string; name: string; domain: string | null;
-  /** conversation id → its contribution. */
   /** conversation id → its current record (shared with the store: no copy per conversation). */
-  conversations: Map<string, Rec>;
+  conversations: Map<string, Conversation>;
   /** issue id → its activity time. */
   issues: Map<string, { createdAt: string; activity: string }>;
   counts: { open: number; waiting: number; solved: number };
@@ -54,7 +55,7 @@ export function clientId(workspaceId: string, key: string): string {
 
 const later = (a: string, b: string | undefined) => (b && b > a ? b : a);
 /** A conversation's last activity: the later of its update and its last message. */
-const activityOf = (c: Rec): string => later(c.updatedAt as string, c.lastMessageAt as string | undefined);
+const activityOf = (c: Conversation): string => later(c.updatedAt, c.lastMessageAt);
 
 export class ClientIndex {
   private readonly groups = new Map<string, Group>();
@@ -85,56 +86,71 @@ export class ClientIndex {
    */
   private readonly conversationGroup = new Map<string, string | null>();
   /** Issues replayed before their conversation (a compacted log's order): conversation id → issue id → record. */
-  private readonly waiting = new Map<string, Map<string, Rec>>();
+  private readonly waiting = new Map<string, Map<string, Issue>>();
 
-  constructor(private readonly workspaceId: string) {}
+  private constructor(private readonly workspaceId: string) {}
+
+  /**
+   * The client aggregates of workspace `workspaceId`: built from every conversation and issue
+   * of `db` (one pass), then kept up to date by `db`'s listeners. Built on first use, so that
+   * replaying a large log at start pays nothing for them.
+   */
+  static attach(workspaceId: string, db: Db<ConversationRecords & IssueRecords>): ClientIndex {
+    const idx = new ClientIndex(workspaceId);
+    for (const [cid, c] of db.table('conversation')) idx.addConversation(cid, c);
+    for (const [iid, i] of db.table('issue')) idx.addIssue(iid, i);
+    db.on('conversation', (id, prev, next) => idx.onConversation(id, prev, next));
+    db.on('issue', (id, prev, next) => idx.onIssue(id, prev, next));
+    return idx;
+  }
 
   get(id: string): ClientView | undefined {
     const g = this.byId.get(id);
     return g ? view(g) : undefined;
   }
 
-  /** Applies a change of a conversation or an issue (from the workspace's change listener). */
-  onChange(type: 'conversation' | 'issue', id: string, prev: Rec | undefined, next: Rec | undefined, conversation: (id: string) => Rec | undefined): void {
-    if (type === 'conversation') {
-      if (prev && next && this.updateConversation(id, prev, next)) return;
-      if (prev) this.removeConversation(id, prev);
-      if (next) this.addConversation(id, next);
-    } else {
-      if (prev && next && this.updateIssue(id, prev, next, conversation)) return;
-      if (prev) this.removeIssue(id, prev, conversation);
-      if (next) this.addIssue(id, next, conversation);
-    }
+  /** Applies a change of a conversation. */
+  private onConversation(id: string, prev: Conversation | undefined, next: Conversation | undefined): void {
+    if (prev && next && this.updateConversation(id, prev, next)) return;
+    if (prev) this.removeConversation(id, prev);
+    if (next) this.addConversation(id, next);
+  }
+
+  /** Applies a change of an issue. */
+  private onIssue(id: string, prev: Issue | undefined, next: Issue | undefined): void {
+    if (prev && next && this.updateIssue(id, prev, next)) return;
+    if (prev) this.removeIssue(id, prev);
+    if (next) this.addIssue(id, next);
   }
 
   /** An update within the same group, in place (the hot path of every message). False if it moved groups. */
-  private updateConversation(id: string, prev: Rec, next: Rec): boolean {
-    const pc = prev.customer as { id: string; email: string; company?: string };
-    const nc = next.customer as { id: string; email: string; company?: string };
+  private updateConversation(id: string, prev: Conversation, next: Conversation): boolean {
+    const pc = prev.customer;
+    const nc = next.customer;
     const key = groupKey(nc.company, nc.email);
     if (!key || key !== groupKey(pc.company, pc.email) || pc.id !== nc.id) return false;
     const g = this.groups.get(key);
     const entry = g?.conversations.get(id);
     const entryActivity = entry ? activityOf(entry) : '';
     if (!g || !entry) return false;
-    g.counts[prev.status as 'open'] -= 1;
-    g.counts[next.status as 'open'] += 1;
+    g.counts[prev.status] -= 1;
+    g.counts[next.status] += 1;
     g.conversations.set(id, next);
-    const activity = later(next.updatedAt as string, next.lastMessageAt as string | undefined);
+    const activity = later(next.updatedAt, next.lastMessageAt);
     const wasLatest = entryActivity === g.lastActivityAt;
     if (activity > g.lastActivityAt) this.touch(g, activity);
     else if (wasLatest && activity < g.lastActivityAt) this.recompute(g); // an undo moved it back
     return true;
   }
 
-  private updateIssue(id: string, prev: Rec, next: Rec, conversation: (id: string) => Rec | undefined): boolean {
-    const key = this.issueGroup(next, conversation);
-    if (!key || key !== this.issueGroup(prev, conversation)) return false;
+  private updateIssue(id: string, prev: Issue, next: Issue): boolean {
+    const key = this.issueGroup(next);
+    if (!key || key !== this.issueGroup(prev)) return false;
     const g = this.groups.get(key);
     const entry = g?.issues.get(id);
     if (!g || !entry) return false;
     const wasLatest = entry.activity === g.lastActivityAt;
-    entry.activity = next.updatedAt as string;
+    entry.activity = next.updatedAt;
     if (entry.activity > g.lastActivityAt) this.touch(g, entry.activity);
     else if (wasLatest && entry.activity < g.lastActivityAt) this.recompute(g);
     return true;
@@ -150,53 +166,53 @@ export class ClientIndex {
     return g;
   }
 
-  private addConversation(id: string, c: Rec): void {
-    const cust = c.customer as { id: string; email: string; company?: string };
+  private addConversation(id: string, c: Conversation): void {
+    const cust = c.customer;
     const key = groupKey(cust.company, cust.email);
     this.conversationGroup.set(id, key);
     this.addConversationTo(id, c, key);
     const waiting = this.waiting.get(id);
     if (waiting) {
       this.waiting.delete(id);
-      for (const [iid, i] of waiting) this.addIssue(iid, i, () => undefined);
+      for (const [iid, i] of waiting) this.addIssue(iid, i);
     }
   }
 
-  private addConversationTo(id: string, c: Rec, key: string | null): void {
-    const cust = c.customer as { id: string; email: string; company?: string };
+  private addConversationTo(id: string, c: Conversation, key: string | null): void {
+    const cust = c.customer;
     if (!key) return;
     const g = this.groups.get(key) ?? this.group(key, cust.company?.trim() || domainOf(cust.email)!, domainOf(cust.email));
-    const activity = later(c.updatedAt as string, c.lastMessageAt as string | undefined);
+    const activity = later(c.updatedAt, c.lastMessageAt);
     g.conversations.set(id, c);
-    g.counts[c.status as 'open'] += 1;
+    g.counts[c.status] += 1;
     g.customers.set(cust.id, (g.customers.get(cust.id) ?? 0) + 1);
-    if (!g.firstSeenAt || (c.createdAt as string) < g.firstSeenAt) g.firstSeenAt = c.createdAt as string;
+    if (!g.firstSeenAt || c.createdAt < g.firstSeenAt) g.firstSeenAt = c.createdAt;
     this.touch(g, activity);
   }
 
-  private removeConversation(id: string, c: Rec): void {
-    const cust = c.customer as { id: string; email: string; company?: string };
+  private removeConversation(id: string, c: Conversation): void {
+    const cust = c.customer;
     const key = groupKey(cust.company, cust.email);
     this.conversationGroup.delete(id);
     const g = key ? this.groups.get(key) : undefined;
     if (!g || !g.conversations.delete(id)) return;
-    g.counts[c.status as 'open'] -= 1;
+    g.counts[c.status] -= 1;
     const n = (g.customers.get(cust.id) ?? 1) - 1;
     if (n > 0) g.customers.set(cust.id, n); else g.customers.delete(cust.id);
     this.recompute(g);
   }
 
-  private issueGroup(i: Rec, _conversation?: (id: string) => Rec | undefined): string | null {
-    const cust = i.customer as { email?: string; company?: string } | undefined;
+  private issueGroup(i: Issue): string | null {
+    const cust = i.customer;
     const own = groupKey(cust?.company, cust?.email);
     if (own) return own;
-    const cid = (i.source as { conversationId?: string }).conversationId;
+    const cid = i.source.conversationId;
     return cid ? this.conversationGroup.get(cid) ?? null : null;
   }
 
-  private addIssue(id: string, i: Rec, conversation: (id: string) => Rec | undefined): void {
-    const key = this.issueGroup(i, conversation);
-    const cid = (i.source as { conversationId?: string }).conversationId;
+  private addIssue(id: string, i: Issue): void {
+    const key = this.issueGroup(i);
+    const cid = i.source.conversationId;
     if (!key && cid && !this.conversationGroup.has(cid)) {
       // Its conversation is not known yet: count the issue when the conversation arrives.
       let w = this.waiting.get(cid);
@@ -205,17 +221,17 @@ export class ClientIndex {
       return;
     }
     if (!key) return;
-    const cust = i.customer as { email?: string; company?: string } | undefined;
+    const cust = i.customer;
     const g = this.groups.get(key) ?? this.group(key, cust?.company?.trim() || domainOf(cust?.email) || key.slice(key.indexOf(':') + 1), domainOf(cust?.email));
-    g.issues.set(id, { createdAt: i.createdAt as string, activity: i.updatedAt as string });
-    if (!g.firstSeenAt || (i.createdAt as string) < g.firstSeenAt) g.firstSeenAt = i.createdAt as string;
-    this.touch(g, i.updatedAt as string);
+    g.issues.set(id, { createdAt: i.createdAt, activity: i.updatedAt });
+    if (!g.firstSeenAt || i.createdAt < g.firstSeenAt) g.firstSeenAt = i.createdAt;
+    this.touch(g, i.updatedAt);
   }
 
-  private removeIssue(id: string, i: Rec, conversation: (id: string) => Rec | undefined): void {
-    const cid = (i.source as { conversationId?: string }).conversationId;
+  private removeIssue(id: string, i: Issue): void {
+    const cid = i.source.conversationId;
     if (cid && this.waiting.get(cid)?.delete(id)) { if (this.waiting.get(cid)!.size === 0) this.waiting.delete(cid); return; }
-    const key = this.issueGroup(i, conversation);
+    const key = this.issueGroup(i);
     const g = key ? this.groups.get(key) : undefined;
     if (!g || !g.issues.delete(id)) return;
     this.recompute(g);
@@ -239,7 +255,7 @@ export class ClientIndex {
     let first = '';
     let last = '';
     for (const c of g.conversations.values()) {
-      const created = c.createdAt as string;
+      const created = c.createdAt;
       const act = activityOf(c);
       if (!first || created < first) first = created;
       if (act > last) last = act;

@@ -7,6 +7,19 @@
 export class CustomerIds {
   private readonly byEmail = new Map<string, { id: string; conversations: number }>();
 
+  /** The number of emails with an id. */
+  get size(): number { return this.byEmail.size; }
+
+  /**
+   * Applies a change of a conversation whose customer was `before` and is `after` (undefined:
+   * none, the conversation was created or deleted). The same customer on both sides costs nothing.
+   */
+  apply(before: { id: string; email: string } | undefined, after: { id: string; email: string } | undefined): void {
+    if (before !== undefined && after !== undefined && before.id === after.id && before.email === after.email) return;
+    if (before !== undefined) this.remove(before.email, before.id);
+    if (after !== undefined) this.add(after.email, after.id);
+  }
+
   /** The customer id `email` has in the workspace, or undefined when no conversation has it. */
   idOf(email: string): string | undefined {
     return this.byEmail.get(email.toLowerCase())?.id;

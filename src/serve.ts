@@ -17,7 +17,8 @@ import { WorkerBodyParser } from './http/largeBody.js';
 import { UsageCounter } from './usage.js';
 import type { Analyzer } from './ingest/analyze.js';
 import { MiB, type Route } from './http/route.js';
-import { Store } from './store/store.js';
+import type { Store } from './store/store.js';
+import { openStore, type Workspace } from './workspace.js';
 import { ERRORS, errorMessage, type ErrorCode } from './http/errors.js';
 import type { Config } from './config.js';
 import type { Clock } from './clock.js';
@@ -48,7 +49,7 @@ export interface RunningServer {
   url: string;
   port: number;
   app: App;
-  store: Store;
+  store: Store<Workspace>;
   admin: Admin;
   http: http.Server;
   usage: UsageCounter;
@@ -89,7 +90,7 @@ function listenFailure(e: NodeJS.ErrnoException, host: string, port: number): Li
 
 /** What serves the API once the data dir is open. */
 interface Services {
-  store: Store;
+  store: Store<Workspace>;
   admin: Admin;
   analyzer: Analyzer;
   usage: UsageCounter;
@@ -105,11 +106,11 @@ interface Services {
  */
 async function openServices(config: Config, deps: ServerDeps): Promise<Services> {
   const { clock, logger } = deps;
-  let store: Store | undefined;
+  let store: Store<Workspace> | undefined;
   let analyzer: Analyzer | undefined;
   let usage: UsageCounter | undefined;
   try {
-    store = await Store.open({ dataDir: config.dataDir, sync: config.sync === 'always', clock, fs: deps.fs,
+    store = await openStore({ dataDir: config.dataDir, sync: config.sync === 'always', clock, fs: deps.fs,
       onError: (e) => logger.error('background store error', { error: e.message }), compactionSlack: deps.compactionSlack });
     // A torn last line was cut off during replay: say so, never drop it quietly (docs/storage.md#torn-tail).
     for (const db of [store.system, ...[...store.workspaces.values()].map((w) => w.db)]) {

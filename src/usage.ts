@@ -5,11 +5,13 @@
  * request — a crash loses at most the last batch. The record `usage/<YYYY-MM>` holds a month.
  */
 import type { Clock } from './clock.js';
-import type { Store } from './store/store.js';
+import type { Db } from './store/db.js';
+import type { ServedWorkspace, Store } from './store/store.js';
 import type { Logger } from './logger.js';
-import { T } from './workspace.js';
 
 export interface UsageRec { month: string; apiRequests: number; liveApiChecks: number }
+/** The record types of usage counting. */
+export interface UsageRecords { usage: UsageRec }
 
 /** `YYYY-MM` of `ms` in UTC. */
 export const monthOf = (ms: number): string => new Date(ms).toISOString().slice(0, 7);
@@ -26,7 +28,7 @@ export class UsageCounter {
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
 
-  constructor(private readonly store: Store, private readonly clock: Clock, private readonly logger: Logger, readonly flushMs = 5000) {}
+  constructor(private readonly store: Store<ServedWorkspace & { readonly db: Db<UsageRecords> }>, private readonly clock: Clock, private readonly logger: Logger, readonly flushMs = 5000) {}
 
   /** Starts the periodic flush (unref'd: it never keeps the process alive). */
   start(): void {
@@ -69,7 +71,7 @@ export class UsageCounter {
   current(workspaceId: string): { periodStart: string; periodEnd: string; apiRequests: number; liveApiChecks: number } {
     const month = monthOf(this.clock.now());
     const { start, end } = monthBounds(month);
-    const stored = this.store.workspace(workspaceId)?.get<UsageRec>(T.usage, month);
+    const stored = this.store.workspace(workspaceId)?.db.get('usage', month);
     const extra = this.pending.get(workspaceId)?.get(month);
     return {
       periodStart: new Date(start).toISOString(),
@@ -96,8 +98,8 @@ export class UsageCounter {
       if (!ws) continue;
       const tx = ws.db.begin();
       for (const [month, c] of byMonth) {
-        const prev = ws.get<UsageRec>(T.usage, month);
-        tx.put(T.usage, month, { month, apiRequests: (prev?.apiRequests ?? 0) + c.apiRequests, liveApiChecks: (prev?.liveApiChecks ?? 0) + c.liveApiChecks });
+        const prev = ws.db.get('usage', month);
+        tx.put('usage', month, { month, apiRequests: (prev?.apiRequests ?? 0) + c.apiRequests, liveApiChecks: (prev?.liveApiChecks ?? 0) + c.liveApiChecks });
       }
       writes.push(ws.db.commit(tx).catch((e) => {
         // Put the counts back so the next flush retries them.

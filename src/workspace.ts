@@ -1,245 +1,104 @@
 /**
- * A workspace's state: its log ({@link Db}) and the secondary indexes every API area reads
- * from, kept up to date by a change listener on every put, delete, replay and undo. Every
- * lookup an API handler makes goes through the workspace of the request's key, which is what
- * makes another workspace's id a 404 like a missing one (docs/security.md#tenant-isolation).
+ * A workspace's state: its log ({@link Db}) typed by the record types every area declares, and
+ * each area's state derived from its records — indexes, search, counters — which the area
+ * registers on the log itself (docs/storage.md#indexes). Every lookup an API handler makes
+ * goes through the workspace of the request's key, which is what makes another workspace's id
+ * a 404 like a missing one (docs/security.md#tenant-isolation).
  */
-import { Db, type ChangeListener, type Rec } from './store/db.js';
-import { SortedIndex } from './store/sorted.js';
-import type { StoreFs } from './store/fs.js';
-import { SearchIndex, type SourceEntry } from './search/bm25.js';
+import { Db } from './store/db.js';
+import { attachIndexes, type Built } from './store/indexes.js';
+import { Store, type LogOptions, type StoreOptions } from './store/store.js';
 import { ClientIndex } from './clients.js';
-import { deriveEvents } from './analytics.js';
-import { CustomerIds } from './customerIds.js';
+import { countDailyEvents, type AnalyticsRecords } from './analytics.js';
+import { attachConversations, type ConversationRecords } from './areas/conversations.js';
+import { attachIssues, type IssueRecords } from './areas/issues.js';
+import { customFieldIndexes, tagIndexes, type DefinitionRecords } from './areas/definitions.js';
+import { agentIndexes, type AgentRecords } from './areas/agents.js';
+import { attachSources, failInterruptedIngestions, type SourceRecords } from './areas/sourceState.js';
+import type { UsageRecords } from './usage.js';
+import { expireIdempotency, type IdempotencyRecords } from './http/idempotency.js';
 
-/** The stored output of one ingestion (record type `source_index`, id = source id). */
-export interface SourceIndexRec {
-  documents: Array<{ id: string; kind: string | null; title: string | null }>;
-  endpoints: Array<{ id: string; method: string | null; path: string | null; documentId?: string }>;
-  /** Chunks: `d` is the index into `documents`, `t` the text. */
-  chunks: Array<{ d: number; t: string }>;
-  serverUrl?: string;
-}
+export type { SourceIndexRec } from './areas/sourceState.js';
 
-/** Record types kept in a workspace log. */
-export const T = {
-  conversation: 'conversation',
-  message: 'message',
-  issue: 'issue',
-  customField: 'custom_field',
-  tag: 'tag',
-  agent: 'agent',
-  idempotency: 'idem',
-  source: 'source',
-  /** The pasted content of a source, kept for rescans. */
-  sourceContent: 'source_content',
-  /** A source's ingestion output: documents, endpoints, chunks. */
-  sourceIndex: 'source_index',
-  /** Usage counts of one UTC month (id `YYYY-MM`). */
-  usage: 'usage',
-} as const;
+/**
+ * Every record type of a workspace log and the shape of its records, as each area declares
+ * its own (docs/storage.md#record-types).
+ */
+export interface Records extends ConversationRecords, IssueRecords, DefinitionRecords, AgentRecords,
+  SourceRecords, AnalyticsRecords, UsageRecords, IdempotencyRecords {}
 
-export interface WorkspaceOptions {
-  fs: StoreFs;
-  sync: boolean;
-  now: () => number;
-  onError?: (err: Error) => void;
-  /** Extra listeners (indexes of later areas). */
-  listeners?: ChangeListener[];
-  compactionSlack?: number;
-}
-
-/** Idempotency records are kept 24 h (docs/api.md#idempotency). */
-export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
-
+/**
+ * One workspace: its log and the state each area keeps of it (the record types and indexes
+ * are declared by the areas; this class only puts them together).
+ */
 export class Workspace {
-  db!: Db;
-  /** Conversations by (createdAt, id). */
-  readonly conversationOrder = new SortedIndex();
-  readonly conversationByExternalId = new Map<string, string>();
-  /** Customer email (without case) → customer id (one id per email, docs/decisions.md#one-customer-id-per-email). */
-  readonly customerIds = new CustomerIds();
-  /** Messages of each conversation by (createdAt, id). */
-  readonly messagesByConversation = new Map<string, MessageIndex>();
-  readonly issueOrder = new SortedIndex();
-  /** conversation id → ids of the issues opened from it. */
-  readonly issuesByConversation = new Map<string, Set<string>>();
-  maxIssueNumber = 0;
-  /** Custom fields by (position, createdAt, id). */
-  readonly customFieldOrder = new SortedIndex();
-  readonly tagOrder = new SortedIndex();
-  readonly tagIdByName = new Map<string, string>();
-  readonly agentOrder = new SortedIndex();
-  readonly sourceOrder = new SortedIndex();
-  /** Normalized `inputUrl` → source id (a duplicate url is a 409, docs/sources.md#url-and-content). */
-  readonly sourceIdByUrl = new Map<string, string>();
-  /** Endpoint id → source id (live API checks). */
-  readonly endpointSource = new Map<string, string>();
-  /** BM25 index over every source's chunks. */
-  readonly search = new SearchIndex();
-  /** Postings prepared off the main thread for an index record about to be put (by record). */
-  readonly preparedSearch = new WeakMap<object, SourceEntry>();
-  /** Client aggregates, kept up to date on every conversation and issue change. */
+  /** Conversations: list order, `externalId`s, each conversation's messages, customer ids. */
+  readonly conversations: ReturnType<typeof attachConversations>;
+  /** Issues: list order, by conversation, the numbers in use. */
+  readonly issues: ReturnType<typeof attachIssues>;
+  readonly customFields: Built<typeof customFieldIndexes>;
+  readonly tags: Built<typeof tagIndexes>;
+  readonly agents: Built<typeof agentIndexes>;
+  /** Sources: list order, urls, the search index and the endpoints. */
+  readonly sources: ReturnType<typeof attachSources>;
+  /** Client aggregates, built on first use (see {@link clients}). */
   private clientIndex: ClientIndex | null = null;
 
-  private constructor(readonly id: string) {
+  /** Registers every area's state on `db` (before its replay, so that the replay fills it). */
+  private constructor(readonly id: string, readonly db: Db<Records>, now: () => number) {
+    this.conversations = attachConversations(db);
+    this.issues = attachIssues(db);
+    this.customFields = attachIndexes(db, 'custom_field', customFieldIndexes);
+    this.tags = attachIndexes(db, 'tag', tagIndexes);
+    this.agents = attachIndexes(db, 'agent', agentIndexes);
+    this.sources = attachSources(db);
+    countDailyEvents(db);
+    expireIdempotency(db, now);
   }
 
   /** Replays the workspace's log at `path` into memory and opens it for writing. */
-  static async open(id: string, path: string, opts: WorkspaceOptions): Promise<Workspace> {
-    const ws = new Workspace(id);
-    ws.db = await Db.open(path, {
-      fs: opts.fs,
-      sync: opts.sync,
-      now: opts.now,
-      onError: opts.onError,
-      compactionSlack: opts.compactionSlack,
-      listeners: [(type, rid, prev, next) => ws.onChange(type, rid, prev, next), ...(opts.listeners ?? [])],
-      derive: deriveEvents((type, rid) => ws.db.get(type, rid)),
-      retain: (type, rec) => type !== T.idempotency || opts.now() - Date.parse(rec.createdAt as string) < IDEMPOTENCY_TTL_MS,
-    });
-    await ws.failInterruptedIngestions(opts.now());
+  static async open(id: string, path: string, opts: LogOptions): Promise<Workspace> {
+    const db = Db.create<Records>(path, { fs: opts.fs, sync: opts.sync, now: opts.now, onError: opts.onError, compactionSlack: opts.compactionSlack });
+    const ws = new Workspace(id, db, opts.now);
+    await db.load();
+    await failInterruptedIngestions(db, opts.now());
     return ws;
   }
 
   /**
-   * A source left `processing` was being ingested when the server stopped: mark it failed
-   * so that it can be rescanned (its previous documents, if any, are kept).
+   * Client aggregates: built on first use, then kept up to date on every change — so replaying
+   * a large log at start pays nothing for them.
    */
-  private async failInterruptedIngestions(now: number): Promise<void> {
-    const stuck = [...this.db.table(T.source).values()].filter((s) => s.status === 'processing');
-    if (stuck.length === 0) return;
-    const tx = this.db.begin();
-    for (const s of stuck) {
-      tx.put(T.source, s.id as string, { ...s, status: 'failed', error: 'ingestion was interrupted by a server restart; rescan the source', updatedAt: new Date(now).toISOString() });
-    }
-    await this.db.commit(tx);
+  get clients(): ClientIndex {
+    return this.clientIndex ??= ClientIndex.attach(this.id, this.db);
+  }
+
+  /** The record (type, id) of this workspace, or undefined. */
+  get<K extends keyof Records & string>(type: K, id: string): Records[K] | undefined {
+    return this.db.get(type, id);
   }
 
   /**
-   * Client aggregates. Built on first use from every conversation and issue (one pass), then
-   * kept up to date on every change — so replaying a large log at start pays nothing for them.
+   * The size of every index the areas keep (`area.index` → entries; counters as they are), for
+   * tests that check a request changed no state. The client aggregates are left out: they are
+   * built, and their order rebuilt, by reads.
    */
-  get clients(): ClientIndex {
-    if (!this.clientIndex) {
-      const idx = new ClientIndex(this.id);
-      const conv = (cid: string) => this.db.get(T.conversation, cid);
-      for (const [cid, c] of this.db.table(T.conversation)) idx.onChange(T.conversation, cid, undefined, c, conv);
-      for (const [iid, i] of this.db.table(T.issue)) idx.onChange(T.issue, iid, undefined, i, conv);
-      this.clientIndex = idx;
-    }
-    return this.clientIndex;
-  }
-
-  get<R>(type: string, id: string): R | undefined {
-    return this.db.get(type, id) as R | undefined;
-  }
-
-  /** After an undone create, the highest number in use again (numbers stay sequential). */
-  private recomputeMaxIssueNumber(): void {
-    let max = 0;
-    for (const r of this.db.table(T.issue).values()) if ((r.number as number) > max) max = r.number as number;
-    this.maxIssueNumber = max;
-  }
-
-  private onChange(type: string, id: string, prev: Rec | undefined, next: Rec | undefined): void {
-    if (this.clientIndex && (type === T.conversation || type === T.issue)) this.clientIndex.onChange(type, id, prev, next, (cid) => this.db.get(T.conversation, cid));
-    switch (type) {
-      case T.conversation: {
-        // An update keeps createdAt, so the order index is touched only on create and delete
-        // (a remove + add would cost a splice of the whole index on every update).
-        const moved = prev?.createdAt !== next?.createdAt;
-        const before = prev?.customer as { id: string; email: string } | undefined;
-        const after = next?.customer as { id: string; email: string } | undefined;
-        const sameCustomer = before !== undefined && after !== undefined && before.id === after.id && before.email === after.email;
-        if (prev) {
-          if (moved) this.conversationOrder.remove(prev.createdAt as string, id);
-          if (prev.externalId && prev.externalId !== next?.externalId) this.conversationByExternalId.delete(prev.externalId as string);
-          if (!sameCustomer) this.customerIds.remove(before!.email, before!.id);
-        }
-        if (next) {
-          if (moved) this.conversationOrder.add(next.createdAt as string, id);
-          if (next.externalId) this.conversationByExternalId.set(next.externalId as string, id);
-          if (!sameCustomer) this.customerIds.add(after!.email, after!.id);
-        }
-        return;
-      }
-      case T.message: {
-        const rec = (next ?? prev)!;
-        const cid = rec.conversationId as string;
-        let idx = this.messagesByConversation.get(cid);
-        if (!idx) { idx = new MessageIndex(cid); this.messagesByConversation.set(cid, idx); }
-        // String interning: every message of a conversation shares one conversationId string
-        // (each parsed record brings its own equal copy — ~45 MiB on 800,000 messages). Equal
-        // strings are indistinguishable, so the record does not change in any observable way.
-        if (next) (next as Record<string, unknown>).conversationId = idx.conversationId;
-        if (prev && next && prev.createdAt === next.createdAt) return;
-        if (prev) idx.remove(prev.createdAt as string, id);
-        if (next) idx.add(next.createdAt as string, id);
-        return;
-      }
-      case T.issue: {
-        const moved = prev?.createdAt !== next?.createdAt;
-        if (prev) {
-          if (moved) this.issueOrder.remove(prev.createdAt as string, id);
-          const cid = (prev.source as { conversationId?: string }).conversationId;
-          if (cid) this.issuesByConversation.get(cid)?.delete(id);
-          if (!next && prev.number === this.maxIssueNumber) this.recomputeMaxIssueNumber();
-        }
-        if (next) {
-          if (moved) this.issueOrder.add(next.createdAt as string, id);
-          const cid = (next.source as { conversationId?: string }).conversationId;
-          if (cid) {
-            let set = this.issuesByConversation.get(cid);
-            if (!set) { set = new Set(); this.issuesByConversation.set(cid, set); }
-            set.add(id);
-          }
-          this.maxIssueNumber = Math.max(this.maxIssueNumber, next.number as number);
-        }
-        return;
-      }
-      case T.customField: {
-        const key = (r: Rec) => `${String(r.position).padStart(10, '0')}\u0000${r.createdAt as string}`;
-        if (prev && next && key(prev) === key(next)) return;
-        if (prev) this.customFieldOrder.remove(key(prev), id);
-        if (next) this.customFieldOrder.add(key(next), id);
-        return;
-      }
-      case T.tag: {
-        if (prev && next && prev.name === next.name) return;
-        if (prev) { this.tagOrder.remove((prev.name as string).toLowerCase(), id); this.tagIdByName.delete((prev.name as string).toLowerCase()); }
-        if (next) { this.tagOrder.add((next.name as string).toLowerCase(), id); this.tagIdByName.set((next.name as string).toLowerCase(), id); }
-        return;
-      }
-      case T.source: {
-        const moved = prev?.createdAt !== next?.createdAt;
-        if (prev) { if (moved) this.sourceOrder.remove(prev.createdAt as string, id); if (prev.inputUrl) this.sourceIdByUrl.delete(prev.inputUrl as string); }
-        if (next) { if (moved) this.sourceOrder.add(next.createdAt as string, id); if (next.inputUrl) this.sourceIdByUrl.set(next.inputUrl as string, id); }
-        return;
-      }
-      case T.sourceIndex: {
-        if (prev) { for (const e of (prev as unknown as SourceIndexRec).endpoints) this.endpointSource.delete(e.id); this.search.removeSource(id); }
-        if (next) {
-          const idx = next as unknown as SourceIndexRec;
-          for (const e of idx.endpoints) this.endpointSource.set(e.id, id);
-          // Prepared on a worker (the usual case): O(1), no per-chunk work on the main thread.
-          const prepared = this.preparedSearch.get(next);
-          if (prepared) this.search.addPrepared(id, prepared);
-          else this.search.addSource(id, idx.chunks.map((c) => ({ documentId: idx.documents[c.d].id, title: idx.documents[c.d].title, text: c.t })));
-        }
-        return;
-      }
-      case T.agent: {
-        if (prev && next && prev.createdAt === next.createdAt) return;
-        if (prev) this.agentOrder.remove(prev.createdAt as string, id);
-        if (next) this.agentOrder.add(next.createdAt as string, id);
-        return;
-      }
-    }
+  indexSizes(): Record<string, number> {
+    const out: Record<string, number> = {};
+    const walk = (path: string, v: unknown, depth: number): void => {
+      if (typeof v === 'number') { out[path] = v; return; }
+      if (v === null || typeof v !== 'object' || v instanceof Db || depth > 3) return;
+      const size = (v as { size?: unknown }).size;
+      if (typeof size === 'number') { out[path] = size; return; }
+      for (const [k, x] of Object.entries(v)) walk(`${path}.${k}`, x, depth + 1);
+    };
+    const { conversations, issues, customFields, tags, agents, sources } = this;
+    for (const [area, state] of Object.entries({ conversations, issues, customFields, tags, agents, sources })) walk(area, state, 1);
+    return out;
   }
 }
 
-/** A conversation's messages by (createdAt, id), holding the one shared copy of its id. */
-export class MessageIndex extends SortedIndex {
-  constructor(readonly conversationId: string) { super(); }
+/** Opens the data dir (src/store/store.ts) with this module's workspaces. */
+export function openStore(opts: Omit<StoreOptions<Workspace>, 'openWorkspace'>): Promise<Store<Workspace>> {
+  return Store.open({ ...opts, openWorkspace: (id, path, o) => Workspace.open(id, path, o) });
 }

@@ -11,8 +11,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { T } from '../src/workspace.js';
-import type { Rec } from '../src/store/db.js';
 import { RESERVED_HEADERS } from '../src/areas/credentials.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
@@ -203,11 +201,11 @@ describe('the live check refuses a credential bound to another origin', () => {
       const { id, ping } = await sourceWithSecret(`${api.origin}/spec.json?stored-${origins ? 'elsewhere' : 'legacy'}`);
       // The record as another code path or an older version could have left it.
       const ws = srv.store.workspace(srv.workspaceId)!;
-      const rec = ws.get<Rec>(T.source, id)!;
-      const credential = { ...(rec.credential as Record<string, unknown>) };
-      if (origins) credential.origins = origins; else delete credential.origins;
+      const rec = ws.get('source', id)!;
+      const credential = { ...rec.credential! };
+      if (origins) credential.origins = [...origins]; else delete credential.origins;
       const tx = ws.db.begin();
-      tx.put(T.source, id, { ...rec, credential });
+      tx.put('source', id, { ...rec, credential });
       await ws.db.commit(tx);
 
       api.seen.length = 0;
@@ -246,10 +244,10 @@ describe('reserved header names: one list for setting a credential and for sendi
     const { id, ping } = await sourceWithSecret(`${api.origin}/spec.json?reserved-stored`);
     const ws = srv.store.workspace(srv.workspaceId)!;
     for (const name of RESERVED_HEADERS) {
-      const rec = ws.get<Rec>(T.source, id)!;
-      const credential = { ...(rec.credential as Record<string, unknown>), type: 'header', headerName: name };
+      const rec = ws.get('source', id)!;
+      const credential = { ...rec.credential!, type: 'header' as const, headerName: name };
       const tx = ws.db.begin();
-      tx.put(T.source, id, { ...rec, credential });
+      tx.put('source', id, { ...rec, credential });
       await ws.db.commit(tx);
       api.seen.length = 0;
       const r = await srv.call('POST', `${S}/${id}/checks`, { body: { endpointId: ping } });

@@ -34,7 +34,7 @@ test('a credential is stored only sealed (AES-256-GCM with a key id), bound to i
     const r = await srv.call('PATCH', `/api/v1/sources/${a.body.source.id}`, { body: { auth: { type: 'bearer', secret: SECRET } } });
     assert.deepEqual(r.body.source.auth, { configured: true, hasSecret: true, lastError: null, lastVerifiedAt: null, status: 'unverified', type: 'bearer' });
     const ws = srv.store.workspace(srv.workspaceId)!;
-    const sealed = (ws.get<{ credential: { sealed: { kid: string; iv: string; ct: string; tag: string } } }>('source', a.body.source.id))!.credential.sealed;
+    const sealed = (ws.get('source', a.body.source.id))!.credential!.sealed;
     assert.match(sealed.kid, /^k\d+$/);
     const log = readdirSync(join(srv.dataDir, 'workspaces')).map((f) => readFileSync(join(srv.dataDir, 'workspaces', f), 'utf8')).join('');
     assert.ok(log.includes(sealed.ct) && !log.includes(SECRET));
@@ -51,8 +51,7 @@ test('secrets rotate: a new active key id, every credential sealed again and sti
       await srv.call('PATCH', `/api/v1/sources/${r.body.source.id}`, { body: { auth: { type: 'bearer', secret: `${SECRET}-${name}` } } });
     }
     const ws = srv.store.workspace(srv.workspaceId)!;
-    type Cred = { credential: { sealed: { kid: string; iv: string; ct: string; tag: string } } };
-    const sealedOf = (id: string) => ws.get<Cred>('source', id)!.credential.sealed;
+    const sealedOf = (id: string) => ws.get('source', id)!.credential!.sealed;
     const before = sealedOf(ids[0]);
     const rotated = await srv.admin.rotateSecrets();
     assert.deepEqual(rotated, { object: 'secrets_rotation', activeKeyId: 'k2', credentialsResealed: 2 });
@@ -72,7 +71,7 @@ test('secrets rotate: a new active key id, every credential sealed again and sti
     const again = await startTestServer({ dataDir: srv.dataDir });
     try {
       const w2 = again.store.workspace(srv.workspaceId)!;
-      assert.equal(w2.get<Cred>('source', ids[0])!.credential.sealed.kid, 'k2');
+      assert.equal(w2.get('source', ids[0])!.credential!.sealed.kid, 'k2');
     } finally { await again.close(); }
   } catch (e) { await srv.close().catch(() => {}); throw e; }
 });

@@ -6,12 +6,16 @@ import { s, type Static } from '../http/schema.js';
 import { newId } from '../ids.js';
 import { iso } from '../clock.js';
 import { generateWidgetKey } from '../auth/keys.js';
-import { T } from '../workspace.js';
-import type { Rec, Tx } from '../store/db.js';
+import type { Tx } from '../store/db.js';
+import { orderBy } from '../store/indexes.js';
 import { route } from '../http/route.js';
 import { listSchema, notFound, pageParams, paginate } from './common.js';
 
 export interface Agent { id: string; name: string; description: string; enabled: boolean; widgetKey: string; createdAt: string; updatedAt: string }
+/** The record types of the agents area. */
+export interface AgentRecords { agent: Agent }
+/** The indexes of agents (docs/storage.md#indexes): by (createdAt, id), the list order. */
+export const agentIndexes = { order: orderBy((a: Agent) => a.createdAt) };
 
 export const agentInput = s.object({
   name: s.string({ minLength: 1, maxLength: 200 }),
@@ -20,10 +24,10 @@ export const agentInput = s.object({
 });
 
 /** Creates an agent with a fresh widget key in `tx`. */
-export function createAgent(tx: Tx, input: Static<typeof agentInput>, at: number): Agent {
+export function createAgent(tx: Tx<AgentRecords>, input: Static<typeof agentInput>, at: number): Agent {
   const now = iso(at);
   const a: Agent = { id: newId(), name: input.name, description: input.description ?? '', enabled: input.enabled ?? true, widgetKey: generateWidgetKey(), createdAt: now, updatedAt: now };
-  tx.put(T.agent, a.id, a as unknown as Rec);
+  tx.put('agent', a.id, a);
   return a;
 }
 
@@ -42,7 +46,7 @@ export const agentRoutes = [
     query: s.object({ ...pageParams }),
     success: { status: 200, schema: listSchema('agents', agentSchema), description: 'A page of agents.' },
     handler: (ctx) => {
-      const page = paginate(ctx, 'agents', ctx.ws.agentOrder, 'asc', ctx.query, (id) => ctx.ws.get<Agent>(T.agent, id));
+      const page = paginate(ctx, 'agents', ctx.ws.agents.order, 'asc', ctx.query, (id) => ctx.ws.get('agent', id));
       return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, agents: page.items.map(agentView) } };
     },
   }),
@@ -51,7 +55,7 @@ export const agentRoutes = [
     summary: 'Retrieve an agent.',
     success: { status: 200, schema: s.named('AgentResponse', s.object({ agent: agentSchema })), description: 'The agent.' },
     handler: (ctx) => {
-      const a = ctx.ws.get<Agent>(T.agent, ctx.params.agentId);
+      const a = ctx.ws.get('agent', ctx.params.agentId);
       if (!a) throw notFound();
       return { status: 200, body: { agent: agentView(a) } };
     },

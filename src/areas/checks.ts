@@ -40,14 +40,13 @@ import { s } from '../http/schema.js';
 import { invalid } from '../http/errors.js';
 import { MiB, route } from '../http/route.js';
 import { iso } from '../clock.js';
-import { T, type SourceIndexRec } from '../workspace.js';
-import type { Rec } from '../store/db.js';
 import { fetchDocument, FetchError, type FetchedDocument } from '../ingest/fetch.js';
 import { resolveReachable, unreachableMessage } from '../ingest/addresses.js';
 import { SecretError } from '../secrets.js';
 import type { RouteDeps } from '../routes.js';
 import { notFound } from './common.js';
 import type { Credential, Source } from './sourceModel.js';
+import type { SourceIndexRec } from './sourceState.js';
 import { credentialAllows, RESERVED_HEADERS, serverBase } from './credentials.js';
 import { Redactor } from './redaction.js';
 
@@ -160,12 +159,12 @@ export function checkRoutes(deps: RouteDeps) {
       body: checkBody,
       success: { status: 200, schema: liveCheckSchema, description: 'The result of the check.' },
       handler: async (ctx) => {
-        const src = ctx.ws.get<Source>(T.source, ctx.params.sourceId);
+        const src = ctx.ws.get('source', ctx.params.sourceId);
         if (!src) throw notFound();
         const b = ctx.body;
         const params = checkParameters(b.parameters as Record<string, unknown> | undefined);
-        const idx = ctx.ws.get<SourceIndexRec>(T.sourceIndex, src.id);
-        const endpoint = ctx.ws.endpointSource.get(b.endpointId) === src.id ? idx?.endpoints.find((e) => e.id === b.endpointId) : undefined;
+        const idx = ctx.ws.get('source_index', src.id);
+        const endpoint = ctx.ws.sources.search.endpoints.get(b.endpointId) === src.id ? idx?.endpoints.find((e) => e.id === b.endpointId) : undefined;
         if (!endpoint) throw invalid('endpointId is not an endpoint of this source');
         const method = (endpoint.method ?? '').toUpperCase();
         if (!HTTP_METHODS.has(method)) {
@@ -220,7 +219,7 @@ export function checkRoutes(deps: RouteDeps) {
         usage.countLiveCheck(ctx.ws.id);
 
         // Side effects, unless the source was deleted or its credential replaced meanwhile.
-        const current = ctx.ws.get<Source>(T.source, src.id);
+        const current = ctx.ws.get('source', src.id);
         if (current && current.credential?.sealed.ct === cred?.sealed.ct) {
           const a = { ...current.auth, lastVerifiedAt: iso(ctx.now) };
           if (cred) {
@@ -228,7 +227,7 @@ export function checkRoutes(deps: RouteDeps) {
             else if (status === 401 || status === 403) { a.status = 'invalid'; a.lastError = `upstream answered ${status}`; }
             else if (status === null) a.lastError = error ?? 'no answer';
           }
-          ctx.tx().put(T.source, src.id, { ...current, auth: a } as unknown as Rec);
+          ctx.tx().put('source', src.id, { ...current, auth: a });
         }
 
         const outHeaders: Record<string, string> = {};

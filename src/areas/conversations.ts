@@ -7,9 +7,11 @@ import { route, type Ctx } from '../http/route.js';
 import { ViewCache, listJson } from '../http/viewCache.js';
 import { newId } from '../ids.js';
 import { iso } from '../clock.js';
-import { T, type Workspace } from '../workspace.js';
+import type { Workspace } from '../workspace.js';
 import { SortedIndex } from '../store/sorted.js';
-import type { Tx, Rec } from '../store/db.js';
+import type { Db, Tx } from '../store/db.js';
+import { attachIndexes, orderBy, uniqueBy } from '../store/indexes.js';
+import { CustomerIds } from '../customerIds.js';
 import { compact, listSchema, notFound, pageParams, paginate, preview, priority, type Priority } from './common.js';
 
 export const CONVERSATION_STATUSES = ['open', 'waiting', 'solved'] as const;
@@ -26,6 +28,59 @@ export interface Conversation {
   firstResponseAt?: string;
 }
 export interface Message { id: string; conversationId: string; role: 'user' | 'agent'; body: string; createdAt: string }
+/** The record types of the conversations area. */
+export interface ConversationRecords { conversation: Conversation; message: Message }
+
+/** The indexes of conversations (docs/storage.md#indexes). */
+export const conversationIndexes = {
+  /** By (createdAt, id): the list order, and analytics' range scans. */
+  order: orderBy((c: Conversation) => c.createdAt),
+  /** `externalId` → id: an `externalId` is unique in a workspace. */
+  byExternalId: uniqueBy((c: Conversation) => c.externalId),
+};
+
+/** A conversation's messages by (createdAt, id), holding the one shared copy of its id. */
+export class MessageIndex extends SortedIndex {
+  constructor(readonly conversationId: string) { super(); }
+}
+
+/** Every conversation's {@link MessageIndex}, kept current on every change of a message. */
+export class MessagesByConversation {
+  private readonly byConversation = new Map<string, MessageIndex>();
+
+  constructor(db: Db<ConversationRecords>) {
+    db.on('message', (id, prev, next) => this.apply(id, prev, next));
+  }
+
+  /** The number of conversations with messages. */
+  get size(): number { return this.byConversation.size; }
+
+  /** The messages of conversation `conversationId` by (createdAt, id), or undefined when it has none. */
+  of(conversationId: string): SortedIndex | undefined { return this.byConversation.get(conversationId); }
+
+  private apply(id: string, prev: Message | undefined, next: Message | undefined): void {
+    const cid = (next ?? prev)!.conversationId;
+    let idx = this.byConversation.get(cid);
+    if (!idx) { idx = new MessageIndex(cid); this.byConversation.set(cid, idx); }
+    // String interning: every message of a conversation shares one conversationId string
+    // (each parsed record brings its own equal copy — ~45 MiB on 800,000 messages). Equal
+    // strings are indistinguishable, so the record does not change in any observable way.
+    if (next) next.conversationId = idx.conversationId;
+    if (prev && next && prev.createdAt === next.createdAt) return;
+    if (prev) idx.remove(prev.createdAt, id);
+    if (next) idx.add(next.createdAt, id);
+  }
+}
+
+/**
+ * The conversations area's state in a workspace: its declared indexes, every conversation's
+ * messages in order, and the customer id of each email — all kept current by `db`'s listeners.
+ */
+export function attachConversations(db: Db<ConversationRecords>) {
+  const customerIds = new CustomerIds();
+  db.on('conversation', (_id, prev, next) => customerIds.apply(prev?.customer, next?.customer));
+  return { ...attachIndexes(db, 'conversation', conversationIndexes), messages: new MessagesByConversation(db), customerIds };
+}
 
 const subject = s.string({ minLength: 1, maxLength: 200 });
 const conversationStatus = s.named('ConversationStatus', s.enum(CONVERSATION_STATUSES, { description: 'open → waiting (an agent replied) → solved; a user message reopens.' }));
@@ -97,7 +152,7 @@ const messageJson = new ViewCache<Message>(messageView, 'message');
  * @throws ApiError 409 `conflict` when `given` differs from the id the email already has.
  */
 function customerId(ws: Workspace, email: string, given: string | undefined): string {
-  const known = ws.customerIds.idOf(email);
+  const known = ws.conversations.customerIds.idOf(email);
   if (known !== undefined && given !== undefined && given !== known) {
     throw new ApiError('conflict', `customer.email ${JSON.stringify(email)} already has the customer id ${JSON.stringify(known)} in this workspace; send that id or none`);
   }
@@ -110,10 +165,10 @@ function customerId(ws: Workspace, email: string, given: string | undefined): st
  *   `customer.id` other than the one the customer's email already has.
  */
 export function createConversation(
-  ws: Workspace, tx: Tx, input: Static<typeof createConversationBody>,
+  ws: Workspace, tx: Tx<ConversationRecords>, input: Static<typeof createConversationBody>,
   at: number, extra: { status?: ConversationStatus; channel?: Channel } = {},
 ): Conversation {
-  if (input.externalId !== undefined && ws.conversationByExternalId.has(input.externalId)) {
+  if (input.externalId !== undefined && ws.conversations.byExternalId.has(input.externalId)) {
     throw new ApiError('conflict', `externalId ${JSON.stringify(input.externalId)} is already used by another conversation`);
   }
   const c = input.customer;
@@ -125,7 +180,7 @@ export function createConversation(
     customer: compact({ id: customerId(ws, c.email, c.id), name: c.name, email: c.email, company: c.company, identitySource: 'api' }),
     createdAt: now, updatedAt: now, closedAt: status === 'solved' ? now : undefined,
   });
-  tx.put(T.conversation, conv.id, conv as unknown as Rec);
+  tx.put('conversation', conv.id, conv);
   return conv;
 }
 
@@ -142,7 +197,7 @@ function withStatus(conv: Conversation, status: ConversationStatus, now: string)
  * message reopens a `waiting`/`solved` conversation, an `agent` message on an `open` one
  * makes it `waiting` (docs/api.md#status-changes).
  */
-export function addMessage(tx: Tx, conv: Conversation, input: Static<typeof messageInput>, at: number): { message: Message; conversation: Conversation } {
+export function addMessage(tx: Tx<ConversationRecords>, conv: Conversation, input: Static<typeof messageInput>, at: number): { message: Message; conversation: Conversation } {
   const now = iso(at);
   const message: Message = { id: newId(), conversationId: conv.id, role: input.role, body: input.body, createdAt: now };
   let next: Conversation = { ...conv, preview: preview(input.body), lastMessageAt: now, updatedAt: now };
@@ -151,13 +206,13 @@ export function addMessage(tx: Tx, conv: Conversation, input: Static<typeof mess
     if (conv.status === 'open') next = withStatus(next, 'waiting', now);
     if (!conv.firstResponseAt) next.firstResponseAt = now;
   }
-  tx.put(T.message, message.id, message as unknown as Rec);
-  tx.put(T.conversation, next.id, next as unknown as Rec);
+  tx.put('message', message.id, message);
+  tx.put('conversation', next.id, next);
   return { message, conversation: next };
 }
 
 function load(ctx: Ctx<unknown, unknown>): Conversation {
-  const conv = ctx.ws.get<Conversation>(T.conversation, ctx.params.conversationId);
+  const conv = ctx.ws.get('conversation', ctx.params.conversationId);
   if (!conv) throw notFound();
   return conv;
 }
@@ -172,8 +227,8 @@ export const conversationRoutes = [
     handler: (ctx) => {
       const q = ctx.query;
       const after = q.updatedAfter === undefined ? undefined : Date.parse(q.updatedAfter);
-      const page = paginate(ctx, 'conversations', ctx.ws.conversationOrder, 'desc', q,
-        (id) => ctx.ws.get<Conversation>(T.conversation, id),
+      const page = paginate(ctx, 'conversations', ctx.ws.conversations.order, 'desc', q,
+        (id) => ctx.ws.get('conversation', id),
         (c) => (q.status === undefined || c.status === q.status) && (q.channel === undefined || c.channel === q.channel)
           && (after === undefined || Date.parse(c.updatedAt) > after));
       return { status: 200, body: null, json: listJson('conversations', page.hasMore, page.nextCursor, page.items.map((c) => conversationJson.json(c))) };
@@ -208,7 +263,7 @@ export const conversationRoutes = [
       const changed = (['status', 'priority', 'subject'] as const).some((k) => next[k] !== conv[k]);
       if (changed) {
         next = { ...next, updatedAt: now };
-        ctx.tx().put(T.conversation, conv.id, next as unknown as Rec);
+        ctx.tx().put('conversation', conv.id, next);
       }
       return { status: 200, body: { conversation: conversationView(changed ? next : conv) } };
     },
@@ -227,8 +282,8 @@ export const conversationRoutes = [
     success: { status: 200, schema: listSchema('messages', messageSchema), description: 'A page of messages.' },
     handler: (ctx) => {
       const conv = load(ctx);
-      const index = ctx.ws.messagesByConversation.get(conv.id) ?? new SortedIndex();
-      const page = paginate(ctx, `messages:${conv.id}`, index, 'asc', ctx.query, (id) => ctx.ws.get<Message>(T.message, id));
+      const index = ctx.ws.conversations.messages.of(conv.id) ?? new SortedIndex();
+      const page = paginate(ctx, `messages:${conv.id}`, index, 'asc', ctx.query, (id) => ctx.ws.get('message', id));
       return { status: 200, body: null, json: listJson('messages', page.hasMore, page.nextCursor, page.items.map((m) => messageJson.json(m))) };
     },
   }),

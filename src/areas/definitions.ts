@@ -8,8 +8,9 @@ import { route } from '../http/route.js';
 import { invalid } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { iso } from '../clock.js';
-import { T, type Workspace } from '../workspace.js';
-import type { Rec, Tx } from '../store/db.js';
+import type { Workspace } from '../workspace.js';
+import type { Tx } from '../store/db.js';
+import { orderBy, uniqueBy } from '../store/indexes.js';
 import { listSchema, pageParams, paginate, paginateArray, PRIORITIES } from './common.js';
 import { CONVERSATION_STATUSES } from './conversations.js';
 import { ISSUE_STATES } from './issues.js';
@@ -61,18 +62,18 @@ export function checkCustomFieldOptions(input: { type: string; options?: string[
   if (input.options && new Set(input.options).size !== input.options.length) throw invalid(`${path} must not repeat an option`);
 }
 
-export function createCustomField(ws: Workspace, tx: Tx, input: Static<typeof customFieldInput>, at: number): CustomField {
+export function createCustomField(ws: Workspace, tx: Tx<DefinitionRecords>, input: Static<typeof customFieldInput>, at: number): CustomField {
   checkCustomFieldOptions(input);
   // "Last" means after the highest position in use: the count alone would slot it before sparse positions (10, 20, …).
   let last = -1;
-  for (const r of ws.db.table(T.customField).values()) last = Math.max(last, r.position as number);
+  for (const r of ws.db.table('custom_field').values()) last = Math.max(last, r.position);
   const f: CustomField = {
     id: newId(), label: input.label, type: input.type, enabled: input.enabled ?? true, fillMode: input.fillMode ?? 'manual',
     description: input.description ?? '', options: input.options ?? [], position: input.position ?? last + 1,
     createdAt: iso(at),
   };
   if (input.aiInstructions !== undefined) f.aiInstructions = input.aiInstructions;
-  tx.put(T.customField, f.id, f as unknown as Rec);
+  tx.put('custom_field', f.id, f);
   return f;
 }
 
@@ -83,7 +84,7 @@ export const definitionRoutes = [
     query: s.object({ ...pageParams }),
     success: { status: 200, schema: listSchema('customFields', customFieldSchema), description: 'A page of custom field definitions.' },
     handler: (ctx) => {
-      const page = paginate(ctx, 'custom-fields', ctx.ws.customFieldOrder, 'asc', ctx.query, (id) => ctx.ws.get<CustomField>(T.customField, id));
+      const page = paginate(ctx, 'custom-fields', ctx.ws.customFields.order, 'asc', ctx.query, (id) => ctx.ws.get('custom_field', id));
       return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, customFields: page.items.map(customFieldView) } };
     },
   }),
@@ -91,6 +92,27 @@ export const definitionRoutes = [
 
 /** A tag record: tags come from import, the CLI, and use on issues (docs/api.md#tags). */
 export interface Tag { id: string; name: string; createdAt: string; enabled?: boolean }
+/** The record types of the definitions area. */
+export interface DefinitionRecords { custom_field: CustomField; tag: Tag }
+
+/** The indexes of custom fields (docs/storage.md#indexes). */
+export const customFieldIndexes = {
+  /**
+   * By (position, createdAt, id): the defined order. The position is zero-padded to a fixed
+   * width, so the "\0" sits at the same place in every key (src/store/sorted.ts).
+   */
+  order: orderBy((f: CustomField) => `${String(f.position).padStart(10, '0')}\u0000${f.createdAt}`),
+};
+
+/** A tag's name as tags are matched: without case (docs/decisions.md#tags-ignore-case). */
+const tagKey = (t: Tag): string => t.name.toLowerCase();
+/** The indexes of tags (docs/storage.md#indexes). */
+export const tagIndexes = {
+  /** By (name without case, id): the list order. */
+  order: orderBy(tagKey),
+  /** Name without case → id. */
+  byName: uniqueBy(tagKey),
+};
 
 export const tagSchema = s.named('Tag', s.object({ object: s.enum(['tag'] as const), id: s.string(), name: s.string() }));
 export const statusSchema = s.named('Status', s.object({
@@ -117,7 +139,7 @@ export const definitionListRoutes = [
     query: s.object({ ...pageParams }),
     success: { status: 200, schema: listSchema('tags', tagSchema), description: 'A page of tags.' },
     handler: (ctx) => {
-      const page = paginate(ctx, 'tags', ctx.ws.tagOrder, 'asc', ctx.query, (id) => ctx.ws.get<Tag>(T.tag, id), (t) => t.enabled !== false);
+      const page = paginate(ctx, 'tags', ctx.ws.tags.order, 'asc', ctx.query, (id) => ctx.ws.get('tag', id), (t) => t.enabled !== false);
       return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, tags: page.items.map((t) => ({ object: 'tag', id: t.id, name: t.name })) } };
     },
   }),

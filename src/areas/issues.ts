@@ -9,9 +9,10 @@ import { route, type Ctx } from '../http/route.js';
 import { ViewCache, listJson } from '../http/viewCache.js';
 import { newId } from '../ids.js';
 import { iso } from '../clock.js';
-import { T, type Workspace } from '../workspace.js';
-import type { Rec, Tx } from '../store/db.js';
-import type { Conversation } from './conversations.js';
+import type { Workspace } from '../workspace.js';
+import type { Db, Tx } from '../store/db.js';
+import { attachIndexes, groupBy, orderBy } from '../store/indexes.js';
+import type { DefinitionRecords } from './definitions.js';
 import { compact, listSchema, notFound, pageParams, paginate, priority, type Priority } from './common.js';
 
 export const ISSUE_STATES = ['new', 'on_you', 'on_customer', 'on_hold', 'closed'] as const;
@@ -23,6 +24,42 @@ export interface Issue {
   customer?: { name?: string; email?: string; company?: string };
   source: { channel: string; conversationId?: string };
   createdAt: string; updatedAt: string; closedAt?: string;
+}
+/** The record types of the issues area. */
+export interface IssueRecords { issue: Issue }
+
+/** The indexes of issues (docs/storage.md#indexes). */
+export const issueIndexes = {
+  /** By (createdAt, id): the list order, and analytics' range scans. */
+  order: orderBy((i: Issue) => i.createdAt),
+  /** Conversation id → the ids of the issues opened from it. */
+  byConversation: groupBy((i: Issue) => i.source.conversationId),
+};
+
+/** The highest issue `number` in use, kept current on every change of an issue. */
+export class IssueNumbers {
+  private max = 0;
+
+  constructor(private readonly db: Db<IssueRecords>) {
+    db.on('issue', (_id, prev, next) => {
+      if (next) { if (next.number > this.max) this.max = next.number; } else if (prev!.number === this.max) this.recompute();
+    });
+  }
+
+  /** The highest number in use; 0 when there is no issue. */
+  get highest(): number { return this.max; }
+
+  /** After an undone create, the highest number in use again (numbers stay sequential). */
+  private recompute(): void {
+    let max = 0;
+    for (const r of this.db.table('issue').values()) if (r.number > max) max = r.number;
+    this.max = max;
+  }
+}
+
+/** The issues area's state in a workspace: its declared indexes and the numbers in use. */
+export function attachIssues(db: Db<IssueRecords>) {
+  return { ...attachIndexes(db, 'issue', issueIndexes), numbers: new IssueNumbers(db) };
 }
 
 const issueState = s.named('IssueState', s.enum(ISSUE_STATES, { description: 'Whose move it is: `new`, `on_you` (support), `on_customer`, `on_hold`, or `closed`.' }));
@@ -83,14 +120,14 @@ const issueResponse = s.named('IssueResponse', s.object({ issue: issueSchema }))
 export function issueView(ws: Workspace, i: Issue): Record<string, unknown> {
   let lastActivityAt = i.updatedAt;
   const cid = i.source.conversationId;
-  const last = cid ? ws.get<Conversation>(T.conversation, cid)?.lastMessageAt : undefined;
+  const last = cid ? ws.get('conversation', cid)?.lastMessageAt : undefined;
   if (last && last > lastActivityAt) lastActivityAt = last;
   const { closedAt, ...rest } = i;
   return compact({ object: 'issue', ...rest, lastActivityAt, closedAt });
 }
 
 /** Tags without case-insensitive duplicates; new ones join the workspace's tag list in `tx`. */
-export function useTags(ws: Workspace, tx: Tx, tags: string[], at: number): string[] {
+export function useTags(ws: Workspace, tx: Tx<DefinitionRecords>, tags: string[], at: number): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
   for (const t of tags) {
@@ -98,7 +135,7 @@ export function useTags(ws: Workspace, tx: Tx, tags: string[], at: number): stri
     if (seen.has(k)) continue;
     seen.add(k);
     out.push(t);
-    if (!ws.tagIdByName.has(k)) { const id = newId(); tx.put(T.tag, id, { id, name: t, createdAt: iso(at) }); }
+    if (!ws.tags.byName.has(k)) { const id = newId(); tx.put('tag', id, { id, name: t, createdAt: iso(at) }); }
   }
   return out;
 }
@@ -109,11 +146,11 @@ const descriptionPreview = (d: string | undefined) => (d ?? '').slice(0, 160).re
  * Creates an issue in `tx` with the next number (used by the API and by import).
  * @throws ApiError 400 when `conversationId` is not a conversation of the workspace.
  */
-export function createIssue(ws: Workspace, tx: Tx, input: Static<typeof createIssueBody>, at: number): Issue {
+export function createIssue(ws: Workspace, tx: Tx<IssueRecords & DefinitionRecords>, input: Static<typeof createIssueBody>, at: number): Issue {
   let source: Issue['source'] = { channel: 'api' };
   let customer = input.customer && compact({ name: input.customer.name, email: input.customer.email, company: input.customer.company });
   if (input.conversationId !== undefined) {
-    const conv = ws.get<Conversation>(T.conversation, input.conversationId);
+    const conv = ws.get('conversation', input.conversationId);
     if (!conv) throw invalid('conversationId does not match a conversation in this workspace');
     source = { channel: conv.channel, conversationId: conv.id };
     customer ??= compact({ name: conv.customer.name, email: conv.customer.email, company: conv.customer.company });
@@ -121,12 +158,12 @@ export function createIssue(ws: Workspace, tx: Tx, input: Static<typeof createIs
   const now = iso(at);
   const state = input.state ?? 'new';
   const issue: Issue = compact({
-    id: newId(), number: ws.maxIssueNumber + 1, subject: input.subject, description: input.description,
+    id: newId(), number: ws.issues.numbers.highest + 1, subject: input.subject, description: input.description,
     preview: descriptionPreview(input.description), state, priority: input.priority ?? 'medium',
     tags: useTags(ws, tx, input.tags ?? [], at), customer, source,
     createdAt: now, updatedAt: now, closedAt: state === 'closed' ? now : undefined,
   });
-  tx.put(T.issue, issue.id, issue as unknown as Rec);
+  tx.put('issue', issue.id, issue);
   return issue;
 }
 
@@ -139,13 +176,13 @@ function issueCache(ws: Workspace): ViewCache<Issue> {
 }
 /** The issue's conversation record: the view's `lastActivityAt` depends on it. */
 const issueDep = (ws: Workspace, i: Issue): object | undefined =>
-  i.source.conversationId ? ws.get<object>(T.conversation, i.source.conversationId) : undefined;
+  i.source.conversationId ? ws.get('conversation', i.source.conversationId) : undefined;
 function issueJson(ws: Workspace, i: Issue): string {
   return issueCache(ws).json(i, issueDep(ws, i));
 }
 
 function load(ctx: Ctx<unknown, unknown>): Issue {
-  const issue = ctx.ws.get<Issue>(T.issue, ctx.params.issueId);
+  const issue = ctx.ws.get('issue', ctx.params.issueId);
   if (!issue) throw notFound();
   return issue;
 }
@@ -161,7 +198,7 @@ export const issueRoutes = [
       const q = ctx.query;
       const after = q.updatedAfter === undefined ? undefined : Date.parse(q.updatedAfter);
       const tag = q.tag?.toLowerCase();
-      const page = paginate(ctx, 'issues', ctx.ws.issueOrder, 'desc', q, (id) => ctx.ws.get<Issue>(T.issue, id), (i) =>
+      const page = paginate(ctx, 'issues', ctx.ws.issues.order, 'desc', q, (id) => ctx.ws.get('issue', id), (i) =>
         (q.state === undefined || i.state === q.state) && (q.priority === undefined || i.priority === q.priority)
         && (tag === undefined || i.tags.some((t) => t.toLowerCase() === tag))
         && (q.conversationId === undefined || i.source.conversationId === q.conversationId)
@@ -205,7 +242,7 @@ export const issueRoutes = [
       }
       if (JSON.stringify(next) === JSON.stringify(issue)) return { status: 200, body: { issue: issueView(ctx.ws, issue) } };
       next.updatedAt = now;
-      ctx.tx().put(T.issue, issue.id, next as unknown as Rec);
+      ctx.tx().put('issue', issue.id, next);
       return { status: 200, body: { issue: issueView(ctx.ws, next) } };
     },
   }),

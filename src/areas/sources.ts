@@ -10,28 +10,20 @@ import { MiB, route, type Ctx } from '../http/route.js';
 import { newId } from '../ids.js';
 import { iso } from '../clock.js';
 import { nextTurn } from '../turns.js';
-import { T, type SourceIndexRec, type Workspace } from '../workspace.js';
-import type { Rec } from '../store/db.js';
 import type { JsonText } from '../store/log.js';
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
 import type { SecretBox } from '../secrets.js';
-import { ingest, type Ingested, type IngestRequest } from '../ingest/ingest.js';
-import type { Analyzer } from '../ingest/analyze.js';
-import { IngestError } from '../ingest/types.js';
-import { FetchError } from '../ingest/fetch.js';
+import type { IngestRequest } from '../ingest/ingest.js';
 import { CREATE_TYPES, SOURCE_TYPES, isFetchedType, provisionalType, type SourceType } from '../ingest/kinds.js';
 import { listSchema, notFound, pageParams, paginate } from './common.js';
 import {
   AUTH_TYPES, DEFAULT_AUTH, DEFAULT_PUBLIC_DOCS, SOURCE_STATUSES, ingestionResult, ingestionResultSchema, normalizeUrl,
   sourceSummarySchema, sourceView, type Source,
 } from './sourceModel.js';
-import { applyCredentialOrigins, CLEARED_URL_CHANGED, clearCredential, credentialOrigins, RESERVED_HEADERS } from './credentials.js';
+import { CLEARED_URL_CHANGED, clearCredential, credentialOrigins, RESERVED_HEADERS } from './credentials.js';
+import { SourceScans, UNTITLED, defaultName, type ScanDeps } from './sourceScans.js';
 import { SOURCE_DOCS } from './sourceDocs.js';
 
 
-/** The name of a source whose document gave none and which has no URL. */
-const UNTITLED = 'Untitled source';
 /** A name left out (at creation) or empty is derived from the document (docs/sources.md#naming). */
 const DERIVED = 'the document\'s own title, else the URL\'s host, else `Untitled source`';
 const createBody = s.named('CreateSourceRequest', s.object({
@@ -62,92 +54,12 @@ const searchResult = s.named('SearchResult', s.object({
   score: s.number({ description: 'BM25 score, higher is better' }), text: s.string(),
 }));
 
-export interface SourceDeps { config: Config; secrets: SecretBox; logger: Logger; analyzer: Analyzer }
-
-/**
- * The name a source takes when none is given: the last one derived from its document, else
- * (a record stored before derived names were kept, or one that never ingested) its URL's host,
- * else `Untitled source` (docs/sources.md#naming).
- */
-function defaultName(src: Source): string {
-  if (src.derivedName !== undefined) return src.derivedName;
-  if (!src.nameGiven) return src.name;
-  return src.inputUrl ? new URL(src.inputUrl).host : UNTITLED;
-}
-
-/** Turns an ingestion failure into the source's `error` text; unexpected errors are logged, not shown. */
-function failureMessage(err: unknown, logger: Logger, requestId: string): string {
-  if (err instanceof IngestError || err instanceof FetchError) return err.message;
-  logger.error('ingestion failed unexpectedly', { requestId, error: (err as Error)?.stack ?? String(err) });
-  return 'the content could not be ingested because of an internal parser error';
-}
-
-/**
- * The stored index record of an ingestion, as the analyzer laid it out (ids included). Its
- * postings are handed to the search index through `preparedSearch`, so storing the record
- * does not tokenize its chunks again.
- */
-function indexRecord(ws: Workspace, out: Ingested): SourceIndexRec {
-  ws.preparedSearch.set(out.record, out.prepared);
-  return out.record;
-}
+export interface SourceDeps extends ScanDeps { secrets: SecretBox }
 
 export function sourceRoutes(deps: SourceDeps) {
-  const { config, logger } = deps;
-  const running = new Set<string>();
-  const fetchOpts = () => ({
-    fetch: { timeoutMs: config.sourceFetchTimeoutMs, maxBytes: config.sourceFetchMaxBytes, allowPrivate: config.sourceFetchAllowPrivate },
-    crawlMaxPages: config.sourceCrawlMaxPages, githubApiUrl: config.githubApiUrl, analyzer: deps.analyzer,
-  });
-
-  /** Runs an ingestion for `src` and writes the outcome (status, error, index) in `ctx.tx()`. */
-  async function run(ctx: Ctx<unknown, unknown>, ws: Workspace, src: Source, req: IngestRequest): Promise<{ src: Source; idx?: SourceIndexRec }> {
-    const key = `${ws.id}/${src.id}`;
-    running.add(key); // already reserved by the caller; released below
-    let out: Ingested | undefined;
-    let error: string | null = null;
-    // A failure after detection keeps the detected type (docs/sources.md#failed-sources).
-    let failedAs: SourceType | undefined;
-    try { out = await ingest(req, { ...fetchOpts(), queue: ws.id }); } catch (e) {
-      error = failureMessage(e, logger, ctx.requestId);
-      if (e instanceof IngestError) failedAs = e.sourceType;
-    } finally { running.delete(key); }
-    // Storing the result (search postings, the log line) is a main-thread step of its own.
-    await nextTurn();
-    const current = ws.get<Source>(T.source, src.id);
-    // A DELETE that came in while this ran won: the answer is a conflict with that change, and
-    // nothing of this ingestion is stored.
-    if (!current) throw new ApiError('conflict', 'the source was deleted while it was being ingested');
-    const now = iso(ctx.now);
-    const host = src.inputUrl ? new URL(src.inputUrl).host : undefined;
-    const derivedName = out?.title?.trim().slice(0, 200) || host || defaultName(current);
-    let next: Source = {
-      ...current, status: out ? 'ready' : 'failed', error, updatedAt: now,
-      type: out ? out.type : failedAs ?? current.type,
-      derivedName,
-      name: current.nameGiven ? current.name : derivedName,
-    };
-    // A credential goes only where it was bound: a new server origin clears it (credentials.ts).
-    if (out) next = applyCredentialOrigins(next, out.record.serverUrl);
-    const tx = ctx.tx();
-    tx.put(T.source, src.id, next as unknown as Rec);
-    let idx = ws.get<SourceIndexRec>(T.sourceIndex, src.id);
-    if (out) { idx = indexRecord(ws, out); tx.put(T.sourceIndex, src.id, idx as unknown as Rec, out.recordJson); }
-    return { src: next, idx };
-  }
-
-  /**
-   * Marks the source's scan running (synchronously, so a concurrent rescan checking `running`
-   * while this commit is in flight gets its 409) and commits `tx`; `run()` releases the mark.
-   */
-  async function commitReserved(ws: Workspace, id: string, tx: ReturnType<Workspace['db']['begin']>): Promise<void> {
-    const key = `${ws.id}/${id}`;
-    running.add(key);
-    try { await ws.db.commit(tx); } catch (e) { running.delete(key); throw e; }
-  }
-
+  const scans = new SourceScans(deps);
   const load = (ctx: Ctx<unknown, unknown>): Source => {
-    const src = ctx.ws.get<Source>(T.source, ctx.params.sourceId);
+    const src = ctx.ws.get('source', ctx.params.sourceId);
     if (!src) throw notFound();
     return src;
   };
@@ -181,7 +93,7 @@ export function sourceRoutes(deps: SourceDeps) {
           await nextTurn();
         }
         const inputUrl = b.url === undefined ? null : normalizeUrl(b.url);
-        if (inputUrl && ctx.ws.sourceIdByUrl.has(inputUrl)) throw new ApiError('conflict', 'a source with this url already exists');
+        if (inputUrl && ctx.ws.sources.byUrl.has(inputUrl)) throw new ApiError('conflict', 'a source with this url already exists');
         const now = iso(ctx.now);
         const nameGiven = b.name !== undefined && b.name !== '';
         const src: Source = {
@@ -189,14 +101,13 @@ export function sourceRoutes(deps: SourceDeps) {
           inputUrl, error: null, auth: { ...DEFAULT_AUTH }, publicDocs: { ...DEFAULT_PUBLIC_DOCS }, createdAt: now, updatedAt: now,
           nameGiven, requestedType: type,
         };
-        // The processing state is durable and visible (and reserves the url) while ingestion runs.
-        // The scan is marked running before the first await, so a rescan never overlaps it.
-        const first = ctx.ws.db.begin();
-        first.put(T.source, src.id, src as unknown as Rec);
-        if (keepContent) first.put(T.sourceContent, src.id, { content: b.content! }, contentJson);
-        await commitReserved(ctx.ws, src.id, first);
+        // The processing state is durable and visible (and reserves the url) while ingestion
+        // runs: the scan commits it first (src/areas/sourceScans.ts).
+        const tx = ctx.tx();
+        tx.put('source', src.id, src);
+        if (keepContent) tx.put('source_content', src.id, { content: b.content! }, contentJson);
         // What is ingested now: the pasted content when there is some (nothing is fetched), else the url.
-        const done = await run(ctx, ctx.ws, src, b.content !== undefined ? { type, content: b.content } : { type, url: inputUrl! });
+        const done = await scans.scan(ctx, src, b.content !== undefined ? { type, content: b.content } : { type, url: inputUrl! });
         return { status: 201, body: ingestionResult(done.src, done.idx) };
       },
     }),
@@ -207,7 +118,7 @@ export function sourceRoutes(deps: SourceDeps) {
       success: { status: 200, schema: listSchema('sources', sourceSummarySchema), description: 'A page of sources.' },
       handler: (ctx) => {
         const q = ctx.query;
-        const page = paginate(ctx, 'sources', ctx.ws.sourceOrder, 'desc', q, (id) => ctx.ws.get<Source>(T.source, id),
+        const page = paginate(ctx, 'sources', ctx.ws.sources.order, 'desc', q, (id) => ctx.ws.get('source', id),
           (x) => (q.status === undefined || x.status === q.status) && (q.type === undefined || x.type === q.type));
         return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, sources: page.items.map(sourceView) } };
       },
@@ -218,7 +129,7 @@ export function sourceRoutes(deps: SourceDeps) {
       query: searchQuery,
       success: { status: 200, schema: s.named('SearchResultList', s.object({ object: s.enum(['list'] as const), hasMore: s.boolean(), nextCursor: s.nullable(s.string()), results: s.array(searchResult) })), description: 'The best chunks.' },
       handler: (ctx) => {
-        const hits = ctx.ws.search.search(ctx.query.q, ctx.query.limit ?? 10);
+        const hits = ctx.ws.sources.search.index.search(ctx.query.q, ctx.query.limit ?? 10);
         const results = hits.map((h) => ({ object: 'search_result', sourceId: h.sourceId, documentId: h.documentId, title: h.title, score: h.score, text: h.text }));
         return { status: 200, body: { object: 'list', hasMore: false, nextCursor: null, results } };
       },
@@ -229,7 +140,7 @@ export function sourceRoutes(deps: SourceDeps) {
       success: { status: 200, schema: ingestionResultSchema, description: 'The source and what was ingested.' },
       handler: (ctx) => {
         const src = load(ctx);
-        return { status: 200, body: ingestionResult(src, ctx.ws.get<SourceIndexRec>(T.sourceIndex, src.id)) };
+        return { status: 200, body: ingestionResult(src, ctx.ws.get('source_index', src.id)) };
       },
     }),
     route({
@@ -250,10 +161,10 @@ export function sourceRoutes(deps: SourceDeps) {
         }
         if (b.url !== undefined) {
           const u = normalizeUrl(b.url);
-          const other = ctx.ws.sourceIdByUrl.get(u);
+          const other = ctx.ws.sources.byUrl.get(u);
           if (other !== undefined && other !== src.id) throw new ApiError('conflict', 'a source with this url already exists');
           // From now on rescans fetch the url: pasted content kept for them is no longer used.
-          if (src.inputUrl === null) ctx.tx().del(T.sourceContent, src.id);
+          if (src.inputUrl === null) ctx.tx().del('source_content', src.id);
           next.inputUrl = u;
           // The credential was bound to where the old url led; it does not follow the source elsewhere.
           if (u !== src.inputUrl && next.credential && b.auth === undefined) next = clearCredential(next, CLEARED_URL_CHANGED);
@@ -266,7 +177,7 @@ export function sourceRoutes(deps: SourceDeps) {
           if (a.headerName !== undefined && RESERVED_HEADERS.has(a.headerName.toLowerCase())) throw invalid(`auth.headerName ${a.headerName} cannot carry a credential`);
           if (a.type === 'basic' && !a.username) throw invalid('auth.username is required for type basic');
           if (a.type !== 'basic' && a.username !== undefined) throw invalid('auth.username is only allowed for type basic');
-          const origins = credentialOrigins(next.inputUrl, ctx.ws.get<SourceIndexRec>(T.sourceIndex, src.id)?.serverUrl);
+          const origins = credentialOrigins(next.inputUrl, ctx.ws.get('source_index', src.id)?.serverUrl);
           next.credential = { type: a.type, headerName: a.headerName, username: a.username, sealed: deps.secrets.seal(a.secret, `${ctx.ws.id}/${src.id}`), origins };
           next.auth = { configured: true, hasSecret: true, lastError: null, lastVerifiedAt: null, status: 'unverified', type: a.type };
         }
@@ -275,7 +186,7 @@ export function sourceRoutes(deps: SourceDeps) {
           if (p.url !== undefined && p.url !== null) normalizeUrl(p.url, 'publicDocs.url');
           next.publicDocs = { ...src.publicDocs, ...Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined)) };
         }
-        ctx.tx().put(T.source, src.id, next as unknown as Rec);
+        ctx.tx().put('source', src.id, next);
         return { status: 200, body: { source: sourceView(next) } };
       },
     }),
@@ -286,7 +197,7 @@ export function sourceRoutes(deps: SourceDeps) {
       handler: (ctx) => {
         const src = load(ctx);
         const tx = ctx.tx();
-        tx.del(T.source, src.id); tx.del(T.sourceContent, src.id); tx.del(T.sourceIndex, src.id);
+        tx.del('source', src.id); tx.del('source_content', src.id); tx.del('source_index', src.id);
         return { status: 200, body: { object: 'source', id: src.id, deleted: true } };
       },
     }),
@@ -298,15 +209,13 @@ export function sourceRoutes(deps: SourceDeps) {
       success: { status: 200, schema: ingestionResultSchema, description: 'The source and what was ingested.' },
       handler: async (ctx) => {
         const src = load(ctx);
-        if (running.has(`${ctx.ws.id}/${src.id}`)) throw new ApiError('conflict', 'a scan of this source is already running');
-        const content = ctx.ws.get<{ content: string }>(T.sourceContent, src.id)?.content;
+        if (scans.isRunning(ctx.ws, src.id)) throw new ApiError('conflict', 'a scan of this source is already running');
+        const content = ctx.ws.get('source_content', src.id)?.content;
         const processing: Source = { ...src, status: 'processing', updatedAt: iso(ctx.now) };
-        const first = ctx.ws.db.begin();
-        first.put(T.source, src.id, processing as unknown as Rec);
-        await commitReserved(ctx.ws, src.id, first);
+        ctx.tx().put('source', src.id, processing);
         const type = (src.requestedType ?? src.type) as IngestRequest['type'];
         // A source with a url is fetched; only one without a url re-parses its pasted content.
-        const done = await run(ctx, ctx.ws, processing, src.inputUrl !== null ? { type, url: src.inputUrl } : { type, content });
+        const done = await scans.scan(ctx, processing, src.inputUrl !== null ? { type, url: src.inputUrl } : { type, content });
         return { status: 200, body: ingestionResult(done.src, done.idx) };
       },
     }),

@@ -10,7 +10,6 @@ import { TokenBucketLimiter } from '../http/ratelimit.js';
 import { hashKey, hasScope, looksLikeApiKey } from './keys.js';
 import { iso, type Clock } from '../clock.js';
 import type { KeyRec, Store } from '../store/store.js';
-import type { Rec } from '../store/db.js';
 import type { Logger } from '../logger.js';
 
 /** Failed authentications allowed per client address and minute (docs/security.md#failed-authentication-limit). */
@@ -71,7 +70,7 @@ export class Authenticator {
   /** Records `lastUsedAt` without making the request wait for the disk. */
   private touch(key: KeyRec, now: number): void {
     const tx = this.store.system.begin();
-    tx.put('key', key.id, { ...key, lastUsedAt: iso(now) } as unknown as Rec);
+    tx.put('key', key.id, { ...key, lastUsedAt: iso(now) });
     this.store.system.commit(tx).catch((e) => this.logger.warn('could not record lastUsedAt', { keyId: key.id, error: (e as Error).message }));
   }
 }

@@ -4,14 +4,18 @@
  * document is generated from the same objects.
  */
 import type { Static, TObject, TRef, TSchema } from './schema.js';
-import type { Workspace } from '../workspace.js';
+import type { Records, Workspace } from '../workspace.js';
 import type { KeyRec, Store } from '../store/store.js';
 import type { Tx } from '../store/db.js';
 import type { CursorCodec } from './cursor.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
-/** What a handler sees: the key's workspace, validated input, and a transaction to write in. */
+/**
+ * What a handler sees: the key's workspace, validated input, and a transaction to write in.
+ * A handler writes only through `tx()`, and never commits by itself: the pipeline commits
+ * (docs/decisions.md#one-write-path-per-request).
+ */
 export interface Ctx<Q = unknown, B = unknown> {
   ws: Workspace;
   key: KeyRec;
@@ -29,7 +33,15 @@ export interface Ctx<Q = unknown, B = unknown> {
   now: number;
   requestId: string;
   /** The request's transaction (created on first use); the pipeline commits it before answering. */
-  tx(): Tx;
+  tx(): Tx<Records>;
+  /**
+   * Has the pipeline make what `tx()` holds durable now, mid-request, for a state that must be
+   * visible and survive a crash while a long step runs (a source's `processing` record during
+   * its ingestion). The next `tx()` is a new transaction, committed before the answer; a later
+   * failure undoes only that one. Resolves once the line is on disk.
+   * @throws StorageFailedError and fs errors of the write (its changes are undone).
+   */
+  commit(): Promise<void>;
   cursors: CursorCodec;
 }
 

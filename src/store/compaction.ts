@@ -6,7 +6,6 @@
  */
 import { dirname, join } from 'node:path';
 import { encodeLine } from './log.js';
-import type { Rec } from './db.js';
 import type { StoreFs } from './fs.js';
 
 /** Records per snapshot line and bytes per write: small enough to yield to requests often. */
@@ -21,7 +20,7 @@ const WRITE_BYTES = 1 << 20;
  */
 export async function writeSnapshot(
   path: string,
-  records: ReadonlyArray<readonly [string, string, Rec]>,
+  records: ReadonlyArray<readonly [string, string, object]>,
   fs: StoreFs,
   tmpName: string,
 ): Promise<{ fd: number; size: number; dirSyncError?: Error }> {

@@ -8,8 +8,14 @@
  * race), while the response still waits for durability. When a write fails, the failed
  * transaction and every later one not yet written are undone in reverse order.
  *
- * Records are immutable: a change always puts a new object. Listeners keep secondary indexes
- * (by email, by conversation, sort orders) and see every change, including replay and undo.
+ * Records are immutable: a change always puts a new object. Secondary indexes (sort orders,
+ * by email, by conversation…) are kept by listeners registered per record type with
+ * {@link Db.on}: they see every change, including replay and undo (docs/storage.md#indexes).
+ *
+ * A log is typed by its record map `R` (record type name → record shape, e.g.
+ * `{ conversation: Conversation; message: Message }`): `get`, `table` and `Tx.put` take a name
+ * of `R` and give or take that shape. A log opened without a map ({@link Untyped}) takes any
+ * name and any JSON object.
  */
 import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
@@ -20,25 +26,48 @@ import type { StoreFs } from './fs.js';
 
 /** A stored record: a JSON object, never mutated after it was put. */
 export type Rec = Readonly<Record<string, unknown>>;
+/** A record map: record type name → the shape of its records (every shape a JSON object). */
+export type RecordMap<R> = { [K in keyof R]: object };
+/** The record map of a log whose types are not declared: any name, any JSON object. */
+export type Untyped = Record<string, Rec>;
+/** A record type name of the map `R`. */
+export type TypeOf<R> = keyof R & string;
+
+declare const PREPARED: unique symbol;
+/**
+ * The shape `V` of a record type whose puts may bring a `P` to its listeners: a value derived
+ * from the record that was prepared elsewhere (search postings made on a worker thread), so
+ * that the listener does not derive it again on the main thread. Only a type: no record holds it.
+ */
+export type WithPrepared<V, P> = V & { readonly [PREPARED]?: P };
+/** What a put of a `V` may bring to its listeners (see {@link WithPrepared}); nothing for other shapes. */
+export type PreparedOf<V> = V extends { readonly [PREPARED]?: infer P } ? P : never;
 /** One change of a transaction as written in the log: put (`p`) or delete (`d`). */
-export type Op = readonly ['p', string, string, Rec] | readonly ['d', string, string];
-/** Called for every change of a record: `next` undefined means deleted. */
+export type Op = readonly ['p', string, string, object] | readonly ['d', string, string];
+/** Called for every change of a record of any type: `next` undefined means deleted. */
 export type ChangeListener = (type: string, id: string, prev: Rec | undefined, next: Rec | undefined) => void;
+/**
+ * Called for every change of a record of one type (see {@link Db.on}): `next` undefined means
+ * deleted. `prepared` is what the put brought along ({@link WithPrepared}); never on replay or undo.
+ */
+export type Change<V> = (id: string, prev: V | undefined, next: V | undefined, prepared?: PreparedOf<V>) => void;
+/** Called for every put of a record of one type in a transaction (see {@link Db.derive}). */
+export type Derive<R extends RecordMap<R>, V> = (tx: Tx<R>, id: string, prev: V | undefined, next: V) => void;
+
+/**
+ * A registered {@link Derive}. A method, so that its transaction parameter is compared both
+ * ways: a log of a wider record map can be passed where one of fewer types is expected.
+ */
+interface DeriveHook<R extends RecordMap<R>> { run(tx: Tx<R>, id: string, prev: object | undefined, next: object): void }
 
 export interface DbOptions {
   fs: StoreFs;
   /** fdatasync every batch (SYNC=always). */
   sync: boolean;
+  /** Listeners of every change of every type (tests and tools; indexes use {@link Db.on}). */
   listeners?: ChangeListener[];
-  /** Compaction keeps a record only when this says so (e.g. drops expired idempotency records). */
-  retain?: (type: string, rec: Rec) => boolean;
   /** Compact by itself when dead records outnumber live ones by this many (default 1000). */
   compactionSlack?: number;
-  /**
-   * Called after every put of a transaction, to add derived records (daily counters) to the
-   * same transaction — so they are written, and undone, together with what caused them.
-   */
-  derive?: (tx: Tx, type: string, id: string, prev: Rec | undefined, next: Rec) => void;
   /** Reports background compaction failures. */
   onError?: (err: Error) => void;
   now?: () => number;
@@ -65,30 +94,31 @@ function opsJson(ops: readonly Op[], raw: ReadonlyArray<JsonText | undefined>): 
 }
 
 /** A set of changes that becomes durable as one log line. */
-export class Tx {
+export class Tx<R extends RecordMap<R> = Untyped> {
   readonly ops: Op[] = [];
   /** Pre-serialized values by op index (see {@link put}); undefined while there is none. */
   raw: Array<JsonText | undefined> | undefined;
   /** (type, id, previous value, db-wide sequence number) per change, for undo and compaction. */
-  readonly undo: Array<readonly [string, string, Rec | undefined, number]> = [];
+  readonly undo: Array<readonly [string, string, object | undefined, number]> = [];
   undone = false;
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db<R>) {}
   /**
    * Puts `value` as the record (type, id); visible to readers at once. `json`, when given, must be
    * the text of `JSON.stringify(value)` (whole, or in pieces — see {@link JsonText}), made
    * elsewhere (an ingestion or body worker): the log line then takes it as it is instead of
-   * serializing a large record on the main thread.
+   * serializing a large record on the main thread. `prepared` goes to the type's listeners
+   * with this change only ({@link WithPrepared}); it is not stored.
    */
-  put(type: string, id: string, value: Rec, json?: JsonText): void {
+  put<K extends TypeOf<R>>(type: K, id: string, value: R[K], json?: JsonText, prepared?: PreparedOf<R[K]>): void {
     this.db.opened(this);
-    const prev = this.db.set(type, id, value);
+    const prev = this.db.set(type, id, value, prepared);
     this.undo.push([type, id, prev, this.db.nextSeq()]);
     if (json !== undefined) (this.raw ??= [])[this.ops.length] = json;
     this.ops.push(['p', type, id, value]);
     this.db.derived(this, type, id, prev, value);
   }
   /** Deletes the record (type, id) if present. */
-  del(type: string, id: string): void {
+  del(type: TypeOf<R>, id: string): void {
     const prev = this.db.set(type, id, undefined);
     if (prev === undefined) return;
     this.db.opened(this);
@@ -107,13 +137,18 @@ export class Tx {
   }
 }
 
-export class Db {
-  private readonly tables = new Map<string, Map<string, Rec>>();
+export class Db<R extends RecordMap<R> = Untyped> {
+  private readonly tables = new Map<string, Map<string, object>>();
   private readonly listeners: ChangeListener[];
+  /** The hooks registered per record type (see {@link on}, {@link derive}, {@link retain}). */
+  private readonly onChange = new Map<string, Array<Change<object>>>();
+  private readonly onPut = new Map<string, Array<DeriveHook<R>>>();
+  private readonly keep = new Map<string, Array<(rec: object) => boolean>>();
+  private loaded = false;
   private log!: AppendLog;
-  private readonly inflight = new Set<Tx>();
+  private readonly inflight = new Set<Tx<R>>();
   /** Transactions with changes in memory that are not yet handed to the log. */
-  private readonly open = new Set<Tx>();
+  private readonly open = new Set<Tx<R>>();
   private seq = 0;
   private live = 0;
   /** Ops in the log file (live + dead). */
@@ -126,20 +161,60 @@ export class Db {
   }
 
   /**
+   * A log at `path`, not read yet: register its hooks ({@link on}, {@link derive},
+   * {@link retain}), then {@link load} it, so that every index sees every replayed record.
+   */
+  static create<R extends RecordMap<R> = Untyped>(path: string, opts: DbOptions): Db<R> {
+    return new Db<R>(path, opts);
+  }
+
+  /** {@link create} then {@link load}: a log without hooks registered before its replay. */
+  static async open<R extends RecordMap<R> = Untyped>(path: string, opts: DbOptions): Promise<Db<R>> {
+    return Db.create<R>(path, opts).load();
+  }
+
+  /**
    * Replays `path` (creating it when missing) and opens it for appending.
    * @throws CorruptLogError for a complete line that fails its check (only an incomplete
    *   last line is a torn write, cut off by the replay).
    */
-  static async open(path: string, opts: DbOptions): Promise<Db> {
-    const db = new Db(path, opts);
+  async load(): Promise<this> {
+    if (this.loaded) throw new Error(`${this.path} is already loaded`);
+    this.loaded = true;
+    const { path, opts } = this;
     mkdirSync(dirname(path), { recursive: true });
     for (const f of readdirSync(dirname(path))) {
       if (f.startsWith(`${basename(path)}.compact-`)) unlinkSync(join(dirname(path), f)); // a compaction cut short
     }
-    db.replay = replayLog(path, (tx) => db.applyLine(tx), opts.now?.());
+    this.replay = replayLog(path, (tx) => this.applyLine(tx), opts.now?.());
     const fd = await opts.fs.open(path);
-    db.log = new AppendLog(path, fd, db.replay.size, opts.fs, opts.sync);
-    return db;
+    this.log = new AppendLog(path, fd, this.replay.size, opts.fs, opts.sync);
+    return this;
+  }
+
+  /**
+   * Calls `listener` on every change of a record of `type` — put, delete, replay, undo — after
+   * the change is in memory, in the order listeners were registered. A listener registered
+   * after {@link load} sees only later changes (it reads {@link table} for the earlier ones).
+   * Listeners keep derived state in memory; they must not throw, nor write.
+   */
+  on<K extends TypeOf<R>>(type: K, listener: Change<R[K]>): void {
+    push(this.onChange, type, listener as Change<object>);
+  }
+
+  /**
+   * Calls `derive` after every put of a record of `type` in a transaction, to add records
+   * derived from it (daily counters) to the same transaction — so they are written, and
+   * undone, together with what caused them. Replay does not call it: derived records are in
+   * the log already.
+   */
+  derive<K extends TypeOf<R>>(type: K, derive: Derive<R, R[K]>): void {
+    push(this.onPut, type, { run: derive as Derive<R, object> });
+  }
+
+  /** Compaction keeps a record of `type` only when every `keep` of its type says so (e.g. drops expired idempotency records). */
+  retain<K extends TypeOf<R>>(type: K, keep: (rec: R[K]) => boolean): void {
+    push(this.keep, type, keep as (rec: object) => boolean);
   }
 
   /** Applies one replayed transaction (the replay checked it is an array). */
@@ -151,35 +226,51 @@ export class Db {
     }
   }
 
-  /** Sets or (with undefined) deletes a record, tells the listeners; returns the previous value. */
-  set(type: string, id: string, value: Rec | undefined): Rec | undefined {
+  /**
+   * Sets or (with undefined) deletes a record, tells the listeners (with `prepared`, see
+   * {@link Tx.put}); returns the previous value.
+   */
+  set(type: string, id: string, value: object | undefined, prepared?: unknown): object | undefined {
     let table = this.tables.get(type);
     if (!table) { table = new Map(); this.tables.set(type, table); }
     const prev = table.get(id);
     if (value === undefined) { if (prev !== undefined) { table.delete(id); this.live--; } }
     else { table.set(id, value); if (prev === undefined) this.live++; }
-    for (const l of this.listeners) l(type, id, prev, value);
+    const typed = this.onChange.get(type);
+    if (typed !== undefined) for (const l of typed) l(id, prev, value, prepared);
+    for (const l of this.listeners) l(type, id, prev as Rec | undefined, value as Rec | undefined);
     return prev;
   }
 
-  get(type: string, id: string): Rec | undefined {
-    return this.tables.get(type)?.get(id);
+  /** The record (type, id), or undefined. */
+  get<K extends TypeOf<R>>(type: K, id: string): R[K] | undefined {
+    return this.tables.get(type)?.get(id) as R[K] | undefined;
   }
 
-  /** All records of `type` (a live view: do not change it). */
-  table(type: string): ReadonlyMap<string, Rec> {
-    return this.tables.get(type) ?? new Map();
+  /** All records of `type` by id (a live view: do not change it). */
+  table<K extends TypeOf<R>>(type: K): ReadonlyMap<string, R[K]> {
+    return (this.tables.get(type) ?? new Map()) as ReadonlyMap<string, R[K]>;
   }
 
-  begin(): Tx { return new Tx(this); }
+  /** A new transaction (nothing is written until {@link commit}). */
+  begin(): Tx<R> { return new Tx<R>(this); }
   /** @internal bookkeeping of {@link Tx}. */
-  opened(tx: Tx): void { this.open.add(tx); }
+  opened(tx: Tx<R>): void { this.open.add(tx); }
   /** @internal */
-  closed(tx: Tx): void { this.open.delete(tx); }
+  closed(tx: Tx<R>): void { this.open.delete(tx); }
   /** @internal */
   nextSeq(): number { return ++this.seq; }
   /** @internal */
-  derived(tx: Tx, type: string, id: string, prev: Rec | undefined, next: Rec): void { this.opts.derive?.(tx, type, id, prev, next); }
+  derived(tx: Tx<R>, type: string, id: string, prev: object | undefined, next: object): void {
+    const fns = this.onPut.get(type);
+    if (fns !== undefined) for (const f of fns) f.run(tx, id, prev, next);
+  }
+
+  /** Whether compaction keeps `rec` (see {@link retain}). */
+  private retained(type: string, rec: object): boolean {
+    const fns = this.keep.get(type);
+    return fns === undefined || fns.every((f) => f(rec));
+  }
 
   /** Why this log refuses writes, or null. */
   get failed(): Error | null { return this.log.failed; }
@@ -188,7 +279,7 @@ export class Db {
    * Makes `tx` durable; resolves once its line is on disk. On a write failure the
    * transaction, and every later one still waiting, is undone, and the error is thrown.
    */
-  async commit(tx: Tx): Promise<void> {
+  async commit(tx: Tx<R>): Promise<void> {
     if (tx.undone) throw new Error('transaction was aborted');
     if (tx.ops.length === 0) return;
     this.inflight.add(tx);
@@ -232,26 +323,25 @@ export class Db {
       // Memory holds changes not yet on disk — queued lines and transactions still open; the
       // snapshot must be the durable state, so take each record they touched as it was
       // before the earliest of those changes.
-      const before = new Map<string, { prev: Rec | undefined; seq: number }>();
-      for (const tx of [...(this.log.queuedTags() as Tx[]), ...this.open]) {
+      const before = new Map<string, { prev: object | undefined; seq: number }>();
+      for (const tx of [...(this.log.queuedTags() as Array<Tx<R>>), ...this.open]) {
         for (const [type, id, prev, seq] of tx.undo) {
           const k = `${type}\u0000${id}`;
           const seen = before.get(k);
           if (!seen || seq < seen.seq) before.set(k, { prev, seq });
         }
       }
-      const records: Array<readonly [string, string, Rec]> = [];
-      const retain = this.opts.retain ?? (() => true);
+      const records: Array<readonly [string, string, object]> = [];
       for (const [type, table] of this.tables) {
         for (const [id, rec] of table) {
           const k = `${type}\u0000${id}`;
           const value = before.has(k) ? before.get(k)!.prev : rec;
-          if (value !== undefined && retain(type, value)) records.push([type, id, value]);
+          if (value !== undefined && this.retained(type, value)) records.push([type, id, value]);
         }
       }
       for (const [k, { prev }] of before) {
         const [type, id] = k.split('\u0000');
-        if (prev !== undefined && !this.tables.get(type)?.has(id) && retain(type, prev)) records.push([type, id, prev]);
+        if (prev !== undefined && !this.tables.get(type)?.has(id) && this.retained(type, prev)) records.push([type, id, prev]);
       }
       const oldFd = this.log.descriptor;
       const written = await writeSnapshot(this.path, records, this.opts.fs, `${basename(this.path)}.compact-${process.pid}`);
@@ -270,4 +360,10 @@ export class Db {
     if (this.compacting) await this.compacting.catch(() => {});
     await this.log.close();
   }
+}
+
+/** Appends `fn` to the list of `type` in `hooks`. */
+function push<F>(hooks: Map<string, F[]>, type: string, fn: F): void {
+  const list = hooks.get(type);
+  if (list === undefined) hooks.set(type, [fn]); else list.push(fn);
 }

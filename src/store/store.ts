@@ -1,36 +1,62 @@
 /**
  * The data dir (docs/storage.md#data-dir-layout): `LOCK`, `system.log` (workspaces and API keys),
  * `workspaces/<id>.log` (one log per workspace) and `secret` (the server's HMAC key for
- * cursors). Opening it takes the lock and replays every log into memory.
+ * cursors). Opening it takes the lock and replays every log into memory. What a workspace holds
+ * beside its log is not this layer's business: the caller gives the function that opens one
+ * (src/workspace.ts `openStore`).
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Db, type Rec, type Tx } from './db.js';
+import { Db, type Tx } from './db.js';
 import { nodeFs, type StoreFs } from './fs.js';
 import { acquireLock } from './lock.js';
 import { CorruptLogError, repairLog, type RepairResult } from './recovery.js';
-import { Workspace } from '../workspace.js';
+import { attachIndexes, uniqueBy, type Built } from './indexes.js';
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
-import type { ChangeListener } from './db.js';
 
 export interface WorkspaceRec { id: string; name: string; createdAt: string }
 export interface KeyRec {
   id: string; workspaceId: string; name: string | null; prefix: string; hash: string;
   scopes: string[]; createdAt: string; expiresAt: string | null; revokedAt: string | null; lastUsedAt: string | null;
 }
+/** The record types of the system log: workspaces and API keys. */
+export interface SystemRecords { workspace: WorkspaceRec; key: KeyRec }
 
-export interface StoreOptions {
+/** What the store needs of a workspace it serves: its id and its log. */
+export interface ServedWorkspace {
+  readonly id: string;
+  readonly db: Pick<Db, 'path' | 'replay' | 'failed' | 'close'>;
+}
+
+/** How a workspace's log is opened (the store's settings). */
+export interface LogOptions {
+  fs: StoreFs;
+  sync: boolean;
+  /** The clock's `now` (ms). */
+  now: () => number;
+  onError?: (err: Error) => void;
+  compactionSlack?: number;
+}
+
+export interface StoreOptions<W extends ServedWorkspace = ServedWorkspace> {
   dataDir: string;
   sync: boolean;
   clock: Clock;
   fs?: StoreFs;
   onError?: (err: Error) => void;
-  /** Listeners of later areas' indexes, made per workspace. */
-  workspaceListeners?: (workspaceId: string) => ChangeListener[];
   compactionSlack?: number;
+  /**
+   * Opens workspace `id` from its log at `path` (created when missing): replays it with
+   * everything the workspace derives from it.
+   * @throws CorruptLogError for a log with a corrupt line (the workspace is quarantined).
+   */
+  openWorkspace: (id: string, path: string, opts: LogOptions) => Promise<W>;
 }
+
+/** The indexes of API keys: by the SHA-256 of the key (authentication looks keys up by it). */
+const keyIndexes = { byHash: uniqueBy((k: KeyRec) => k.hash) };
 
 /** Thrown when the data dir cannot be used at all (missing permissions, not a directory…). */
 export class DataDirError extends Error {}
@@ -47,20 +73,19 @@ export class WorkspaceUnavailableError extends Error {
   }
 }
 
-export class Store {
-  system!: Db;
+export class Store<W extends ServedWorkspace = ServedWorkspace> {
+  system!: Db<SystemRecords>;
   /** The workspaces being served, by id. */
-  readonly workspaces = new Map<string, Workspace>();
+  readonly workspaces = new Map<string, W>();
   /** Workspaces whose log could not be replayed (a corrupt line), by id: offline until repaired. */
   readonly quarantined = new Map<string, CorruptLogError>();
   /** Workspaces a repair is bringing back (their logs are being cut and replayed). */
   private readonly repairing = new Set<string>();
-  /** SHA-256 of a key → key id. */
-  readonly keyIdByHash = new Map<string, string>();
+  private keys!: Built<typeof keyIndexes>;
   secret!: Buffer;
   private releaseLock: () => void = () => {};
 
-  private constructor(readonly opts: StoreOptions) {}
+  private constructor(readonly opts: StoreOptions<W>) {}
 
   /**
    * Takes the data dir's lock, replays the system log and every workspace log. A workspace log
@@ -68,8 +93,8 @@ export class Store {
    * (workspaces and keys: nothing can be served without it) stops the open.
    * @throws LockedError, DataDirError, CorruptLogError (system log only).
    */
-  static async open(opts: StoreOptions): Promise<Store> {
-    const st = new Store(opts);
+  static async open<W extends ServedWorkspace>(opts: StoreOptions<W>): Promise<Store<W>> {
+    const st = new Store<W>(opts);
     const dir = opts.dataDir;
     try {
       fs.mkdirSync(join(dir, 'workspaces'), { recursive: true, mode: 0o700 });
@@ -81,14 +106,11 @@ export class Store {
     try {
       st.secret = loadSecret(join(dir, 'secret'));
       const sfs = opts.fs ?? nodeFs;
-      st.system = await openSystemLog(join(dir, 'system.log'), {
+      const system = Db.create<SystemRecords>(join(dir, 'system.log'), {
         fs: sfs, sync: opts.sync, now: () => opts.clock.now(), onError: opts.onError, compactionSlack: opts.compactionSlack,
-        listeners: [(type, id, prev, next) => {
-          if (type !== 'key') return;
-          if (prev) st.keyIdByHash.delete(prev.hash as string);
-          if (next) st.keyIdByHash.set(next.hash as string, id);
-        }],
       });
+      st.keys = attachIndexes(system, 'key', keyIndexes);
+      st.system = await loadSystemLog(system);
       for (const id of st.system.table('workspace').keys()) {
         try { await st.openWorkspace(id); } catch (e) {
           if (!(e instanceof CorruptLogError)) throw e;
@@ -105,13 +127,12 @@ export class Store {
   /** The log file of workspace `id`. */
   workspaceLog(id: string): string { return join(this.opts.dataDir, 'workspaces', `${id}.log`); }
 
-  private async openWorkspace(id: string): Promise<Workspace> {
-    const ws = await Workspace.open(id, this.workspaceLog(id), {
+  private async openWorkspace(id: string): Promise<W> {
+    const ws = await this.opts.openWorkspace(id, this.workspaceLog(id), {
       fs: this.opts.fs ?? nodeFs,
       sync: this.opts.sync,
       now: () => this.opts.clock.now(),
       onError: this.opts.onError,
-      listeners: this.opts.workspaceListeners?.(id),
       compactionSlack: this.opts.compactionSlack,
     });
     this.workspaces.set(id, ws);
@@ -125,11 +146,11 @@ export class Store {
    * Creates a workspace and its (empty) log; resolves once durable. `within` may add records
    * (a first key) to the same system-log transaction, so both exist or neither does.
    */
-  async createWorkspace(name: string, within?: (tx: Tx, ws: WorkspaceRec) => void): Promise<WorkspaceRec> {
+  async createWorkspace(name: string, within?: (tx: Tx<SystemRecords>, ws: WorkspaceRec) => void): Promise<WorkspaceRec> {
     const rec: WorkspaceRec = { id: randomUUID(), name, createdAt: iso(this.opts.clock.now()) };
     await this.openWorkspace(rec.id);
     const tx = this.system.begin();
-    tx.put('workspace', rec.id, rec as unknown as Rec);
+    tx.put('workspace', rec.id, rec);
     try { within?.(tx, rec); } catch (e) { tx.abort(); throw e; }
     await this.system.commit(tx);
     return rec;
@@ -139,7 +160,7 @@ export class Store {
    * The workspace `id` when it is served; undefined when there is none.
    * @throws WorkspaceUnavailableError when it exists but is quarantined (its log is corrupt).
    */
-  workspace(id: string): Workspace | undefined {
+  workspace(id: string): W | undefined {
     const ws = this.workspaces.get(id);
     if (ws !== undefined) return ws;
     const bad = this.quarantined.get(id);
@@ -172,10 +193,10 @@ export class Store {
       this.repairing.delete(id);
     }
   }
-  workspaceRec(id: string): WorkspaceRec | undefined { return this.system.get('workspace', id) as WorkspaceRec | undefined; }
-  key(id: string): KeyRec | undefined { return this.system.get('key', id) as KeyRec | undefined; }
+  workspaceRec(id: string): WorkspaceRec | undefined { return this.system.get('workspace', id); }
+  key(id: string): KeyRec | undefined { return this.system.get('key', id); }
   keyByHash(hash: string): KeyRec | undefined {
-    const id = this.keyIdByHash.get(hash);
+    const id = this.keys.byHash.get(hash);
     return id === undefined ? undefined : this.key(id);
   }
 
@@ -187,10 +208,10 @@ export class Store {
   }
 }
 
-/** Opens the system log; a corrupt line stops the open with what to do about it. */
-async function openSystemLog(path: string, opts: Parameters<typeof Db.open>[1]): Promise<Db> {
+/** Loads the system log; a corrupt line stops the open with what to do about it. */
+async function loadSystemLog(system: Db<SystemRecords>): Promise<Db<SystemRecords>> {
   try {
-    return await Db.open(path, opts);
+    return await system.load();
   } catch (e) {
     if (!(e instanceof CorruptLogError)) throw e;
     throw new CorruptLogError(e.file, e.line, e.offset, e.reason,

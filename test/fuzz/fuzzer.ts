@@ -32,7 +32,7 @@ import { assertValid, codePointLength, type TSchema, type TObject, type TString 
 import { parseQuery } from '../../src/app.js';
 import { hasScope } from '../../src/auth/keys.js';
 import { MiB, type Route } from '../../src/http/route.js';
-import type { Workspace } from '../../src/workspace.js';
+import type { Records, Workspace } from '../../src/workspace.js';
 import type { ChangeListener, Rec } from '../../src/store/db.js';
 import type { IncomingMessage } from 'node:http';
 
@@ -1231,7 +1231,7 @@ class Fuzzer {
       if (after !== before.sizesBefore) this.fail('state_changed', p, res, `workspace indexes changed: ${diffSizes(before.sizesBefore, after)}`);
       for (const [k, json] of before.targets) {
         const [tag, type, id] = k.split('\u0000');
-        const now = this.workspace(tag as WsTag).db.get(type, id);
+        const now = this.workspace(tag as WsTag).db.get(type as keyof Records, id);
         if (JSON.stringify(now) !== json) this.fail('state_changed', p, res, `record ${type}/${id} in ${tag} changed in place`);
       }
     }
@@ -1280,12 +1280,7 @@ class Fuzzer {
       const ws = this.workspace(tag);
       const tables = (ws.db as unknown as { tables: Map<string, Map<string, Rec>> }).tables;
       for (const [type, t] of tables) if (type !== 'usage') parts.push(`${tag}.${type}=${t.size}`);
-      for (const [k, v] of Object.entries(ws)) {
-        if (k === 'db') continue;
-        if (typeof v === 'number') parts.push(`${tag}.${k}=${v}`);
-        else if (v instanceof Map || v instanceof Set) parts.push(`${tag}.${k}=${v.size}`);
-        else if (v && typeof v === 'object' && typeof (v as { size?: unknown }).size === 'number') parts.push(`${tag}.${k}=${(v as { size: number }).size}`);
-      }
+      for (const [k, v] of Object.entries(ws.indexSizes())) parts.push(`${tag}.${k}=${v}`);
     }
     return parts.join(' ');
   }
