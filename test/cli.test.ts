@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, runCli, startServer, tempDir } from './helpers/child.js';
 import { damageLine } from './helpers/damage.js';
+import { SCOPES } from '../src/auth/keys.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -142,6 +143,31 @@ test('CLI import with an unknown property deep inside → exit 1 naming its JSON
     assert.match(r.stderr, path);
   }
   assert.deepEqual(snapshot(dataDir), before, 'no byte of the data dir changed');
+});
+
+test('a refusal reads the same whether the CLI works on the files or through a running server: flags, paths in the file, ids', async () => {
+  const dataDir = tempDir();
+  const ws = (await runCli(dataDir, ['workspace', 'create', '--name', 'W'])).json.id;
+  const cases: Array<[string[], string]> = [
+    // An error met by the import's own rules (not its shape) names its place in the file.
+    [['import', '--workspace', ws, writeJson({ customFields: [{ label: 'ok', type: 'text' }, { label: 'P', type: 'select' }] })],
+      'import file is invalid: customFields[1].options must list at least one option for a select field.'],
+    [['import', '--workspace', ws, writeJson({ conversations: [{ externalId: 'd', subject: 'a', customer: { email: 'a@b.co' } }, { externalId: 'd', subject: 'b', customer: { email: 'c@d.co' } }] })],
+      'import refused: externalId "d" is already used by another conversation.'],
+    [['key', 'create', '--workspace', ws, '--expires-at', 'tomorrow'], '--expires-at must be an ISO 8601 date-time such as 2027-01-01T00:00:00Z'],
+    [['key', 'create', '--workspace', ws, '--scopes', 'everything:write'], `--scopes is invalid: unknown scope "everything:write"; known: *, ${SCOPES.join(', ')}`],
+    [['tag', 'disable', '--workspace', ws, 'nope'], 'no tag "nope" in this workspace'],
+    [['key', 'list', '--workspace', 'nope'], 'no workspace "nope"'],
+  ];
+  const run = async (how: string) => {
+    for (const [args, message] of cases) {
+      const r = await runCli(dataDir, args);
+      assert.deepEqual({ code: r.code, stdout: r.stdout, stderr: r.stderr }, { code: 1, stdout: '', stderr: `error: ${message}\n` }, `${how}: ${args.join(' ')}`);
+    }
+  };
+  await run('on the files');
+  const srv = await startServer({ dataDir });
+  try { await run('through the server'); } finally { await srv.stop(); }
 });
 
 test('CLI usage errors → exit 2 with the usage on stderr; an unknown workspace or key → exit 1', async () => {

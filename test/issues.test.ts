@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type CallOptions, type CallResult, type TestServer, type Space } from './helpers/server.js';
-import { AdminError } from '../src/admin.js';
+import { refused, refusedWith } from './helpers/refusal.js';
 
 let srv: TestServer;
 before(async () => { srv = await startTestServer({ env: { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' } }); });
@@ -535,24 +535,24 @@ describe('import of issues (admin)', () => {
     assert.equal((await createIssue(w)).number, 4);
   });
 
-  test('import with an issue linked to a missing conversationExternalId → AdminError naming issues[1]; nothing imported', async () => {
+  test('import with an issue linked to a missing conversationExternalId → refused naming issues[1]; nothing imported', async () => {
     const w = await space();
     await assert.rejects(srv.admin.importData(w.workspaceId, {
       conversations: [{ externalId: 'c1', subject: 'x', customer: { email: 'a@example.com' } }],
       issues: [{ subject: 'ok', conversationExternalId: 'c1' }, { subject: 'bad', conversationExternalId: 'c2' }],
-    }), (e: unknown) => e instanceof AdminError && e.message === 'import file is invalid: issues[1].conversationExternalId matches no conversation');
+    }), refusedWith('import', 'import file is invalid: issues[1].conversationExternalId matches no conversation.'));
     assert.deepEqual((await listAll(w)).issues, []);
     assert.deepEqual((await w.call('GET', C)).body.conversations, []);
   });
 
-  test('import with an invalid issue field → AdminError with its JSON path; nothing imported', async () => {
+  test('import with an invalid issue field → refused with its JSON path; nothing imported', async () => {
     const w = await space();
     await assert.rejects(srv.admin.importData(w.workspaceId, {
       conversations: [{ subject: 'x', customer: { email: 'a@example.com' } }],
       issues: [{ subject: 'ok' }, { subject: 'ok', tags: ['fine', ''] }],
-    }), (e: unknown) => e instanceof AdminError && e.message === 'import file is invalid: issues[1].tags[1] must be 1 to 64 characters.');
+    }), refusedWith('import', 'import file is invalid: issues[1].tags[1] must be 1 to 64 characters.'));
     await assert.rejects(srv.admin.importData(w.workspaceId, { issues: [{ subject: 'ok', conversationId: RANDOM_ID }] }),
-      (e: unknown) => e instanceof AdminError && e.message === 'import file is invalid: issues[0].conversationId is not an allowed property.');
+      refusedWith('import', 'import file is invalid: issues[0].conversationId is not an allowed property.'));
     assert.deepEqual((await listAll(w)).issues, []);
     assert.deepEqual((await w.call('GET', C)).body.conversations, []);
   });
@@ -561,7 +561,7 @@ describe('import of issues (admin)', () => {
     const w = await space();
     await assert.rejects(srv.admin.importData(w.workspaceId, {
       issues: [{ subject: 'one' }, { subject: 'two' }, { subject: 'bad', conversationExternalId: 'missing' }],
-    }), AdminError);
+    }), refused);
     assert.deepEqual((await listAll(w)).issues, []);
     assert.equal((await createIssue(w)).number, 1);
   });

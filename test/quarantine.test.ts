@@ -11,6 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { AdminError } from '../src/admin.js';
+import { refusedWith } from './helpers/refusal.js';
 import { damageLine } from './helpers/damage.js';
 
 const STORAGE_FAILED = { code: 'storage_failed', error: "This workspace's data could not be read; see the server log." };
@@ -107,7 +108,7 @@ test('workspace.repair keeps a copy of the damaged log, cuts it at the last good
 
   await assert.rejects(srv.admin.run('workspace.repair', { workspace: wsA }), (e: unknown) =>
     e instanceof AdminError && e.message === `workspace ${wsA} is not damaged: its log was read without error, so there is nothing to repair`);
-  await assert.rejects(srv.admin.run('workspace.repair', { workspace: 'nope' }), (e: unknown) => e instanceof AdminError && e.message === 'no workspace "nope"');
+  await assert.rejects(srv.admin.run('workspace.repair', { workspace: 'nope' }), refusedWith('workspace.repair', 'no workspace "nope"'));
   await srv.close();
 
   const again = await startTestServer({ dataDir: srv.dataDir });
