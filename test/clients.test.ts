@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, tempDir, type CallOptions, type CallResult, type TestServer } from './helpers/server.js';
 import { mulberry32 as prng } from './helpers/prng.js';
+import { walkList } from './helpers/lists.js';
 
 let srv: TestServer;
 before(async () => { srv = await startTestServer({ env: { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' } }); });
@@ -38,15 +39,7 @@ const patchConv = (w: Space, id: string, body: unknown) => ok(w, 'PATCH', `/api/
 
 /** Every item of a list, walking the pages with `limit`. */
 async function listAll(w: Space, path: string, items: string, limit = 100): Promise<any[]> {
-  const out: any[] = [];
-  let cursor: string | null = null;
-  do {
-    const body = await ok(w, 'GET', `${path}?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-    out.push(...body[items]);
-    cursor = body.nextCursor;
-    assert.equal(body.hasMore, cursor !== null);
-  } while (cursor);
-  return out;
+  return (await walkList<any>((p) => w.call('GET', p), path, items, limit)).items;
 }
 const clients = (w: Space) => listAll(w, CL, 'clients');
 const byName = (list: any[], name: string) => list.find((c) => c.name === name);

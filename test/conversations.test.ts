@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type CallOptions, type CallResult, type TestServer, type Space } from './helpers/server.js';
 import { refused as refusal, refusedWith } from './helpers/refusal.js';
+import { idsOf, walkList } from './helpers/lists.js';
 
 let srv: TestServer;
 before(async () => { srv = await startTestServer({ env: { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' } }); });
@@ -48,24 +49,10 @@ async function listAll(w: Space, query = ''): Promise<any> {
   return r.body;
 }
 
-/** Walks every page with `limit`, asserting the page shape; returns the ids in order and the page sizes. */
+/** Walks every page with `limit` (test/helpers/lists.ts checks each page); returns the ids in order and the page sizes. */
 async function walk(w: Space, path: string, items: string, limit: number): Promise<{ ids: string[]; sizes: number[] }> {
-  const ids: string[] = [];
-  const sizes: number[] = [];
-  let cursor: string | null = null;
-  for (let guard = 0; guard < 1000; guard++) {
-    const sep = path.includes('?') ? '&' : '?';
-    const r = await w.call('GET', `${path}${sep}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-    assert.equal(r.status, 200, r.text);
-    assert.deepEqual(Object.keys(r.body).sort(), ['hasMore', items, 'nextCursor', 'object'].sort());
-    assert.equal(r.body.object, 'list');
-    ids.push(...r.body[items].map((x: { id: string }) => x.id));
-    sizes.push(r.body[items].length);
-    if (!r.body.hasMore) { assert.equal(r.body.nextCursor, null); return { ids, sizes }; }
-    assert.equal(typeof r.body.nextCursor, 'string');
-    cursor = r.body.nextCursor;
-  }
-  throw new Error('pagination did not end');
+  const { items: all, sizes } = await walkList<{ id: string }>((p) => w.call('GET', p), path, items, limit);
+  return { ids: idsOf(all), sizes };
 }
 
 describe('POST /api/v1/conversations', () => {

@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, startServer, tempDir, type HttpResult, type RunningChild } from './helpers/child.js';
 import { mulberry32 as prng } from './helpers/prng.js';
+import { walkList } from './helpers/lists.js';
 
 
 
@@ -44,16 +45,7 @@ async function send(base: string, key: string, w: Write): Promise<HttpResult> {
 
 /** Every page of a list endpoint. */
 async function listAll(base: string, key: string, path: string, items: string): Promise<any[]> {
-  const out: any[] = [];
-  let cursor: string | null = null;
-  for (let page = 0; page < 1000; page++) {
-    const r = await call(base, 'GET', `${path}?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { key });
-    assert.equal(r.status, 200, r.text);
-    out.push(...r.body[items]);
-    if (!r.body.hasMore) return out;
-    cursor = r.body.nextCursor;
-  }
-  throw new Error('pagination did not end');
+  return (await walkList<any>((p) => call(base, 'GET', p, { key }), path, items, 100)).items;
 }
 
 test('kill -9 during 200+ concurrent writes, repeated: every acknowledged write survives, none is duplicated, idempotent retries replay', async (t) => {

@@ -19,6 +19,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, startServer, tempDir, type RunningChild } from './helpers/child.js';
 import { parseRawResponse, within, type RawResponse } from './helpers/raw.js';
+import { walkList } from './helpers/lists.js';
 
 const customer = { email: 'ada@example.com' };
 const SHUTTING_DOWN = { code: 'service_unavailable', error: 'The server is shutting down or cannot accept writes right now: the server is shutting down.' };
@@ -94,16 +95,7 @@ const shuttingDown = (srv: RunningChild) => srv.waitFor('the "shutting down" lin
 
 /** Every conversation a server serves (all pages). */
 async function allConversations(url: string, key: string): Promise<any[]> {
-  const out: any[] = [];
-  let cursor: string | null = null;
-  for (let page = 0; page < 100; page++) {
-    const r = await call(url, 'GET', `/api/v1/conversations?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { key });
-    assert.equal(r.status, 200, r.text);
-    out.push(...r.body.conversations);
-    if (!r.body.hasMore) return out;
-    cursor = r.body.nextCursor;
-  }
-  throw new Error('pagination did not end');
+  return (await walkList<any>((p) => call(url, 'GET', p, { key }), '/api/v1/conversations', 'conversations', 100)).items;
 }
 
 test('SIGTERM under a steady load of writes: in-flight requests complete with 2xx and are durable, later ones get 503 Connection: close or a refused connection, exit 0 within SHUTDOWN_TIMEOUT_MS', async (t) => {

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, type CallOptions, type CallResult, type TestServer, type Space } from './helpers/server.js';
+import { idsOf, walkList } from './helpers/lists.js';
 
 let srv: TestServer;
 before(async () => {
@@ -385,19 +386,9 @@ describe('GET /api/v1/sources', () => {
     const none = await w.call('GET', `${S}?status=processing`);
     assert.deepEqual(none.body, { object: 'list', hasMore: false, nextCursor: null, sources: [] });
 
-    // Pages of 2: 2 + 2 + 1, in order, cursors opaque strings.
-    const seen: string[] = [];
-    let cursor: string | null = null;
-    const sizes: number[] = [];
-    do {
-      const r: CallResult = await w.call('GET', `${S}?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-      assert.equal(r.status, 200, r.text);
-      seen.push(...r.body.sources.map((s: any) => s.id));
-      sizes.push(r.body.sources.length);
-      assert.equal(r.body.hasMore, r.body.nextCursor !== null);
-      cursor = r.body.nextCursor;
-    } while (cursor);
-    assert.deepEqual(seen, [...ids].reverse());
+    // Pages of 2: 2 + 2 + 1, in order (test/lists.test.ts checks paging on every list).
+    const { items: paged, sizes } = await walkList<{ id: string }>((p) => w.call('GET', p), S, 'sources', 2);
+    assert.deepEqual(idsOf(paged), [...ids].reverse());
     assert.deepEqual(sizes, [2, 2, 1]);
     // A filtered page.
     const p1 = await w.call('GET', `${S}?type=openapi&limit=1`);
