@@ -6,6 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type CallOptions, type CallResult, type TestServer, type Space } from './helpers/server.js';
+import type { ConversationAnswer, IssueAnswer } from './helpers/answers.js';
 
 let srv: TestServer;
 before(async () => { srv = await startTestServer({ env: { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' } }); });
@@ -130,8 +131,8 @@ describe('widget keys grant no API access', () => {
     const widgetKey: string = agent.widgetKey;
     assert.match(widgetKey, WIDGET_KEY);
     // Real ids where the route takes one, so that a 404 could not hide an accepted key.
-    const conv = await w.call('POST', '/api/v1/conversations', { body: { subject: 'Hi', customer: { email: 'x@example.com' } } });
-    const issue = await w.call('POST', '/api/v1/issues', { body: { subject: 'Bug' } });
+    const conv = await w.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: { subject: 'Hi', customer: { email: 'x@example.com' } } });
+    const issue = await w.call<IssueAnswer>('POST', '/api/v1/issues', { body: { subject: 'Bug' } });
     const ids: Record<string, string> = {
       conversationId: conv.body.conversation.id, issueId: issue.body.issue.id, agentId: agent.id,
       clientId: (await ok(w, '/api/v1/clients')).clients[0].id,

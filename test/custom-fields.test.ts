@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { startTestServer, type CallOptions, type CallResult, type TestServer, type Space } from './helpers/server.js';
 import { refusedWith } from './helpers/refusal.js';
 import { walkList } from './helpers/lists.js';
+import type { CustomFieldList } from './helpers/answers.js';
 
 let srv: TestServer;
 before(async () => { srv = await startTestServer({ env: { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' } }); });
@@ -22,7 +23,7 @@ const invalidQuery = (detail: string) => ({ code: 'invalid_request', error: `Que
 const SECRET = 'INTERNAL-AI-PROMPT-do-not-leak';
 
 async function listAll(w: Space): Promise<any[]> {
-  const r = await w.call('GET', `${F}?limit=100`);
+  const r = await w.call<CustomFieldList>('GET', `${F}?limit=100`);
   assert.equal(r.status, 200, r.text);
   return r.body.customFields;
 }
@@ -45,7 +46,7 @@ describe('GET /api/v1/custom-fields', () => {
       ],
     });
     assert.deepEqual(res.imported, { customFields: 3, tags: 0, agents: 0, conversations: 0, messages: 0, issues: 0 });
-    const r = await w.call('GET', F);
+    const r = await w.call<CustomFieldList>('GET', F);
     assert.equal(r.status, 200);
     const [order, sentiment, plan] = r.body.customFields;
     for (const f of [order, sentiment, plan]) assert.match(f.id, UUID);
@@ -95,7 +96,7 @@ describe('GET /api/v1/custom-fields', () => {
     assert.deepEqual(pages.items.map((f) => f.label), [...labels].reverse());
     assert.deepEqual(pages.sizes, [3, 3, 1]);
     // limit equal to the count: one page, hasMore false.
-    const one = await w.call('GET', `${F}?limit=7`);
+    const one = await w.call<CustomFieldList>('GET', `${F}?limit=7`);
     assert.equal(one.body.hasMore, false);
     assert.equal(one.body.nextCursor, null);
     assert.equal(one.body.customFields.length, 7);
@@ -104,10 +105,10 @@ describe('GET /api/v1/custom-fields', () => {
   test('GET /custom-fields default page size is 20', async () => {
     const w = await space();
     await srv.admin.importData(w.workspaceId, { customFields: Array.from({ length: 21 }, (_, n) => ({ label: `F${n}`, type: 'text' })) });
-    const r = await w.call('GET', F);
+    const r = await w.call<CustomFieldList>('GET', F);
     assert.equal(r.body.customFields.length, 20);
     assert.equal(r.body.hasMore, true);
-    const rest = await w.call('GET', `${F}?cursor=${encodeURIComponent(r.body.nextCursor)}`);
+    const rest = await w.call<CustomFieldList>('GET', `${F}?cursor=${encodeURIComponent(r.body.nextCursor!)}`);
     assert.deepEqual(rest.body.customFields.map((f: any) => f.label), ['F20']);
     assert.equal(rest.body.hasMore, false);
   });

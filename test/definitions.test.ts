@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type CallOptions, type CallResult, type TestServer, type Space } from './helpers/server.js';
 import { walkList } from './helpers/lists.js';
+import type { ErrorAnswer, IssueAnswer } from './helpers/answers.js';
 
 let srv: TestServer;
 before(async () => { srv = await startTestServer({ env: { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' } }); });
@@ -62,7 +63,7 @@ describe('GET /api/v1/tags', () => {
     assert.match(String(cli.id), UUID);
     assert.deepEqual(cli, { object: 'tag', id: cli.id, name: 'alpha' });
     // An issue's tags join the list; `bug` is the imported `Bug` (case-insensitive) and is not added twice.
-    const r = await w.call('POST', '/api/v1/issues', { body: { subject: 'Crash', tags: ['zeta', 'bug', 'Mobile'] } });
+    const r = await w.call<IssueAnswer>('POST', '/api/v1/issues', { body: { subject: 'Crash', tags: ['zeta', 'bug', 'Mobile'] } });
     assert.equal(r.status, 201, r.text);
     const body = await ok(w, '/api/v1/tags');
     assert.deepEqual(body.tags.map((t: any) => t.name), ['alpha', 'billing', 'Bug', 'Mobile', 'zeta']);
@@ -132,7 +133,7 @@ describe('GET /api/v1/tags', () => {
   ] as const) {
     test(`GET /tags?${q} → 400 "${detail}"`, async () => {
       const w = await space();
-      const r = await w.call('GET', `/api/v1/tags?${q}`);
+      const r = await w.call<ErrorAnswer>('GET', `/api/v1/tags?${q}`);
       assert.equal(r.status, 400, r.text);
       assert.equal(r.body.code, 'invalid_request');
       assert.deepEqual(r.body, invalidQuery(detail));
