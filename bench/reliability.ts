@@ -43,11 +43,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { nodeFs, type StoreFs } from '../src/store/fs.js';
 import { startTestServer, type TestServer } from '../test/helpers/server.js';
-import { call, startServer as startChild, tempDir, type RunningChild } from '../test/helpers/child.js';
+import { call, startServer as startChild, tempDir, type HttpResult, type RunningChild } from '../test/helpers/child.js';
 import { parseRawResponse, within, type RawResponse } from '../test/helpers/raw.js';
 import { storageRows } from './storageRows.js';
 import { fork } from 'node:child_process';
 import { h2Page, headings, htmlDoc, markdownDoc, openApiDoc, openApiPaths, wsdlOperations } from '../test/helpers/ingest-inputs.js';
+import type { ConversationAnswer, ConversationList, ErrorAnswer, Ingestion, LiveCheck, SourceList } from '../test/helpers/answers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MiB = 1024 * 1024;
@@ -176,7 +177,7 @@ async function allConversations(url: string, key: string): Promise<any[]> {
   const out: any[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 10_000; page++) {
-    const r = await call(url, 'GET', `/api/v1/conversations?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { key });
+    const r: HttpResult<ConversationList> = await call<ConversationList>(url, 'GET', `/api/v1/conversations?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { key });
     check(r.status === 200, `list answered ${r.status}`);
     out.push(...r.body.conversations);
     if (!r.body.hasMore) return out;
@@ -260,7 +261,7 @@ function faultFs() {
 }
 
 async function ids(srv: TestServer, key = srv.key): Promise<string[]> {
-  const r = await srv.call('GET', '/api/v1/conversations?limit=100', { key });
+  const r = await srv.call<ConversationAnswer & ConversationList>('GET', '/api/v1/conversations?limit=100', { key });
   return r.body.conversations.map((c: { id: string }) => c.id).sort();
 }
 
@@ -272,13 +273,13 @@ async function faultRun(kind: 'ENOSPC' | 'EIO' | 'partial' | 'fdatasync', seed: 
   let acked: string[] = [];
   let failedCount = 0;
   try {
-    const before = await srv.call('POST', '/api/v1/conversations', { body: { subject: 'before', customer: { email: 'a@example.com' } } });
+    const before = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: { subject: 'before', customer: { email: 'a@example.com' } } });
     check(before.status === 201, `setup write ${before.status}`);
     const marker = `DOOMED-${seed}`;
     if (kind === 'fdatasync') f.state.syncFault = { marker, code: 'EIO' };
     else f.state.writeFault = { marker, code: kind === 'partial' ? 'ENOSPC' : kind, portion: kind === 'partial' ? 0.5 : 0 };
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-      srv.call('POST', '/api/v1/conversations', { body: { subject: i === doomedAt ? marker : `w${i}`, customer: { email: 'a@example.com' }, externalId: `x${i}` } })));
+      srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: { subject: i === doomedAt ? marker : `w${i}`, customer: { email: 'a@example.com' }, externalId: `x${i}` } })));
     f.clear();
     // Out of space (ENOSPC, also after a partial write) is a 503 to retry; EIO a 500; a failed fdatasync a 503 for good.
     const expectFail = kind === 'fdatasync' ? STORAGE_FAILED : kind === 'EIO' ? INTERNAL : STORAGE_FULL;
@@ -291,7 +292,7 @@ async function faultRun(kind: 'ENOSPC' | 'EIO' | 'partial' | 'fdatasync', seed: 
     }
     acked = [before.body.conversation.id, ...answers.filter((r) => r.status === 201).map((r) => r.body.conversation.id)].sort();
     check(same(await ids(srv), acked), 'memory differs from the acknowledged writes');
-    const next = await srv.call('POST', '/api/v1/conversations', { body: { subject: 'next', customer: { email: 'a@example.com' } } });
+    const next = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: { subject: 'next', customer: { email: 'a@example.com' } } });
     if (kind === 'fdatasync') {
       check(next.status === 503 && same(next.body, STORAGE_FAILED), `a write after the fdatasync failure answered ${next.status}`);
       const h = await srv.call('GET', '/healthz', { key: null });
@@ -418,7 +419,7 @@ await row('shutdown', 'A second `SIGTERM` while a request never finishes (a sour
     const srv = await startChild({ dataDir, env });
     try {
       const key = await srv.waitForKey();
-      const conv = await call(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'kept', customer: { email: 'a@example.com' } } });
+      const conv = await call<ConversationAnswer>(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'kept', customer: { email: 'a@example.com' } } });
       check(conv.status === 201, `setup ${conv.status}`);
       const slow = await Conn.open(srv.port);
       const body = JSON.stringify({ url: upstreamUrl, type: 'openapi' });
@@ -435,9 +436,9 @@ await row('shutdown', 'A second `SIGTERM` while a request never finishes (a sour
       slow.destroy();
       const again = await startChild({ dataDir, env });
       try {
-        const list = await call(again.url, 'GET', '/api/v1/sources', { key });
-        check(list.body.sources.length === 1 && list.body.sources[0].status === 'failed' && /interrupted/.test(list.body.sources[0].error), `sources after the restart: ${list.text}`);
-        const g = await call(again.url, 'GET', `/api/v1/conversations/${conv.body.conversation.id}`, { key });
+        const list = await call<SourceList>(again.url, 'GET', '/api/v1/sources', { key });
+        check(list.body.sources.length === 1 && list.body.sources[0].status === 'failed' && /interrupted/.test(String(list.body.sources[0].error)), `sources after the restart: ${list.text}`);
+        const g = await call<ConversationAnswer>(again.url, 'GET', `/api/v1/conversations/${conv.body.conversation.id}`, { key });
         check(g.status === 200 && g.body.conversation.subject === 'kept', 'the conversation is missing after the restart');
       } finally { await again.stop(); }
     } finally { await srv.stop('SIGKILL'); upstream.closeAllConnections(); upstream.close(); }
@@ -659,7 +660,7 @@ for (const variant of ['413', '401', 'sources'] as const) {
       await healthLatency(srv.url);
       return {
         runs: '1',
-        result: `${expected} \`${response!.body.code}\` after ${mb(sent)} of ${mb(N.bodyBytes)} were sent, in ${Math.round(ms)} ms, connection closed; server peak RSS +${mb(Math.max(0, peak))}`,
+        result: `${expected} \`${(response!.body as ErrorAnswer).code}\` after ${mb(sent)} of ${mb(N.bodyBytes)} were sent, in ${Math.round(ms)} ms, connection closed; server peak RSS +${mb(Math.max(0, peak))}`,
         ok: variant === 'sources' || peak < 20 * MiB,
       };
     } finally { await srv.stop('SIGKILL'); }
@@ -694,7 +695,7 @@ await row('malformed', 'Oversized headers (one 20 KiB header; 1,000 small ones),
         checked++;
       }));
     }
-    const list = await call(srv.url, 'GET', '/api/v1/conversations', { key });
+    const list = await call<ConversationList>(srv.url, 'GET', '/api/v1/conversations', { key });
     check(list.body.conversations.length === 0, 'a malformed request was stored');
   } finally { await srv.stop('SIGKILL'); }
   return { runs: `${fmt(checked)} requests`, result: `every one answered 431 / 415 / 400 with the exact \`{code, error}\` body; nothing stored` };
@@ -731,7 +732,7 @@ await row('fetch', 'A source URL answering 2,000 stacked `Content-Encoding: gzip
     for (let run = 0; run < N.stackedRuns; run++) {
       const url = `${up.origin}/stacked-${run}`;
       const cpu0 = cpuMs(srv.pid);
-      const [r, h] = await Promise.all([call(srv.url, 'POST', '/api/v1/sources', { key, body: { url } }), healthLatency(srv.url)]);
+      const [r, h] = await Promise.all([call<Ingestion>(srv.url, 'POST', '/api/v1/sources', { key, body: { url } }), healthLatency(srv.url)]);
       worst = Math.max(worst, cpuMs(srv.pid) - cpu0);
       healthMs = Math.max(healthMs, h);
       const expected = `could not decode ${url}: it has 2000 Content-Encoding layers, more than the 2 accepted`;
@@ -761,14 +762,14 @@ await row('fetch', 'Live checks whose upstream echoes the bearer secret in 17 fo
   try {
     const key = await srv.waitForKey();
     const spec = { openapi: '3.0.3', info: { title: 'Echo', version: '1' }, servers: [{ url: up.origin }], paths: { '/echo': { get: { responses: { 200: { description: 'ok' } } } } } };
-    const made = await call(srv.url, 'POST', '/api/v1/sources', { key, body: { content: JSON.stringify(spec) } });
+    const made = await call<Ingestion>(srv.url, 'POST', '/api/v1/sources', { key, body: { content: JSON.stringify(spec) } });
     check(made.status === 201, `create answered ${made.status}`);
     const id = made.body.source.id as string;
     const endpointId = made.body.endpoints[0].id as string;
     check((await call(srv.url, 'PATCH', `/api/v1/sources/${id}`, { key, body: { auth: { type: 'bearer', secret } } })).status === 200, 'PATCH auth failed');
     for (let i = 0; i < N.echoChecks; i++) {
       const t0 = performance.now();
-      const r = await call(srv.url, 'POST', `/api/v1/sources/${id}/checks`, { key, body: { endpointId } });
+      const r = await call<LiveCheck>(srv.url, 'POST', `/api/v1/sources/${id}/checks`, { key, body: { endpointId } });
       times.push(performance.now() - t0);
       check(r.status === 200 && r.body.status === 200 && r.body.truncated === true, `check answered ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
       const out = String(r.body.body).toLowerCase();

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { startTestServer } from '../test/helpers/server.js';
 import { runServerToExit, startServer as startChild, tempDir } from '../test/helpers/child.js';
 import { mulberry32 } from '../test/helpers/prng.js';
+import type { ConversationAnswer, ConversationList, MessageList } from '../test/helpers/answers.js';
 
 type RowFn = (id: string, what: string, fn: () => Promise<{ runs: string; result: string; ok?: boolean }>) => Promise<void>;
 type Check = (cond: unknown, msg: string) => asserts cond;
@@ -41,7 +42,7 @@ export async function storageRows(row: RowFn, check: Check, quick: boolean): Pro
       for (const w of spaces) {
         ids.set(w.workspaceId, []);
         for (let c = 0; c < 20; c++) {
-          const r = await first.call('POST', '/api/v1/conversations', { key: w.key, body: { subject: `c${c}`, customer: { email: 'a@example.com' } } });
+          const r = await first.call<ConversationAnswer>('POST', '/api/v1/conversations', { key: w.key, body: { subject: `c${c}`, customer: { email: 'a@example.com' } } });
           check(r.status === 201, `setup ${r.status}`);
           ids.get(w.workspaceId)!.push(r.body.conversation.id);
         }
@@ -57,7 +58,7 @@ export async function storageRows(row: RowFn, check: Check, quick: boolean): Pro
       writeFileSync(log, buf);
       const srv = await startTestServer({ dataDir: first.dataDir });
       try {
-        const list = (key: string) => srv.call('GET', '/api/v1/conversations?limit=100', { key });
+        const list = (key: string) => srv.call<ConversationList>('GET', '/api/v1/conversations?limit=100', { key });
         for (const w of spaces) {
           const r = await list(w.key);
           if (w === victim) { check(r.status === 503 && same(r.body, STORAGE_FAILED), `the damaged workspace answered ${r.status} ${r.text}`); refused++; continue; }
@@ -115,7 +116,7 @@ export async function storageRows(row: RowFn, check: Check, quick: boolean): Pro
       try {
         const srv = await startTestServer({ dataDir: join(mnt, 'data'), env: { SYNC: 'always' } });
         try {
-          const a = await srv.call('POST', '/api/v1/conversations', { body: { subject: 'before', customer: { email: 'a@example.com' } } });
+          const a = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: { subject: 'before', customer: { email: 'a@example.com' } } });
           check(a.status === 201, `setup ${a.status}`);
           const fd = openSync(join(mnt, 'filler'), 'w');
           try { for (;;) writeSync(fd, Buffer.alloc(65536, 1)); } catch { /* full */ }
@@ -127,7 +128,7 @@ export async function storageRows(row: RowFn, check: Check, quick: boolean): Pro
             const w = await srv.call('POST', path, { body });
             check(w.status === 503 && same(w.body, STORAGE_FULL) && w.headers.get('retry-after') === '30', `a write on the full disk answered ${w.status} ${w.text}`);
             full++;
-            const g = await srv.call('GET', path);
+            const g = await srv.call<MessageList>('GET', path);
             check(g.status === 200 && g.body.messages.length === 0, `a read on the full disk answered ${g.status}`);
             reads++;
           }

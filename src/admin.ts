@@ -1,14 +1,17 @@
 /**
  * Admin operations (docs/configuration.md#admin-cli): workspaces, API keys and import. The CLI runs
  * them on the data dir's files when no server runs, and through the running server's admin
- * socket otherwise, so two processes never write one file.
+ * socket otherwise, so two processes never write one file. They refuse with domain errors
+ * (src/domain/errors.ts: an invalid input with its field path, a record not found, a conflict)
+ * or, for what only an operator meets (a damaged workspace, a full disk), an {@link AdminError};
+ * the CLI words them (src/admin/cliMessages.ts).
  */
 import { newId } from './ids.js';
 import { iso, type Clock } from './clock.js';
 import { generateApiKey, hashKey, parseScopes } from './auth/keys.js';
-import { isDateTime, s, validate, type Static } from './http/schema.js';
-import { ApiError } from './http/errors.js';
-import { SecretBox } from './secrets.js';
+import { isDateTime, s, validateInput, type Static } from './http/schema.js';
+import { ConflictError, InvalidInputError, NotFoundError, type FieldPath } from './domain/errors.js';
+import { SecretBox, type Sealed } from './secrets.js';
 import { WorkspaceUnavailableError, type KeyRec, type Store } from './store/store.js';
 import type { Workspace } from './workspace.js';
 import { isOutOfSpace } from './store/fs.js';
@@ -37,8 +40,20 @@ export function repairView(r: RepairResult, which: { workspaceId: string } | { l
   };
 }
 
-/** A failed admin operation; `message` is printed on stderr by the CLI. */
-export class AdminError extends Error {}
+/**
+ * A refused admin operation that is none of the domain errors (a workspace that is offline or
+ * not damaged, a full disk, a failed repair…); `message` is the sentence the CLI prints, and
+ * `cause` the error it wraps, if any.
+ */
+export class AdminError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'AdminError';
+  }
+}
+
+/** The refusal for a workspace id that names none. */
+const noWorkspace = (id: string | undefined) => new NotFoundError({ entity: 'workspace', id: id ?? '' });
 
 export const keyView = (k: KeyRec) => ({
   object: 'api_key', id: k.id, workspaceId: k.workspaceId, name: k.name, prefix: k.prefix, scopes: k.scopes,
@@ -79,15 +94,16 @@ export class Admin {
 
   /**
    * Runs one command by name (the admin socket's and the CLI's entry point).
-   * @throws AdminError for a refused command — also when it needs a quarantined workspace, or
-   *   the disk is full (messages that say what to do); other errors as they are.
+   * @throws InvalidInputError, NotFoundError or ConflictError for a refused command; AdminError
+   *   when it needs a quarantined workspace, or the disk is full (messages that say what to do),
+   *   or the command is unknown; other errors as they are.
    */
   async run(op: string, args: Record<string, unknown>): Promise<unknown> {
     try {
       return await this.dispatch(op, args);
     } catch (e) {
-      if (e instanceof WorkspaceUnavailableError) throw new AdminError(e.message);
-      if (isOutOfSpace(e)) throw new AdminError(`the disk is full (${(e as Error).message}): nothing was changed; free some space and try again`);
+      if (e instanceof WorkspaceUnavailableError) throw new AdminError(e.message, { cause: e });
+      if (isOutOfSpace(e)) throw new AdminError(`the disk is full (${(e as Error).message}): nothing was changed; free some space and try again`, { cause: e });
       throw e;
     }
   }
@@ -110,8 +126,9 @@ export class Admin {
     }
   }
 
+  /** @throws InvalidInputError about `name` when it is blank or over 200 characters. */
   async createWorkspace(name: string) {
-    if (name.trim() === '' || name.length > 200) throw new AdminError('--name is required (1 to 200 characters)');
+    if (name.trim() === '' || name.length > 200) throw new InvalidInputError(['name'], 'is required (1 to 200 characters)');
     const ws = await this.store.createWorkspace(name);
     return { object: 'workspace', ...ws };
   }
@@ -119,15 +136,16 @@ export class Admin {
   /**
    * Repairs a quarantined workspace (one whose log has a corrupt line): keeps a copy of the
    * log, cuts it at its last good line and serves the workspace again. Prints what was dropped.
+   * @throws NotFoundError for an unknown workspace; AdminError when it is not damaged or the repair fails.
    */
   async repairWorkspace(workspaceId: string) {
-    if (!this.store.workspaceRec(workspaceId)) throw new AdminError(`no workspace ${JSON.stringify(workspaceId)}`);
+    if (!this.store.workspaceRec(workspaceId)) throw noWorkspace(workspaceId);
     if (!this.store.quarantined.has(workspaceId)) {
       throw new AdminError(`workspace ${workspaceId} is not damaged: its log was read without error, so there is nothing to repair`);
     }
     let r;
     try { r = await this.store.repairWorkspace(workspaceId); } catch (e) {
-      throw new AdminError(`the repair of workspace ${workspaceId} failed: ${(e as Error).message}; the workspace stays offline`);
+      throw new AdminError(`the repair of workspace ${workspaceId} failed: ${(e as Error).message}; the workspace stays offline`, { cause: e });
     }
     return repairView(r, { workspaceId });
   }
@@ -159,17 +177,20 @@ export class Admin {
     return { workspaceId: ws.id, name: ws.name, key };
   }
 
-  /** Validates key options and makes the record and the secret (not yet stored). */
+  /**
+   * Validates key options and makes the record and the secret (not yet stored).
+   * @throws NotFoundError for an unknown workspace; InvalidInputError about `scopes`, `expiresAt` or `name`.
+   */
   private newKey(a: { workspace?: string; name?: string; scopes?: string; expiresAt?: string }): { rec: KeyRec; key: string } {
-    if (!a.workspace || !this.store.workspaceRec(a.workspace)) throw new AdminError(`no workspace ${JSON.stringify(a.workspace ?? '')}`);
+    if (!a.workspace || !this.store.workspaceRec(a.workspace)) throw noWorkspace(a.workspace);
     let scopes: string[];
-    try { scopes = parseScopes(a.scopes ?? '*'); } catch (e) { throw new AdminError(`--scopes: ${(e as Error).message}`); }
+    try { scopes = parseScopes(a.scopes ?? '*'); } catch (e) { throw new InvalidInputError(['scopes'], `is invalid: ${(e as Error).message}`, undefined, { cause: e }); }
     let expiresAt: string | null = null;
     if (a.expiresAt !== undefined) {
-      if (!isDateTime(a.expiresAt)) throw new AdminError('--expires-at must be an ISO 8601 date-time such as 2027-01-01T00:00:00Z');
+      if (!isDateTime(a.expiresAt)) throw new InvalidInputError(['expiresAt'], 'must be an ISO 8601 date-time such as 2027-01-01T00:00:00Z');
       expiresAt = iso(Date.parse(a.expiresAt));
     }
-    if (a.name !== undefined && a.name.length > 200) throw new AdminError('--name must be at most 200 characters');
+    if (a.name !== undefined && a.name.length > 200) throw new InvalidInputError(['name'], 'must be at most 200 characters');
     const key = generateApiKey();
     const rec: KeyRec = {
       id: newId(), workspaceId: a.workspace, name: a.name ?? null, prefix: key.slice(0, 12), hash: hashKey(key), scopes,
@@ -178,15 +199,17 @@ export class Admin {
     return { rec, key };
   }
 
+  /** @throws NotFoundError for an unknown workspace. */
   listKeys(workspace: string) {
-    if (!this.store.workspaceRec(workspace)) throw new AdminError(`no workspace ${JSON.stringify(workspace)}`);
+    if (!this.store.workspaceRec(workspace)) throw noWorkspace(workspace);
     const keys = [...this.store.system.table('key').values()].filter((k) => k.workspaceId === workspace);
     return { object: 'list', keys: keys.map(keyView) };
   }
 
+  /** Revokes a key (a revoked one is left as it is). @throws NotFoundError for an unknown key. */
   async revokeKey(id: string) {
     const k = this.store.key(id);
-    if (!k) throw new AdminError(`no key ${JSON.stringify(id)}`);
+    if (!k) throw new NotFoundError({ entity: 'key', id });
     if (k.revokedAt) return keyView(k);
     const next: KeyRec = { ...k, revokedAt: iso(this.clock.now()) };
     const tx = this.store.system.begin();
@@ -197,31 +220,32 @@ export class Admin {
 
   /**
    * Imports `data` (docs/configuration.md#import-file) into a workspace as one transaction: all or nothing.
-   * @throws AdminError naming the JSON path of the first invalid or unknown property.
+   * @throws NotFoundError for an unknown workspace; InvalidInputError with the JSON path in the
+   *   file of the first invalid or unknown property (or of a rule broken across records);
+   *   ConflictError for an identifier used twice (in the file, or already in the workspace).
    */
   async importData(workspaceId: string, data: unknown) {
     const ws = this.store.workspace(workspaceId);
-    if (!ws) throw new AdminError(`no workspace ${JSON.stringify(workspaceId)}`);
-    let file: ImportFile;
-    try { file = validate(importSchema, data); } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      // The detail names the JSON path; an empty path is the whole value, here the file.
-      throw new AdminError(`import file is invalid: ${(e.detail ?? '').replace(/^the body/, 'the file')}.`);
-    }
+    if (!ws) throw noWorkspace(workspaceId);
+    const file: ImportFile = validateInput(importSchema, data);
     const now = this.clock.now();
     const at = (v: string | undefined) => (v === undefined ? now : Date.parse(v));
     const tx = ws.db.begin();
     const counts = { customFields: 0, tags: 0, agents: 0, conversations: 0, messages: 0, issues: 0 };
+    /** Runs `make` for the record at `path` in the file, so that its input errors name their place in the file. */
+    const inFile = <R>(path: FieldPath, make: () => R): R => {
+      try { return make(); } catch (e) { throw e instanceof InvalidInputError ? e.within(path) : e; }
+    };
     try {
-      for (const f of file.customFields ?? []) { createCustomField(ws, tx, f, now); counts.customFields++; }
+      for (const [i, f] of (file.customFields ?? []).entries()) { inFile(['customFields', i], () => createCustomField(ws, tx, f, now)); counts.customFields++; }
       for (const t of file.tags ?? []) { if (!ws.tags.byName.has(t.name.toLowerCase())) counts.tags++; useTags(ws, tx, [t.name], now); }
       for (const a of file.agents ?? []) { createAgent(tx, a, now); counts.agents++; }
       for (const [i, c] of (file.conversations ?? []).entries()) {
         const created = at(c.createdAt);
-        let conv: Conversation = createConversation(ws, tx, c, created, { channel: c.channel });
+        let conv: Conversation = inFile(['conversations', i], () => createConversation(ws, tx, c, created, { channel: c.channel }));
         const msgs = (c.messages ?? []).map((m) => ({ ...m, t: at(m.createdAt ?? c.createdAt) })).sort((x, y) => x.t - y.t);
         for (const m of msgs) {
-          if (m.t < created) throw new AdminError(`import file is invalid: conversations[${i}].messages has a message older than the conversation`);
+          if (m.t < created) throw new InvalidInputError(['conversations', i, 'messages'], 'has a message older than the conversation');
           conv = addMessage(tx, conv, m, m.t).conversation;
           counts.messages++;
         }
@@ -237,15 +261,14 @@ export class Admin {
         let conversationId: string | undefined;
         if (x.conversationExternalId !== undefined) {
           conversationId = ws.conversations.byExternalId.get(x.conversationExternalId);
-          if (!conversationId) throw new AdminError(`import file is invalid: issues[${i}].conversationExternalId matches no conversation`);
+          if (!conversationId) throw new InvalidInputError(['issues', i, 'conversationExternalId'], 'matches no conversation');
         }
         const { conversationExternalId: _, createdAt, ...rest } = x;
-        createIssue(ws, tx, { ...rest, conversationId }, at(createdAt));
+        inFile(['issues', i], () => createIssue(ws, tx, { ...rest, conversationId }, at(createdAt)));
         counts.issues++;
       }
     } catch (e) {
       tx.abort();
-      if (e instanceof ApiError) throw new AdminError(`import refused: ${e.message}`);
       throw e;
     }
     await ws.db.commit(tx);
@@ -255,18 +278,14 @@ export class Admin {
   /**
    * Creates a custom field, tag or agent (docs/configuration.md#admin-cli) and returns it as the API shows it
    * (an agent with its new widget key).
-   * @throws AdminError for an unknown workspace or invalid input (naming the field).
+   * @throws NotFoundError for an unknown workspace; InvalidInputError naming the field;
+   *   ConflictError for a tag name in use.
    */
   async createDefinition(kind: DefinitionKind, workspaceId: string, input: unknown) {
     const ws = this.store.workspace(workspaceId);
-    if (!ws) throw new AdminError(`no workspace ${JSON.stringify(workspaceId)}`);
-    try {
-      validate(DEFINITION_INPUTS[kind], input);
-      if (kind === 'customField') checkCustomFieldOptions(input as { type: string; options?: string[] });
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      throw new AdminError(e.detail ?? e.message);
-    }
+    if (!ws) throw noWorkspace(workspaceId);
+    validateInput(DEFINITION_INPUTS[kind], input);
+    if (kind === 'customField') checkCustomFieldOptions(input as { type: string; options?: string[] });
     const now = this.clock.now();
     const tx = ws.db.begin();
     let out: Record<string, unknown>;
@@ -276,7 +295,7 @@ export class Admin {
       const name = (input as { name: string }).name;
       const existing = ws.tags.byName.get(name.toLowerCase());
       const tag = existing === undefined ? undefined : ws.get('tag', existing);
-      if (tag && tag.enabled !== false) { tx.abort(); throw new AdminError(`a tag named ${JSON.stringify(name)} already exists`); }
+      if (tag && tag.enabled !== false) { tx.abort(); throw new ConflictError(`a tag named ${JSON.stringify(name)} already exists`); }
       if (tag) {
         // Creating a disabled tag again enables it (keeping its id and first spelling).
         const { enabled: _off, ...on } = tag;
@@ -292,13 +311,16 @@ export class Admin {
     return out;
   }
 
-  /** Disables a custom field (listed with `enabled:false`), a tag (left out of the list) or an agent (`enabled:false`). */
+  /**
+   * Disables a custom field (listed with `enabled:false`), a tag (left out of the list) or an agent (`enabled:false`).
+   * @throws NotFoundError for an unknown workspace, or an id that is not one of its definitions of `kind`.
+   */
   async disableDefinition(kind: DefinitionKind, workspaceId: string, id: string) {
     const ws = this.store.workspace(workspaceId);
-    if (!ws) throw new AdminError(`no workspace ${JSON.stringify(workspaceId)}`);
+    if (!ws) throw noWorkspace(workspaceId);
     const type = DEFINITION_TYPES[kind];
     const rec = ws.get(type, id);
-    if (!rec) throw new AdminError(`no ${kind === 'customField' ? 'custom field' : kind} ${JSON.stringify(id)} in this workspace`);
+    if (!rec) throw new NotFoundError({ entity: kind === 'customField' ? 'custom field' : kind, id, inWorkspace: true });
     // Already disabled: nothing changes (an agent keeps its updatedAt).
     const unchanged = rec.enabled === false;
     const next = unchanged ? rec : { ...rec, enabled: false, ...(kind === 'agent' ? { updatedAt: iso(this.clock.now()) } : {}) };
@@ -333,7 +355,7 @@ export class Admin {
         let plain: string;
         try { plain = this.secrets.open(cred.sealed, `${ws.id}/${id}`); } catch (e) {
           tx.abort();
-          throw new AdminError(`source ${id} of workspace ${ws.id}: ${(e as Error).message}`);
+          throw new AdminError(`source ${id} of workspace ${ws.id}: ${(e as Error).message}`, { cause: e });
         }
         tx.put('source', id, { ...rec, credential: { ...cred, sealed: this.secrets.seal(plain, `${ws.id}/${id}`) } });
         count++;

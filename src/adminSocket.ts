@@ -1,13 +1,16 @@
 /**
  * The running server's local admin socket (docs/storage.md#admin-socket): a Unix socket `DATA_DIR/admin.sock`
  * (mode 0600) that takes `{op, args}` and runs {@link Admin.run}, so the CLI's change takes
- * effect at once while the server stays the only writer of its files.
+ * effect at once while the server stays the only writer of its files. A refusal crosses it as
+ * data — `{error, refusal}` with a domain error's parts (src/domain/errors.ts) — so the CLI
+ * words it exactly as when it runs the operation itself.
  */
 import * as http from 'node:http';
 import { chmodSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { ADMIN_SOCKET, MAX_SOCKET_PATH, socketPathIn } from './store/adminPath.js';
 import { Admin, AdminError } from './admin.js';
+import { DomainError, domainErrorFromData } from './domain/errors.js';
 import type { Logger } from './logger.js';
 
 export { ADMIN_SOCKET };
@@ -40,8 +43,9 @@ export function listenAdminSocket(dataDir: string, admin: Admin, logger: Logger)
         const { op, args } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { op: string; args: Record<string, unknown> };
         out = await admin.run(op, args ?? {});
       } catch (e) {
-        status = e instanceof AdminError ? 400 : 500;
-        out = { error: e instanceof AdminError ? e.message : 'the admin operation failed' };
+        const refused = e instanceof AdminError || e instanceof DomainError;
+        status = refused ? 400 : 500;
+        out = e instanceof DomainError ? { error: e.message, refusal: e.toData() } : { error: refused ? (e as Error).message : 'the admin operation failed' };
         if (status === 500) logger.error('admin operation failed', { error: (e as Error).stack });
       }
       const json = JSON.stringify(out);
@@ -61,7 +65,8 @@ export function listenAdminSocket(dataDir: string, admin: Admin, logger: Logger)
 
 /**
  * Sends one admin operation to the server listening on `<dataDir>/admin.sock`.
- * @throws AdminError with the server's message for a refused operation.
+ * @throws the domain error the server refused it with (InvalidInputError, NotFoundError,
+ *   ConflictError), or AdminError with the server's message for another refusal.
  */
 export function callAdminSocket(dataDir: string, op: string, args: Record<string, unknown>): Promise<unknown> {
   const body = JSON.stringify({ op, args });
@@ -72,8 +77,9 @@ export function callAdminSocket(dataDir: string, op: string, args: Record<string
       res.on('end', () => {
         let parsed: unknown;
         try { parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { return reject(new AdminError('the server answered the admin socket with garbage')); }
-        if (res.statusCode === 200) resolve(parsed);
-        else reject(new AdminError((parsed as { error?: string }).error ?? `admin socket answered ${res.statusCode}`));
+        if (res.statusCode === 200) return resolve(parsed);
+        const answer = parsed as { error?: string; refusal?: unknown } | null;
+        reject(domainErrorFromData(answer?.refusal) ?? new AdminError(answer?.error ?? `admin socket answered ${res.statusCode}`));
       });
     });
     req.on('error', reject);

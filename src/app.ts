@@ -7,11 +7,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { ApiError, STORAGE_FULL_RETRY_AFTER_SECONDS, invalid, type ErrorCode } from './http/errors.js';
+import { ApiError, STORAGE_FULL_RETRY_AFTER_SECONDS, domainAnswer, invalid, type ErrorCode } from './http/errors.js';
+import { DomainError, InvalidInputError } from './domain/errors.js';
 import { Router } from './http/router.js';
 import { ClientAbortError, bodyRequired, checkBodyHeaders, decodeBody, parseBodyText, parseJsonBody, readBodyChunks } from './http/body.js';
 import { LARGE_BODY_BYTES, type BodyParser } from './http/largeBody.js';
-import { assertValid, type TObject } from './http/schema.js';
+import { assertValid, assertValidInput, integerReason, type TObject } from './http/schema.js';
 import { TokenBucketLimiter, type TakeResult } from './http/ratelimit.js';
 import { CursorCodec } from './http/cursor.js';
 import { Idempotency, requestFingerprint, type IdempotencyTicket } from './http/idempotency.js';
@@ -273,6 +274,7 @@ export class App {
       return;
     }
     if (err instanceof ApiError) apiErr = err;
+    else if (err instanceof DomainError) apiErr = domainAnswer(err);
     else if (err instanceof WorkspaceUnavailableError) {
       // Logged with file, line and offset once, when the workspace was quarantined at start.
       this.opts.logger.debug('workspace offline', { requestId, workspaceId: err.workspaceId });
@@ -364,25 +366,36 @@ function checkApiVersion(req: IncomingMessage): void {
 
 /**
  * Parses a query string against `schema`: each parameter at most once, integers and booleans
- * coerced from their text, unknown parameters refused.
+ * coerced from their text, unknown parameters refused. Every problem is an
+ * {@link InvalidInputError} naming the parameter, answered through `domainAnswer` as a query
+ * problem (the one place its message is made).
  * @throws ApiError 400 `invalid_request` (`Query parameter limit must be …`) naming the parameter.
  */
 export function parseQuery(schema: TObject | undefined, qs: string): unknown {
+  try {
+    return readQuery(schema, qs);
+  } catch (e) {
+    throw e instanceof InvalidInputError ? domainAnswer(e, 'query') : e;
+  }
+}
+
+/** {@link parseQuery}'s work. @throws InvalidInputError with the parameter's name as path. */
+function readQuery(schema: TObject | undefined, qs: string): unknown {
   const out: Record<string, unknown> = {};
   const props = schema?.properties ?? {};
   for (const [k, v] of qs ? new URLSearchParams(qs) : []) {
     // Own properties only: `hasOwnProperty=x` names no parameter, whatever Object.prototype holds.
     const prop = Object.hasOwn(props, k) ? props[k] : undefined;
-    if (!prop) throw invalid(`${k} is not supported`, 'query');
-    if (Object.hasOwn(out, k)) throw invalid(`${k} must be given once`, 'query');
+    if (!prop) throw new InvalidInputError([k], 'is not supported');
+    if (Object.hasOwn(out, k)) throw new InvalidInputError([k], 'must be given once');
     if (prop.kind === 'integer') {
-      if (!/^-?\d{1,15}$/.test(v)) throw invalid(`${k} must be an integer from ${prop.minimum} to ${prop.maximum}`, 'query');
+      if (!/^-?\d{1,15}$/.test(v)) throw new InvalidInputError([k], integerReason(prop));
       out[k] = Number(v);
     } else if (prop.kind === 'boolean') {
-      if (v !== 'true' && v !== 'false') throw invalid(`${k} must be true or false`, 'query');
+      if (v !== 'true' && v !== 'false') throw new InvalidInputError([k], 'must be true or false');
       out[k] = v === 'true';
     } else out[k] = v;
   }
-  if (schema) assertValid(schema, out, 'query');
+  if (schema) assertValidInput(schema, out);
   return out;
 }

@@ -2,12 +2,14 @@
  * Admin CLI (docs/configuration.md#admin-cli): `node dist/cli.js <command> [--data-dir DIR] …`, JSON on stdout,
  * errors on stderr, exit 1 on failure (2 for a usage error). When a server holds the data
  * dir, the command goes through its admin socket; otherwise the CLI opens the files itself.
+ * Either way a refusal arrives as the same error object, worded by src/admin/cliMessages.ts.
  */
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Admin, AdminError, repairView } from './admin.js';
 import { callAdminSocket } from './adminSocket.js';
+import { cliMessage } from './admin/cliMessages.js';
 import { LockedError, acquireLock, lockHolder } from './store/lock.js';
 import { repairLog } from './store/recovery.js';
 import { openStore } from './workspace.js';
@@ -56,7 +58,7 @@ function plan(argv: string[]): { dataDir: string; op: string; args: Record<strin
   if (area === 'import') {
     const file = need(verb, 'FILE');
     let data: unknown;
-    try { data = JSON.parse(readFileSync(file, 'utf8')); } catch (e) { throw new AdminError(`cannot read ${file}: ${(e as Error).message}`); }
+    try { data = JSON.parse(readFileSync(file, 'utf8')); } catch (e) { throw new AdminError(`cannot read ${file}: ${(e as Error).message}`, { cause: e }); }
     return { dataDir, op: 'import', args: { workspace: need(values.workspace, '--workspace'), data } };
   }
   if (area === 'secrets' && verb === 'rotate') return { dataDir, op: 'secrets.rotate', args: {} };
@@ -99,7 +101,7 @@ async function execute(dataDir: string, op: string, args: Record<string, unknown
       const busy = e instanceof LockedError || (holder !== null && (code === 'ENOENT' || code === 'ECONNREFUSED'));
       if (!busy) throw e;
       if (Date.now() >= deadline) {
-        throw new AdminError(`the data dir ${dataDir} is in use by process ${e instanceof LockedError ? e.pid : holder}, which does not answer on its admin socket`);
+        throw new AdminError(`the data dir ${dataDir} is in use by process ${e instanceof LockedError ? e.pid : holder}, which does not answer on its admin socket`, { cause: e });
       }
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -115,7 +117,7 @@ async function execute(dataDir: string, op: string, args: Record<string, unknown
 async function repairSystemLog(dataDir: string): Promise<unknown> {
   let release: () => void;
   try { release = await acquireLock(dataDir); } catch (e) {
-    if (e instanceof LockedError) throw new AdminError(`the data dir ${dataDir} is in use by process ${e.pid}: a running server has read its system log, so there is nothing to repair`);
+    if (e instanceof LockedError) throw new AdminError(`the data dir ${dataDir} is in use by process ${e.pid}: a running server has read its system log, so there is nothing to repair`, { cause: e });
     throw e;
   }
   try {
@@ -139,7 +141,7 @@ export async function runCli(argv: string[], out = process.stdout, err = process
     out.write(JSON.stringify(result, null, 2) + '\n');
     return 0;
   } catch (e) {
-    err.write(`error: ${(e as Error).message}\n`);
+    err.write(`error: ${cliMessage(p.op, e)}\n`);
     return 1;
   }
 }

@@ -12,12 +12,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, tempDir, type CallOptions, type CallResult, type TestServer } from './helpers/server.js';
+import type { Analytics } from './helpers/answers.js';
 
 const ENV = { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' };
 const AN = '/api/v1/analytics';
 const DAY = 86_400_000;
 
-interface Space { workspaceId: string; key: string; srv: TestServer; call(method: string, path: string, opts?: CallOptions): Promise<CallResult> }
+interface Space { workspaceId: string; key: string; srv: TestServer; call<B = unknown>(method: string, path: string, opts?: CallOptions): Promise<CallResult<B>> }
 
 /**
  * A fresh server per test: tests move the clock to their own dates, and a clock moved
@@ -28,7 +29,7 @@ async function withSpace(fn: (w: Space) => Promise<void>, opts: { dataDir?: stri
   const srv = await startTestServer({ env: ENV, ...serverOpts });
   const key = as?.key ?? srv.key;
   try {
-    await fn({ workspaceId: as?.workspaceId ?? srv.workspaceId, key, srv, call: (m, p, o = {}) => srv.call(m, p, { key, ...o }) });
+    await fn({ workspaceId: as?.workspaceId ?? srv.workspaceId, key, srv, call: <B,>(m: string, p: string, o: CallOptions = {}) => srv.call<B>(m, p, { key, ...o }) });
   } finally {
     await srv.close();
   }
@@ -266,7 +267,7 @@ describe('counts and the daily series', () => {
   test('another workspace\'s activity is not counted', async () => {
     await withSpace(async (w) => {
       const other = await w.srv.newWorkspace();
-      const o: Space = { ...w, workspaceId: other.workspaceId, key: other.key, call: (m, p, opts = {}) => w.srv.call(m, p, { key: other.key, ...opts }) };
+      const o: Space = { ...w, workspaceId: other.workspaceId, key: other.key, call: <B,>(m: string, p: string, opts: CallOptions = {}) => w.srv.call<B>(m, p, { key: other.key, ...opts }) };
       await newConv(o);
       await newIssue(o, { state: 'closed' });
       const today = new Date(w.srv.clock.now()).toISOString().slice(0, 10);
@@ -459,7 +460,7 @@ describe('sanitized', () => {
       await w.srv.admin.importData(w.workspaceId, {
         conversations: [{ subject: M.importSubject, customer: { name: M.importName, email: 'imp@marker-domain.example' }, createdAt: '2026-06-09T10:00:00Z', messages: [{ role: 'agent', body: M.importBody, createdAt: '2026-06-09T10:01:00Z' }] }],
       });
-      const r = await w.call('GET', `${AN}?from=2026-06-01&to=2026-06-30`);
+      const r = await w.call<Analytics>('GET', `${AN}?from=2026-06-01&to=2026-06-30`);
       assert.equal(r.status, 200, r.text);
       assert.equal(r.body.conversations.created, 2);
       assert.equal(r.body.conversations.medianFirstResponseSeconds, 61); // 61 s and 60 s → 60.5 → 61

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { generateWidgetKey, hasScope, looksLikeApiKey, parseScopes, generateApiKey } from '../src/auth/keys.js';
 import { iso } from '../src/clock.js';
+import type { ConversationAnswer, CustomFieldList, IssueAnswer, IssueList } from './helpers/answers.js';
 
 const UNAUTHORIZED = { code: 'unauthorized', error: 'A valid workspace API key is required.' };
 const EXPIRED = { code: 'key_expired', error: 'This API key has expired.' };
@@ -115,7 +116,7 @@ test('a public widget key (svcw_…) grants no API access → 401 unauthorized',
 }));
 
 test('a key of another workspace cannot read this workspace\'s records → 404 not_found', () => withServer(async (srv) => {
-  const created = await srv.call('POST', '/api/v1/conversations', { body: conversation });
+  const created = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: conversation });
   assert.equal(created.status, 201);
   const other = await srv.newWorkspace();
   const r = await srv.call('GET', `/api/v1/conversations/${created.body.conversation.id}`, { key: other.key });
@@ -146,9 +147,9 @@ test('conversations:read can list but not create, update or add messages → 403
 
 test('issues:write implies issues:read, and grants nothing outside issues', () => withServer(async (srv) => {
   const key = await srv.newKey({ scopes: 'issues:write' });
-  const created = await srv.call('POST', '/api/v1/issues', { key, body: { subject: 'Login broken' } });
+  const created = await srv.call<IssueAnswer>('POST', '/api/v1/issues', { key, body: { subject: 'Login broken' } });
   assert.equal(created.status, 201);
-  const list = await srv.call('GET', '/api/v1/issues', { key });
+  const list = await srv.call<IssueList>('GET', '/api/v1/issues', { key });
   assert.equal(list.status, 200);
   assert.deepEqual(list.body.issues.map((i: { id: string }) => i.id), [created.body.issue.id]);
   const one = await srv.call('GET', `/api/v1/issues/${created.body.issue.id}`, { key });
@@ -166,7 +167,7 @@ test('issues:read cannot create or update issues → 403 naming issues:write', (
 
 test('definitions:read lists custom fields and nothing else', () => withServer(async (srv) => {
   const key = await srv.newKey({ scopes: 'definitions:read' });
-  const r = await srv.call('GET', '/api/v1/custom-fields', { key });
+  const r = await srv.call<CustomFieldList>('GET', '/api/v1/custom-fields', { key });
   assert.equal(r.status, 200);
   assert.equal(r.body.object, 'list');
   assert.deepEqual((await srv.call('GET', '/api/v1/issues', { key })).body, scopeError('issues:read'));
@@ -258,7 +259,7 @@ test('a locked-out address still gets its normal answer with a valid key, every 
     assert.deepEqual([locked.status, locked.body, locked.headers.get('retry-after')], [429, LOCKED, '2']);
     assert.equal((await srv.call('POST', '/api/v1/issues', { body: { subject: `still served ${i}` } })).status, 201);
   }
-  assert.equal((await srv.call('GET', '/api/v1/issues')).body.issues.length, 5);
+  assert.equal((await srv.call<IssueList>('GET', '/api/v1/issues')).body.issues.length, 5);
 }));
 
 test('successful requests do not count as failures', () => withServer(async (srv) => {

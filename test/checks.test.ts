@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestServer, type CallResult, type TestServer } from './helpers/server.js';
+import type { Ingestion, LiveCheck, Usage } from './helpers/answers.js';
 
 const S = '/api/v1/sources';
 const RATE = { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' };
@@ -145,7 +146,7 @@ interface Made { id: string; ep: Record<string, string>; body: any }
 
 /** Creates a source from pasted content (or a url); `ep` maps `METHOD path` → endpoint id. */
 async function source(t: TestServer, body: Record<string, unknown>, key?: string): Promise<Made> {
-  const r = await t.call('POST', S, { body, key });
+  const r = await t.call<Ingestion>('POST', S, { body, key });
   assert.equal(r.status, 201, r.text.slice(0, 500));
   assert.equal(r.body.source.status, 'ready', r.text.slice(0, 500));
   const ep: Record<string, string> = {};
@@ -153,18 +154,18 @@ async function source(t: TestServer, body: Record<string, unknown>, key?: string
   return { id: r.body.source.id, ep, body: r.body };
 }
 
-const check = (t: TestServer, id: string, body: unknown, key?: string): Promise<CallResult> => t.call('POST', `${S}/${id}/checks`, { body, key });
+const check = (t: TestServer, id: string, body: unknown, key?: string): Promise<CallResult<LiveCheck>> => t.call<LiveCheck>('POST', `${S}/${id}/checks`, { body, key });
 
 /** The check's body without `durationMs`, after asserting it is a non-negative integer. */
-function result(r: CallResult): Record<string, unknown> {
+function result(r: CallResult<LiveCheck>): Record<string, unknown> {
   assert.equal(r.status, 200, r.text.slice(0, 500));
   const { durationMs, ...rest } = r.body;
   assert.ok(Number.isInteger(durationMs) && durationMs >= 0, `durationMs ${durationMs}`);
   return rest;
 }
 
-const authOf = async (id: string) => (await srv.call('GET', `${S}/${id}`)).body.source.auth;
-const liveChecks = async () => (await srv.call('GET', '/api/v1/usage')).body.liveApiChecks as number;
+const authOf = async (id: string) => (await srv.call<Ingestion>('GET', `${S}/${id}`)).body.source.auth;
+const liveChecks = async () => (await srv.call<Usage>('GET', '/api/v1/usage')).body.liveApiChecks as number;
 const setAuth = async (id: string, auth: unknown) => {
   const r = await srv.call('PATCH', `${S}/${id}`, { body: { auth } });
   assert.equal(r.status, 200, r.text);
@@ -318,7 +319,7 @@ describe('credentials', () => {
     upstream.seen.length = 0;
     assert.equal(result(await check(srv, src.id, { endpointId: src.ep['GET /secure'] })).status, 200);
     assert.deepEqual(extraHeaders(upstream.seen[0].headers), { 'x-api-key': 'tok' });
-    assert.equal((await authOf(src.id)).status, 'valid');
+    assert.equal((await authOf(src.id))?.status, 'valid');
   });
 
   test('basic: Authorization: Basic base64(username:secret)', async () => {
@@ -507,8 +508,8 @@ describe('without SOURCE_FETCH_ALLOW_PRIVATE', () => {
       assert.equal(r.status, 400, r.text);
       assert.deepEqual(r.body, bad(`the host of ${new URL(`http://${host}:${target.port}/v1/pets`).href} cannot be reached from this server`));
       assert.equal(target.connections, 0);
-      assert.equal((await closed.call('GET', '/api/v1/usage')).body.liveApiChecks, 0);
-      const auth = (await closed.call('GET', `${S}/${src.id}`)).body.source.auth;
+      assert.equal((await closed.call<Usage>('GET', '/api/v1/usage')).body.liveApiChecks, 0);
+      const auth = (await closed.call<Ingestion>('GET', `${S}/${src.id}`)).body.source.auth;
       assert.deepEqual(auth, { configured: true, hasSecret: true, lastError: null, lastVerifiedAt: null, status: 'unverified', type: 'bearer' });
     });
   }

@@ -9,16 +9,17 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, tempDir, type CallOptions, type CallResult, type TestServer } from './helpers/server.js';
 import { mulberry32 as prng } from './helpers/prng.js';
+import { walkList } from './helpers/lists.js';
 
 let srv: TestServer;
 before(async () => { srv = await startTestServer({ env: { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' } }); });
 after(async () => { await srv.close(); });
 
-interface Space { workspaceId: string; key: string; call(method: string, path: string, opts?: CallOptions): Promise<CallResult> }
+interface Space { workspaceId: string; key: string; call<B = unknown>(method: string, path: string, opts?: CallOptions): Promise<CallResult<B>> }
 
 async function space(on: TestServer = srv): Promise<Space> {
   const { workspaceId, key } = await on.newWorkspace();
-  return { workspaceId, key, call: (m, p, o = {}) => on.call(m, p, { key, ...o }) };
+  return { workspaceId, key, call: <B,>(m: string, p: string, o: CallOptions = {}) => on.call<B>(m, p, { key, ...o }) };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -38,15 +39,7 @@ const patchConv = (w: Space, id: string, body: unknown) => ok(w, 'PATCH', `/api/
 
 /** Every item of a list, walking the pages with `limit`. */
 async function listAll(w: Space, path: string, items: string, limit = 100): Promise<any[]> {
-  const out: any[] = [];
-  let cursor: string | null = null;
-  do {
-    const body = await ok(w, 'GET', `${path}?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-    out.push(...body[items]);
-    cursor = body.nextCursor;
-    assert.equal(body.hasMore, cursor !== null);
-  } while (cursor);
-  return out;
+  return (await walkList<any>((p) => w.call('GET', p), path, items, limit)).items;
 }
 const clients = (w: Space) => listAll(w, CL, 'clients');
 const byName = (list: any[], name: string) => list.find((c) => c.name === name);
@@ -261,7 +254,7 @@ describe('listing', () => {
     const dataDir = tempDir();
     const s1 = await startTestServer({ dataDir });
     const key = s1.key;
-    const w: Space = { workspaceId: s1.workspaceId, key, call: (m, p, o = {}) => s1.call(m, p, { key, ...o }) };
+    const w: Space = { workspaceId: s1.workspaceId, key, call: <B,>(m: string, p: string, o: CallOptions = {}) => s1.call<B>(m, p, { key, ...o }) };
     const c = await conversation(w, { email: 'a@acme.com', company: 'Acme' });
     s1.clock.advance(5000);
     await message(w, c.id, 'agent');
@@ -273,7 +266,7 @@ describe('listing', () => {
 
     const s2 = await startTestServer({ dataDir });
     try {
-      const w2: Space = { workspaceId: s1.workspaceId, key, call: (m, p, o = {}) => s2.call(m, p, { key, ...o }) };
+      const w2: Space = { workspaceId: s1.workspaceId, key, call: <B,>(m: string, p: string, o: CallOptions = {}) => s2.call<B>(m, p, { key, ...o }) };
       assert.deepEqual(await clients(w2), before1);
       for (const cl of before1) assert.deepEqual(await ok(w2, 'GET', `${CL}/${cl.id}`), { client: cl });
     } finally {
@@ -290,7 +283,7 @@ async function restartable(env?: Record<string, string>): Promise<{ w: Space; se
   const dataDir = tempDir();
   let on = await startTestServer({ dataDir, env });
   const key = on.key;
-  const w: Space = { workspaceId: on.workspaceId, key, call: (m, p, o = {}) => on.call(m, p, { key, ...o }) };
+  const w: Space = { workspaceId: on.workspaceId, key, call: <B,>(m: string, p: string, o: CallOptions = {}) => on.call<B>(m, p, { key, ...o }) };
   return {
     w,
     server: () => on,

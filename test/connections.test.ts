@@ -18,6 +18,7 @@ import { runInNewContext } from 'node:vm';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { within } from './helpers/raw.js';
 import type { ServerDeps } from '../src/serve.js';
+import type { OpenApiAnswer } from './helpers/answers.js';
 
 const MiB = 1024 * 1024;
 const OPENAPI = 'GET /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n';
@@ -223,7 +224,7 @@ test('GET /api/v1/openapi.json is serialized once: every answer is the same cach
   const second = await r.handler({} as never);
   assert.ok(Buffer.isBuffer(first.json), 'the answer carries its bytes');
   assert.equal(second.json, first.json, 'the same Buffer every time');
-  const over = await srv.call('GET', '/api/v1/openapi.json', { key: null });
+  const over = await srv.call<OpenApiAnswer>('GET', '/api/v1/openapi.json', { key: null });
   assert.equal(over.text, (first.json as Buffer).toString('utf8'));
   assert.equal(over.body.info.version, '2026-06-29');
 });

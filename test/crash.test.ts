@@ -9,6 +9,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, startServer, tempDir, type HttpResult, type RunningChild } from './helpers/child.js';
 import { mulberry32 as prng } from './helpers/prng.js';
+import { walkList } from './helpers/lists.js';
+import type { ConversationAnswer } from './helpers/answers.js';
 
 
 
@@ -38,22 +40,13 @@ const PRIORITIES = ['urgent', 'high', 'low'] as const;
  */
 const ONE_CLIENT = { MAX_CONNECTIONS_PER_ADDRESS: '1000000' };
 
-async function send(base: string, key: string, w: Write): Promise<HttpResult> {
-  return call(base, w.method, w.path, { key, body: w.body, headers: w.idemKey ? { 'Idempotency-Key': w.idemKey } : {} });
+async function send<B = unknown>(base: string, key: string, w: Write): Promise<HttpResult<B>> {
+  return call<B>(base, w.method, w.path, { key, body: w.body, headers: w.idemKey ? { 'Idempotency-Key': w.idemKey } : {} });
 }
 
 /** Every page of a list endpoint. */
 async function listAll(base: string, key: string, path: string, items: string): Promise<any[]> {
-  const out: any[] = [];
-  let cursor: string | null = null;
-  for (let page = 0; page < 1000; page++) {
-    const r = await call(base, 'GET', `${path}?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { key });
-    assert.equal(r.status, 200, r.text);
-    out.push(...r.body[items]);
-    if (!r.body.hasMore) return out;
-    cursor = r.body.nextCursor;
-  }
-  throw new Error('pagination did not end');
+  return (await walkList<any>((p) => call(base, 'GET', p, { key }), path, items, 100)).items;
 }
 
 test('kill -9 during 200+ concurrent writes, repeated: every acknowledged write survives, none is duplicated, idempotent retries replay', async (t) => {
@@ -119,7 +112,7 @@ test('kill -9 during 200+ concurrent writes, repeated: every acknowledged write 
     for (const tg of targets) {
       const conv = byExt.get(tg.externalId);
       assert.ok(conv, `${label}: target ${tg.externalId} lost`);
-      const r = await call(base, 'GET', `/api/v1/conversations/${tg.id}`, { key });
+      const r = await call<ConversationAnswer>(base, 'GET', `/api/v1/conversations/${tg.id}`, { key });
       assert.equal(r.status, 200, r.text);
       const { subject, priority } = r.body.conversation;
       if (tg.subjectPatch?.ack) assert.equal(subject, tg.subjectPatch.body.subject, `${label}: acknowledged PATCH subject lost on ${tg.externalId}`);
@@ -183,7 +176,7 @@ test('kill -9 during 200+ concurrent writes, repeated: every acknowledged write 
         const subject = `Target ${it}/${j}`;
         const email = EMAILS[j % EMAILS.length];
         const write: Write = { method: 'POST', path: '/api/v1/conversations', body: { externalId, subject, customer: { email } }, round: it };
-        const r = await send(base, key, write);
+        const r = await send<ConversationAnswer>(base, key, write);
         assert.equal(r.status, 201, r.text);
         write.ack = { status: r.status, body: r.body };
         convs.push({ externalId, subject, email, write });
@@ -281,7 +274,7 @@ test('kill -9 while the log is being compacted under 200 concurrent updates: eac
       if (round === 0) {
         key = await srv.waitForKey();
         for (let l = 0; l < LANES; l++) {
-          const r = await call(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: `lane ${l} start`, customer: { email: `l${l}@example.com` } } });
+          const r = await call<ConversationAnswer>(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: `lane ${l} start`, customer: { email: `l${l}@example.com` } } });
           assert.equal(r.status, 201, r.text);
           lanes.push({ id: r.body.conversation.id, acked: `lane ${l} start`, n: 0 });
         }

@@ -13,6 +13,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RESERVED_HEADERS } from '../src/areas/credentials.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import type { Ingestion, LiveCheck, Usage } from './helpers/answers.js';
 
 const S = '/api/v1/sources';
 const RATE = { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' };
@@ -76,35 +77,35 @@ after(async () => {
 
 /** Creates a source from `url`, sets a bearer credential with the admin key; returns its id and its GET /ping endpoint id. */
 async function sourceWithSecret(url: string): Promise<{ id: string; ping: string }> {
-  const r = await srv.call('POST', S, { body: { url } });
+  const r = await srv.call<Ingestion>('POST', S, { body: { url } });
   assert.equal(r.status, 201, r.text);
   assert.equal(r.body.source.status, 'ready', r.text);
   const id = r.body.source.id as string;
-  const set = await srv.call('PATCH', `${S}/${id}`, { body: { auth: { type: 'bearer', secret: SECRET } } });
+  const set = await srv.call<Ingestion>('PATCH', `${S}/${id}`, { body: { auth: { type: 'bearer', secret: SECRET } } });
   assert.equal(set.status, 200, set.text);
   assert.deepEqual(set.body.source.auth, SET);
   return { id, ping: pingOf(r.body) };
 }
 const pingOf = (result: any): string => result.endpoints.find((e: any) => e.path === '/ping').id;
-const authOf = async (id: string) => (await srv.call('GET', `${S}/${id}`)).body.source.auth;
+const authOf = async (id: string) => (await srv.call<Ingestion>('GET', `${S}/${id}`)).body.source.auth;
 
 describe('the exfiltration by a sources:write key', () => {
   test('PATCH url to its own document, rescan, live check: its host receives no secret', async () => {
     const { id, ping } = await sourceWithSecret(`${api.origin}/spec.json?attack`);
     const attacker = await srv.newKey({ scopes: 'sources:write' });
 
-    const patched = await srv.call('PATCH', `${S}/${id}`, { key: attacker, body: { url: `${evil.origin}/spec.json` } });
+    const patched = await srv.call<Ingestion>('PATCH', `${S}/${id}`, { key: attacker, body: { url: `${evil.origin}/spec.json` } });
     assert.equal(patched.status, 200, patched.text);
     assert.deepEqual(patched.body.source.auth, cleared(URL_CHANGED));
 
-    const rescanned = await srv.call('POST', `${S}/${id}/rescan`, { key: attacker });
+    const rescanned = await srv.call<Ingestion>('POST', `${S}/${id}/rescan`, { key: attacker });
     assert.equal(rescanned.status, 200, rescanned.text);
     assert.equal(rescanned.body.source.status, 'ready');
     const evilPing = pingOf(rescanned.body);
     assert.notEqual(evilPing, ping);
 
     evil.seen.length = 0;
-    const checked = await srv.call('POST', `${S}/${id}/checks`, { key: attacker, body: { endpointId: evilPing } });
+    const checked = await srv.call<LiveCheck>('POST', `${S}/${id}/checks`, { key: attacker, body: { endpointId: evilPing } });
     assert.equal(checked.status, 200, checked.text);
     assert.equal(checked.body.status, 200);
     assert.equal(checked.body.url, `${evil.origin}/v1/ping`);
@@ -117,26 +118,26 @@ describe('the exfiltration by a sources:write key', () => {
 describe('a url change clears the credential', () => {
   test('PATCH url to another URL: cleared with lastError, and the check sends nothing secret', async () => {
     const { id } = await sourceWithSecret(`${api.origin}/spec.json?patch`);
-    const r = await srv.call('PATCH', `${S}/${id}`, { body: { url: `${api.origin}/spec.json?patch-moved` } });
+    const r = await srv.call<Ingestion>('PATCH', `${S}/${id}`, { body: { url: `${api.origin}/spec.json?patch-moved` } });
     assert.equal(r.status, 200, r.text);
     // Even a url on the same origin: the document it leads to may name another server.
     assert.deepEqual(r.body.source.auth, cleared(URL_CHANGED));
     assert.deepEqual(await authOf(id), cleared(URL_CHANGED));
     // Setting it again works, bound anew.
-    const again = await srv.call('PATCH', `${S}/${id}`, { body: { auth: { type: 'bearer', secret: SECRET } } });
+    const again = await srv.call<Ingestion>('PATCH', `${S}/${id}`, { body: { auth: { type: 'bearer', secret: SECRET } } });
     assert.deepEqual(again.body.source.auth, SET);
   });
 
   test('PATCH url to the same URL (after normalisation), or other fields: the credential stays', async () => {
     const { id } = await sourceWithSecret(`${api.origin}/spec.json?same`);
-    const r = await srv.call('PATCH', `${S}/${id}`, { body: { url: `${api.origin.toUpperCase().replace('HTTP', 'http')}/spec.json?same#x`, name: 'Renamed' } });
+    const r = await srv.call<Ingestion>('PATCH', `${S}/${id}`, { body: { url: `${api.origin.toUpperCase().replace('HTTP', 'http')}/spec.json?same#x`, name: 'Renamed' } });
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(r.body.source.auth, SET);
   });
 
   test('PATCH url with auth in the same request: the new credential is kept', async () => {
     const { id } = await sourceWithSecret(`${api.origin}/spec.json?both`);
-    const r = await srv.call('PATCH', `${S}/${id}`, { body: { url: `${api.origin}/spec.json?both-moved`, auth: { type: 'bearer', secret: 'another-secret-8c2e' } } });
+    const r = await srv.call<Ingestion>('PATCH', `${S}/${id}`, { body: { url: `${api.origin}/spec.json?both-moved`, auth: { type: 'bearer', secret: 'another-secret-8c2e' } } });
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(r.body.source.auth, SET);
   });
@@ -149,28 +150,28 @@ describe('a rescan that moves the described server clears the credential', () =>
     const { id } = await sourceWithSecret(`${spec.origin}/spec.json`);
 
     spec.specServer = () => `${api.origin}/v2`;
-    const same = await srv.call('POST', `${S}/${id}/rescan`);
+    const same = await srv.call<Ingestion>('POST', `${S}/${id}/rescan`);
     assert.equal(same.status, 200, same.text);
     assert.deepEqual(same.body.source.auth, SET);
     api.seen.length = 0;
-    const check = await srv.call('POST', `${S}/${id}/checks`, { body: { endpointId: pingOf(same.body) } });
+    const check = await srv.call<LiveCheck>('POST', `${S}/${id}/checks`, { body: { endpointId: pingOf(same.body) } });
     assert.equal(check.body.url, `${api.origin}/v2/ping`);
     assert.deepEqual(api.seen.map((x) => x.headers.authorization), [`Bearer ${SECRET}`]);
 
     spec.specServer = () => `${evil.origin}/v1`;
-    const moved = await srv.call('POST', `${S}/${id}/rescan`);
+    const moved = await srv.call<Ingestion>('POST', `${S}/${id}/rescan`);
     assert.equal(moved.status, 200, moved.text);
     assert.equal(moved.body.source.status, 'ready');
     assert.deepEqual(moved.body.source.auth, cleared(SERVERS_CHANGED));
     evil.seen.length = 0;
-    const c = await srv.call('POST', `${S}/${id}/checks`, { body: { endpointId: pingOf(moved.body) } });
+    const c = await srv.call<LiveCheck>('POST', `${S}/${id}/checks`, { body: { endpointId: pingOf(moved.body) } });
     assert.equal(c.body.url, `${evil.origin}/v1/ping`);
     assert.deepEqual(evil.seen.map((x) => x.headers.authorization), [undefined]);
     assert.equal(received(evil, SECRET), false);
 
     // Moving back does not bring it back.
     spec.specServer = () => `${api.origin}/v1`;
-    const back = await srv.call('POST', `${S}/${id}/rescan`);
+    const back = await srv.call<Ingestion>('POST', `${S}/${id}/rescan`);
     assert.deepEqual(back.body.source.auth, { ...cleared(SERVERS_CHANGED), lastVerifiedAt: new Date(srv.clock.now()).toISOString() });
   });
 
@@ -178,7 +179,7 @@ describe('a rescan that moves the described server clears the credential', () =>
     const spec = await serve();
     const { id } = await sourceWithSecret(`${spec.origin}/spec.json`);
     await spec.close(); // the rescan's fetch is refused
-    const r = await srv.call('POST', `${S}/${id}/rescan`);
+    const r = await srv.call<Ingestion>('POST', `${S}/${id}/rescan`);
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.source.status, 'failed');
     assert.deepEqual(r.body.source.auth, SET);
@@ -189,7 +190,7 @@ describe('a rescan that moves the described server clears the credential', () =>
     spec.specServer = () => '/v1';
     const { id, ping } = await sourceWithSecret(`${spec.origin}/spec.json`);
     spec.seen.length = 0;
-    const r = await srv.call('POST', `${S}/${id}/checks`, { body: { endpointId: ping } });
+    const r = await srv.call<LiveCheck>('POST', `${S}/${id}/checks`, { body: { endpointId: ping } });
     assert.equal(r.body.url, `${spec.origin}/v1/ping`);
     assert.deepEqual(spec.seen.map((x) => x.headers.authorization), [`Bearer ${SECRET}`]);
   });
@@ -209,7 +210,7 @@ describe('the live check refuses a credential bound to another origin', () => {
       await ws.db.commit(tx);
 
       api.seen.length = 0;
-      const counted = (await srv.call('GET', '/api/v1/usage')).body.liveApiChecks;
+      const counted = (await srv.call<Usage>('GET', '/api/v1/usage')).body.liveApiChecks;
       const r = await srv.call('POST', `${S}/${id}/checks`, { body: { endpointId: ping } });
       assert.equal(r.status, 400, r.text);
       assert.deepEqual(r.body, {
@@ -217,7 +218,7 @@ describe('the live check refuses a credential bound to another origin', () => {
         error: `Request body is invalid: the source's credential may not be sent to ${api.origin}: it is bound to the origin the source described when it was set; set auth again.`,
       });
       assert.equal(api.seen.length, 0);
-      assert.equal((await srv.call('GET', '/api/v1/usage')).body.liveApiChecks, counted);
+      assert.equal((await srv.call<Usage>('GET', '/api/v1/usage')).body.liveApiChecks, counted);
     });
   }
 });

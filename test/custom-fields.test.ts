@@ -5,7 +5,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type CallOptions, type CallResult, type TestServer, type Space } from './helpers/server.js';
-import { AdminError } from '../src/admin.js';
+import { refusedWith } from './helpers/refusal.js';
+import { walkList } from './helpers/lists.js';
+import type { CustomFieldList } from './helpers/answers.js';
 
 let srv: TestServer;
 before(async () => { srv = await startTestServer({ env: { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' } }); });
@@ -21,7 +23,7 @@ const invalidQuery = (detail: string) => ({ code: 'invalid_request', error: `Que
 const SECRET = 'INTERNAL-AI-PROMPT-do-not-leak';
 
 async function listAll(w: Space): Promise<any[]> {
-  const r = await w.call('GET', `${F}?limit=100`);
+  const r = await w.call<CustomFieldList>('GET', `${F}?limit=100`);
   assert.equal(r.status, 200, r.text);
   return r.body.customFields;
 }
@@ -44,7 +46,7 @@ describe('GET /api/v1/custom-fields', () => {
       ],
     });
     assert.deepEqual(res.imported, { customFields: 3, tags: 0, agents: 0, conversations: 0, messages: 0, issues: 0 });
-    const r = await w.call('GET', F);
+    const r = await w.call<CustomFieldList>('GET', F);
     assert.equal(r.status, 200);
     const [order, sentiment, plan] = r.body.customFields;
     for (const f of [order, sentiment, plan]) assert.match(f.id, UUID);
@@ -81,29 +83,20 @@ describe('GET /api/v1/custom-fields', () => {
     assert.deepEqual((await listAll(w)).map((f) => f.label), ['First', 'A1', 'A2', 'B', 'Unpositioned', 'Later', 'Latest']);
   });
 
-  test('GET /custom-fields paginated with limit and cursor → every definition once, in order, then hasMore false', async () => {
+  // Paging itself (limits, cursors, another list's cursor) is checked for every list in test/lists.test.ts.
+  test('GET /custom-fields in pages → every definition once, in position order, no page holding internal settings', async () => {
     const w = await space();
     const labels = Array.from({ length: 7 }, (_, n) => `F${n}`);
     await srv.admin.importData(w.workspaceId, { customFields: labels.map((label, n) => ({ label, type: 'text', position: 100 - n * 10, aiInstructions: SECRET })) });
-    const want = [...labels].reverse();
-    const seen: string[] = [];
-    const sizes: number[] = [];
-    let cursor: string | null = null;
-    for (;;) {
-      const r = await w.call('GET', `${F}?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-      assert.equal(r.status, 200, r.text);
+    const pages = await walkList<{ label: string }>(async (p) => {
+      const r = await w.call('GET', p);
       assert.equal(r.text.includes(SECRET), false);
-      assert.deepEqual(Object.keys(r.body).sort(), ['customFields', 'hasMore', 'nextCursor', 'object']);
-      seen.push(...r.body.customFields.map((f: any) => f.label));
-      sizes.push(r.body.customFields.length);
-      if (!r.body.hasMore) { assert.equal(r.body.nextCursor, null); break; }
-      assert.equal(typeof r.body.nextCursor, 'string');
-      cursor = r.body.nextCursor;
-    }
-    assert.deepEqual(seen, want);
-    assert.deepEqual(sizes, [3, 3, 1]);
+      return r;
+    }, F, 'customFields', 3);
+    assert.deepEqual(pages.items.map((f) => f.label), [...labels].reverse());
+    assert.deepEqual(pages.sizes, [3, 3, 1]);
     // limit equal to the count: one page, hasMore false.
-    const one = await w.call('GET', `${F}?limit=7`);
+    const one = await w.call<CustomFieldList>('GET', `${F}?limit=7`);
     assert.equal(one.body.hasMore, false);
     assert.equal(one.body.nextCursor, null);
     assert.equal(one.body.customFields.length, 7);
@@ -112,10 +105,10 @@ describe('GET /api/v1/custom-fields', () => {
   test('GET /custom-fields default page size is 20', async () => {
     const w = await space();
     await srv.admin.importData(w.workspaceId, { customFields: Array.from({ length: 21 }, (_, n) => ({ label: `F${n}`, type: 'text' })) });
-    const r = await w.call('GET', F);
+    const r = await w.call<CustomFieldList>('GET', F);
     assert.equal(r.body.customFields.length, 20);
     assert.equal(r.body.hasMore, true);
-    const rest = await w.call('GET', `${F}?cursor=${encodeURIComponent(r.body.nextCursor)}`);
+    const rest = await w.call<CustomFieldList>('GET', `${F}?cursor=${encodeURIComponent(r.body.nextCursor!)}`);
     assert.deepEqual(rest.body.customFields.map((f: any) => f.label), ['F20']);
     assert.equal(rest.body.hasMore, false);
   });
@@ -137,21 +130,6 @@ describe('GET /api/v1/custom-fields', () => {
       assert.deepEqual(r.body, invalidQuery(detail));
     });
   }
-
-  test('GET /custom-fields with a cursor from another workspace or another list → 400 cursor invalid', async () => {
-    const a = await space();
-    const b = await space();
-    const fields = Array.from({ length: 3 }, (_, n) => ({ label: `F${n}`, type: 'text' }));
-    await srv.admin.importData(a.workspaceId, { customFields: fields });
-    await srv.admin.importData(b.workspaceId, { customFields: fields });
-    const cursor = (await a.call('GET', `${F}?limit=1`)).body.nextCursor;
-    const r = await b.call('GET', `${F}?cursor=${encodeURIComponent(cursor)}`);
-    assert.equal(r.status, 400);
-    assert.deepEqual(r.body, invalidQuery('cursor is invalid'));
-    const c = await a.call('GET', `/api/v1/conversations?cursor=${encodeURIComponent(cursor)}`);
-    assert.equal(c.status, 400);
-    assert.deepEqual(c.body, invalidQuery('cursor is invalid'));
-  });
 
   test('GET /custom-fields lists only the key\'s workspace', async () => {
     const a = await space();
@@ -201,16 +179,12 @@ describe('import of custom fields (admin)', () => {
       'import file is invalid: conversations[0].customer.email must be a valid email address.'],
     ['a valid field but an issue with a missing conversation',
       { customFields: [{ label: 'x', type: 'text' }], issues: [{ subject: 'x', conversationExternalId: 'none' }] },
-      'import file is invalid: issues[0].conversationExternalId matches no conversation'],
+      'import file is invalid: issues[0].conversationExternalId matches no conversation.'],
   ];
   for (const [what, data, message] of refused) {
-    test(`import with ${what} → AdminError "${message}"; no definition imported`, async () => {
+    test(`import with ${what} → refused, the CLI says "${message}"; no definition imported`, async () => {
       const w = await space();
-      await assert.rejects(srv.admin.importData(w.workspaceId, data), (e: unknown) => {
-        assert.ok(e instanceof AdminError);
-        assert.equal((e as Error).message, message);
-        return true;
-      });
+      await assert.rejects(srv.admin.importData(w.workspaceId, data), refusedWith('import', message));
       assert.deepEqual(await listAll(w), []);
     });
   }

@@ -10,6 +10,7 @@ import { readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from
 import { join } from 'node:path';
 import { call, deadPid, runCli, runServerToExit, startServer, tempDir } from './helpers/child.js';
 import { damageLine } from './helpers/damage.js';
+import type { CliOutput, ConversationAnswer, ConversationList } from './helpers/answers.js';
 
 const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
 const customer = { email: 'seed@example.com' };
@@ -23,7 +24,7 @@ async function seeded(n: number): Promise<{ dataDir: string; key: string; ids: s
   const key = await srv.waitForKey();
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    const r = await call(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: `Seed ${i}`, customer: { email: 'seed@example.com' } } });
+    const r = await call<ConversationAnswer>(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: `Seed ${i}`, customer: { email: 'seed@example.com' } } });
     assert.equal(r.status, 201, r.text);
     ids.push(r.body.conversation.id);
   }
@@ -69,14 +70,14 @@ test('a log whose last line is cut mid-way starts cleanly: the tail is moved to 
       { level: 'warn', file: log, keptBytes: lastStart, savedTo: join(dataDir, 'workspaces', aside[0]) }, 'the cut is reported in the log');
     assert.deepEqual(readFileSync(join(dataDir, 'workspaces', aside[0])), before.subarray(lastStart, cutAt), 'the torn bytes are kept aside');
     // The log goes on from the cut: a new write lands after it and survives another restart.
-    const w = await call(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'After the cut', customer: { email: 'seed@example.com' } } });
+    const w = await call<ConversationAnswer>(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'After the cut', customer: { email: 'seed@example.com' } } });
     assert.equal(w.status, 201, w.text);
     ids.push(w.body.conversation.id);
   } finally { assert.deepEqual(await srv.stop(), { code: 0, signal: null }); }
 
   const again = await startServer({ dataDir });
   try {
-    const r = await call(again.url, 'GET', `/api/v1/conversations/${ids[3]}`, { key });
+    const r = await call<ConversationAnswer>(again.url, 'GET', `/api/v1/conversations/${ids[3]}`, { key });
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.conversation.subject, 'After the cut');
     assert.ok(!again.stderr.includes('corrupt'), again.stderr);
@@ -89,9 +90,9 @@ test('a corrupt line in one workspace\'s log: the server starts and serves the o
   const keyA = await first.waitForKey();
   let wsA = '', wsB = '', keyB = '';
   try {
-    wsA = (await runCli(first.dataDir, ['workspace', 'list'])).json.workspaces[0].id;
-    wsB = (await runCli(first.dataDir, ['workspace', 'create', '--name', 'B'])).json.id;
-    keyB = (await runCli(first.dataDir, ['key', 'create', '--workspace', wsB])).json.key;
+    wsA = (await runCli<CliOutput>(first.dataDir, ['workspace', 'list'])).json.workspaces[0].id;
+    wsB = (await runCli<CliOutput>(first.dataDir, ['workspace', 'create', '--name', 'B'])).json.id;
+    keyB = (await runCli<CliOutput>(first.dataDir, ['key', 'create', '--workspace', wsB])).json.key;
     for (const [key, subject] of [[keyA, 'A-0'], [keyA, 'A-1'], [keyA, 'A-2'], [keyB, 'B-0']]) {
       assert.equal((await call(first.url, 'POST', '/api/v1/conversations', { key, body: { subject, customer } })).status, 201);
     }
@@ -108,31 +109,31 @@ test('a corrupt line in one workspace\'s log: the server starts and serves the o
       { level: 'error', workspaceId: wsA, file: log, line: bad.line, offset: bad.offset }, srv.stdout);
     const a = await call(srv.url, 'GET', '/api/v1/conversations', { key: keyA });
     assert.deepEqual({ status: a.status, body: a.body }, { status: 503, body: STORAGE_FAILED });
-    const b = await call(srv.url, 'GET', '/api/v1/conversations', { key: keyB });
+    const b = await call<ConversationList>(srv.url, 'GET', '/api/v1/conversations', { key: keyB });
     assert.equal(b.status, 200, b.text);
     assert.deepEqual(b.body.conversations.map((c: { subject: string }) => c.subject), ['B-0']);
     assert.deepEqual((await call(srv.url, 'GET', '/healthz')).body, { status: 'ok' });
 
     // The CLI goes on for everything else; on the damaged workspace it says what to do.
-    assert.equal((await runCli(dataDir, ['workspace', 'list'])).json.workspaces.length, 2);
-    const tagB = await runCli(dataDir, ['tag', 'create', '--workspace', wsB, '--name', 'fine']);
+    assert.equal((await runCli<CliOutput>(dataDir, ['workspace', 'list'])).json.workspaces.length, 2);
+    const tagB = await runCli<CliOutput>(dataDir, ['tag', 'create', '--workspace', wsB, '--name', 'fine']);
     assert.equal(tagB.code, 0, tagB.stderr);
-    const tagA = await runCli(dataDir, ['tag', 'create', '--workspace', wsA, '--name', 'nope']);
+    const tagA = await runCli<CliOutput>(dataDir, ['tag', 'create', '--workspace', wsA, '--name', 'nope']);
     assert.equal(tagA.code, 1);
     assert.equal(tagA.stderr, `error: workspace ${wsA} is offline: ${log}: line ${bad.line} (byte offset ${bad.offset}) is corrupt: checksum mismatch; run "cli repair --workspace ${wsA}" to keep a copy of the log and cut it at the last good line\n`);
     assert.deepEqual(readFileSync(log), damaged, 'nothing touched the damaged log');
 
-    const repaired = await runCli(dataDir, ['repair', '--workspace', wsA]);
+    const repaired = await runCli<CliOutput>(dataDir, ['repair', '--workspace', wsA]);
     assert.equal(repaired.code, 0, repaired.stderr);
     assert.equal(lockPid(dataDir), String(srv.pid), 'the repair went through the server, which kept its lock');
     const r = repaired.json;
     assert.deepEqual({ object: r.object, workspaceId: r.workspaceId, file: r.file, corruptLine: r.corruptLine, keptBytes: r.keptBytes, droppedBytes: r.droppedBytes },
       { object: 'repair', workspaceId: wsA, file: log, corruptLine: { line: bad.line, offset: bad.offset, reason: 'checksum mismatch' }, keptBytes: bad.offset, droppedBytes: damaged.length - bad.offset });
-    assert.ok(r.droppedLines >= 2, `the bad line and A-2 were dropped: ${repaired.stdout}`);
+    assert.ok(Number(r.droppedLines) >= 2, `the bad line and A-2 were dropped: ${repaired.stdout}`);
     assert.match(r.damagedCopy, new RegExp(`^${log.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\.damaged-\\d+$`));
     assert.deepEqual(readFileSync(r.damagedCopy), damaged);
 
-    const back = await call(srv.url, 'GET', '/api/v1/conversations', { key: keyA });
+    const back = await call<ConversationList>(srv.url, 'GET', '/api/v1/conversations', { key: keyA });
     assert.equal(back.status, 200, back.text);
     assert.deepEqual(back.body.conversations.map((c: { subject: string }) => c.subject), ['A-0']);
     assert.equal((await call(srv.url, 'POST', '/api/v1/conversations', { key: keyA, body: { subject: 'A-after', customer } })).status, 201);
@@ -141,7 +142,7 @@ test('a corrupt line in one workspace\'s log: the server starts and serves the o
   const again = await startServer({ dataDir });
   try {
     assert.ok(!again.logLines().some((l) => l.level === 'error'), again.stdout);
-    const a = await call(again.url, 'GET', '/api/v1/conversations', { key: keyA });
+    const a = await call<ConversationList>(again.url, 'GET', '/api/v1/conversations', { key: keyA });
     assert.deepEqual(a.body.conversations.map((c: { subject: string }) => c.subject).sort(), ['A-0', 'A-after']);
   } finally { await again.stop(); }
 });
@@ -150,7 +151,7 @@ test('a corrupt system log still stops the start (exit 2, one line naming file, 
   const first = await startServer({ env: { SYNC: 'always' } });
   const key = await first.waitForKey();
   const dataDir = first.dataDir;
-  const ws = await runCli(dataDir, ['workspace', 'create', '--name', 'Doomed workspace']);
+  const ws = await runCli<CliOutput>(dataDir, ['workspace', 'create', '--name', 'Doomed workspace']);
   assert.equal(ws.code, 0, ws.stderr);
   assert.deepEqual(await first.stop(), { code: 0, signal: null });
   const sys = join(dataDir, 'system.log');
@@ -165,7 +166,7 @@ test('a corrupt system log still stops the start (exit 2, one line naming file, 
   assert.deepEqual(readFileSync(sys), damaged);
   assert.ok(!readdirSync(dataDir).includes('LOCK'), 'the refused start leaves no lock behind');
 
-  const repaired = await runCli(dataDir, ['repair', '--system']);
+  const repaired = await runCli<CliOutput>(dataDir, ['repair', '--system']);
   assert.equal(repaired.code, 0, repaired.stderr);
   assert.equal(repaired.json.log, 'system');
   assert.deepEqual(repaired.json.corruptLine, { line: bad.line, offset: bad.offset, reason: 'checksum mismatch' });
@@ -176,7 +177,7 @@ test('a corrupt system log still stops the start (exit 2, one line naming file, 
   try {
     const g = await call(srv.url, 'GET', '/api/v1/conversations', { key });
     assert.equal(g.status, 200, 'the workspace and key from before the bad line are there');
-    const again = await runCli(dataDir, ['repair', '--system']);
+    const again = await runCli<CliOutput>(dataDir, ['repair', '--system']);
     assert.equal(again.code, 1);
     assert.match(again.stderr, new RegExp(`in use by process ${srv.pid}: a running server has read its system log, so there is nothing to repair`));
   } finally { await srv.stop(); }
@@ -199,7 +200,7 @@ test('a second server on the same data dir exits 2 naming the lock holder pid â€
     }
     const r = await call(first.url, 'GET', '/api/v1/conversations', { key });
     assert.equal(r.status, 200);
-    const ws = await runCli(first.dataDir, ['workspace', 'list']);
+    const ws = await runCli<CliOutput>(first.dataDir, ['workspace', 'list']);
     assert.equal(ws.code, 0, `the first server's admin socket still answers: ${ws.stderr}`);
   } finally { await first.stop(); }
 });
@@ -233,9 +234,9 @@ test('the CLI works on the files when the LOCK names a reused pid (it neither wa
   try {
     const dataDir = tempDir();
     writeFileSync(join(dataDir, 'LOCK'), `${sleeper.pid}\n`);
-    const ws = await runCli(dataDir, ['workspace', 'create', '--name', 'After a reboot']);
+    const ws = await runCli<CliOutput>(dataDir, ['workspace', 'create', '--name', 'After a reboot']);
     assert.equal(ws.code, 0, ws.stderr);
     assert.ok(!readdirSync(dataDir).includes('LOCK'), 'the CLI took the stale lock and released it');
-    assert.deepEqual((await runCli(dataDir, ['workspace', 'list'])).json.workspaces.map((w: { name: string }) => w.name), ['After a reboot']);
+    assert.deepEqual((await runCli<CliOutput>(dataDir, ['workspace', 'list'])).json.workspaces.map((w: { name: string }) => w.name), ['After a reboot']);
   } finally { sleeper.kill('SIGKILL'); }
 });

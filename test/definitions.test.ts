@@ -7,6 +7,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type CallOptions, type CallResult, type TestServer, type Space } from './helpers/server.js';
+import { walkList } from './helpers/lists.js';
+import type { ErrorAnswer, IssueAnswer } from './helpers/answers.js';
 
 let srv: TestServer;
 before(async () => { srv = await startTestServer({ env: { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' } }); });
@@ -18,7 +20,6 @@ const space = () => srv.space();
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const invalid = (detail: string) => ({ code: 'invalid_request', error: `Request body is invalid: ${detail}.` });
 const invalidQuery = (detail: string) => ({ code: 'invalid_request', error: `Query parameter ${detail}.` });
-const CURSOR_INVALID = invalidQuery('cursor is invalid');
 
 const STATUSES = [
   { object: 'status', id: 'conversation.open', name: 'open', resource: 'conversation' },
@@ -43,21 +44,10 @@ async function ok(w: Space, path: string): Promise<any> {
   return r.body;
 }
 
-/** Walks every page of `path` with `limit`; returns the items in order and the page sizes. */
-async function walk(w: Space, path: string, items: string, limit: number): Promise<{ all: any[]; sizes: number[] }> {
-  const all: any[] = [];
-  const sizes: number[] = [];
-  let cursor: string | null = null;
-  for (let guard = 0; guard < 200; guard++) {
-    const body = await ok(w, `${path}?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-    assert.deepEqual(Object.keys(body).sort(), ['hasMore', items, 'nextCursor', 'object'].sort());
-    all.push(...body[items]);
-    sizes.push(body[items].length);
-    if (!body.hasMore) { assert.equal(body.nextCursor, null); return { all, sizes }; }
-    assert.equal(typeof body.nextCursor, 'string');
-    cursor = body.nextCursor;
-  }
-  throw new Error('pagination did not end');
+/** Walks every page of `path` with `limit` (test/helpers/lists.ts checks each page); returns the items in order and the page sizes. */
+async function walk(w: Space, path: string, items: string, limit: number): Promise<{ all: { id: string; name: string }[]; sizes: number[] }> {
+  const { items: all, sizes } = await walkList<{ id: string; name: string }>((p) => w.call('GET', p), path, items, limit);
+  return { all, sizes };
 }
 
 describe('GET /api/v1/tags', () => {
@@ -73,7 +63,7 @@ describe('GET /api/v1/tags', () => {
     assert.match(String(cli.id), UUID);
     assert.deepEqual(cli, { object: 'tag', id: cli.id, name: 'alpha' });
     // An issue's tags join the list; `bug` is the imported `Bug` (case-insensitive) and is not added twice.
-    const r = await w.call('POST', '/api/v1/issues', { body: { subject: 'Crash', tags: ['zeta', 'bug', 'Mobile'] } });
+    const r = await w.call<IssueAnswer>('POST', '/api/v1/issues', { body: { subject: 'Crash', tags: ['zeta', 'bug', 'Mobile'] } });
     assert.equal(r.status, 201, r.text);
     const body = await ok(w, '/api/v1/tags');
     assert.deepEqual(body.tags.map((t: any) => t.name), ['alpha', 'billing', 'Bug', 'Mobile', 'zeta']);
@@ -143,7 +133,7 @@ describe('GET /api/v1/tags', () => {
   ] as const) {
     test(`GET /tags?${q} → 400 "${detail}"`, async () => {
       const w = await space();
-      const r = await w.call('GET', `/api/v1/tags?${q}`);
+      const r = await w.call<ErrorAnswer>('GET', `/api/v1/tags?${q}`);
       assert.equal(r.status, 400, r.text);
       assert.equal(r.body.code, 'invalid_request');
       assert.deepEqual(r.body, invalidQuery(detail));
@@ -162,50 +152,8 @@ describe('GET /api/v1/statuses and /api/v1/priorities', () => {
     assert.deepEqual(await ok(w, '/api/v1/priorities'), { object: 'list', hasMore: false, nextCursor: null, priorities: PRIORITIES });
   });
 
-  test('GET /statuses?limit=3 then the cursor → 3, 3, 2 items in the defined order', async () => {
-    const w = await space();
-    const p1 = await ok(w, '/api/v1/statuses?limit=3');
-    assert.equal(p1.hasMore, true);
-    assert.equal(typeof p1.nextCursor, 'string');
-    assert.deepEqual(p1, { object: 'list', hasMore: true, nextCursor: p1.nextCursor, statuses: STATUSES.slice(0, 3) });
-    const p2 = await ok(w, `/api/v1/statuses?limit=3&cursor=${encodeURIComponent(p1.nextCursor)}`);
-    assert.deepEqual(p2, { object: 'list', hasMore: true, nextCursor: p2.nextCursor, statuses: STATUSES.slice(3, 6) });
-    const p3 = await ok(w, `/api/v1/statuses?limit=3&cursor=${encodeURIComponent(p2.nextCursor)}`);
-    assert.deepEqual(p3, { object: 'list', hasMore: false, nextCursor: null, statuses: STATUSES.slice(6) });
-  });
-
-  test('GET /priorities?limit=3 then the cursor → urgent, high, medium; then low', async () => {
-    const w = await space();
-    const p1 = await ok(w, '/api/v1/priorities?limit=3');
-    assert.deepEqual(p1, { object: 'list', hasMore: true, nextCursor: p1.nextCursor, priorities: PRIORITIES.slice(0, 3) });
-    assert.equal(typeof p1.nextCursor, 'string');
-    const p2 = await ok(w, `/api/v1/priorities?limit=3&cursor=${encodeURIComponent(p1.nextCursor)}`);
-    assert.deepEqual(p2, { object: 'list', hasMore: false, nextCursor: null, priorities: PRIORITIES.slice(3) });
-    // A page size that ends exactly at the last item: no further page.
-    const all4 = await ok(w, '/api/v1/priorities?limit=4');
-    assert.deepEqual(all4, { object: 'list', hasMore: false, nextCursor: null, priorities: PRIORITIES });
-  });
-
-  test('a cursor of another list (or another workspace) → 400 cursor invalid on statuses, priorities and tags', async () => {
-    const w = await space();
-    await srv.admin.importData(w.workspaceId, { tags: [{ name: 'x' }, { name: 'y' }] });
-    const statusCursor = (await ok(w, '/api/v1/statuses?limit=3')).nextCursor as string;
-    const priorityCursor = (await ok(w, '/api/v1/priorities?limit=3')).nextCursor as string;
-    const tagCursor = (await ok(w, '/api/v1/tags?limit=1')).nextCursor as string;
-    const checks: Array<[string, string]> = [
-      ['/api/v1/priorities', statusCursor], ['/api/v1/statuses', priorityCursor],
-      ['/api/v1/tags', statusCursor], ['/api/v1/statuses', tagCursor], ['/api/v1/custom-fields', priorityCursor],
-    ];
-    for (const [path, cursor] of checks) {
-      const r = await w.call('GET', `${path}?cursor=${encodeURIComponent(cursor)}`);
-      assert.equal(r.status, 400, `${path}: ${r.text}`);
-      assert.deepEqual(r.body, CURSOR_INVALID, path);
-    }
-    const other = await space();
-    const r = await other.call('GET', `/api/v1/statuses?cursor=${encodeURIComponent(statusCursor)}`);
-    assert.equal(r.status, 400, r.text);
-    assert.deepEqual(r.body, CURSOR_INVALID);
-  });
+  // Paging (pages in the defined order, a cursor of another list or workspace refused) is
+  // checked for every list in test/lists.test.ts and test/isolation.test.ts.
 });
 
 describe('definitions scope', () => {

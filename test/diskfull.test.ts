@@ -11,6 +11,7 @@ import { closeSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { tryMountTmpfs } from './helpers/tmpfs.js';
+import type { ConversationAnswer, MessageAnswer, MessageList } from './helpers/answers.js';
 
 const STORAGE_FULL = { code: 'storage_full', error: 'The server is out of disk space and saved nothing; try again later.' };
 const customer = { email: 'ada@example.com', name: 'Ada' };
@@ -22,7 +23,7 @@ test('a real full disk (a 4 MiB tmpfs filled up): writes answer 503 storage_full
   try {
     const srv = await startTestServer({ dataDir: join(mnt, 'data'), captureLogs: true, env: { SYNC: 'always' } });
     started.push(srv);
-    const a = await srv.call('POST', '/api/v1/conversations', { body: { subject: 'Before the disk filled up', customer } });
+    const a = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: { subject: 'Before the disk filled up', customer } });
     assert.equal(a.status, 201, a.text);
     const id = a.body.conversation.id;
     // Fill the file system to the last byte.
@@ -40,19 +41,19 @@ test('a real full disk (a 4 MiB tmpfs filled up): writes answer 503 storage_full
     }
     const g = await srv.call('GET', `/api/v1/conversations/${id}`);
     assert.deepEqual({ status: g.status, body: g.body }, { status: 200, body: a.body });
-    assert.deepEqual((await srv.call('GET', `/api/v1/conversations/${id}/messages`)).body.messages, []);
+    assert.deepEqual((await srv.call<MessageList>('GET', `/api/v1/conversations/${id}/messages`)).body.messages, []);
     assert.deepEqual((await srv.call('GET', '/healthz', { key: null })).body, { status: 'ok' });
     const warned = srv.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'write refused: out of disk space');
     assert.ok(warned.length >= 3 && warned.every((l) => l.level === 'warn' && /ENOSPC/.test(l.error)), srv.logs.join(''));
 
     unlinkSync(filler);
-    const w = await srv.call('POST', `/api/v1/conversations/${id}/messages`, { body });
+    const w = await srv.call<MessageAnswer>('POST', `/api/v1/conversations/${id}/messages`, { body });
     assert.equal(w.status, 201, w.text);
     await srv.close();
     const again = await startTestServer({ dataDir: srv.dataDir });
     started.push(again);
     assert.equal(again.store.workspace(srv.workspaceId)!.db.replay.tornTailSavedTo, undefined);
-    const msgs = await again.call('GET', `/api/v1/conversations/${id}/messages`, { key: srv.key });
+    const msgs = await again.call<MessageList>('GET', `/api/v1/conversations/${id}/messages`, { key: srv.key });
     assert.deepEqual(msgs.body.messages.map((m: { id: string }) => m.id), [w.body.message.id]);
   } finally {
     for (const s of started.splice(0)) await s.close().catch(() => {});

@@ -16,6 +16,7 @@ import { nodeFs, type StoreFs } from '../src/store/fs.js';
 import { startTestServer, tempDir, type TestServer } from './helpers/server.js';
 import { runServerToExit, SERVER_JS } from './helpers/child.js';
 import { tryMountTmpfs } from './helpers/tmpfs.js';
+import type { ConversationAnswer, ConversationList, IssueAnswer, IssueList, MessageList } from './helpers/answers.js';
 
 const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
 const customer = { email: 'ada@example.com', name: 'Ada' };
@@ -126,12 +127,12 @@ async function faultServer(faults: FaultFs, opts: { compactionSlack?: number } =
 }
 
 async function createConversation(srv: TestServer, subject: string, extra: Record<string, unknown> = {}) {
-  return srv.call('POST', '/api/v1/conversations', { body: { subject, customer, ...extra } });
+  return srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: { subject, customer, ...extra } });
 }
 
 /** The ids of every conversation the server lists (one page of up to 100 is enough here). */
 async function conversationIds(srv: TestServer): Promise<string[]> {
-  const r = await srv.call('GET', '/api/v1/conversations?limit=100');
+  const r = await srv.call<ConversationAnswer & ConversationList>('GET', '/api/v1/conversations?limit=100');
   assert.equal(r.status, 200, r.text);
   return r.body.conversations.map((c: { id: string }) => c.id).sort();
 }
@@ -167,8 +168,8 @@ for (const [code, expected] of Object.entries(WRITE_FAILURES)) {
     assert.equal(a.status, 201, a.text);
     const m = await srv.call('POST', `/api/v1/conversations/${a.body.conversation.id}/messages`, { body: { role: 'user', body: 'It is still burning' } });
     assert.equal(m.status, 201, m.text);
-    const convA = (await srv.call('GET', `/api/v1/conversations/${a.body.conversation.id}`)).body.conversation;
-    const issue1 = await srv.call('POST', '/api/v1/issues', { body: { subject: 'First issue' } });
+    const convA = (await srv.call<ConversationAnswer>('GET', `/api/v1/conversations/${a.body.conversation.id}`)).body.conversation;
+    const issue1 = await srv.call<IssueAnswer>('POST', '/api/v1/issues', { body: { subject: 'First issue' } });
     assert.equal(issue1.status, 201, issue1.text);
     assert.equal(issue1.body.issue.number, 1);
     const sizeBefore = statSync(logFile(srv)).size;
@@ -194,10 +195,10 @@ for (const [code, expected] of Object.entries(WRITE_FAILURES)) {
     assert.equal(g.status, 200, g.text);
     assert.deepEqual(g.body, { conversation: convA });
     assert.deepEqual(await conversationIds(srv), [convA.id]);
-    const msgs = await srv.call('GET', `/api/v1/conversations/${convA.id}/messages`);
+    const msgs = await srv.call<MessageList>('GET', `/api/v1/conversations/${convA.id}/messages`);
     assert.equal(msgs.status, 200);
     assert.deepEqual(msgs.body.messages.map((x: { body: string }) => x.body), ['It is still burning']);
-    const issues = await srv.call('GET', '/api/v1/issues');
+    const issues = await srv.call<IssueList>('GET', '/api/v1/issues');
     assert.deepEqual(issues.body.issues.map((i: { subject: string }) => i.subject), ['First issue']);
     assert.deepEqual((await srv.call('GET', '/healthz', { key: null })).body, { status: 'ok' });
 
@@ -206,7 +207,7 @@ for (const [code, expected] of Object.entries(WRITE_FAILURES)) {
     faults.clear();
     const retry = await createConversation(srv, 'FAULT-1 create', { externalId: 'ext-fault' });
     assert.equal(retry.status, 201, retry.text);
-    const retryIssue = await srv.call('POST', '/api/v1/issues', { body: { subject: 'FAULT-1 issue' }, headers: { 'Idempotency-Key': 'idem-fault-1' } });
+    const retryIssue = await srv.call<IssueAnswer>('POST', '/api/v1/issues', { body: { subject: 'FAULT-1 issue' }, headers: { 'Idempotency-Key': 'idem-fault-1' } });
     assert.equal(retryIssue.status, 201, retryIssue.text);
     assert.equal(retryIssue.headers.get('idempotent-replayed'), null);
     assert.equal(retryIssue.body.issue.number, 2);
@@ -379,7 +380,7 @@ test('ENOSPC while compacting → the temp file is removed, the log is untouched
   await srv.close();
   await restarted(srv, async (again) => {
     assert.deepEqual(await conversationIds(again), [a.body.conversation.id, b.body.conversation.id].sort());
-    assert.equal((await again.call('GET', `/api/v1/conversations/${a.body.conversation.id}`)).body.conversation.subject, 'COMPACT-ME 4');
+    assert.equal((await again.call<ConversationAnswer>('GET', `/api/v1/conversations/${a.body.conversation.id}`)).body.conversation.subject, 'COMPACT-ME 4');
   });
 });
 
@@ -401,7 +402,7 @@ test('a failed folder fsync after the compaction rename → later writes 503 (ne
   await srv.close();
   await restarted(srv, async (again) => {
     assert.deepEqual(await conversationIds(again), [a.body.conversation.id]);
-    assert.equal((await again.call('GET', `/api/v1/conversations/${a.body.conversation.id}`)).body.conversation.subject, 'Compacted 2');
+    assert.equal((await again.call<ConversationAnswer>('GET', `/api/v1/conversations/${a.body.conversation.id}`)).body.conversation.subject, 'Compacted 2');
     assert.equal((await createConversation(again, 'Accepted again')).status, 201);
   });
 });
@@ -552,7 +553,7 @@ test('a read-only DATA_DIR (EROFS), empty or holding data → exit 2 with one st
   try {
     const dataDir = join(mnt, 'data');
     const first = await startTestServer({ dataDir });
-    const a = await first.call('POST', '/api/v1/conversations', { body: { subject: 'Kept', customer } });
+    const a = await first.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: { subject: 'Kept', customer } });
     assert.equal(a.status, 201);
     await first.close();
     const snapshot = () => readdirSync(dataDir, { recursive: true }).map(String).sort().map((f) => [f, statSync(join(dataDir, f)).isFile() ? readFileSync(join(dataDir, f), 'latin1') : 'dir']);

@@ -1,13 +1,14 @@
 /**
  * The seeded fuzzer in CI (README "Reliability"): a short fixed-seed pass over every route must
- * hold every invariant (test/fuzz/fuzzer.ts), and the fuzzer must catch bugs planted in a
+ * hold every invariant (test/fuzz/), and the fuzzer must catch bugs planted in a
  * server — a 500, a write before a 4xx, another workspace's id in an answer, a hung request.
  * Longer runs: `npm run fuzz -- --seed N --iterations N`.
  */
 import { test } from 'node:test';
 import { rmSync } from 'node:fs';
 import assert from 'node:assert/strict';
-import { formatReport, runFuzz } from './fuzz/fuzzer.js';
+import { runFuzz } from './fuzz/fuzzer.js';
+import { formatReport } from './fuzz/report.js';
 import { ApiError } from '../src/http/errors.js';
 import type { Route } from '../src/http/route.js';
 import type { TestServer } from './helpers/server.js';

@@ -19,6 +19,7 @@ import { runInNewContext } from 'node:vm';
 import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { parseRawResponse, within, type RawResponse } from './helpers/raw.js';
+import type { ConversationList } from './helpers/answers.js';
 
 const MiB = 1024 * 1024;
 const conversation = { subject: 'Printer on fire', customer: { email: 'ada@example.com' } };
@@ -122,7 +123,7 @@ test('a slow body (headers, part of the body, then a byte every 200 ms) is cut o
     const ms = await closedAfter(c, started, 6000);
     assert.ok(ms < 3000, `cut off after ${Math.round(ms)} ms (REQUEST_TIMEOUT_MS=1500, checked every second)`);
     assert.equal(c.data.length, 0);
-    const list = await srv.call('GET', '/api/v1/conversations');
+    const list = await srv.call<ConversationList>('GET', '/api/v1/conversations');
     assert.deepEqual(list.body.conversations, []);
     const created = await srv.call('POST', '/api/v1/conversations', { body: conversation });
     assert.equal(created.status, 201);
@@ -261,7 +262,7 @@ test('a 200 MB chunked body → 413 payload_too_large after the 1 MiB limit, qui
   assert.ok(sent < 64 * MiB, `the client got to send ${(sent / MiB).toFixed(1)} MiB`);
   assert.ok(ms < 5000, `the answer took ${Math.round(ms)} ms`);
   assert.ok(grownMb < 20, `RSS grew by ${grownMb.toFixed(1)} MB`);
-  assert.deepEqual((await srv.call('GET', '/api/v1/conversations')).body.conversations, []);
+  assert.deepEqual((await srv.call<ConversationList>('GET', '/api/v1/conversations')).body.conversations, []);
   assert.equal((await srv.call('POST', '/api/v1/conversations', { body: conversation })).status, 201);
 });
 
@@ -280,7 +281,7 @@ test('a 200 MB chunked body answered before it is read (401, 404, 415) → the a
     assert.deepEqual({ status: response.status, body: response.body, connection: response.headers.connection }, { status: k.status, body: k.body, connection: 'close' });
     assert.ok(sent < 64 * MiB, `${k.status}: the server went on reading — the client sent ${(sent / MiB).toFixed(1)} MiB`);
   }
-  assert.deepEqual((await srv.call('GET', '/api/v1/conversations')).body.conversations, []);
+  assert.deepEqual((await srv.call<ConversationList>('GET', '/api/v1/conversations')).body.conversations, []);
 });
 
 test('Content-Encoding gzip, deflate or br on a JSON body → 415 unsupported_media_type; identity is accepted', async () => {
@@ -294,7 +295,7 @@ test('Content-Encoding gzip, deflate or br on a JSON body → 415 unsupported_me
   }
   const plain = await srv.call('POST', '/api/v1/conversations', { raw: json, headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'identity' } });
   assert.equal(plain.status, 201, plain.text);
-  assert.equal((await srv.call('GET', '/api/v1/conversations')).body.conversations.length, 1);
+  assert.equal((await srv.call<ConversationList>('GET', '/api/v1/conversations')).body.conversations.length, 1);
 });
 
 test('oversized request headers (one 20 KiB header, or 1,000 small ones) → 431 with the exact JSON body, and the connection is closed', async () => {
@@ -333,5 +334,5 @@ test('invalid UTF-8 in a JSON body (stray continuation, overlong, surrogate, tru
     assert.equal(r.status, 400, what);
     assert.deepEqual(r.body, { code: 'invalid_request', error: 'Request body is invalid: the body is not valid UTF-8.' }, what);
   }
-  assert.deepEqual((await srv.call('GET', '/api/v1/conversations')).body.conversations, []);
+  assert.deepEqual((await srv.call<ConversationList>('GET', '/api/v1/conversations')).body.conversations, []);
 });

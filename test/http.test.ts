@@ -15,6 +15,7 @@ import { createLogger } from '../src/logger.js';
 import { ManualClock } from '../src/clock.js';
 import { route, type Route } from '../src/http/route.js';
 import { s } from '../src/http/schema.js';
+import type { ConversationAnswer, ErrorAnswer, Ingestion } from './helpers/answers.js';
 
 const MiB = 1024 * 1024;
 const JSON_CT = { 'Content-Type': 'application/json' };
@@ -234,7 +235,7 @@ test('POST with application/json; charset=latin1 → 415; charset=UTF-8 and para
   assert.equal(bad.status, 415);
   assert.deepEqual(bad.body, { code: 'unsupported_media_type', error: 'The request body must be application/json: the only charset accepted is utf-8.' });
   for (const ct of ['application/json; charset=UTF-8', 'Application/JSON', 'application/json;charset="utf-8"']) {
-    const ok = await srv.call('POST', '/api/v1/conversations', { raw: JSON.stringify(validConversation), headers: { 'Content-Type': ct } });
+    const ok = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { raw: JSON.stringify(validConversation), headers: { 'Content-Type': ct } });
     assert.equal(ok.status, 201, ct);
     assert.equal(ok.body.conversation.subject, 'Printer on fire');
   }
@@ -275,7 +276,7 @@ test('a body of exactly 1 MiB is read and parsed (not 413)', () => withServer(as
   const json = JSON.stringify(validConversation);
   const raw = json + ' '.repeat(MiB - Buffer.byteLength(json));
   assert.equal(Buffer.byteLength(raw), MiB);
-  const r = await srv.call('POST', '/api/v1/conversations', { raw, headers: JSON_CT });
+  const r = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { raw, headers: JSON_CT });
   assert.equal(r.status, 201);
   assert.equal(r.body.conversation.subject, 'Printer on fire');
 }));
@@ -329,7 +330,7 @@ test('a body over 256 KiB (decoded and parsed in turns of their own) → the sam
     assert.equal(r.status, 400, why);
     assert.deepEqual(r.body, { code: 'invalid_request', error: `Request body is invalid: ${why}.` });
   }
-  const ok = await srv.call('POST', '/api/v1/sources', { raw: Buffer.from(JSON.stringify({ content: `# Big\n\n${pad}` })), headers: JSON_CT });
+  const ok = await srv.call<Ingestion>('POST', '/api/v1/sources', { raw: Buffer.from(JSON.stringify({ content: `# Big\n\n${pad}` })), headers: JSON_CT });
   assert.equal(ok.status, 201, ok.text.slice(0, 300));
   assert.equal(ok.body.source.status, 'ready');
 }));
@@ -340,22 +341,22 @@ test('a body over 256 KiB parsed off the main thread keeps its content byte for 
   const content = Array.from({ length: 300 }, (_, i) => `## Ünïcödé section ${i} 😀\n\n"quoted" \\ back\\slash\ttab ${'pad '.repeat(250)}\n\n`).join('');
   assert.ok(Buffer.byteLength(JSON.stringify({ content })) > 256 * 1024);
   const srv = await startTestServer({ dataDir });
-  const created = await srv.call('POST', '/api/v1/sources', { body: { content } });
+  const created = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { content } });
   assert.equal(created.status, 201, created.text.slice(0, 300));
   await srv.close();
   const again = await startTestServer({ dataDir });
   try {
-    const r = await again.call('POST', `/api/v1/sources/${created.body.source.id}/rescan`, { key: srv.key });
+    const r = await again.call<Ingestion>('POST', `/api/v1/sources/${created.body.source.id}/rescan`, { key: srv.key });
     assert.equal(r.status, 200, r.text.slice(0, 300));
     assert.deepEqual(r.body.counts, created.body.counts);
-    assert.deepEqual(r.body.documents.map((d: { title: string }) => d.title), created.body.documents.map((d: { title: string }) => d.title));
+    assert.deepEqual(r.body.documents.map((d) => d.title), created.body.documents.map((d) => d.title));
     assert.equal(r.body.documents[7].title, 'Ünïcödé section 7 😀');
   } finally { await again.close(); }
 });
 
 test('a leading UTF-8 byte-order mark is ignored (RFC 8259 §8.1 allows it)', () => withServer(async (srv) => {
   const raw = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(validConversation))]);
-  const r = await srv.call('POST', '/api/v1/conversations', { raw, headers: JSON_CT });
+  const r = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { raw, headers: JSON_CT });
   assert.equal(r.status, 201);
   assert.equal(r.body.conversation.subject, 'Printer on fire');
 }));
@@ -380,7 +381,7 @@ test('a body nested 64 levels deep passes the structure check and reaches schema
 
 test('a pathologically deep body (500 000 levels, under 1 MiB) → 400, never a 500 or a crash', () => withServer(async (srv) => {
   const raw = '['.repeat(500_000) + ']'.repeat(500_000);
-  const r = await srv.call('POST', '/api/v1/conversations', { raw, headers: JSON_CT });
+  const r = await srv.call<ErrorAnswer>('POST', '/api/v1/conversations', { raw, headers: JSON_CT });
   assert.equal(r.status, 400);
   assert.equal(r.body.code, 'invalid_request');
   assert.deepEqual((await srv.call('GET', '/healthz', { key: null })).body, { status: 'ok' });

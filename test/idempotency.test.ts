@@ -12,6 +12,7 @@ import { Idempotency, requestFingerprint } from '../src/http/idempotency.js';
 import { ApiError } from '../src/http/errors.js';
 import { hashKey } from '../src/auth/keys.js';
 import type { KeyRec } from '../src/store/store.js';
+import type { ConversationAnswer, ConversationList, IssueAnswer, MessageList, SourceList } from './helpers/answers.js';
 
 const REUSED = { code: 'idempotency_key_reused', error: 'This Idempotency-Key was already used with a different request.' };
 const IN_PROGRESS = { code: 'idempotency_in_progress', error: 'A request with this Idempotency-Key is still being processed.' };
@@ -25,13 +26,13 @@ async function withServer(fn: (srv: TestServer) => Promise<void>): Promise<void>
 }
 
 async function conversationIds(srv: TestServer, key?: string): Promise<string[]> {
-  const r = await srv.call('GET', '/api/v1/conversations?limit=100', { key });
+  const r = await srv.call<ConversationList>('GET', '/api/v1/conversations?limit=100', { key });
   assert.equal(r.status, 200);
   return r.body.conversations.map((c: { id: string }) => c.id);
 }
 
 test('the same Idempotency-Key and POST → the same status and body, Idempotent-Replayed: true, one record', () => withServer(async (srv) => {
-  const first = await srv.call('POST', '/api/v1/conversations', { body: conv(), headers: idem('create-1') });
+  const first = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: conv(), headers: idem('create-1') });
   assert.equal(first.status, 201);
   assert.equal(first.headers.get('idempotent-replayed'), null);
   srv.clock.advance(5000);
@@ -45,27 +46,27 @@ test('the same Idempotency-Key and POST → the same status and body, Idempotent
 }));
 
 test('a replay answers with the stored body even after the record changed', () => withServer(async (srv) => {
-  const first = await srv.call('POST', '/api/v1/conversations', { body: conv(), headers: idem('snap') });
+  const first = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: conv(), headers: idem('snap') });
   const id = first.body.conversation.id;
   assert.equal((await srv.call('PATCH', `/api/v1/conversations/${id}`, { body: { status: 'solved' } })).status, 200);
-  const replay = await srv.call('POST', '/api/v1/conversations', { body: conv(), headers: idem('snap') });
+  const replay = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: conv(), headers: idem('snap') });
   assert.deepEqual(replay.body, first.body);
   assert.equal(replay.body.conversation.status, 'open');
 }));
 
 test('replays work on nested POST routes (add message) too', () => withServer(async (srv) => {
-  const c = await srv.call('POST', '/api/v1/conversations', { body: conv() });
+  const c = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: conv() });
   const path = `/api/v1/conversations/${c.body.conversation.id}/messages`;
   const m1 = await srv.call('POST', path, { body: { role: 'user', body: 'hello' }, headers: idem('msg') });
   const m2 = await srv.call('POST', path, { body: { role: 'user', body: 'hello' }, headers: idem('msg') });
   assert.equal(m1.status, 201);
   assert.deepEqual([m2.status, m2.body, m2.headers.get('idempotent-replayed')], [201, m1.body, 'true']);
-  const list = await srv.call('GET', path);
+  const list = await srv.call<MessageList>('GET', path);
   assert.equal(list.body.messages.length, 1);
 }));
 
 test('the same key with a different body → 422 idempotency_key_reused, nothing created', () => withServer(async (srv) => {
-  const first = await srv.call('POST', '/api/v1/conversations', { body: conv('A'), headers: idem('k') });
+  const first = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: conv('A'), headers: idem('k') });
   assert.equal(first.status, 201);
   const r = await srv.call('POST', '/api/v1/conversations', { body: conv('B'), headers: idem('k') });
   assert.equal(r.status, 422);
@@ -84,7 +85,7 @@ test('a body over 256 KiB (fingerprinted on the body worker): the same key and b
   const other = await srv.call('POST', '/api/v1/sources', { body: { content: content + '!' }, headers: idem('big-1') });
   assert.equal(other.status, 422);
   assert.deepEqual(other.body, { code: 'idempotency_key_reused', error: 'This Idempotency-Key was already used with a different request.' });
-  const list = await srv.call('GET', '/api/v1/sources');
+  const list = await srv.call<SourceList>('GET', '/api/v1/sources');
   assert.equal(list.body.sources.length, 1);
 }));
 
@@ -97,8 +98,8 @@ test('the same key on another path → 422 idempotency_key_reused', () => withSe
 
 test('Idempotency-Key is scoped to the API key: another key with the same value creates a new record', () => withServer(async (srv) => {
   const other = await srv.newKey();
-  const a = await srv.call('POST', '/api/v1/conversations', { body: conv(), headers: idem('shared') });
-  const b = await srv.call('POST', '/api/v1/conversations', { key: other, body: conv(), headers: idem('shared') });
+  const a = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: conv(), headers: idem('shared') });
+  const b = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { key: other, body: conv(), headers: idem('shared') });
   assert.equal(a.status, 201);
   assert.equal(b.status, 201);
   assert.equal(b.headers.get('idempotent-replayed'), null);
@@ -113,7 +114,7 @@ test('Idempotency-Key is scoped to the API key: another key with the same value 
 test('Idempotency-Key in another workspace is independent', () => withServer(async (srv) => {
   const other = await srv.newWorkspace();
   const a = await srv.call('POST', '/api/v1/issues', { body: { subject: 'x' }, headers: idem('ws') });
-  const b = await srv.call('POST', '/api/v1/issues', { key: other.key, body: { subject: 'y' }, headers: idem('ws') });
+  const b = await srv.call<IssueAnswer>('POST', '/api/v1/issues', { key: other.key, body: { subject: 'y' }, headers: idem('ws') });
   assert.deepEqual([a.status, b.status], [201, 201]);
   assert.equal(b.body.issue.subject, 'y');
 }));
@@ -125,7 +126,7 @@ test('a failed validation (400) is not stored: a retry with a fixed body succeed
   const again = await srv.call('POST', '/api/v1/conversations', { body: { subject: '', customer: { email: 'cy@example.com' } }, headers: idem('fix-me') });
   assert.equal(again.status, 400, 'the failure is evaluated again, not replayed');
   assert.equal(again.headers.get('idempotent-replayed'), null);
-  const fixed = await srv.call('POST', '/api/v1/conversations', { body: conv(), headers: idem('fix-me') });
+  const fixed = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: conv(), headers: idem('fix-me') });
   assert.equal(fixed.status, 201);
   assert.equal(fixed.headers.get('idempotent-replayed'), null);
   assert.deepEqual(await conversationIds(srv), [fixed.body.conversation.id]);
@@ -158,23 +159,23 @@ test('an Idempotency-Key over 255 characters, or empty → 400 invalid_request; 
 }));
 
 test('Idempotency-Key is ignored on GET and PATCH', () => withServer(async (srv) => {
-  const c = await srv.call('POST', '/api/v1/conversations', { body: conv() });
+  const c = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: conv() });
   const id = c.body.conversation.id;
   const g = await srv.call('GET', `/api/v1/conversations/${id}`, { headers: idem('x'.repeat(300)) });
   assert.deepEqual([g.status, g.headers.get('idempotent-replayed')], [200, null]);
   const p1 = await srv.call('PATCH', `/api/v1/conversations/${id}`, { body: { status: 'waiting' }, headers: idem('p') });
-  const p2 = await srv.call('PATCH', `/api/v1/conversations/${id}`, { body: { status: 'solved' }, headers: idem('p') });
+  const p2 = await srv.call<ConversationAnswer>('PATCH', `/api/v1/conversations/${id}`, { body: { status: 'solved' }, headers: idem('p') });
   assert.deepEqual([p1.status, p2.status, p2.headers.get('idempotent-replayed')], [200, 200, null]);
   assert.equal(p2.body.conversation.status, 'solved');
 }));
 
 test('a stored answer expires after 24 h: the request then executes again', () => withServer(async (srv) => {
-  const first = await srv.call('POST', '/api/v1/conversations', { body: conv(), headers: idem('day') });
+  const first = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: conv(), headers: idem('day') });
   srv.clock.advance(24 * 3600_000 - 1);
   const within = await srv.call('POST', '/api/v1/conversations', { body: conv(), headers: idem('day') });
   assert.deepEqual([within.headers.get('idempotent-replayed'), within.body], ['true', first.body]);
   srv.clock.advance(1);
-  const after = await srv.call('POST', '/api/v1/conversations', { body: conv(), headers: idem('day') });
+  const after = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: conv(), headers: idem('day') });
   assert.equal(after.status, 201);
   assert.equal(after.headers.get('idempotent-replayed'), null);
   assert.notEqual(after.body.conversation.id, first.body.conversation.id);
@@ -189,7 +190,7 @@ test('a stored answer expires after 24 h: the request then executes again', () =
 
 test('the stored answer survives a restart on the same data dir', async () => {
   const srv = await startTestServer();
-  const first = await srv.call('POST', '/api/v1/conversations', { body: conv(), headers: idem('durable') });
+  const first = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: conv(), headers: idem('durable') });
   assert.equal(first.status, 201);
   await srv.close();
   const again = await startTestServer({ dataDir: srv.dataDir });
@@ -206,7 +207,7 @@ test('the stored answer survives a restart on the same data dir', async () => {
 
 test('concurrent identical requests with one key create exactly one record; the rest replay or get 409', () => withServer(async (srv) => {
   const answers = await Promise.all(Array.from({ length: 12 }, () =>
-    srv.call('POST', '/api/v1/conversations', { body: conv(), headers: idem('race') })));
+    srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: conv(), headers: idem('race') })));
   const fresh = answers.filter((r) => r.status === 201 && r.headers.get('idempotent-replayed') === null);
   assert.equal(fresh.length, 1);
   for (const r of answers) {

@@ -1,86 +1,62 @@
 /**
- * The module graph of src/: no value-import cycle. A cycle makes a module's exports undefined
- * while the cycle is being loaded (the order depends on which module is imported first), and it
- * ties layers together that should depend one way. Type-only imports (`import type`,
- * `import { type A }`) are erased at compile time and do not count.
+ * The module structure of `src/`: no value-import cycle. A cycle makes load order decide which
+ * module sees the other's exports as still undefined, and ties modules that should change
+ * apart. The graph is read from the source (test/helpers/imports.ts); the layer rule (no
+ * module imports a layer above its own) is to be checked on the same graph, from a layer map
+ * of folders.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cyclePath, importCycles, readImportGraph, valueImportsOf } from './helpers/imports.js';
 
-const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');
+/**
+ * Cycles that exist today and are being removed, each as its sorted set of modules. Known:
+ * the workspace hub (`workspace.ts` imports `analytics.ts`, which imports the conversation and
+ * issue areas, which import `workspace.ts`), dissolved by the records rework (typed record
+ * map, each area owning its derived state). Empty this list when that lands; a cycle listed
+ * here that no longer exists fails the test too, so the list cannot go stale.
+ */
+const KNOWN_CYCLES: string[][] = [];
 
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []);
-}
+test('no value-import cycle among the modules of src/ (beyond the known one being removed)', () => {
+  const graph = readImportGraph();
+  assert.ok(graph.size > 50, `read ${graph.size} modules`);
+  const cycles = importCycles(graph);
+  const key = (c: string[]) => c.join(' ');
+  const known = new Set(KNOWN_CYCLES.map(key));
+  const unexpected = cycles.filter((c) => !known.has(key(c)));
+  assert.deepEqual(unexpected.map((c) => `${cyclePath(graph, c)} (modules: ${c.join(', ')})`), [], 'value-import cycles');
+  const gone = KNOWN_CYCLES.filter((c) => !cycles.some((x) => key(x) === key(c)));
+  assert.deepEqual(gone, [], 'a known cycle is gone: remove it from KNOWN_CYCLES');
+});
 
-/** The relative modules `file` imports for their values (static imports and re-exports). */
-export function valueImports(text: string): string[] {
-  const out: string[] = [];
-  // `import … from '…'`, `export … from '…'`, `import '…'` — over several lines.
-  const re = /^(import|export)\s+(type\s+)?([^'";]*?)\s*from\s+['"]([^'"]+)['"]|^import\s+['"]([^'"]+)['"]/gm;
-  for (const m of text.matchAll(re)) {
-    if (m[5]) { out.push(m[5]); continue; }
-    if (m[2]) continue; // import type / export type
-    const names = m[3].trim();
-    // `{ type A, type B }` only: erased.
-    const braces = /^\{([^}]*)\}$/.exec(names);
-    if (braces && braces[1].split(',').map((s) => s.trim()).filter(Boolean).every((s) => s.startsWith('type '))) continue;
-    out.push(m[4]);
-  }
-  return out.filter((p) => p.startsWith('.'));
-}
-
-/** Strongly connected components of size > 1 (or a module importing itself): the cycles. */
-export function cycles(graph: Map<string, string[]>): string[][] {
-  let index = 0;
-  const idx = new Map<string, number>();
-  const low = new Map<string, number>();
-  const stack: string[] = [];
-  const on = new Set<string>();
-  const out: string[][] = [];
-  const visit = (v: string): void => {
-    idx.set(v, index); low.set(v, index); index++;
-    stack.push(v); on.add(v);
-    for (const w of graph.get(v) ?? []) {
-      if (!idx.has(w)) { visit(w); low.set(v, Math.min(low.get(v)!, low.get(w)!)); } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
-    }
-    if (low.get(v) === idx.get(v)) {
-      const scc: string[] = [];
-      let w: string;
-      do { w = stack.pop()!; on.delete(w); scc.push(w); } while (w !== v);
-      if (scc.length > 1 || (graph.get(v) ?? []).includes(v)) out.push(scc.sort());
-    }
-  };
-  for (const v of graph.keys()) if (!idx.has(v)) visit(v);
-  return out;
-}
-
-test('the import scanner sees value imports and skips type-only ones', () => {
-  const text = [
+test('the import reader counts value imports and re-exports, not type-only ones', () => {
+  const src = [
     "import { a } from './a.js';",
     "import type { B } from './b.js';",
     "import { type C, type D } from './c.js';",
-    "import { type E, f } from './e.js';",
-    "import {\n  g,\n  h,\n} from './g.js';",
+    "import { type E, e } from './e.js';",
+    "import * as f from '../f.js';",
+    "import g from './g.js';",
+    "import './h.js';",
     "export { i } from './i.js';",
     "export type { J } from './j.js';",
-    "import './side.js';",
-    "import * as fs from 'node:fs';",
+    "export * from './k.js';",
+    "import { readFileSync } from 'node:fs';",
+    "// import { l } from './l.js';",
+    "const m = await import('./m.js');",
+    "export const n = './n.js';",
   ].join('\n');
-  assert.deepEqual(valueImports(text), ['./a.js', './e.js', './g.js', './i.js', './side.js']);
-  assert.deepEqual(cycles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]])), [['a', 'b', 'c']]);
+  assert.deepEqual(valueImportsOf('area/x.ts', src), ['area/a.ts', 'area/e.ts', 'f.ts', 'area/g.ts', 'area/h.ts', 'area/i.ts', 'area/k.ts']);
 });
 
-test('no value-import cycle among the modules of src/', () => {
-  const graph = new Map<string, string[]>();
-  for (const file of sources(SRC)) {
-    const deps = valueImports(readFileSync(file, 'utf8')).map((p) => relative(SRC, resolve(dirname(file), p.replace(/\.js$/, '.ts'))));
-    graph.set(relative(SRC, file), deps);
-  }
-  assert.ok(graph.size > 50, `read ${graph.size} modules`);
-  assert.deepEqual(cycles(graph), []);
+test('a cycle is found and shown as an import chain', () => {
+  const graph = new Map([
+    ['a.ts', new Set(['b.ts'])], ['b.ts', new Set(['c.ts'])], ['c.ts', new Set(['a.ts', 'd.ts'])],
+    ['d.ts', new Set<string>()], ['e.ts', new Set(['e.ts'])],
+  ]);
+  const cycles = importCycles(graph);
+  assert.deepEqual(cycles, [['a.ts', 'b.ts', 'c.ts'], ['e.ts']]);
+  assert.equal(cyclePath(graph, cycles[0]), 'a.ts → b.ts → c.ts → a.ts');
+  assert.equal(cyclePath(graph, cycles[1]), 'e.ts → e.ts');
 });

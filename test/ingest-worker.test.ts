@@ -6,6 +6,7 @@ import { runJob, type IngestResult } from '../src/ingest/analyze.js';
 import { IngestError } from '../src/ingest/types.js';
 import { startTestServer } from './helpers/server.js';
 import { INGEST_HOOK } from './helpers/ingest-hook.js';
+import type { Ingestion } from './helpers/answers.js';
 
 const corpus = new URL('./fixtures/corpus/', import.meta.url);
 
@@ -78,7 +79,7 @@ test('a 2,000,000-character paste is parsed off the main thread: other requests 
     for (let i = 0; md.length < 1_990_000; i++) md += `## Section ${i}\n\n${para.repeat(3)}`;
     let done = false;
     let answeredMeanwhile = 0;
-    const create = srv.call('POST', '/api/v1/sources', { body: { content: md } }).then((r) => { done = true; return r; });
+    const create = srv.call<Ingestion>('POST', '/api/v1/sources', { body: { content: md } }).then((r) => { done = true; return r; });
     while (!done) {
       const h = await srv.call('GET', '/healthz', { key: null });
       assert.equal(h.status, 200);

@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import type { ClientList, ConversationAnswer, Ingestion, IssueAnswer, Page, SearchAnswer } from './helpers/answers.js';
 
 const customer = { email: 'iso@example.com', name: 'Iso', company: 'Isolated Inc' };
 
@@ -14,19 +15,19 @@ const customer = { email: 'iso@example.com', name: 'Iso', company: 'Isolated Inc
 async function seed(srv: TestServer, key: string, workspaceId: string): Promise<Record<string, string>> {
   const ids: Record<string, string> = {};
   for (let i = 0; i < 2; i++) {
-    const c = await srv.call('POST', '/api/v1/conversations', { key, body: { subject: `c${i}`, customer: { ...customer, company: `Co ${i}` } } });
+    const c = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { key, body: { subject: `c${i}`, customer: { ...customer, company: `Co ${i}` } } });
     ids.conversationId = c.body.conversation.id;
     await srv.call('POST', `/api/v1/conversations/${ids.conversationId}/messages`, { key, body: { role: 'user', body: 'one' } });
     await srv.call('POST', `/api/v1/conversations/${ids.conversationId}/messages`, { key, body: { role: 'agent', body: 'two' } });
-    const is = await srv.call('POST', '/api/v1/issues', { key, body: { subject: `i${i}`, tags: [`t${i}`], conversationId: ids.conversationId } });
+    const is = await srv.call<IssueAnswer>('POST', '/api/v1/issues', { key, body: { subject: `i${i}`, tags: [`t${i}`], conversationId: ids.conversationId } });
     ids.issueId = is.body.issue.id;
-    const so = await srv.call('POST', '/api/v1/sources', { key, body: { content: `openapi: 3.0.0\ninfo: {title: S${i}, version: "1"}\nservers: [{url: "https://api.example.com"}]\npaths:\n  /x${i}:\n    get: {summary: X, responses: {"200": {description: ok}}}\n` } });
+    const so = await srv.call<Ingestion>('POST', '/api/v1/sources', { key, body: { content: `openapi: 3.0.0\ninfo: {title: S${i}, version: "1"}\nservers: [{url: "https://api.example.com"}]\npaths:\n  /x${i}:\n    get: {summary: X, responses: {"200": {description: ok}}}\n` } });
     ids.sourceId = so.body.source.id;
     ids.endpointId = so.body.endpoints[0].id;
     await srv.admin.createDefinition('customField', workspaceId, { label: `F${i}`, type: 'text' });
     ids.agentId = ((await srv.admin.createDefinition('agent', workspaceId, { name: `A${i}` })) as { id: string }).id;
   }
-  ids.clientId = (await srv.call('GET', '/api/v1/clients', { key })).body.clients[0].id;
+  ids.clientId = (await srv.call<ClientList>('GET', '/api/v1/clients', { key })).body.clients[0].id;
   return ids;
 }
 
@@ -55,7 +56,7 @@ test('every id and cursor of another workspace answers exactly like a random one
       }
       if (r.method === 'GET' && r.query && 'cursor' in r.query.properties) {
         const path = r.path.replace(/\{(\w+)\}/g, (_, n: string) => theirs[n]);
-        const page = await srv.call('GET', `${path}?limit=1`, { key: b.key });
+        const page = await srv.call<Page>('GET', `${path}?limit=1`, { key: b.key });
         assert.equal(page.status, 200, page.text);
         assert.ok(page.body.nextCursor, `${r.path}: the seed makes at least two items in the other workspace`);
         const ownPath = r.path.replace(/\{(\w+)\}/g, (_, n: string) => mine[n]);
@@ -70,7 +71,7 @@ test('every id and cursor of another workspace answers exactly like a random one
     assert.ok(idChecks >= 12, `id checks: ${idChecks}`);
     assert.ok(cursorChecks >= 10, `cursor checks: ${cursorChecks}`);
     // And nothing of the other workspace leaks into our lists or search.
-    const ours = await srv.call('GET', '/api/v1/sources/search?q=x0', { key: a.key });
+    const ours = await srv.call<SearchAnswer>('GET', '/api/v1/sources/search?q=x0', { key: a.key });
     for (const hit of ours.body.results) assert.notEqual(hit.sourceId, theirs.sourceId);
   } finally { await srv.close(); }
 });

@@ -19,6 +19,7 @@ import { resolveRef, schemaErrors, type JsonSchema } from '../src/openapi/valida
 import { assertValid } from '../src/http/schema.js';
 import { SCOPES } from '../src/auth/keys.js';
 import type { Route } from '../src/http/route.js';
+import type { ConversationAnswer } from './helpers/answers.js';
 
 let srv: TestServer;
 let doc: OpenApiDocument;
@@ -211,7 +212,7 @@ describe('examples', () => {
 
   test('the create-conversation example, sent to the server, is created as its response example shows', async () => {
     const o = op('createConversation');
-    const r = await srv.call('POST', '/api/v1/conversations', { body: o.requestBody.content['application/json'].example });
+    const r = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: o.requestBody.content['application/json'].example });
     assert.equal(r.status, 201, r.text);
     const shown = successOf(o).content['application/json'].example.conversation;
     const strip = ({ id: _i, createdAt: _c, updatedAt: _u, customer: { id: _ci, ...customer }, ...rest }: any) => ({ ...rest, customer });

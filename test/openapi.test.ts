@@ -12,6 +12,7 @@ import { contractDocument, contractViolations, matchPath, type OpenApiDocument }
 import { buildOpenApiDocument } from '../src/openapi/document.js';
 import { isRfc3339DateTime, resolveRef, schemaErrors, type JsonSchema } from '../src/openapi/validate.js';
 import { ERRORS } from '../src/http/errors.js';
+import type { ConversationAnswer, OpenApiAnswer } from './helpers/answers.js';
 
 let srv: TestServer;
 let doc: OpenApiDocument;
@@ -28,7 +29,7 @@ const status = (op: any) => Object.keys(op.responses).map(Number);
 
 describe('GET /api/v1/openapi.json', () => {
   test('without a key → 200, OpenAPI 3.1.0, info.version 2026-06-29, the same document the route table builds', async () => {
-    const r = await srv.call('GET', '/api/v1/openapi.json', { key: null });
+    const r = await srv.call<OpenApiAnswer>('GET', '/api/v1/openapi.json', { key: null });
     assert.equal(r.status, 200);
     assert.equal(r.body.openapi, '3.1.0');
     assert.deepEqual(r.body.info.title, 'Support Workspace API');
@@ -48,7 +49,7 @@ describe('GET /api/v1/openapi.json', () => {
   test('the bearer scheme and the shared headers are declared', () => {
     assert.equal(doc.components.securitySchemes.bearerAuth.type, 'http');
     assert.equal(doc.components.securitySchemes.bearerAuth.scheme, 'bearer');
-    assert.match(doc.components.securitySchemes.bearerAuth.description, /svck_…/);
+    assert.match(String(doc.components.securitySchemes.bearerAuth.description), /svck_…/);
     assert.deepEqual(Object.keys(doc.components.headers).sort(),
       ['Allow', 'Api-Version', 'Idempotent-Replayed', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id']);
     const e = doc.components.schemas.ErrorResponse;
@@ -56,8 +57,8 @@ describe('GET /api/v1/openapi.json', () => {
       type: 'object',
       description: e.description,
       properties: {
-        code: { type: 'string', enum: Object.keys(ERRORS), description: e.properties.code.description },
-        error: { type: 'string', description: e.properties.error.description },
+        code: { type: 'string', enum: Object.keys(ERRORS), description: e.properties?.code.description },
+        error: { type: 'string', description: e.properties?.error.description },
       },
       required: ['code', 'error'],
       additionalProperties: false,
@@ -92,7 +93,7 @@ describe('the document and the route table', () => {
       } else {
         assert.deepEqual(op.security, [{ bearerAuth: [r.scope] }], name);
         assert.equal(op['x-required-scope'], r.scope, name);
-        assert.ok(op.description.includes(`\`${r.scope}\``), `${name}: the description names the scope`);
+        assert.ok(op.description?.includes(`\`${r.scope}\``), `${name}: the description names the scope`);
         for (const st of [401, 403, 429]) assert.ok(status(op).includes(st), `${name} lacks ${st}`);
       }
     }
@@ -109,7 +110,8 @@ describe('the document and the route table', () => {
       if (r.method === 'POST') [409, 422].forEach((s) => want.add(s));
       assert.deepEqual(status(op).sort(), [...want].sort(), name);
       for (const st of status(op).filter((s) => s >= 400)) {
-        const res = (op.responses[st].$ref ? resolveRef(doc, op.responses[st].$ref) : op.responses[st]) as any;
+        const given = op.responses[st];
+        const res = ('$ref' in given ? resolveRef(doc, given.$ref) : given) as { content: Record<string, { schema: unknown }>; 'x-error-codes': string[] };
         const schema = res.content['application/json'].schema;
         assert.deepEqual(schema, { $ref: '#/components/schemas/ErrorResponse' }, `${name} ${st}`);
         for (const c of res['x-error-codes']) assert.equal(ERRORS[c as keyof typeof ERRORS].status, st, `${name} ${st} ${c}`);
@@ -128,9 +130,10 @@ describe('the document and the route table', () => {
       const headers = params.filter((p) => p.in === 'header').map((p) => p.name);
       assert.deepEqual(headers, [...(r.method === 'POST' ? ['Idempotency-Key'] : []), 'Api-Version', 'X-Request-Id']);
       assert.equal(Boolean(op.requestBody), Boolean(r.body));
-      if (r.body) assert.equal(op.requestBody.required, !r.bodyOptional);
+      if (r.body) assert.equal(op.requestBody?.required, !r.bodyOptional);
     }
-    const list = doc.paths['/api/v1/conversations'].get.parameters.find((p: any) => p.name === 'limit');
+    const list = doc.paths['/api/v1/conversations'].get.parameters?.find((p) => 'name' in p && p.name === 'limit');
+    assert.ok(list && 'schema' in list);
     assert.deepEqual(list.schema, { description: 'Page size, 1–100 (default 20).', type: 'integer', minimum: 1, maximum: 100 });
   });
 
@@ -263,7 +266,7 @@ describe('the JSON Schema checker', () => {
 
 describe('the contract check against real answers', () => {
   test('POST /api/v1/conversations passes; the same body with an extra, a missing or a mistyped field fails', async () => {
-    const r = await srv.call('POST', '/api/v1/conversations', { body: { subject: 'Printer on fire', customer: { email: 'ada@example.com', name: 'Ada' } } });
+    const r = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: { subject: 'Printer on fire', customer: { email: 'ada@example.com', name: 'Ada' } } });
     assert.equal(r.status, 201);
     const check = (body: unknown) => contractViolations(doc, 'POST', '/api/v1/conversations', { status: r.status, headers: r.headers, text: JSON.stringify(body) });
     assert.deepEqual(check(r.body), []);

@@ -11,7 +11,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { AdminError } from '../src/admin.js';
+import { refusedWith } from './helpers/refusal.js';
 import { damageLine } from './helpers/damage.js';
+import type { ConversationAnswer, ConversationList } from './helpers/answers.js';
 
 const STORAGE_FAILED = { code: 'storage_failed', error: "This workspace's data could not be read; see the server log." };
 const customer = { email: 'ada@example.com', name: 'Ada' };
@@ -30,7 +32,7 @@ async function damagedServer() {
   const ids: Record<string, string[]> = { A: [], B: [] };
   for (const [name, key] of [['A', first.key], ['B', b.key]] as const) {
     for (let i = 0; i < 3; i++) {
-      const r = await first.call('POST', '/api/v1/conversations', { key, body: { subject: `${name}-${i}`, customer } });
+      const r = await first.call<ConversationAnswer>('POST', '/api/v1/conversations', { key, body: { subject: `${name}-${i}`, customer } });
       assert.equal(r.status, 201, r.text);
       ids[name].push(r.body.conversation.id);
     }
@@ -60,7 +62,7 @@ test('a corrupt line in one workspace\'s log: the server starts, that workspace 
   const unauth = await srv.call('GET', '/api/v1/conversations', { key: 'svck_' + 'x'.repeat(43) });
   assert.equal(unauth.status, 401);
 
-  const listB = await srv.call('GET', '/api/v1/conversations', { key: keyB });
+  const listB = await srv.call<ConversationList>('GET', '/api/v1/conversations', { key: keyB });
   assert.equal(listB.status, 200, listB.text);
   assert.deepEqual(listB.body.conversations.map((c: { id: string }) => c.id).sort(), [...ids.B].sort());
   const writeB = await srv.call('POST', '/api/v1/conversations', { key: keyB, body: { subject: 'B-new', customer } });
@@ -99,7 +101,7 @@ test('workspace.repair keeps a copy of the damaged log, cuts it at the last good
   assert.deepEqual(readFileSync(out.damagedCopy as string), damaged, 'the copy is the damaged log, byte for byte');
   assert.deepEqual(readFileSync(log), damaged.subarray(0, bad.offset));
 
-  const list = await srv.call('GET', '/api/v1/conversations', { key: keyA });
+  const list = await srv.call<ConversationList>('GET', '/api/v1/conversations', { key: keyA });
   assert.equal(list.status, 200, list.text);
   assert.deepEqual(list.body.conversations.map((c: { id: string }) => c.id), [ids.A[0]], 'what came before the bad line is served');
   const w = await srv.call('POST', '/api/v1/conversations', { key: keyA, body: { subject: 'after the repair', customer } });
@@ -107,12 +109,12 @@ test('workspace.repair keeps a copy of the damaged log, cuts it at the last good
 
   await assert.rejects(srv.admin.run('workspace.repair', { workspace: wsA }), (e: unknown) =>
     e instanceof AdminError && e.message === `workspace ${wsA} is not damaged: its log was read without error, so there is nothing to repair`);
-  await assert.rejects(srv.admin.run('workspace.repair', { workspace: 'nope' }), (e: unknown) => e instanceof AdminError && e.message === 'no workspace "nope"');
+  await assert.rejects(srv.admin.run('workspace.repair', { workspace: 'nope' }), refusedWith('workspace.repair', 'no workspace "nope"'));
   await srv.close();
 
   const again = await startTestServer({ dataDir: srv.dataDir });
   started.push(again);
-  const r = await again.call('GET', '/api/v1/conversations', { key: keyA });
+  const r = await again.call<ConversationList>('GET', '/api/v1/conversations', { key: keyA });
   assert.equal(r.status, 200, r.text);
   assert.deepEqual(r.body.conversations.map((c: { subject: string }) => c.subject).sort(), ['A-0', 'after the repair']);
   assert.deepEqual(readdirSync(join(srv.dataDir, 'workspaces')).filter((f) => f.includes('.damaged-')).length, 1);

@@ -6,6 +6,7 @@ import { exhaustiveSearch } from './helpers/bm25Reference.js';
 import { mulberry32 } from './helpers/prng.js';
 import { vocabulary, zipf } from './helpers/zipf.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import type { Ingestion, OpenApiAnswer, SearchAnswer } from './helpers/answers.js';
 
 /** An index plus the entries it was given, so the exhaustive reference can read the postings. */
 class Indexed {
@@ -124,13 +125,13 @@ describe('GET /api/v1/sources/search: query terms', () => {
     const words = vocabulary(40);
     // One section per word: section i is the only chunk holding words[i].
     const content = `# Glossary\n\n${words.map((x, i) => `## Part ${i}\n\nOnly ${x} here.`).join('\n\n')}`;
-    const created = await w.call('POST', '/api/v1/sources', { body: { type: 'text', content } });
+    const created = await w.call<Ingestion>('POST', '/api/v1/sources', { body: { type: 'text', content } });
     assert.equal(created.status, 201);
     assert.equal(created.body.source.status, 'ready');
     const titles = async (q: string): Promise<string[]> => {
-      const r = await w.call('GET', `/api/v1/sources/search?q=${encodeURIComponent(q)}&limit=50`);
+      const r = await w.call<SearchAnswer>('GET', `/api/v1/sources/search?q=${encodeURIComponent(q)}&limit=50`);
       assert.equal(r.status, 200);
-      return r.body.results.map((h: { title: string }) => h.title).sort((a: string, b: string) => Number(a.slice(5)) - Number(b.slice(5)));
+      return r.body.results.map((h) => String(h.title)).sort((a, b) => Number(a.slice(5)) - Number(b.slice(5)));
     };
     const part = (i: number): string => `Part ${i}`;
     assert.deepEqual(await titles(words.slice(0, 33).join(' ')), Array.from({ length: 32 }, (_, i) => part(i)));
@@ -138,8 +139,9 @@ describe('GET /api/v1/sources/search: query terms', () => {
     // Repeats and stop words are not terms of their own.
     assert.deepEqual(await titles(`${words[3]} the ${words[3]} and ${words[3]} ${words[39]}`), [part(3), part(39)]);
     // The API document says so.
-    const doc = (await srv.call('GET', '/api/v1/openapi.json', { key: null })).body;
-    const q = doc.paths['/api/v1/sources/search'].get.parameters.find((x: { name?: string }) => x.name === 'q');
+    const doc = (await srv.call<OpenApiAnswer>('GET', '/api/v1/openapi.json', { key: null })).body;
+    const q = (doc.paths['/api/v1/sources/search'].get.parameters as Array<{ name?: string; description?: string }>).find((x) => x.name === 'q');
+    assert.ok(q);
     assert.equal(q.description, 'Search text; its first 32 distinct terms are used (words after tokenizing: stop words dropped, repeats counted once).');
   });
 });

@@ -9,12 +9,13 @@ import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer } from './helpers/server.js';
+import type { Ingestion } from './helpers/answers.js';
 
 const SECRET = 'sk_live_9f8e7d6c5b4a39281706';
 
 test('the harness\'s scan fails close() when a data-dir file holds a credential', async () => {
   const srv = await startTestServer();
-  const src = await srv.call('POST', '/api/v1/sources', { body: { content: '# Docs\n\nHello.' } });
+  const src = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { content: '# Docs\n\nHello.' } });
   await srv.call('PATCH', `/api/v1/sources/${src.body.source.id}`, { body: { auth: { type: 'bearer', secret: SECRET } } });
   appendFileSync(join(srv.dataDir, 'planted.txt'), `oops ${SECRET}\n`);
   await assert.rejects(srv.close(), /SECRET LEAK: .*planted\.txt contains a key or credential/);
@@ -29,9 +30,9 @@ test('the harness\'s scan fails close() when a log line holds an API key', async
 test('a credential is stored only sealed (AES-256-GCM with a key id), bound to its workspace and source', async () => {
   const srv = await startTestServer();
   try {
-    const a = await srv.call('POST', '/api/v1/sources', { body: { content: '# A\n\nOne.' } });
+    const a = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { content: '# A\n\nOne.' } });
     const b = await srv.call('POST', '/api/v1/sources', { body: { content: '# B\n\nTwo.' } });
-    const r = await srv.call('PATCH', `/api/v1/sources/${a.body.source.id}`, { body: { auth: { type: 'bearer', secret: SECRET } } });
+    const r = await srv.call<Ingestion>('PATCH', `/api/v1/sources/${a.body.source.id}`, { body: { auth: { type: 'bearer', secret: SECRET } } });
     assert.deepEqual(r.body.source.auth, { configured: true, hasSecret: true, lastError: null, lastVerifiedAt: null, status: 'unverified', type: 'bearer' });
     const ws = srv.store.workspace(srv.workspaceId)!;
     const sealed = (ws.get('source', a.body.source.id))!.credential!.sealed;
@@ -46,7 +47,7 @@ test('secrets rotate: a new active key id, every credential sealed again and sti
   try {
     const ids: string[] = [];
     for (const name of ['A', 'B']) {
-      const r = await srv.call('POST', '/api/v1/sources', { body: { content: `# ${name}\n\nText.` } });
+      const r = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { content: `# ${name}\n\nText.` } });
       ids.push(r.body.source.id);
       await srv.call('PATCH', `/api/v1/sources/${r.body.source.id}`, { body: { auth: { type: 'bearer', secret: `${SECRET}-${name}` } } });
     }

@@ -19,6 +19,8 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, startServer, tempDir, type RunningChild } from './helpers/child.js';
 import { parseRawResponse, within, type RawResponse } from './helpers/raw.js';
+import { walkList } from './helpers/lists.js';
+import type { ConversationAnswer, MessageList, SourceList } from './helpers/answers.js';
 
 const customer = { email: 'ada@example.com' };
 const SHUTTING_DOWN = { code: 'service_unavailable', error: 'The server is shutting down or cannot accept writes right now: the server is shutting down.' };
@@ -94,16 +96,7 @@ const shuttingDown = (srv: RunningChild) => srv.waitFor('the "shutting down" lin
 
 /** Every conversation a server serves (all pages). */
 async function allConversations(url: string, key: string): Promise<any[]> {
-  const out: any[] = [];
-  let cursor: string | null = null;
-  for (let page = 0; page < 100; page++) {
-    const r = await call(url, 'GET', `/api/v1/conversations?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { key });
-    assert.equal(r.status, 200, r.text);
-    out.push(...r.body.conversations);
-    if (!r.body.hasMore) return out;
-    cursor = r.body.nextCursor;
-  }
-  throw new Error('pagination did not end');
+  return (await walkList<any>((p) => call(url, 'GET', p, { key }), '/api/v1/conversations', 'conversations', 100)).items;
 }
 
 test('SIGTERM under a steady load of writes: in-flight requests complete with 2xx and are durable, later ones get 503 Connection: close or a refused connection, exit 0 within SHUTDOWN_TIMEOUT_MS', async (t) => {
@@ -111,7 +104,7 @@ test('SIGTERM under a steady load of writes: in-flight requests complete with 2x
   const srv = await startServer({ dataDir, env: { ...BASE_ENV, SHUTDOWN_TIMEOUT_MS: '3000' } });
   try {
     const key = await srv.waitForKey();
-    const before = await call(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'Before the signal', customer } });
+    const before = await call<ConversationAnswer>(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'Before the signal', customer } });
     assert.equal(before.status, 201, before.text);
 
     // The load: 8 writers, each on its own keep-alive connection, writing until refused.
@@ -167,7 +160,7 @@ test('SIGTERM under a steady load of writes: in-flight requests complete with 2x
     inflight.write(inflightBody);
     const inflightRes = await inflight.response();
     assert.equal(inflightRes.status, 201, inflightRes.text);
-    const inflightId = inflightRes.body.conversation.id as string;
+    const inflightId = (inflightRes.body as ConversationAnswer).conversation.id;
 
     stop = true;
     await within(Promise.all(writers), 15_000, 'the writers to finish');
@@ -243,7 +236,7 @@ test('a request that never finishes does not hold the shutdown past SHUTDOWN_TIM
   const srv = await startServer({ dataDir, env: { ...SLOW_ENV, SHUTDOWN_TIMEOUT_MS: '1500' } });
   try {
     const key = await srv.waitForKey();
-    const conv = await call(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'Kept', customer } });
+    const conv = await call<ConversationAnswer>(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'Kept', customer } });
     assert.equal(conv.status, 201);
     const slow = await startSlowSourceCreate(srv, key, upstream.url, upstream.requested);
     const signalledAt = performance.now();
@@ -256,7 +249,7 @@ test('a request that never finishes does not hold the shutdown past SHUTDOWN_TIM
 
     const again = await startServer({ dataDir, env: SLOW_ENV });
     try {
-      const list = await call(again.url, 'GET', '/api/v1/sources', { key });
+      const list = await call<SourceList>(again.url, 'GET', '/api/v1/sources', { key });
       assert.equal(list.status, 200, list.text);
       assert.equal(list.body.sources.length, 1);
       assert.equal(list.body.sources[0].status, 'failed');
@@ -272,7 +265,7 @@ test('a second SIGTERM while a slow request holds the shutdown exits at once (no
   const srv = await startServer({ dataDir, env: { ...SLOW_ENV, SHUTDOWN_TIMEOUT_MS: '600000' } });
   try {
     const key = await srv.waitForKey();
-    const conv = await call(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'Kept', customer } });
+    const conv = await call<ConversationAnswer>(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'Kept', customer } });
     assert.equal(conv.status, 201);
     const msg = await call(srv.url, 'POST', `/api/v1/conversations/${conv.body.conversation.id}/messages`, { key, body: { role: 'user', body: 'Still here?' } });
     assert.equal(msg.status, 201);
@@ -294,13 +287,13 @@ test('a second SIGTERM while a slow request holds the shutdown exits at once (no
     const again = await startServer({ dataDir, env: SLOW_ENV });
     try {
       assert.ok(!again.logLines().some((l) => l.msg === 'torn log tail set aside'), again.stdout);
-      const list = await call(again.url, 'GET', '/api/v1/sources', { key });
+      const list = await call<SourceList>(again.url, 'GET', '/api/v1/sources', { key });
       assert.equal(list.status, 200, list.text);
       assert.deepEqual(list.body.sources.map((s: any) => ({ name: s.name, status: s.status, error: s.error })),
         [{ name: 'Never answers', status: 'failed', error: INTERRUPTED }]);
       const g = await call(again.url, 'GET', `/api/v1/conversations/${conv.body.conversation.id}`, { key });
       assert.deepEqual(g.body, kept.body);
-      const msgs = await call(again.url, 'GET', `/api/v1/conversations/${conv.body.conversation.id}/messages`, { key });
+      const msgs = await call<MessageList>(again.url, 'GET', `/api/v1/conversations/${conv.body.conversation.id}/messages`, { key });
       assert.deepEqual(msgs.body.messages.map((m: any) => m.body), ['Still here?']);
       // It accepts writes again.
       assert.equal((await call(again.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'After the restart', customer } })).status, 201);

@@ -11,6 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { PENDING_AUTO } from './helpers/corpus.js';
 import { startTestServer, type CallResult, type TestServer } from './helpers/server.js';
+import type { Ingestion } from './helpers/answers.js';
 
 const CORPUS = new URL('./fixtures/corpus/', import.meta.url);
 const expected = JSON.parse(readFileSync(new URL('expected.json', CORPUS), 'utf8')) as Record<string, { endpoints: number | null }>;
@@ -41,7 +42,7 @@ after(async () => { await srv.close(); });
 const read = (rel: string): string => readFileSync(new URL(rel, CORPUS), 'utf8');
 
 /** Asserts the Ingestion result's exact shape (no additional properties anywhere: docs/api.md#ingestion-result). */
-function assertShape(r: CallResult): void {
+function assertShape(r: CallResult<Ingestion>): void {
   assert.deepEqual(Object.keys(r.body).sort(), ['counts', 'documents', 'endpoints', 'source']);
   const { source, counts, documents, endpoints } = r.body;
   assert.deepEqual(Object.keys(source).sort(), SUMMARY_KEYS);
@@ -49,12 +50,12 @@ function assertShape(r: CallResult): void {
   assert.match(source.id, UUID);
   assert.equal(typeof source.name, 'string');
   assert.match(source.createdAt, ISO);
-  assert.match(source.updatedAt, ISO);
+  assert.match(String(source.updatedAt), ISO);
   assert.equal(source.inputUrl, null);
   assert.deepEqual(source.auth, DEFAULT_AUTH);
   assert.deepEqual(source.publicDocs, DEFAULT_PUBLIC_DOCS);
   assert.deepEqual(Object.keys(counts).sort(), ['chunks', 'documents', 'endpoints']);
-  for (const k of ['chunks', 'documents', 'endpoints']) assert.ok(Number.isSafeInteger(counts[k]) && counts[k] >= 0, k);
+  for (const k of ['chunks', 'documents', 'endpoints'] as const) assert.ok(Number.isSafeInteger(counts[k]) && counts[k] >= 0, k);
   for (const d of documents) {
     assert.deepEqual(Object.keys(d).sort(), ['id', 'kind', 'title']);
     assert.equal(typeof d.id, 'string');
@@ -80,7 +81,7 @@ describe('every corpus file pasted with type auto', () => {
   for (const file of files) {
     const folder = file.split('/')[0];
     test(`${file} → 201, ${file === INVALID ? 'failed with a line/column error' : `ready as ${TYPE_BY_FOLDER[folder]} with ${expected[file]?.endpoints ?? 0} endpoints`}`, { skip: PENDING_AUTO[file] }, async () => {
-      const r = await srv.call('POST', '/api/v1/sources', { body: { content: read(file) } });
+      const r = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { content: read(file) } });
       assert.equal(r.status, 201, r.text.slice(0, 500));
       assertShape(r);
       const { source, counts, documents, endpoints } = r.body;
@@ -88,7 +89,7 @@ describe('every corpus file pasted with type auto', () => {
         assert.equal(source.status, 'failed');
         assert.equal(typeof source.error, 'string');
         // `{"id":0,}`: the stray `}` is at line 1, column 9.
-        assert.match(source.error, /^JSON: .* at line 1, column 9$/);
+        assert.match(String(source.error), /^JSON: .* at line 1, column 9$/);
         assert.deepEqual(counts, { chunks: 0, documents: 0, endpoints: 0 });
         assert.deepEqual(documents, []);
         assert.deepEqual(endpoints, []);
@@ -101,7 +102,7 @@ describe('every corpus file pasted with type auto', () => {
         assert.ok(counts.chunks > 0, 'chunks');
         assert.ok(source.name.length > 0 && source.name.length <= 200);
       }
-      const g = await srv.call('GET', `/api/v1/sources/${source.id}`);
+      const g = await srv.call<Ingestion>('GET', `/api/v1/sources/${source.id}`);
       assert.equal(g.status, 200, g.text.slice(0, 500));
       assertShape(g);
       assert.deepEqual(g.body, r.body);
@@ -111,17 +112,17 @@ describe('every corpus file pasted with type auto', () => {
 
 describe('explicit types', () => {
   test('the petstore JSON with type openapi → ready openapi with its 3 operations', async () => {
-    const r = await srv.call('POST', '/api/v1/sources', { body: { type: 'openapi', content: read('openapi/oai-v2.0-petstore.json') } });
+    const r = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { type: 'openapi', content: read('openapi/oai-v2.0-petstore.json') } });
     assert.equal(r.status, 201, r.text);
     assertShape(r);
     assert.equal(r.body.source.status, 'ready');
     assert.equal(r.body.source.type, 'openapi');
     assert.equal(r.body.source.name, 'Swagger Petstore');
-    assert.deepEqual(r.body.endpoints.map((e: { method: string; path: string }) => `${e.method} ${e.path}`).sort(), ['GET /pets', 'GET /pets/{petId}', 'POST /pets']);
+    assert.deepEqual(r.body.endpoints.map((e) => `${e.method} ${e.path}`).sort(), ['GET /pets', 'GET /pets/{petId}', 'POST /pets']);
   });
 
   test('a .proto with type openapi → 201 failed, error saying it is not OpenAPI, stored type openapi', async () => {
-    const r = await srv.call('POST', '/api/v1/sources', { body: { type: 'openapi', content: read('grpc/grpc-health-v1.proto') } });
+    const r = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { type: 'openapi', content: read('grpc/grpc-health-v1.proto') } });
     assert.equal(r.status, 201, r.text);
     assertShape(r);
     assert.equal(r.body.source.status, 'failed');
@@ -132,10 +133,10 @@ describe('explicit types', () => {
   });
 
   test('a Postman collection with type openapi → failed: not an OpenAPI document', async () => {
-    const r = await srv.call('POST', '/api/v1/sources', { body: { type: 'openapi', content: read('postman/newman-sample-collection-v2.0.json') } });
+    const r = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { type: 'openapi', content: read('postman/newman-sample-collection-v2.0.json') } });
     assert.equal(r.status, 201, r.text);
     assert.equal(r.body.source.status, 'failed');
-    assert.match(r.body.source.error, /not an OpenAPI document/);
+    assert.match(String(r.body.source.error), /not an OpenAPI document/);
   });
 
   test('type grpc, graphql, soap, asyncapi, postman and json on their own files → ready with that type', async () => {
@@ -145,7 +146,7 @@ describe('explicit types', () => {
       ['json', 'json/github-webhook-push.json'], ['text', 'text/newman-README.md'],
     ];
     for (const [type, file] of cases) {
-      const r = await srv.call('POST', '/api/v1/sources', { body: { type, content: read(file) } });
+      const r = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { type, content: read(file) } });
       assert.equal(r.status, 201, r.text);
       assert.equal(r.body.source.status, 'ready', `${file}: ${r.body.source.error}`);
       assert.equal(r.body.source.type, type, file);
@@ -154,7 +155,7 @@ describe('explicit types', () => {
   });
 
   test('an OpenAPI document with type json is ingested as plain JSON data (no endpoints)', async () => {
-    const r = await srv.call('POST', '/api/v1/sources', { body: { type: 'json', content: read('openapi/oai-v2.0-petstore.json') } });
+    const r = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { type: 'json', content: read('openapi/oai-v2.0-petstore.json') } });
     assert.equal(r.status, 201, r.text);
     assert.equal(r.body.source.status, 'ready');
     assert.equal(r.body.source.type, 'json');
@@ -163,7 +164,7 @@ describe('explicit types', () => {
   });
 
   test('broken YAML with type openapi → failed with a line and column', async () => {
-    const r = await srv.call('POST', '/api/v1/sources', { body: { type: 'openapi', content: 'openapi: 3.0.0\ninfo:\n  title: "unterminated\n' } });
+    const r = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { type: 'openapi', content: 'openapi: 3.0.0\ninfo:\n  title: "unterminated\n' } });
     assert.equal(r.status, 201, r.text);
     assert.equal(r.body.source.status, 'failed');
     assert.equal(r.body.source.error, 'YAML: unterminated double-quoted scalar at line 3, column 10');
@@ -177,7 +178,7 @@ describe('explicit types', () => {
       [`openapi: 3.0.0\ninfo: ${'&a\n  '.repeat(25_000)}x\n`, 'YAML: a node can have only one anchor at line 3, column 3'],
     ];
     for (const [content, error] of cases) {
-      const r = await srv.call('POST', '/api/v1/sources', { body: { type: 'openapi', content } });
+      const r = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { type: 'openapi', content } });
       assert.equal(r.status, 201, r.text);
       assert.equal(r.body.source.status, 'failed');
       assert.equal(r.body.source.error, error);
@@ -185,18 +186,18 @@ describe('explicit types', () => {
   });
 
   test('broken WSDL and broken proto → failed with a line and column', async () => {
-    const wsdl = await srv.call('POST', '/api/v1/sources', { body: { type: 'soap', content: '<definitions xmlns="http://schemas.xmlsoap.org/wsdl/">\n<portType name="x">\n</definitions>' } });
+    const wsdl = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { type: 'soap', content: '<definitions xmlns="http://schemas.xmlsoap.org/wsdl/">\n<portType name="x">\n</definitions>' } });
     assert.equal(wsdl.status, 201);
     assert.equal(wsdl.body.source.status, 'failed');
     assert.equal(wsdl.body.source.error, 'XML: mismatched closing tag </definitions>, expected </portType> at line 3, column 1');
-    const proto = await srv.call('POST', '/api/v1/sources', { body: { type: 'grpc', content: 'syntax = "proto3";\nservice S {\n  rpc A(B) returns (C)\n' } });
+    const proto = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { type: 'grpc', content: 'syntax = "proto3";\nservice S {\n  rpc A(B) returns (C)\n' } });
     assert.equal(proto.status, 201);
     assert.equal(proto.body.source.status, 'failed');
     assert.equal(proto.body.source.error, "Proto: expected ';', found end of input at line 4, column 1");
   });
 
   test('whitespace-only content → failed: the content is empty', async () => {
-    const r = await srv.call('POST', '/api/v1/sources', { body: { content: '  \n\t ' } });
+    const r = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { content: '  \n\t ' } });
     assert.equal(r.status, 201, r.text);
     assert.equal(r.body.source.status, 'failed');
     assert.equal(r.body.source.error, 'the content is empty');

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { openApiPaths, h2Page } from './helpers/ingest-inputs.js';
+import type { Ingestion } from './helpers/answers.js';
 
 const CORPUS = new URL('./fixtures/corpus/', import.meta.url);
 const corpus = (rel: string): string => readFileSync(new URL(rel, CORPUS), 'utf8');
@@ -61,7 +62,7 @@ after(async () => {
 /** Creates a source from `url`, served with `contentType` and `body`; asserts the 201 and that GET agrees. */
 async function fromUrl(path: string, contentType: string, body: string, type?: string): Promise<any> {
   routes.set(path, [contentType, body]);
-  const r = await srv.call('POST', S, { body: { url: `${origin}${path}`, ...(type ? { type } : {}) } });
+  const r = await srv.call<Ingestion>('POST', S, { body: { url: `${origin}${path}`, ...(type ? { type } : {}) } });
   assert.equal(r.status, 201, r.text.slice(0, 500));
   const g = await srv.call('GET', `${S}/${r.body.source.id}`);
   assert.deepEqual(g.body, r.body);
@@ -120,7 +121,7 @@ describe('a failed source keeps the type it was detected as', () => {
       [`${corpus('openapi/twilio-knowledge-v1.yaml')}\n  bad: [\n`, 'YAML: unterminated flow sequence at line 697, column 8'],
     ];
     for (const [content, error] of cases) {
-      const r = await srv.call('POST', S, { body: { content } });
+      const r = await srv.call<Ingestion>('POST', S, { body: { content } });
       assert.equal(r.status, 201, r.text.slice(0, 300));
       assert.deepEqual([r.body.source.status, r.body.source.type, r.body.source.error], ['failed', 'openapi', error]);
       assert.deepEqual(r.body.counts, EMPTY_COUNTS);
@@ -139,16 +140,16 @@ describe('a failed source keeps the type it was detected as', () => {
     assert.deepEqual([pages.source.status, pages.source.type, pages.source.error], ['failed', 'url', 'the content has 30,000 documents; at most 20,000 are ingested per source']);
     const asked = await fromUrl('/asked.json', 'application/json', openApiPaths(20_000), 'url');
     assert.deepEqual([asked.source.status, asked.source.type], ['failed', 'url']);
-    const gone = await srv.call('POST', S, { body: { url: `${origin}/missing` } });
+    const gone = await srv.call<Ingestion>('POST', S, { body: { url: `${origin}/missing` } });
     assert.deepEqual([gone.body.source.status, gone.body.source.type], ['failed', 'url']);
   });
 
   test('a rescan that fails after detection takes the detected type', async () => {
     routes.set('/changing', ['text/plain', '# Notes\n\nPlain text.\n']);
-    const first = (await srv.call('POST', S, { body: { url: `${origin}/changing` } })).body;
+    const first = (await srv.call<Ingestion>('POST', S, { body: { url: `${origin}/changing` } })).body;
     assert.deepEqual([first.source.status, first.source.type], ['ready', 'url']);
     routes.set('/changing', ['text/plain', openApiPaths(20_000)]);
-    const again = await srv.call('POST', `${S}/${first.source.id}/rescan`);
+    const again = await srv.call<Ingestion>('POST', `${S}/${first.source.id}/rescan`);
     assert.equal(again.status, 200, again.text.slice(0, 300));
     assert.deepEqual([again.body.source.status, again.body.source.type], ['failed', 'openapi']);
   });

@@ -12,7 +12,8 @@ import http from 'node:http';
 import zlib from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
-import { startTestServer, type CallResult, type TestServer } from './helpers/server.js';
+import { startTestServer, type CallOptions, type CallResult, type TestServer } from './helpers/server.js';
+import type { Ingestion, SearchAnswer, SourceList } from './helpers/answers.js';
 
 const CORPUS = new URL('./fixtures/corpus/', import.meta.url);
 const corpus = (rel: string): string => readFileSync(new URL(rel, CORPUS), 'utf8');
@@ -109,7 +110,7 @@ after(async () => {
 
 async function space(srv: TestServer) {
   const { key } = await srv.newWorkspace();
-  return { call: (m: string, p: string, o: Record<string, unknown> = {}) => srv.call(m, p, { key, ...o }) };
+  return { call: <B = unknown>(m: string, p: string, o: CallOptions = {}) => srv.call<B>(m, p, { key, ...o }) };
 }
 
 async function created(r: CallResult): Promise<any> {
@@ -163,7 +164,7 @@ describe('with SOURCE_FETCH_ALLOW_PRIVATE=true', () => {
     assert.ok(r.counts.documents > 0 && r.counts.chunks > 0);
     assert.equal(r.counts.endpoints, 0);
     for (const d of r.documents) assert.equal(d.kind, 'page');
-    const hits = await w.call('GET', `${S}/search?q=refunds`);
+    const hits = await w.call<SearchAnswer>('GET', `${S}/search?q=refunds`);
     assert.equal(hits.body.results[0]?.sourceId, r.source.id);
   });
 
@@ -192,7 +193,7 @@ describe('with SOURCE_FETCH_ALLOW_PRIVATE=true', () => {
     const first = await created(await w.call('POST', S, { body: { url: `${site.origin}/spec` } }));
     assert.equal(first.counts.endpoints, 3);
     body = JSON.stringify({ openapi: '3.0.0', info: { title: 'Tiny', version: '1' }, paths: { '/ping': { get: { responses: { 200: { description: 'ok' } } } } } });
-    const r = await w.call('POST', `${S}/${first.source.id}/rescan`);
+    const r = await w.call<Ingestion>('POST', `${S}/${first.source.id}/rescan`);
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.source.status, 'ready');
     assert.deepEqual(r.body.endpoints.map((e: any) => `${e.method} ${e.path}`), ['GET /ping']);
@@ -202,16 +203,16 @@ describe('with SOURCE_FETCH_ALLOW_PRIVATE=true', () => {
     assert.deepEqual(site.requests, ['/spec', '/spec']);
     // The server now fails: the source is failed with the reason; the previous documents stay.
     site.handler = (_req, res) => send(res, 'text/plain', 'down', 503);
-    const down = await w.call('POST', `${S}/${first.source.id}/rescan`);
+    const down = await w.call<Ingestion>('POST', `${S}/${first.source.id}/rescan`);
     assert.equal(down.status, 200);
     assert.equal(down.body.source.status, 'failed');
     assert.equal(down.body.source.error, `${site.origin}/spec answered HTTP 503 Service Unavailable`);
     assert.deepEqual(down.body.counts, r.body.counts);
     // A new url (PATCH) is what the next rescan fetches.
     site.handler = (_req, res) => send(res, 'application/json', PETSTORE);
-    const moved = await w.call('PATCH', `${S}/${first.source.id}`, { body: { url: `${site.origin}/v2#x` } });
+    const moved = await w.call<Ingestion>('PATCH', `${S}/${first.source.id}`, { body: { url: `${site.origin}/v2#x` } });
     assert.equal(moved.body.source.inputUrl, `${site.origin}/v2`);
-    const again = await w.call('POST', `${S}/${first.source.id}/rescan`);
+    const again = await w.call<Ingestion>('POST', `${S}/${first.source.id}/rescan`);
     assert.equal(again.body.source.status, 'ready');
     assert.equal(again.body.source.error, null);
     assert.equal(again.body.counts.endpoints, 3);
@@ -228,13 +229,13 @@ describe('with SOURCE_FETCH_ALLOW_PRIVATE=true', () => {
     const w = await space(open);
     const src = (await created(await w.call('POST', S, { body: { url: `${site.origin}/held` } }))).source;
     hold = true;
-    const first = w.call('POST', `${S}/${src.id}/rescan`);
+    const first = w.call<Ingestion>('POST', `${S}/${src.id}/rescan`);
     await until(() => site.requests.length === 2);
-    const during = await w.call('GET', `${S}/${src.id}`);
+    const during = await w.call<Ingestion>('GET', `${S}/${src.id}`);
     assert.equal(during.status, 200);
     assert.equal(during.body.source.status, 'processing');
     assert.equal(during.body.counts.endpoints, 3, 'the previous ingestion stays visible meanwhile');
-    assert.deepEqual((await w.call('GET', `${S}?status=processing`)).body.sources.map((s: any) => s.id), [src.id]);
+    assert.deepEqual((await w.call<SourceList>('GET', `${S}?status=processing`)).body.sources.map((s: any) => s.id), [src.id]);
     const second = await w.call('POST', `${S}/${src.id}/rescan`);
     assert.equal(second.status, 409);
     assert.deepEqual(second.body, CONFLICT_SCAN);
@@ -243,7 +244,7 @@ describe('with SOURCE_FETCH_ALLOW_PRIVATE=true', () => {
     const done = await first;
     assert.equal(done.status, 200, done.text);
     assert.equal(done.body.source.status, 'ready');
-    assert.equal((await w.call('GET', `${S}/${src.id}`)).body.source.status, 'ready');
+    assert.equal((await w.call<Ingestion>('GET', `${S}/${src.id}`)).body.source.status, 'ready');
     // Once finished, a rescan runs again.
     hold = false;
     assert.equal((await w.call('POST', `${S}/${src.id}/rescan`)).status, 200);
@@ -279,12 +280,12 @@ describe('with SOURCE_FETCH_ALLOW_PRIVATE=true', () => {
     const w = await space(open);
     const creating = w.call('POST', S, { body: { url: `${site.origin}/slow-create` } });
     await until(() => site.requests.length === 1);
-    const list = await w.call('GET', S);
+    const list = await w.call<SourceList>('GET', S);
     assert.equal(list.body.sources.length, 1);
     const s = list.body.sources[0];
     assert.equal(s.status, 'processing');
     assert.equal(s.inputUrl, `${site.origin}/slow-create`);
-    assert.deepEqual((await w.call('GET', `${S}/${s.id}`)).body.counts, EMPTY_COUNTS);
+    assert.deepEqual((await w.call<Ingestion>('GET', `${S}/${s.id}`)).body.counts, EMPTY_COUNTS);
     const rescan = await w.call('POST', `${S}/${s.id}/rescan`);
     assert.equal(rescan.status, 409);
     assert.deepEqual(rescan.body, CONFLICT_SCAN);
@@ -302,7 +303,7 @@ describe('with SOURCE_FETCH_ALLOW_PRIVATE=true', () => {
     const w = await space(open);
     const creating = w.call('POST', S, { body: { url: `${site.origin}/doomed` } });
     await until(() => site.requests.length === 1);
-    const id = (await w.call('GET', S)).body.sources[0].id;
+    const id = (await w.call<SourceList>('GET', S)).body.sources[0].id;
     const del = await w.call('DELETE', `${S}/${id}`);
     assert.deepEqual(del.body, { object: 'source', id, deleted: true });
     release();
@@ -310,8 +311,8 @@ describe('with SOURCE_FETCH_ALLOW_PRIVATE=true', () => {
     assert.equal(r.status, 409, r.text);
     assert.deepEqual(r.body, DELETED_MEANWHILE);
     assert.equal((await w.call('GET', `${S}/${id}`)).status, 404);
-    assert.deepEqual((await w.call('GET', S)).body.sources, []);
-    assert.deepEqual((await w.call('GET', `${S}/search?q=pets`)).body.results, []);
+    assert.deepEqual((await w.call<SourceList>('GET', S)).body.sources, []);
+    assert.deepEqual((await w.call<SearchAnswer>('GET', `${S}/search?q=pets`)).body.results, []);
     site.handler = (_req, res) => send(res, 'application/json', PETSTORE);
     assert.equal((await w.call('POST', S, { body: { url: `${site.origin}/doomed` } })).status, 201, 'the url is free again');
   });
@@ -334,7 +335,7 @@ describe('with SOURCE_FETCH_ALLOW_PRIVATE=true', () => {
     assert.equal(r.status, 409, r.text);
     assert.deepEqual(r.body, DELETED_MEANWHILE);
     assert.equal((await w.call('GET', `${S}/${src.id}`)).status, 404);
-    assert.deepEqual((await w.call('GET', `${S}/search?q=pets`)).body.results, []);
+    assert.deepEqual((await w.call<SearchAnswer>('GET', `${S}/search?q=pets`)).body.results, []);
   });
 
   test('url and content together → the content is ingested and nothing fetched; the url is inputUrl (and reserved); a rescan fetches it', async () => {
@@ -359,7 +360,7 @@ describe('with SOURCE_FETCH_ALLOW_PRIVATE=true', () => {
     assert.deepEqual([plain.source.name, plain.source.type, plain.source.status], [`127.0.0.1:${site.port}`, 'text', 'ready']);
     assert.deepEqual(site.requests, []);
     // The rescan fetches the url: what it serves replaces what the content gave.
-    const again = await w.call('POST', `${S}/${r.source.id}/rescan`);
+    const again = await w.call<Ingestion>('POST', `${S}/${r.source.id}/rescan`);
     assert.equal(again.status, 200, again.text);
     assert.deepEqual(site.requests, ['/spec']);
     assert.deepEqual(again.body.endpoints.map((e: any) => `${e.method} ${e.path}`), ['GET /ping']);
@@ -371,11 +372,11 @@ describe('with SOURCE_FETCH_ALLOW_PRIVATE=true', () => {
     const w = await space(open);
     const pasted = await created(await w.call('POST', S, { body: { content: '# Notes\n\nPasted text.' } }));
     assert.equal(pasted.source.inputUrl, null);
-    const moved = await w.call('PATCH', `${S}/${pasted.source.id}`, { body: { url: `${site.origin}/v2` } });
+    const moved = await w.call<Ingestion>('PATCH', `${S}/${pasted.source.id}`, { body: { url: `${site.origin}/v2` } });
     assert.equal(moved.status, 200, moved.text);
     assert.equal(moved.body.source.inputUrl, `${site.origin}/v2`);
     assert.deepEqual(site.requests, [], 'a PATCH fetches nothing');
-    const r = await w.call('POST', `${S}/${pasted.source.id}/rescan`);
+    const r = await w.call<Ingestion>('POST', `${S}/${pasted.source.id}/rescan`);
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(site.requests, ['/v2']);
     assert.deepEqual([r.body.source.name, r.body.source.type, r.body.counts.endpoints], ['Swagger Petstore', 'openapi', 3]);
@@ -390,7 +391,7 @@ describe('with SOURCE_FETCH_ALLOW_PRIVATE=true', () => {
     const a = await created(await w.call('POST', S, { body: { url: `${site.origin}/latin1` } }));
     assert.equal(a.source.name, 'Café menu');
     assert.deepEqual(a.documents.map((d: any) => [d.kind, d.title]), [['page', 'Café menu']]);
-    const hit = (await w.call('GET', `${S}/search?q=menu`)).body.results[0];
+    const hit = (await w.call<SearchAnswer>('GET', `${S}/search?q=menu`)).body.results[0];
     assert.match(hit.text, /Résumé of the day/);
     const b = await created(await w.call('POST', S, { body: { url: `${site.origin}/shop.proto` } }));
     assert.equal(b.source.type, 'grpc');
@@ -407,7 +408,7 @@ describe('with SOURCE_FETCH_ALLOW_PRIVATE=true', () => {
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
     assert.deepEqual(again.body, a);
     assert.equal(site.requests.length, 1);
-    assert.equal((await w.call('GET', S)).body.sources.length, 1);
+    assert.equal((await w.call<SourceList>('GET', S)).body.sources.length, 1);
   });
 
   test('type github with https://github.com/o/r (type auto) → github with file documents from the fake API', async () => {
@@ -420,7 +421,7 @@ describe('with SOURCE_FETCH_ALLOW_PRIVATE=true', () => {
     assert.deepEqual(r.documents.map((d: any) => [d.kind, d.title]), [['file', 'README.md'], ['file', 'docs/guide/setup.md'], ['file', 'docs/intro.md']]);
     assert.equal(r.counts.endpoints, 0);
     assert.ok(r.counts.chunks >= 3);
-    assert.equal((await w.call('GET', `${S}/search?q=token`)).body.results[0]?.title, 'docs/guide/setup.md');
+    assert.equal((await w.call<SearchAnswer>('GET', `${S}/search?q=token`)).body.results[0]?.title, 'docs/guide/setup.md');
     const explicit = await created(await w.call('POST', S, { body: { url: 'https://github.com/o/r/tree/main', type: 'github' } }));
     assert.equal(explicit.source.type, 'github');
     assert.equal(explicit.source.status, 'ready', explicit.source.error);
@@ -473,7 +474,7 @@ describe('without SOURCE_FETCH_ALLOW_PRIVATE', () => {
       assert.equal(r.source.error, `the host of ${normalized} cannot be reached from this server`, url);
       assert.deepEqual(r.counts, EMPTY_COUNTS);
       // Rescan is refused the same way.
-      const again = await w.call('POST', `${S}/${r.source.id}/rescan`);
+      const again = await w.call<Ingestion>('POST', `${S}/${r.source.id}/rescan`);
       assert.equal(again.body.source.status, 'failed');
     }
     assert.equal(trap.connections, 0, 'the local server received a connection');

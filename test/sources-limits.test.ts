@@ -13,6 +13,7 @@ import { startTestServer, tempDir } from './helpers/server.js';
 import { startServer as startChild } from './helpers/child.js';
 import { INGEST_HOOK } from './helpers/ingest-hook.js';
 import { h2Page, headings, openApiPaths, wsdlOperations } from './helpers/ingest-inputs.js';
+import type { Ingestion } from './helpers/answers.js';
 
 test('per-source caps: more than 20,000 documents or endpoints fails the source, naming the count', async () => {
   const srv = await startTestServer();
@@ -25,7 +26,7 @@ test('per-source caps: more than 20,000 documents or endpoints fails the source,
       [openApiPaths(20_000), 'the content has 20,001 documents; at most 20,000 are ingested per source', 'openapi'],
     ];
     for (const [content, error, type] of cases) {
-      const r = await srv.call('POST', '/api/v1/sources', { body: { content } });
+      const r = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { content } });
       assert.equal(r.status, 201);
       assert.equal(r.body.source.status, 'failed');
       assert.equal(r.body.source.error, error);
@@ -35,10 +36,10 @@ test('per-source caps: more than 20,000 documents or endpoints fails the source,
       assert.deepEqual(g.body, r.body);
     }
     // At the caps exactly, the source is ready.
-    const ok = await srv.call('POST', '/api/v1/sources', { body: { content: headings(20_000) } });
+    const ok = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { content: headings(20_000) } });
     assert.equal(ok.body.source.status, 'ready');
     assert.deepEqual(ok.body.counts, { chunks: 20_000, documents: 20_000, endpoints: 0 });
-    const wsdl = await srv.call('POST', '/api/v1/sources', { body: { content: wsdlOperations(20_000) } });
+    const wsdl = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { content: wsdlOperations(20_000) } });
     assert.equal(wsdl.body.source.status, 'ready');
     assert.equal(wsdl.body.counts.endpoints, 20_000);
   } finally { await srv.close(); }

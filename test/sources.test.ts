@@ -11,6 +11,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, type CallOptions, type CallResult, type TestServer, type Space } from './helpers/server.js';
+import { idsOf, walkList } from './helpers/lists.js';
+import type { ErrorAnswer, Ingestion, Page, SearchAnswer, SourceList } from './helpers/answers.js';
 
 let srv: TestServer;
 before(async () => {
@@ -51,7 +53,7 @@ async function get(w: Space, id: string): Promise<any> {
 }
 
 async function search(w: Space, q: string, limit?: number): Promise<any[]> {
-  const r = await w.call('GET', `${S}/search?q=${encodeURIComponent(q)}${limit === undefined ? '' : `&limit=${limit}`}`);
+  const r = await w.call<SearchAnswer>('GET', `${S}/search?q=${encodeURIComponent(q)}${limit === undefined ? '' : `&limit=${limit}`}`);
   assert.equal(r.status, 200, r.text.slice(0, 500));
   assert.deepEqual(Object.keys(r.body).sort(), ['hasMore', 'nextCursor', 'object', 'results']);
   assert.equal(r.body.object, 'list');
@@ -104,7 +106,7 @@ describe('POST /api/v1/sources: request validation', () => {
       const r = await w.call('POST', S, { body });
       assert.equal(r.status, 400, r.text);
       assert.deepEqual(r.body, invalid(detail));
-      const list = await w.call('GET', S);
+      const list = await w.call<SourceList>('GET', S);
       assert.deepEqual(list.body.sources, []);
     });
   }
@@ -112,7 +114,7 @@ describe('POST /api/v1/sources: request validation', () => {
   test('a body that is not a JSON object → 400', async () => {
     const w = await space();
     for (const raw of ['[]', '"x"', 'null', '{']) {
-      const r = await w.call('POST', S, { raw, headers: { 'Content-Type': 'application/json' } });
+      const r = await w.call<ErrorAnswer>('POST', S, { raw, headers: { 'Content-Type': 'application/json' } });
       assert.equal(r.status, 400, `${raw}: ${r.text}`);
       assert.equal(r.body.code, 'invalid_request');
     }
@@ -178,12 +180,12 @@ describe('POST /api/v1/sources: request validation', () => {
       assert.equal(empty.status, 400, JSON.stringify(headers));
       assert.deepEqual(empty.body, invalid('a JSON body is required'), JSON.stringify(headers));
     }
-    assert.deepEqual((await w.call('GET', S)).body.sources, []);
+    assert.deepEqual((await w.call<SourceList>('GET', S)).body.sources, []);
   });
 
   test('a body that is not application/json → 415', async () => {
     const w = await space();
-    const r = await w.call('POST', S, { raw: '{"content":"x"}', headers: { 'Content-Type': 'text/plain' } });
+    const r = await w.call<ErrorAnswer>('POST', S, { raw: '{"content":"x"}', headers: { 'Content-Type': 'text/plain' } });
     assert.equal(r.status, 415);
     assert.equal(r.body.code, 'unsupported_media_type');
   });
@@ -193,7 +195,7 @@ describe('POST /api/v1/sources: the created source', () => {
   test('pasted OpenAPI → 201 with the exact ingestion result: name from the title, default auth and publicDocs', async () => {
     const w = await space();
     const now = iso(srv.clock.now());
-    const r = await w.call('POST', S, { body: { content: PETSTORE } });
+    const r = await w.call<Ingestion>('POST', S, { body: { content: PETSTORE } });
     assert.equal(r.status, 201);
     const id = r.body.source.id;
     assert.match(id, UUID);
@@ -234,7 +236,7 @@ describe('POST /api/v1/sources: the created source', () => {
     // An empty name is not a given name: a rescan derives the name again (here, of content with a title).
     const r = await create(w, { content: '# Guide\n\ntext', name: '' });
     assert.equal(r.source.name, 'Guide');
-    assert.equal((await w.call('POST', `${S}/${r.source.id}/rescan`)).body.source.name, 'Guide');
+    assert.equal((await w.call<Ingestion>('POST', `${S}/${r.source.id}/rescan`)).body.source.name, 'Guide');
   });
 
   test('a derived name is cut to 200 characters', async () => {
@@ -296,7 +298,7 @@ describe('POST /api/v1/sources: the created source', () => {
     for (const url of ['http://example.com/a/', 'http://example.com/a?v=2', 'https://example.com/a', 'http://example.com:8080/a']) {
       assert.equal((await w.call('POST', S, { body: { url } })).status, 201, url);
     }
-    const list = await w.call('GET', `${S}?limit=100`);
+    const list = await w.call<SourceList>('GET', `${S}?limit=100`);
     assert.equal(list.body.sources.length, 5);
     // Another workspace may hold the same url.
     const other = await space();
@@ -334,7 +336,7 @@ describe('scopes', () => {
   test('sources:write implies sources:read; other scopes cannot read sources', async () => {
     const w = await space();
     const write = await srv.newKey({ workspaceId: w.workspaceId, scopes: 'sources:write' });
-    const r = await srv.call('POST', S, { key: write, body: { content: PETSTORE } });
+    const r = await srv.call<Ingestion>('POST', S, { key: write, body: { content: PETSTORE } });
     assert.equal(r.status, 201);
     assert.equal((await srv.call('GET', S, { key: write })).status, 200);
     assert.equal((await srv.call('GET', `${S}/${r.body.source.id}`, { key: write })).status, 200);
@@ -368,7 +370,7 @@ describe('GET /api/v1/sources', () => {
       made.push((await create(w, b)).source);
     }
     const ids = made.map((s) => s.id);
-    const all = await w.call('GET', S);
+    const all = await w.call<SourceList>('GET', S);
     assert.equal(all.status, 200);
     assert.deepEqual(Object.keys(all.body).sort(), ['hasMore', 'nextCursor', 'object', 'sources']);
     assert.deepEqual(all.body.sources.map((s: any) => s.id), [...ids].reverse());
@@ -376,33 +378,23 @@ describe('GET /api/v1/sources', () => {
     // Items are SourceSummary objects equal to the retrieved ones.
     for (const s of all.body.sources) assert.deepEqual(s, (await get(w, s.id)).source);
 
-    const byType = await w.call('GET', `${S}?type=openapi`);
+    const byType = await w.call<SourceList>('GET', `${S}?type=openapi`);
     assert.deepEqual(byType.body.sources.map((s: any) => s.id), [ids[4], ids[0]]);
-    const failed = await w.call('GET', `${S}?status=failed`);
+    const failed = await w.call<SourceList>('GET', `${S}?status=failed`);
     assert.deepEqual(failed.body.sources.map((s: any) => s.id), [ids[2]]);
-    const both = await w.call('GET', `${S}?status=ready&type=graphql`);
+    const both = await w.call<SourceList>('GET', `${S}?status=ready&type=graphql`);
     assert.deepEqual(both.body.sources.map((s: any) => s.id), [ids[3]]);
     const none = await w.call('GET', `${S}?status=processing`);
     assert.deepEqual(none.body, { object: 'list', hasMore: false, nextCursor: null, sources: [] });
 
-    // Pages of 2: 2 + 2 + 1, in order, cursors opaque strings.
-    const seen: string[] = [];
-    let cursor: string | null = null;
-    const sizes: number[] = [];
-    do {
-      const r: CallResult = await w.call('GET', `${S}?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-      assert.equal(r.status, 200, r.text);
-      seen.push(...r.body.sources.map((s: any) => s.id));
-      sizes.push(r.body.sources.length);
-      assert.equal(r.body.hasMore, r.body.nextCursor !== null);
-      cursor = r.body.nextCursor;
-    } while (cursor);
-    assert.deepEqual(seen, [...ids].reverse());
+    // Pages of 2: 2 + 2 + 1, in order (test/lists.test.ts checks paging on every list).
+    const { items: paged, sizes } = await walkList<{ id: string }>((p) => w.call('GET', p), S, 'sources', 2);
+    assert.deepEqual(idsOf(paged), [...ids].reverse());
     assert.deepEqual(sizes, [2, 2, 1]);
     // A filtered page.
-    const p1 = await w.call('GET', `${S}?type=openapi&limit=1`);
+    const p1 = await w.call<SourceList>('GET', `${S}?type=openapi&limit=1`);
     assert.equal(p1.body.hasMore, true);
-    const p2 = await w.call('GET', `${S}?type=openapi&limit=1&cursor=${encodeURIComponent(p1.body.nextCursor)}`);
+    const p2 = await w.call<SourceList>('GET', `${S}?type=openapi&limit=1&cursor=${encodeURIComponent(p1.body.nextCursor!)}`);
     assert.deepEqual([p1.body.sources[0].id, p2.body.sources[0].id], [ids[4], ids[0]]);
     assert.equal(p2.body.hasMore, false);
   });
@@ -420,7 +412,7 @@ describe('GET /api/v1/sources', () => {
       assert.equal(r.status, 400, q);
       assert.deepEqual(r.body, invalidQuery(detail), q);
     }
-    const bad = await w.call('GET', `${S}?cursor=garbage`);
+    const bad = await w.call<ErrorAnswer>('GET', `${S}?cursor=garbage`);
     assert.equal(bad.status, 400);
     assert.equal(bad.body.code, 'invalid_request');
   });
@@ -455,15 +447,15 @@ describe('PATCH /api/v1/sources/{id}', () => {
     assert.deepEqual(r.body, {
       source: { ...created, name: 'Renamed', publicDocs: { enabled: true, published: false, slug: 'pet-store-2', url: null }, updatedAt: now },
     });
-    const r2 = await w.call('PATCH', `${S}/${created.id}`, { body: { publicDocs: { published: true, url: 'https://docs.example.com/pets' } } });
+    const r2 = await w.call<Ingestion>('PATCH', `${S}/${created.id}`, { body: { publicDocs: { published: true, url: 'https://docs.example.com/pets' } } });
     assert.equal(r2.status, 200);
     assert.deepEqual(r2.body.source.publicDocs, { enabled: true, published: true, slug: 'pet-store-2', url: 'https://docs.example.com/pets' });
-    const r3 = await w.call('PATCH', `${S}/${created.id}`, { body: { publicDocs: { slug: null, url: null } } });
+    const r3 = await w.call<Ingestion>('PATCH', `${S}/${created.id}`, { body: { publicDocs: { slug: null, url: null } } });
     assert.deepEqual(r3.body.source.publicDocs, { enabled: true, published: true, slug: null, url: null });
     assert.deepEqual((await get(w, created.id)).source, r3.body.source);
     // A rescan keeps a given name.
     await w.call('PATCH', `${S}/${created.id}`, { body: { name: 'Kept' } });
-    const rescan = await w.call('POST', `${S}/${created.id}/rescan`);
+    const rescan = await w.call<Ingestion>('POST', `${S}/${created.id}/rescan`);
     assert.equal(rescan.body.source.name, 'Kept');
   });
 
@@ -471,18 +463,18 @@ describe('PATCH /api/v1/sources/{id}', () => {
     const w = await space();
     const created = (await create(w, { content: PETSTORE, name: 'Mine' })).source;
     assert.equal(created.name, 'Mine');
-    const reset = await w.call('PATCH', `${S}/${created.id}`, { body: { name: '' } });
+    const reset = await w.call<Ingestion>('PATCH', `${S}/${created.id}`, { body: { name: '' } });
     assert.equal(reset.status, 200, reset.text);
     assert.equal(reset.body.source.name, 'Swagger Petstore');
     assert.equal((await get(w, created.id)).source.name, 'Swagger Petstore');
-    assert.equal((await w.call('POST', `${S}/${created.id}/rescan`)).body.source.name, 'Swagger Petstore');
+    assert.equal((await w.call<Ingestion>('POST', `${S}/${created.id}/rescan`)).body.source.name, 'Swagger Petstore');
     await w.call('PATCH', `${S}/${created.id}`, { body: { name: 'Again mine' } });
-    assert.equal((await w.call('POST', `${S}/${created.id}/rescan`)).body.source.name, 'Again mine');
+    assert.equal((await w.call<Ingestion>('POST', `${S}/${created.id}/rescan`)).body.source.name, 'Again mine');
     // A source that never ingested: its URL's host, else "Untitled source".
     const failed = (await create(w, { url: 'https://docs.example.invalid/x', name: 'Named' })).source;
-    assert.equal((await w.call('PATCH', `${S}/${failed.id}`, { body: { name: '' } })).body.source.name, 'docs.example.invalid');
+    assert.equal((await w.call<Ingestion>('PATCH', `${S}/${failed.id}`, { body: { name: '' } })).body.source.name, 'docs.example.invalid');
     const untitled = (await create(w, { content: '{"a":', name: 'Broken' })).source;
-    assert.equal((await w.call('PATCH', `${S}/${untitled.id}`, { body: { name: '' } })).body.source.name, 'Untitled source');
+    assert.equal((await w.call<Ingestion>('PATCH', `${S}/${untitled.id}`, { body: { name: '' } })).body.source.name, 'Untitled source');
   });
 
   test('invalid updates → 400 exact, nothing changed', async () => {
@@ -519,16 +511,16 @@ describe('PATCH /api/v1/sources/{id}', () => {
     const w = await space();
     const created = (await create(w, { content: PETSTORE })).source;
     const SECRET = 'sk_live_SUPER-SECRET-9f8e7d6c5b4a';
-    const r = await w.call('PATCH', `${S}/${created.id}`, { body: { auth: { type: 'bearer', secret: SECRET } } });
+    const r = await w.call<Ingestion>('PATCH', `${S}/${created.id}`, { body: { auth: { type: 'bearer', secret: SECRET } } });
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(r.body.source.auth, { configured: true, hasSecret: true, status: 'unverified', type: 'bearer', lastError: null, lastVerifiedAt: null });
     const texts = [r.text];
     texts.push((await w.call('GET', `${S}/${created.id}`)).text, (await w.call('GET', S)).text, (await w.call('GET', `${S}/search?q=pet`)).text);
 
-    const h = await w.call('PATCH', `${S}/${created.id}`, { body: { auth: { type: 'header', headerName: 'X-Api-Key', secret: `${SECRET}-h` } } });
+    const h = await w.call<Ingestion>('PATCH', `${S}/${created.id}`, { body: { auth: { type: 'header', headerName: 'X-Api-Key', secret: `${SECRET}-h` } } });
     assert.equal(h.status, 200, h.text);
     assert.deepEqual(h.body.source.auth, { configured: true, hasSecret: true, status: 'unverified', type: 'header', lastError: null, lastVerifiedAt: null });
-    const b = await w.call('PATCH', `${S}/${created.id}`, { body: { auth: { type: 'basic', username: 'ada', secret: `${SECRET}-b` } } });
+    const b = await w.call<Ingestion>('PATCH', `${S}/${created.id}`, { body: { auth: { type: 'basic', username: 'ada', secret: `${SECRET}-b` } } });
     assert.equal(b.status, 200, b.text);
     assert.deepEqual(b.body.source.auth, { configured: true, hasSecret: true, status: 'unverified', type: 'basic', lastError: null, lastVerifiedAt: null });
     texts.push(h.text, b.text, (await w.call('GET', `${S}/${created.id}`)).text, (await w.call('POST', `${S}/${created.id}/rescan`)).text);
@@ -547,7 +539,7 @@ describe('PATCH /api/v1/sources/{id}', () => {
       }
     }
 
-    const cleared = await w.call('PATCH', `${S}/${created.id}`, { body: { auth: null } });
+    const cleared = await w.call<Ingestion>('PATCH', `${S}/${created.id}`, { body: { auth: null } });
     assert.equal(cleared.status, 200);
     assert.deepEqual(cleared.body.source.auth, DEFAULT_AUTH);
     assert.deepEqual((await get(w, created.id)).source.auth, DEFAULT_AUTH);
@@ -557,7 +549,7 @@ describe('PATCH /api/v1/sources/{id}', () => {
     const w = await space();
     const a = (await create(w, { url: 'http://127.0.0.1:9/a' })).source;
     const b = (await create(w, { url: 'http://127.0.0.1:9/b' })).source;
-    const r = await w.call('PATCH', `${S}/${a.id}`, { body: { url: 'HTTP://127.0.0.1:9/c#frag' } });
+    const r = await w.call<Ingestion>('PATCH', `${S}/${a.id}`, { body: { url: 'HTTP://127.0.0.1:9/c#frag' } });
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.source.inputUrl, 'http://127.0.0.1:9/c');
     const c = await w.call('PATCH', `${S}/${a.id}`, { body: { url: 'http://127.0.0.1:9/b#x' } });
@@ -587,7 +579,7 @@ describe('DELETE /api/v1/sources/{id}', () => {
       assert.equal(x.status, 404, `${m} ${p}`);
       assert.deepEqual(x.body, NOT_FOUND);
     }
-    assert.deepEqual((await w.call('GET', S)).body.sources.map((s: any) => s.id), [swapi.id]);
+    assert.deepEqual((await w.call<SourceList>('GET', S)).body.sources.map((s: any) => s.id), [swapi.id]);
     const hits = await search(w, 'pets petId createPets', 50);
     assert.equal(hits.filter((h) => h.sourceId === pets.id).length, 0);
     // The other source is still found.
@@ -602,7 +594,7 @@ describe('POST /api/v1/sources/{id}/rescan', () => {
     const id = first.source.id;
     srv.clock.advance(2000);
     const now = iso(srv.clock.now());
-    const r = await w.call('POST', `${S}/${id}/rescan`);
+    const r = await w.call<Ingestion>('POST', `${S}/${id}/rescan`);
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(Object.keys(r.body).sort(), ['counts', 'documents', 'endpoints', 'source']);
     assert.deepEqual(r.body.source, { ...first.source, updatedAt: now });
@@ -623,7 +615,7 @@ describe('POST /api/v1/sources/{id}/rescan', () => {
     const w = await space();
     const first = await create(w, { content: '{"a": [1, 2,, 3]}' });
     assert.equal(first.source.status, 'failed');
-    const r = await w.call('POST', `${S}/${first.source.id}/rescan`);
+    const r = await w.call<Ingestion>('POST', `${S}/${first.source.id}/rescan`);
     assert.equal(r.status, 200);
     assert.equal(r.body.source.status, 'failed');
     assert.equal(r.body.source.error, first.source.error);
@@ -634,7 +626,7 @@ describe('POST /api/v1/sources/{id}/rescan', () => {
     const w = await space();
     const first = await create(w, { url: 'http://[::1]:9/spec.yaml' });
     assert.equal(first.source.status, 'failed');
-    const r = await w.call('POST', `${S}/${first.source.id}/rescan`);
+    const r = await w.call<Ingestion>('POST', `${S}/${first.source.id}/rescan`);
     assert.equal(r.status, 200);
     assert.equal(r.body.source.status, 'failed');
     assert.equal(r.body.source.error, 'the host of http://[::1]:9/spec.yaml cannot be reached from this server');
@@ -703,16 +695,16 @@ describe('workspace isolation', () => {
     assert.deepEqual((await other.call('GET', S)).body, { object: 'list', hasMore: false, nextCursor: null, sources: [] });
     assert.deepEqual(await search(other, 'pet'), []);
     assert.deepEqual((await other.call('GET', `${S}/${pets.id}`)).body, NOT_FOUND);
-    assert.deepEqual((await other.call('GET', `${S}?type=openapi`)).body.sources, []);
+    assert.deepEqual((await other.call<SourceList>('GET', `${S}?type=openapi`)).body.sources, []);
     // The other workspace's own data does not leak back either.
     const swapi = (await create(other, { content: SWAPI })).source;
     assert.deepEqual((await search(w, 'starships')).filter((h) => h.sourceId === swapi.id), []);
-    assert.deepEqual((await w.call('GET', S)).body.sources.map((s: any) => s.id), [pets.id]);
+    assert.deepEqual((await w.call<SourceList>('GET', S)).body.sources.map((s: any) => s.id), [pets.id]);
     // A cursor of one workspace's list is not valid in another's.
     await create(w, { content: '# Two' });
-    const page = await w.call('GET', `${S}?limit=1`);
+    const page = await w.call<Page>('GET', `${S}?limit=1`);
     assert.equal(page.body.hasMore, true);
-    const foreign = await other.call('GET', `${S}?limit=1&cursor=${encodeURIComponent(page.body.nextCursor)}`);
+    const foreign = await other.call('GET', `${S}?limit=1&cursor=${encodeURIComponent(page.body.nextCursor!)}`);
     assert.equal(foreign.status, 400);
   });
 });
@@ -720,7 +712,7 @@ describe('workspace isolation', () => {
 test('POST /sources/{id}/rescan with an unknown body property → 400; with no body or {} → 200', async () => {
   const srv = await startTestServer({ env: { RATE_LIMIT_BURST: '100000' } });
   try {
-    const created = await srv.call('POST', '/api/v1/sources', { body: { content: '# Guide\n\nHello.' } });
+    const created = await srv.call<Ingestion>('POST', '/api/v1/sources', { body: { content: '# Guide\n\nHello.' } });
     const id = created.body.source.id;
     const bad = await srv.call('POST', `/api/v1/sources/${id}/rescan`, { body: { x: 1 } });
     assert.equal(bad.status, 400);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { call, runCli, runServerToExit, startServer, tempDir } from './helpers/child.js';
+import type { CliOutput, ConversationAnswer, ErrorAnswer } from './helpers/answers.js';
 
 const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
 const customer = { email: 'ada@example.com', name: 'Ada' };
@@ -122,10 +123,10 @@ test('a DATA_DIR too long for a Unix socket path: served from a nearby working d
   const near = await startServer({ dataDir, cwd: parent });
   try {
     await near.waitForKey();
-    const ws = await runCli(dataDir, ['workspace', 'list'], { cwd: parent });
+    const ws = await runCli<CliOutput>(dataDir, ['workspace', 'list'], { cwd: parent });
     assert.equal(ws.code, 0, ws.stderr);
     assert.equal(ws.json.workspaces.length, 1);
-    const elsewhere = await runCli(dataDir, ['workspace', 'list'], { cwd: '/' });
+    const elsewhere = await runCli<CliOutput>(dataDir, ['workspace', 'list'], { cwd: '/' });
     assert.equal(elsewhere.code, 1);
     assert.match(elsewhere.stderr, /admin socket path/);
   } finally { assert.deepEqual(await near.stop(), { code: 0, signal: null }); }
@@ -164,12 +165,12 @@ test('first start on an empty data dir prints the key once; a second start on th
 test('BOOTSTRAP=false on an empty data dir prints no key and creates no workspace', async () => {
   const dataDir = tempDir();
   const srv = await startServer({ dataDir, env: { BOOTSTRAP: 'false' } });
-  const r = await call(srv.url, 'GET', '/api/v1/conversations');
+  const r = await call<ErrorAnswer>(srv.url, 'GET', '/api/v1/conversations');
   assert.equal(r.status, 401);
   assert.equal(r.body.code, 'unauthorized');
   assert.deepEqual(await srv.stop(), { code: 0, signal: null });
   assert.ok(!srv.stderr.includes('svck_'), srv.stderr);
-  const list = await runCli(dataDir, ['workspace', 'list']);
+  const list = await runCli<CliOutput>(dataDir, ['workspace', 'list']);
   assert.equal(list.code, 0, list.stderr);
   assert.deepEqual(list.json, { object: 'list', workspaces: [] });
 });
@@ -178,7 +179,7 @@ test('SIGTERM → in-flight writes finish, exit 0, and a restart serves every ac
   const dataDir = tempDir();
   const srv = await startServer({ dataDir, env: { SYNC: 'always', RATE_LIMIT_BURST: '100000' } });
   const key = await srv.waitForKey();
-  const first = await call(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'Before the signal', customer } });
+  const first = await call<ConversationAnswer>(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'Before the signal', customer } });
   assert.equal(first.status, 201, first.text);
 
   // Writes racing the signal: each either completes (2xx) or is refused, never half-done.
@@ -186,7 +187,7 @@ test('SIGTERM → in-flight writes finish, exit 0, and a restart serves every ac
   let signalled = false;
   const writes = Array.from({ length: 40 }, (_, i) => (async () => {
     const subject = `racing ${i}`;
-    const r = await call(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject, customer, externalId: `race-${i}` } });
+    const r = await call<ConversationAnswer>(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject, customer, externalId: `race-${i}` } });
     if (r.status === 201) acked.push({ id: r.body.conversation.id, subject });
     else assert.equal(r.status, 503, r.text);
     if (!signalled) { signalled = true; srv.proc.kill('SIGTERM'); }
@@ -202,7 +203,7 @@ test('SIGTERM → in-flight writes finish, exit 0, and a restart serves every ac
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(r.body, first.body);
     for (const a of acked) {
-      const g = await call(again.url, 'GET', `/api/v1/conversations/${a.id}`, { key });
+      const g = await call<ConversationAnswer>(again.url, 'GET', `/api/v1/conversations/${a.id}`, { key });
       assert.equal(g.status, 200, g.text);
       assert.equal(g.body.conversation.subject, a.subject);
     }
@@ -213,7 +214,7 @@ test('access log lines on stdout are JSON with requestId, method, route, status,
   const srv = await startServer();
   const key = await srv.waitForKey();
   const marker = `MARKER${randomUUID().replaceAll('-', '')}`;
-  const ok = await call(srv.url, 'POST', '/api/v1/conversations', {
+  const ok = await call<ConversationAnswer>(srv.url, 'POST', '/api/v1/conversations', {
     key, headers: { 'X-Request-Id': 'req-access-log-1' },
     body: { subject: `Subject ${marker}`, customer: { email: `${marker.toLowerCase()}@example.com`, name: marker }, externalId: marker },
   });

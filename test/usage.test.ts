@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { cpSync, lstatSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { startTestServer, tempDir, type CallOptions, type CallResult, type TestServer } from './helpers/server.js';
+import type { Usage } from './helpers/answers.js';
 
 const ENV = { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' };
 let srv: TestServer;
@@ -272,7 +273,7 @@ test('every authenticated request counts, a refused one (403) included; a 401 do
     const narrow = await s.newKey({ scopes: 'usage:read' });
     assert.equal((await s.call('GET', '/api/v1/conversations', { key: narrow })).status, 403);
     assert.equal((await s.call('GET', '/api/v1/conversations', { key: 'svck_' + 'x'.repeat(43) })).status, 401);
-    const u = await s.call('GET', '/api/v1/usage', { key: narrow });
+    const u = await s.call<Usage>('GET', '/api/v1/usage', { key: narrow });
     assert.equal(u.body.apiRequests, 2);
   } finally { await s.close(); }
 });
@@ -289,7 +290,7 @@ test('a rate-limited request (429) counts as usage like a 403, since it was made
     for (let i = 0; i < 31; i++) await s.call('GET', '/api/v1/conversations', { key: 'svck_' + 'x'.repeat(43) });
     assert.equal((await s.call('GET', '/api/v1/conversations', { key: null })).status, 429);
     s.clock.advance(1000);
-    const u = await s.call('GET', '/api/v1/usage', { key: narrow });
+    const u = await s.call<Usage>('GET', '/api/v1/usage', { key: narrow });
     assert.equal(u.status, 200, u.text);
     assert.equal(u.body.apiRequests, 5, 'three 403s, one 429 and this request');
   } finally { await s.close(); }

@@ -60,7 +60,7 @@ test('ctx.commit(): what the handler wrote is on disk before it goes on; later w
     const names = [...again.store.workspace(srv.workspaceId)!.db.table('tag').values()].map((t) => t.name).sort();
     assert.deepEqual(names, ['durable-one', 'durable-two', 'later-one']);
     const list = await again.call('GET', '/api/v1/conversations', { key: srv.key });
-    assert.deepEqual(list.body.conversations.map((c: { subject: string }) => c.subject), ['Kept']);
+    assert.deepEqual((list.body as { conversations: Array<{ subject: string }> }).conversations.map((c) => c.subject), ['Kept']);
   } finally { await again.close(); }
 });
 

@@ -3,7 +3,8 @@
  * priority enumeration (docs/api.md#priorities), text helpers.
  */
 import { s, type TSchema } from '../http/schema.js';
-import { ApiError, invalid } from '../http/errors.js';
+import { invalid } from '../http/errors.js';
+import { NotFoundError } from '../domain/errors.js';
 import { SortedIndex } from '../store/sorted.js';
 import type { Ctx } from '../http/route.js';
 
@@ -58,8 +59,8 @@ export function paginate<R>(
   return { items, hasMore, nextCursor: hasMore ? ctx.cursors.encode(ctx.ws.id, list, lastKey) : null };
 }
 
-/** A 404 for a record that is missing or belongs to another workspace (docs/security.md#tenant-isolation). */
-export const notFound = (): ApiError => new ApiError('not_found');
+/** A record that is missing or belongs to another workspace: answered 404 (docs/security.md#tenant-isolation). */
+export const notFound = (): NotFoundError => new NotFoundError();
 
 /** Collapses whitespace and cuts to `max` UTF-16 units without splitting a surrogate pair. */
 export function preview(text: string, max = 160): string {

@@ -2,7 +2,7 @@
  * Conversations and messages (docs/api.md#conversations-and-messages).
  */
 import { s, type Static } from '../http/schema.js';
-import { ApiError } from '../http/errors.js';
+import { ConflictError } from '../domain/errors.js';
 import { route, type Ctx } from '../http/route.js';
 import { ViewCache, listJson } from '../http/viewCache.js';
 import { newId } from '../ids.js';
@@ -149,19 +149,19 @@ const messageJson = new ViewCache<Message>(messageView, 'message');
 /**
  * The customer id for `email` in `ws` (docs/decisions.md#one-customer-id-per-email): the id the
  * email already has (compared without case), else the given one, else a new one.
- * @throws ApiError 409 `conflict` when `given` differs from the id the email already has.
+ * @throws ConflictError when `given` differs from the id the email already has.
  */
 function customerId(ws: Workspace, email: string, given: string | undefined): string {
   const known = ws.conversations.customerIds.idOf(email);
   if (known !== undefined && given !== undefined && given !== known) {
-    throw new ApiError('conflict', `customer.email ${JSON.stringify(email)} already has the customer id ${JSON.stringify(known)} in this workspace; send that id or none`);
+    throw new ConflictError(`customer.email ${JSON.stringify(email)} already has the customer id ${JSON.stringify(known)} in this workspace; send that id or none`);
   }
   return known ?? given ?? newId();
 }
 
 /**
  * Creates a conversation in `tx` (used by the API and by import).
- * @throws ApiError 409 `conflict` for an `externalId` already used in the workspace, or a
+ * @throws ConflictError for an `externalId` already used in the workspace, or a
  *   `customer.id` other than the one the customer's email already has.
  */
 export function createConversation(
@@ -169,7 +169,7 @@ export function createConversation(
   at: number, extra: { status?: ConversationStatus; channel?: Channel } = {},
 ): Conversation {
   if (input.externalId !== undefined && ws.conversations.byExternalId.has(input.externalId)) {
-    throw new ApiError('conflict', `externalId ${JSON.stringify(input.externalId)} is already used by another conversation`);
+    throw new ConflictError(`externalId ${JSON.stringify(input.externalId)} is already used by another conversation`);
   }
   const c = input.customer;
   const now = iso(at);

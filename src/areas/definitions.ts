@@ -5,7 +5,7 @@
  */
 import { s, type Static } from '../http/schema.js';
 import { route } from '../http/route.js';
-import { invalid } from '../http/errors.js';
+import { InvalidInputError } from '../domain/errors.js';
 import { newId } from '../ids.js';
 import { iso } from '../clock.js';
 import type { Workspace } from '../workspace.js';
@@ -53,13 +53,14 @@ export function customFieldView(f: CustomField): Record<string, unknown> {
 /** Creates a custom field definition in `tx` (import and CLI). Without `position` it goes last. */
 /**
  * Options belong to choice fields: `select` and `multiselect` need at least one, other types none.
- * @throws ApiError 400 naming the problem.
+ * @throws InvalidInputError about `options`, naming the problem.
  */
-export function checkCustomFieldOptions(input: { type: string; options?: string[] }, path = 'options'): void {
+export function checkCustomFieldOptions(input: { type: string; options?: string[] }): void {
   const choice = input.type === 'select' || input.type === 'multiselect';
-  if (choice && !input.options?.length) throw invalid(`${path} must list at least one option for a ${input.type} field`);
-  if (!choice && input.options?.length) throw invalid(`${path} are only allowed for select and multiselect fields`);
-  if (input.options && new Set(input.options).size !== input.options.length) throw invalid(`${path} must not repeat an option`);
+  const invalid = (reason: string) => new InvalidInputError(['options'], reason);
+  if (choice && !input.options?.length) throw invalid(`must list at least one option for a ${input.type} field`);
+  if (!choice && input.options?.length) throw invalid('are only allowed for select and multiselect fields');
+  if (input.options && new Set(input.options).size !== input.options.length) throw invalid('must not repeat an option');
 }
 
 export function createCustomField(ws: Workspace, tx: Tx<DefinitionRecords>, input: Static<typeof customFieldInput>, at: number): CustomField {

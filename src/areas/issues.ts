@@ -4,7 +4,7 @@
  * optional link to the conversation the issue was opened from.
  */
 import { s, type Static } from '../http/schema.js';
-import { invalid } from '../http/errors.js';
+import { InvalidInputError } from '../domain/errors.js';
 import { route, type Ctx } from '../http/route.js';
 import { ViewCache, listJson } from '../http/viewCache.js';
 import { newId } from '../ids.js';
@@ -144,14 +144,14 @@ const descriptionPreview = (d: string | undefined) => (d ?? '').slice(0, 160).re
 
 /**
  * Creates an issue in `tx` with the next number (used by the API and by import).
- * @throws ApiError 400 when `conversationId` is not a conversation of the workspace.
+ * @throws InvalidInputError when `conversationId` is not a conversation of the workspace.
  */
 export function createIssue(ws: Workspace, tx: Tx<IssueRecords & DefinitionRecords>, input: Static<typeof createIssueBody>, at: number): Issue {
   let source: Issue['source'] = { channel: 'api' };
   let customer = input.customer && compact({ name: input.customer.name, email: input.customer.email, company: input.customer.company });
   if (input.conversationId !== undefined) {
     const conv = ws.get('conversation', input.conversationId);
-    if (!conv) throw invalid('conversationId does not match a conversation in this workspace');
+    if (!conv) throw new InvalidInputError(['conversationId'], 'does not match a conversation in this workspace');
     source = { channel: conv.channel, conversationId: conv.id };
     customer ??= compact({ name: conv.customer.name, email: conv.customer.email, company: conv.customer.company });
   }

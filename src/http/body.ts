@@ -86,7 +86,7 @@ export function parseJsonBody(raw: Buffer): unknown {
  */
 export function decodeBody(raw: Buffer): string {
   if (raw.length === 0) throw bodyRequired();
-  try { return utf8.decode(raw); } catch { throw invalid('the body is not valid UTF-8'); }
+  try { return utf8.decode(raw); } catch (e) { throw invalid('the body is not valid UTF-8', 'body', e); }
 }
 
 /**
@@ -95,7 +95,7 @@ export function decodeBody(raw: Buffer): string {
  */
 export function parseBodyText(text: string): unknown {
   let value: unknown;
-  try { value = JSON.parse(text); } catch { throw invalid('the body is not valid JSON'); }
+  try { value = JSON.parse(text); } catch (e) { throw invalid('the body is not valid JSON', 'body', e); }
   checkStructure(value);
   return value;
 }

@@ -1,8 +1,10 @@
 /**
  * The error contract (docs/api.md#errors, docs/api.md#error-codes): every error code, its HTTP status and its
  * message text live in this one table, and {@link ApiError} is the only error type the HTTP
- * layer turns into a `{code, error}` body.
+ * layer turns into a `{code, error}` body. Domain errors (src/domain/errors.ts) become one
+ * through {@link domainAnswer}, the one table from their kinds to codes.
  */
+import { ConflictError, InvalidInputError, type DomainError, type DomainErrorKind } from '../domain/errors.js';
 
 /** Code → status and the spec's message text (docs/api.md#error-codes). */
 export const ERRORS = {
@@ -65,8 +67,12 @@ export class ApiError extends Error {
   readonly detail: string | undefined;
   /** The part of the request the error is about. */
   readonly part: RequestPart;
-  constructor(code: ErrorCode, detail?: string, headers: Record<string, string> = {}, part: RequestPart = 'body') {
-    super(part === 'body' || !detail ? errorMessage(code, detail) : `${PART_LEAD[part]} ${sentence(detail)}`);
+  /**
+   * @param cause the error this one answers for (a domain error, a parse failure), kept as
+   *   `cause` for the log and for callers that read its structure; never shown to the client.
+   */
+  constructor(code: ErrorCode, detail?: string, headers: Record<string, string> = {}, part: RequestPart = 'body', cause?: unknown) {
+    super(part === 'body' || !detail ? errorMessage(code, detail) : `${PART_LEAD[part]} ${sentence(detail)}`, cause === undefined ? undefined : { cause });
     this.name = 'ApiError';
     this.code = code;
     this.status = ERRORS[code].status;
@@ -93,7 +99,30 @@ export function errorMessage(code: ErrorCode, detail?: string): string {
 /**
  * Shorthand for a 400 `invalid_request` naming what is wrong in `part` of the request (the
  * body by default); for a query parameter or a header, `detail` starts with its name.
+ * `cause` is the error that led to it (kept, never shown).
  */
-export function invalid(detail: string, part: RequestPart = 'body'): ApiError {
-  return new ApiError('invalid_request', detail, {}, part);
+export function invalid(detail: string, part: RequestPart = 'body', cause?: unknown): ApiError {
+  return new ApiError('invalid_request', detail, {}, part, cause);
+}
+
+/** The code each kind of domain error answers with (docs/api.md#errors). */
+const DOMAIN_CODES: Record<DomainErrorKind, ErrorCode> = {
+  invalid_input: 'invalid_request',
+  not_found: 'not_found',
+  conflict: 'conflict',
+};
+
+/** How the whole of each part is named when a problem's path is empty (`the body must be a JSON object`). */
+const WHOLE: Record<RequestPart, string> = { body: 'the body', query: 'the query string', header: 'the headers' };
+
+/**
+ * The answer to a domain error met while serving a request: its code from the table above,
+ * and as detail the sentence the error makes of its parts — an invalid input's field path
+ * (relative to `part` of the request) and reason, a conflict's detail. A not-found answer names
+ * nothing: an id of another workspace must answer exactly like an id that never existed
+ * (docs/security.md#tenant-isolation). The domain error is kept as `cause`.
+ */
+export function domainAnswer(e: DomainError, part: RequestPart = 'body'): ApiError {
+  const detail = e instanceof InvalidInputError ? e.describe(WHOLE[part]) : e instanceof ConflictError ? e.detail : undefined;
+  return new ApiError(DOMAIN_CODES[e.kind], detail, {}, part, e);
 }

@@ -1,10 +1,12 @@
 /**
  * Request and record shapes declared as data (docs/decisions.md#the-route-table-is-the-single-description): a small builder of JSON
  * Schema objects whose TypeScript type is inferred ({@link Static}), a validator that turns a
- * parsed JSON value into that type or throws a 400 naming the field (docs/api.md#errors), and
+ * parsed JSON value into that type or throws an {@link InvalidInputError} with the field's path
+ * and the reason (a 400 naming the field, for a request: docs/api.md#errors), and
  * {@link toJsonSchema}, which emits the same definition for the OpenAPI document.
  */
-import { invalid as invalidIn, type ApiError, type RequestPart } from './errors.js';
+import { domainAnswer, type RequestPart } from './errors.js';
+import { InvalidInputError } from '../domain/errors.js';
 
 /**
  * String formats. {@link validate} asserts `email`, `date-time`, `date` and `uuid`; `uri` is
@@ -114,96 +116,130 @@ export function isDate(v: string): boolean {
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-const fieldName = (path: string) => path || 'the body';
 
 /**
- * Validates `value` against `schema` and returns it typed as `Static<S>`.
- * `part` is the part of the request `value` is (the body by default; `query` for the
- * parameters of a query string, which names them as such in the message).
- * @throws ApiError 400 `invalid_request` whose `detail` names the field by its JSON path, such as
- *   `subject must be at most 200 characters` or `customer.email must be a valid email address`.
+ * Validates `value`, a request's body (or `part`: `query` for the parameters of a query string),
+ * against `schema` and returns it typed as `Static<S>`.
+ * @throws ApiError 400 `invalid_request` made by `domainAnswer` from the {@link InvalidInputError}
+ *   (kept as its `cause`), such as `Request body is invalid: customer.email must be a valid email
+ *   address.` or `Query parameter limit must be an integer from 1 to 100.`
  */
 export function validate<S extends TSchema>(schema: S, value: unknown, part: RequestPart = 'body'): Static<S> {
-  check(schema, value, '', part);
+  assertValid(schema, value, part);
   return value as Static<S>;
 }
 
 /** {@link validate} without the static type, for callers holding an erased schema. */
 export function assertValid(schema: TSchema, value: unknown, part: RequestPart = 'body'): void {
-  check(schema, value, '', part);
+  try {
+    check(schema, value, []);
+  } catch (e) {
+    throw e instanceof InvalidInputError ? domainAnswer(e, part) : e;
+  }
 }
 
-function check(schema: TSchema, value: unknown, path: string, part: RequestPart): void {
-  const name = fieldName(path);
-  const invalid = (detail: string): ApiError => invalidIn(detail, part);
+/**
+ * Validates `value`, an input that is not a request (an import file, an admin command's input),
+ * against `schema` and returns it typed as `Static<S>`.
+ * @throws InvalidInputError with the JSON path of the first problem (`['customer', 'email']`,
+ *   empty for the value itself) and the reason (`must be a valid email address`).
+ */
+export function validateInput<S extends TSchema>(schema: S, value: unknown): Static<S> {
+  check(schema, value, []);
+  return value as Static<S>;
+}
+
+/** {@link validateInput} without the static type, for callers holding an erased schema. */
+export function assertValidInput(schema: TSchema, value: unknown): void {
+  check(schema, value, []);
+}
+
+/** The reason given for an integer outside `schema`'s bounds (also used for a query parameter that is not an integer). */
+export function integerReason(schema: TInteger): string {
+  return `must be an integer from ${schema.minimum ?? Number.MIN_SAFE_INTEGER} to ${schema.maximum ?? Number.MAX_SAFE_INTEGER}`;
+}
+
+/** The reason for a string whose length is outside `schema`'s bounds. */
+function lengthReason(schema: TString): string {
+  if (schema.maxLength !== undefined) {
+    return schema.minLength ? `must be ${schema.minLength} to ${plural(schema.maxLength, 'character')}` : `must be at most ${plural(schema.maxLength, 'character')}`;
+  }
+  return `must be at least ${plural(schema.minLength ?? 0, 'character')}`;
+}
+
+/**
+ * Checks `value` against `schema`; `path` is where `value` sits in the whole input, as a stack
+ * the walk pushes to and pops (so a valid input costs no path building).
+ * @throws InvalidInputError with a copy of the path and the reason.
+ */
+function check(schema: TSchema, value: unknown, path: (string | number)[]): void {
+  const invalid = (reason: string): InvalidInputError => new InvalidInputError(path.slice(), reason);
   switch (schema.kind) {
     case 'any': return;
-    case 'ref': return check(schema.target(), value, path, part);
+    case 'ref': return check(schema.target(), value, path);
     case 'nullable':
       if (value === null) return;
-      return check(schema.inner, value, path, part);
+      return check(schema.inner, value, path);
     case 'string': {
-      if (typeof value !== 'string') throw invalid(`${name} must be a string`);
+      if (typeof value !== 'string') throw invalid('must be a string');
       // JSON can carry lone UTF-16 surrogates (\ud800); they are not text and cannot be stored as UTF-8.
-      if (!value.isWellFormed()) throw invalid(`${name} must be well-formed Unicode text (it has a lone surrogate)`);
-      if (schema.enum && !schema.enum.includes(value)) throw invalid(`${name} must be one of ${schema.enum.join(', ')}`);
-      if (schema.maxLength !== undefined && value.length > schema.maxLength && codePointLength(value) > schema.maxLength) {
-        throw invalid(schema.minLength ? `${name} must be ${schema.minLength} to ${plural(schema.maxLength, 'character')}` : `${name} must be at most ${plural(schema.maxLength, 'character')}`);
-      }
-      if (schema.minLength !== undefined && codePointLength(value) < schema.minLength) {
-        throw invalid(schema.maxLength !== undefined ? `${name} must be ${schema.minLength} to ${plural(schema.maxLength, 'character')}` : `${name} must be at least ${plural(schema.minLength, 'character')}`);
-      }
-      if (schema.format === 'email' && !EMAIL.test(value)) throw invalid(`${name} must be a valid email address`);
-      if (schema.format === 'date-time' && !isDateTime(value)) throw invalid(`${name} must be an ISO 8601 date-time such as 2026-06-29T12:00:00Z`);
-      if (schema.format === 'date' && !isDate(value)) throw invalid(`${name} must be a date such as 2026-06-29`);
-      if (schema.format === 'uuid' && !UUID.test(value)) throw invalid(`${name} must be a UUID`);
-      if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(value)) throw invalid(`${name} has an invalid format`);
+      if (!value.isWellFormed()) throw invalid('must be well-formed Unicode text (it has a lone surrogate)');
+      if (schema.enum && !schema.enum.includes(value)) throw invalid(`must be one of ${schema.enum.join(', ')}`);
+      if (schema.maxLength !== undefined && value.length > schema.maxLength && codePointLength(value) > schema.maxLength) throw invalid(lengthReason(schema));
+      if (schema.minLength !== undefined && codePointLength(value) < schema.minLength) throw invalid(lengthReason(schema));
+      if (schema.format === 'email' && !EMAIL.test(value)) throw invalid('must be a valid email address');
+      if (schema.format === 'date-time' && !isDateTime(value)) throw invalid('must be an ISO 8601 date-time such as 2026-06-29T12:00:00Z');
+      if (schema.format === 'date' && !isDate(value)) throw invalid('must be a date such as 2026-06-29');
+      if (schema.format === 'uuid' && !UUID.test(value)) throw invalid('must be a UUID');
+      if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(value)) throw invalid('has an invalid format');
       return;
     }
     case 'integer': {
-      if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw invalid(`${name} must be an integer`);
-      if ((schema.minimum !== undefined && value < schema.minimum) || (schema.maximum !== undefined && value > schema.maximum)) {
-        throw invalid(`${name} must be an integer from ${schema.minimum ?? Number.MIN_SAFE_INTEGER} to ${schema.maximum ?? Number.MAX_SAFE_INTEGER}`);
-      }
+      if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw invalid('must be an integer');
+      if ((schema.minimum !== undefined && value < schema.minimum) || (schema.maximum !== undefined && value > schema.maximum)) throw invalid(integerReason(schema));
       return;
     }
     case 'number': {
-      if (typeof value !== 'number' || !Number.isFinite(value)) throw invalid(`${name} must be a number`);
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw invalid('must be a number');
       if ((schema.minimum !== undefined && value < schema.minimum) || (schema.maximum !== undefined && value > schema.maximum)) {
-        throw invalid(`${name} must be a number from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`);
+        throw invalid(`must be a number from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`);
       }
       return;
     }
     case 'boolean':
-      if (typeof value !== 'boolean') throw invalid(`${name} must be true or false`);
+      if (typeof value !== 'boolean') throw invalid('must be true or false');
       return;
     case 'array': {
-      if (!Array.isArray(value)) throw invalid(`${name} must be an array`);
-      if (schema.maxItems !== undefined && value.length > schema.maxItems) throw invalid(`${name} must have at most ${plural(schema.maxItems, 'item')}`);
-      if (schema.minItems !== undefined && value.length < schema.minItems) throw invalid(`${name} must have at least ${plural(schema.minItems, 'item')}`);
-      for (let i = 0; i < value.length; i++) check(schema.items, value[i], `${path}[${i}]`, part);
+      if (!Array.isArray(value)) throw invalid('must be an array');
+      if (schema.maxItems !== undefined && value.length > schema.maxItems) throw invalid(`must have at most ${plural(schema.maxItems, 'item')}`);
+      if (schema.minItems !== undefined && value.length < schema.minItems) throw invalid(`must have at least ${plural(schema.minItems, 'item')}`);
+      for (let i = 0; i < value.length; i++) {
+        path.push(i);
+        check(schema.items, value[i], path);
+        path.pop();
+      }
       return;
     }
     case 'object': {
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(`${name} must be a JSON object`);
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('must be a JSON object');
       const rec = value as Record<string, unknown>;
       if (schema.additionalProperties === false) {
         for (const key of Object.keys(rec)) {
-          if (!Object.hasOwn(schema.properties, key)) throw invalid(`${path ? `${path}.` : ''}${key} is not an allowed property`);
+          if (!Object.hasOwn(schema.properties, key)) throw new InvalidInputError([...path, key], 'is not an allowed property');
         }
       }
       for (const [key, prop] of Object.entries(schema.properties as Props)) {
-        const sub = path ? `${path}.${key}` : key;
         if (!Object.hasOwn(rec, key) || rec[key] === undefined) {
-          if (!prop.optional) throw invalid(`${sub} is required`);
+          if (!prop.optional) throw new InvalidInputError([...path, key], 'is required');
           continue;
         }
-        check(prop, rec[key], sub, part);
+        path.push(key);
+        check(prop, rec[key], path);
+        path.pop();
       }
       const anyOf = schema.requireAnyOf;
       if (anyOf?.length && !anyOf.some((k) => rec[k] !== undefined)) {
-        const names = anyOf.map((k) => (path ? `${path}.${k}` : k));
-        throw invalid(`${names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}` : names[0]} is required`);
+        throw new InvalidInputError(path.slice(), 'is required', anyOf.map((k) => [...path, k]));
       }
       return;
     }

@@ -1,12 +1,13 @@
 /**
  * `npm run fuzz -- --seed N --iterations N [--route substring] [--timeout ms] [--max-failures N] [--light] [--mutations]`
  *
- * Runs the seeded fuzzer (test/fuzz/fuzzer.ts) against a fresh server and prints a summary:
+ * Runs the seeded fuzzer (test/fuzz/) against a fresh server and prints a summary:
  * requests and statuses per route, failures with their reproducers, and the seed. Exit code 1
  * when any invariant failed, 2 for bad arguments.
  */
 import { parseArgs } from 'node:util';
-import { formatReport, runFuzz } from './fuzzer.js';
+import { runFuzz } from './fuzzer.js';
+import { formatReport } from './report.js';
 
 function int(name: string, raw: string | undefined, fallback: number, min: number): number {
   if (raw === undefined) return fallback;

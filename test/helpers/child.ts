@@ -122,10 +122,11 @@ export async function runServerToExit(opts: SpawnOptions = {}, timeoutMs = 15_00
   return { ...exit, stdout: child.stdout, stderr: child.stderr };
 }
 
-export interface CliResult { code: number | null; stdout: string; stderr: string; json: any }
+/** A CLI run: exit code, output, and stdout parsed as JSON (`J`, as the caller claims; undefined when it does not parse). */
+export interface CliResult<J = unknown> { code: number | null; stdout: string; stderr: string; json: J }
 
 /** Runs `node dist/cli.js ...args --data-dir dataDir`; `json` is stdout parsed (undefined when it does not parse). */
-export function runCli(dataDir: string | null, args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runCli<J = unknown>(dataDir: string | null, args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult<J>> {
   const timeoutMs = opts.timeoutMs ?? 15_000;
   const argv = dataDir === null ? args : [...args, '--data-dir', dataDir];
   const proc = spawn(process.execPath, [CLI_JS, ...argv], { cwd: opts.cwd, env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
@@ -139,15 +140,16 @@ export function runCli(dataDir: string | null, args: string[], opts: { cwd?: str
       clearTimeout(timer);
       let json: unknown;
       try { json = JSON.parse(stdout); } catch { json = undefined; }
-      resolve({ code, stdout, stderr, json });
+      resolve({ code, stdout, stderr, json: json as J });
     });
   });
 }
 
-export interface HttpResult { status: number; headers: Headers; body: any; text: string }
+/** An answer: `body` is the parsed JSON (undefined when the text is not JSON), typed `B` as the caller claims. */
+export interface HttpResult<B = unknown> { status: number; headers: Headers; body: B; text: string }
 
 /** fetch with a JSON body and a bearer key; the response body parsed as JSON when it is. */
-export async function call(base: string, method: string, path: string, o: { key?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<HttpResult> {
+export async function call<B = unknown>(base: string, method: string, path: string, o: { key?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<HttpResult<B>> {
   const headers: Record<string, string> = { ...o.headers };
   if (o.key !== undefined) headers.Authorization = `Bearer ${o.key}`;
   let body: string | undefined;
@@ -156,7 +158,7 @@ export async function call(base: string, method: string, path: string, o: { key?
   const text = await res.text();
   let parsed: unknown;
   try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
-  return { status: res.status, headers: res.headers, body: parsed, text };
+  return { status: res.status, headers: res.headers, body: parsed as B, text };
 }
 
 /** A pid that no process has any more (a child that already ran to its end). */

@@ -10,8 +10,45 @@ import { buildOpenApiDocument } from '../../src/openapi/document.js';
 import { resolveRef, schemaErrors, type JsonSchema } from '../../src/openapi/validate.js';
 import type { Route } from '../../src/http/route.js';
 
-type Json = Record<string, any>;
-export type OpenApiDocument = Json;
+/** A `$ref` to a component of the same document. */
+interface Ref { $ref: string }
+/** A header of a response: whether it must be sent, and its value's schema. */
+interface HeaderObject { required?: boolean; schema: JsonSchema }
+/** A documented response: headers, the JSON body's schema, and the error codes it may carry. */
+interface ResponseObject {
+  headers?: Record<string, HeaderObject | Ref>;
+  content?: Record<string, { schema: JsonSchema }>;
+  'x-error-codes'?: string[];
+}
+/** A JSON Schema object as the document writes it (the keywords tests read; the rest as JSON). */
+export interface SchemaObject { type?: string | string[]; description?: string; properties?: Record<string, SchemaObject>; [keyword: string]: unknown }
+/** A parameter of an operation. */
+export interface ParameterObject { name: string; in: 'path' | 'query' | 'header'; required?: boolean; schema: SchemaObject; description?: string }
+/** An operation: its id, responses by status, and the OpenAPI fields tests read. */
+export interface Operation {
+  operationId: string;
+  responses: Record<string, ResponseObject | Ref>;
+  description?: string;
+  security?: Array<Record<string, string[]>>;
+  parameters?: Array<ParameterObject | Ref>;
+  requestBody?: { required?: boolean; content: Record<string, { schema: SchemaObject; example?: unknown }> };
+  'x-required-scope'?: string;
+  [field: string]: unknown;
+}
+
+/** The server's OpenAPI document: the parts the contract check and the tests read, the rest as JSON. */
+export interface OpenApiDocument {
+  paths: Record<string, Record<string, Operation>>;
+  components: {
+    responses: Record<string, ResponseObject>;
+    schemas: Record<string, SchemaObject>;
+    headers: Record<string, HeaderObject>;
+    securitySchemes: Record<string, { type: string; scheme?: string; description?: string }>;
+    [kind: string]: Record<string, unknown>;
+  };
+  tags: Array<{ name: string; description?: string }>;
+  [k: string]: unknown;
+}
 
 export interface ContractResponse { status: number; headers: Headers; text: string }
 
@@ -21,7 +58,7 @@ const documents = new WeakMap<Route[], OpenApiDocument>();
 /** The document of `routes`, built once per route table. */
 export function contractDocument(routes: Route[]): OpenApiDocument {
   let doc = documents.get(routes);
-  if (!doc) { doc = buildOpenApiDocument(routes) as OpenApiDocument; documents.set(routes, doc); }
+  if (!doc) { doc = buildOpenApiDocument(routes) as unknown as OpenApiDocument; documents.set(routes, doc); }
   return doc;
 }
 
@@ -52,21 +89,24 @@ export function matchPath(doc: OpenApiDocument, path: string): string | undefine
   return best?.template;
 }
 
-const deref = (doc: OpenApiDocument, o: Json): Json => (typeof o?.$ref === 'string' ? (resolveRef(doc, o.$ref) as Json) : o);
+/** `o`, or the component its `$ref` names. */
+function deref<T extends object>(doc: OpenApiDocument, o: T | Ref): T {
+  return '$ref' in o && typeof o.$ref === 'string' ? (resolveRef(doc, o.$ref) as T) : (o as T);
+}
 
 /** Header values are text; integer headers are compared as the numbers they spell. */
-function headerValue(schema: Json, raw: string): unknown {
-  return schema.type === 'integer' && /^-?\d{1,15}$/.test(raw) ? Number(raw) : raw;
+function headerValue(schema: JsonSchema, raw: string): unknown {
+  return typeof schema === 'object' && schema.type === 'integer' && /^-?\d{1,15}$/.test(raw) ? Number(raw) : raw;
 }
 
 /** Checks an answer against a response object of the document. */
-function checkResponse(doc: OpenApiDocument, response: Json, method: string, res: ContractResponse): string[] {
+function checkResponse(doc: OpenApiDocument, response: ResponseObject, method: string, res: ContractResponse): string[] {
   const out: string[] = [];
-  for (const [name, h] of Object.entries<Json>(response.headers ?? {})) {
-    const header = deref(doc, h);
+  for (const [name, h] of Object.entries(response.headers ?? {})) {
+    const header = deref<HeaderObject>(doc, h);
     const raw = res.headers.get(name);
     if (raw === null) { if (header.required) out.push(`header ${name} is missing`); continue; }
-    for (const e of schemaErrors(header.schema as JsonSchema, headerValue(header.schema, raw), doc)) out.push(`header ${name}: ${e.replace(/^\(root\): /, '')}`);
+    for (const e of schemaErrors(header.schema, headerValue(header.schema, raw), doc)) out.push(`header ${name}: ${e.replace(/^\(root\): /, '')}`);
   }
   const media = response.content?.['application/json'];
   if (!media) {
@@ -81,9 +121,9 @@ function checkResponse(doc: OpenApiDocument, response: Json, method: string, res
   if (!/^application\/json(;|$)/i.test(ct)) out.push(`Content-Type is ${JSON.stringify(ct)}, not application/json`);
   let body: unknown;
   try { body = JSON.parse(res.text); } catch { out.push(`the body is not JSON: ${JSON.stringify(res.text.slice(0, 200))}`); return out; }
-  out.push(...schemaErrors(media.schema as JsonSchema, body, doc));
-  const codes = response['x-error-codes'] as string[] | undefined;
-  const code = (body as Json)?.code;
+  out.push(...schemaErrors(media.schema, body, doc));
+  const codes = response['x-error-codes'];
+  const code = (body as { code?: unknown } | null)?.code;
   if (codes && typeof code === 'string' && res.status >= 400 && !codes.includes(code)) {
     out.push(`/code: ${JSON.stringify(code)} is not one of the codes documented for ${res.status} (${codes.join(', ')})`);
   }
@@ -98,7 +138,7 @@ export function contractViolations(doc: OpenApiDocument, method: string, path: s
   const m = method.toUpperCase();
   const q = path.indexOf('?');
   const template = matchPath(doc, q === -1 ? path : path.slice(0, q));
-  const shared = doc.components.responses as Json;
+  const shared = doc.components.responses;
   // Answers given before an operation is chosen: by the HTTP parser, while draining, or by routing.
   if (res.status === 431) return checkResponse(doc, shared.RequestHeaderFieldsTooLarge, m, res);
   if (res.status === 503 && !template) return checkResponse(doc, shared.ServiceUnavailablePublic, m, res);
@@ -106,8 +146,8 @@ export function contractViolations(doc: OpenApiDocument, method: string, path: s
     if (res.status !== 404) return [`no operation matches ${m} ${path}, so the answer must be 404 (got ${res.status})`];
     return checkResponse(doc, shared.RouteNotFound, m, res);
   }
-  const item = doc.paths[template] as Json;
-  const op = item[m.toLowerCase()] ?? (m === 'HEAD' ? item.get : undefined);
+  const item = doc.paths[template];
+  const op: Operation | undefined = item[m.toLowerCase()] ?? (m === 'HEAD' ? item.get : undefined);
   if (!op) {
     if (res.status === 503) return checkResponse(doc, shared.ServiceUnavailablePublic, m, res);
     if (res.status !== 405) return [`${template} has no ${m} operation, so the answer must be 405 (got ${res.status})`];
@@ -119,7 +159,8 @@ export function contractViolations(doc: OpenApiDocument, method: string, path: s
     if (got !== null && got !== allow.join(', ')) out.push(`header Allow is ${JSON.stringify(got)}, expected ${JSON.stringify(allow.join(', '))}`);
     return out;
   }
-  const response = op.responses[String(res.status)] && deref(doc, op.responses[String(res.status)]);
+  const documented = op.responses[String(res.status)];
+  const response = documented && deref<ResponseObject>(doc, documented);
   if (!response) return [`status ${res.status} is not documented for ${op.operationId} (documented: ${Object.keys(op.responses).join(', ')})`];
   return checkResponse(doc, response, m, res);
 }

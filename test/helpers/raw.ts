@@ -13,7 +13,7 @@ export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 /** A response read off a raw socket: headers lower-cased, the body as text and (when it parses) as JSON. */
-export interface RawResponse { status: number; headers: Record<string, string>; body: any; text: string }
+export interface RawResponse<B = unknown> { status: number; headers: Record<string, string>; body: B; text: string }
 
 /**
  * The first complete response at the start of `data` (framed by `Content-Length`, absent = 0)

@@ -20,8 +20,11 @@ export interface TestServer extends RunningServer {
   dataDir: string;
   /** Lines the logger wrote (when `captureLogs`). */
   logs: string[];
-  /** fetch against the server: JSON body in, parsed JSON body out. */
-  call(method: string, path: string, opts?: CallOptions): Promise<CallResult>;
+  /**
+   * fetch against the server: JSON body in, parsed JSON body out. `B` types the parsed body
+   * (test/helpers/answers.ts); it is `unknown` unless the caller says what it expects.
+   */
+  call<B = unknown>(method: string, path: string, opts?: CallOptions): Promise<CallResult<B>>;
   /** Creates another key in `workspaceId` (default: the bootstrap workspace). */
   newKey(opts?: { scopes?: string; workspaceId?: string; expiresAt?: string }): Promise<string>;
   /** Creates another workspace and a full-access key for it. */
@@ -38,9 +41,10 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
-export interface Space { workspaceId: string; key: string; call(method: string, path: string, opts?: CallOptions): Promise<CallResult> }
+export interface Space { workspaceId: string; key: string; call<B = unknown>(method: string, path: string, opts?: CallOptions): Promise<CallResult<B>> }
 
-export interface CallResult { status: number; headers: Headers; body: any; text: string }
+/** An answer: `body` is the parsed JSON (undefined when the text is not JSON), typed `B` as the caller claims. */
+export interface CallResult<B = unknown> { status: number; headers: Headers; body: B; text: string }
 
 export function tempDir(prefix = 'sw-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -66,7 +70,7 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
   const running = await startServer(config, { clock, logger, fs: opts.fs, announce: (t) => { announced += t; }, compactionSlack: opts.compactionSlack, output: opts.output });
   const key = /svck_[0-9A-Za-z]+/.exec(announced)?.[0] ?? '';
   const workspaceId = /\(([0-9a-f-]{36})\)/.exec(announced)?.[1] ?? '';
-  const call = async (method: string, path: string, o: CallOptions = {}): Promise<CallResult> => {
+  const call = async <B = unknown>(method: string, path: string, o: CallOptions = {}): Promise<CallResult<B>> => {
     const headers: Record<string, string> = { ...o.headers };
     const k = o.key === undefined ? key : o.key;
     if (k !== null) headers.Authorization = `Bearer ${k}`;
@@ -82,7 +86,7 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
     // And no answer ever holds a full API key or a credential secret (docs/security.md#secrets-in-answers-and-logs).
     const found = leaked(text + JSON.stringify([...res.headers]));
     if (found) throw new Error(`SECRET LEAK: the answer to ${method} ${path} contains a key or credential (${found.slice(0, 6)}…)`);
-    return { status: res.status, headers: res.headers, body: parsed, text };
+    return { status: res.status, headers: res.headers, body: parsed as B, text };
   };
   const newKey = async (o: { scopes?: string; workspaceId?: string; expiresAt?: string } = {}) => {
     const k = (await running.admin.createKey({ workspace: o.workspaceId ?? workspaceId, scopes: o.scopes, expiresAt: o.expiresAt })).key;
@@ -108,7 +112,7 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
   };
   const space = async (): Promise<Space> => {
     const w = await newWorkspace();
-    return { ...w, call: (m, p, o = {}) => call(m, p, { key: w.key, ...o }) };
+    return { ...w, call: <B = unknown>(m: string, p: string, o: CallOptions = {}) => call<B>(m, p, { key: w.key, ...o }) };
   };
   return { ...running, close, key, workspaceId, clock, dataDir, logs, call, newKey, newWorkspace, space };
 }
