@@ -10,11 +10,9 @@ import assert from 'node:assert/strict';
 import { cyclePath, importCycles, readImportGraph, valueImportsOf } from './helpers/imports.js';
 
 /**
- * Cycles that exist today and are being removed, each as its sorted set of modules. Known:
- * the workspace hub (`workspace.ts` imports `analytics.ts`, which imports the conversation and
- * issue areas, which import `workspace.ts`), dissolved by the records rework (typed record
- * map, each area owning its derived state). Empty this list when that lands; a cycle listed
- * here that no longer exists fails the test too, so the list cannot go stale.
+ * Cycles tolerated while being removed, each as its sorted set of modules: none today (the
+ * workspace hub's cycle went with the typed record map and areas owning their derived state).
+ * A cycle listed here that no longer exists fails the test too, so the list cannot go stale.
  */
 const KNOWN_CYCLES: string[][] = [];
 
