@@ -10,8 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, STORAGE_FULL_RETRY_AFTER_SECONDS, domainAnswer, invalid, type ErrorCode } from './http/errors.js';
 import { DomainError, InvalidInputError } from './domain/errors.js';
 import { Router } from './http/router.js';
-import { ClientAbortError, bodyRequired, checkBodyHeaders, decodeBody, parseBodyText, parseJsonBody, readBodyChunks } from './http/body.js';
-import { LARGE_BODY_BYTES, type BodyParser } from './http/largeBody.js';
+import { ClientAbortError, bodyRequired, checkBodyHeaders, readJsonBody } from './http/body.js';
+import type { BodyParser } from './http/largeBody.js';
 import { assertValid, assertValidInput, integerReason, type TObject } from './http/schema.js';
 import { TokenBucketLimiter, type TakeResult } from './http/ratelimit.js';
 import { CursorCodec } from './http/cursor.js';
@@ -20,7 +20,6 @@ import { Authenticator } from './auth/authenticate.js';
 import { ClientAddresses } from './http/clientAddress.js';
 import { MiB, type Ctx, type Result, type Route } from './http/route.js';
 import { StorageFailedError } from './store/log.js';
-import { nextTurn } from './turns.js';
 import { isOutOfSpace } from './store/fs.js';
 import type { Tx } from './store/db.js';
 import { WorkspaceUnavailableError, type KeyRec, type Store } from './store/store.js';
@@ -44,7 +43,7 @@ export interface AppOptions {
   /** Called once per authenticated request, before scope and rate limit (usage counting). */
   onAuthenticated?: (workspaceId: string) => void;
   /**
-   * Parses bodies over {@link LARGE_BODY_BYTES} off the main thread (src/http/largeBody.ts).
+   * Parses bodies over 256 KiB off the main thread (src/http/largeBody.ts).
    * Without one, such a body is decoded and parsed on the main thread in two turns of its own.
    */
   bodyParser?: BodyParser;
@@ -178,24 +177,10 @@ export class App {
   private async readBody(x: Exchange, input: Input): Promise<void> {
     const limit = input.route.bodyLimit ?? MiB;
     checkBodyHeaders(x.req, limit);
-    const { chunks, total } = await readBodyChunks(x.req, limit);
-    const requestLine = `${input.route.method} ${input.path}`;
-    if (total > LARGE_BODY_BYTES && this.opts.bodyParser) {
-      const parsed = await this.opts.bodyParser.parse(chunks, requestLine);
-      input.body = parsed.value;
-      input.json = parsed.json;
-      input.fingerprint = () => parsed.fingerprint;
-    } else {
-      const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total);
-      input.fingerprint = () => requestFingerprint(requestLine, [raw]);
-      if (total > LARGE_BODY_BYTES) {
-        // Without a worker, decoding and parsing are main-thread steps of their own (src/turns.ts).
-        await nextTurn();
-        const text = decodeBody(raw);
-        await nextTurn();
-        input.body = parseBodyText(text);
-      } else input.body = parseJsonBody(raw);
-    }
+    const read = await readJsonBody(x.req, limit, `${input.route.method} ${input.path}`, this.opts.bodyParser);
+    input.body = read.value;
+    input.json = read.json;
+    input.fingerprint = read.fingerprint;
     assertValid(input.route.body!, input.body);
     return this.execute(x, input);
   }

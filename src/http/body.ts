@@ -5,6 +5,9 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { ApiError, invalid } from './errors.js';
+import { requestFingerprint } from './idempotency.js';
+import { LARGE_BODY_BYTES, type BodyParser } from './largeBody.js';
+import { nextTurn } from '../turns.js';
 
 export const MAX_DEPTH = 64;
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor']);
@@ -37,10 +40,36 @@ export function checkBodyHeaders(req: IncomingMessage, limit: number): void {
   if (len !== undefined && Number(len) > limit) throw new BodyTooLargeError(limit);
 }
 
-/** Reads the raw body, failing as soon as more than `limit` bytes have arrived. */
-export async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/** A request's JSON body, read and parsed. */
+export interface ReadBody {
+  value: unknown;
+  /** The JSON text of long top-level string members, when the body worker parsed it (else empty). */
+  json: ReadonlyMap<string, Uint8Array>;
+  /** The request's idempotency fingerprint (src/http/idempotency.ts), computed when asked. */
+  fingerprint: () => string;
+}
+
+const NO_MEMBERS: ReadonlyMap<string, Uint8Array> = new Map();
+
+/**
+ * Reads and parses a JSON body of at most `limit` bytes. A body over {@link LARGE_BODY_BYTES}
+ * goes to `parser` (a worker thread) as its chunks; without one it is decoded and parsed on the
+ * main thread in turns of their own (src/turns.ts). `requestLine` (`METHOD path`) goes into the
+ * fingerprint. @throws ApiError 400/413, ClientAbortError
+ */
+export async function readJsonBody(req: IncomingMessage, limit: number, requestLine: string, parser?: BodyParser): Promise<ReadBody> {
   const { chunks, total } = await readBodyChunks(req, limit);
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total);
+  if (total > LARGE_BODY_BYTES && parser) {
+    const parsed = await parser.parse(chunks, requestLine);
+    return { value: parsed.value, json: parsed.json, fingerprint: () => parsed.fingerprint };
+  }
+  const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total);
+  const fingerprint = () => requestFingerprint(requestLine, [raw]);
+  if (total <= LARGE_BODY_BYTES) return { value: parseJsonBody(raw), json: NO_MEMBERS, fingerprint };
+  await nextTurn();
+  const text = decodeBody(raw);
+  await nextTurn();
+  return { value: parseBodyText(text), json: NO_MEMBERS, fingerprint };
 }
 
 /**
