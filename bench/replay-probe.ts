@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync, mkdirSync, openSync, writeSync, closeSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeLine } from '../src/store/log.js';
-import { Workspace } from '../src/workspace.js';
+import { Workspace } from '../src/domain/workspace.js';
 import { nodeFs } from '../src/store/fs.js';
 const n = Number(process.argv[2] ?? 1_000_000), ids = Number(process.argv[3] ?? 100_000);
 const dir = mkdtempSync(join(tmpdir(), 'sw-replay-'));

@@ -11,7 +11,7 @@ import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from 'nod
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodeLine } from '../src/store/log.js';
-import { newId } from '../src/ids.js';
+import { newId } from '../src/core/ids.js';
 import { mulberry32 } from '../test/helpers/prng.js';
 
 /** A tiny deterministic PRNG (mulberry32), so every run seeds the same data. */

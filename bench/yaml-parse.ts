@@ -10,7 +10,7 @@
  * process was not scheduled on a shared machine does not count).
  */
 import { readFileSync } from 'node:fs';
-import { parseYamlAll } from '../src/ingest/yaml.js';
+import { parseYamlAll } from '../src/ingest/parsers/yaml.js';
 
 const runsArg = process.argv.indexOf('--runs');
 const runs = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 40;

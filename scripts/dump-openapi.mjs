@@ -5,10 +5,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../dist/config.js';
-import { startServer } from '../dist/serve.js';
-import { systemClock } from '../dist/clock.js';
-import { silentLogger } from '../dist/logger.js';
+import { loadConfig } from '../dist/core/config.js';
+import { startServer } from '../dist/server/start.js';
+import { systemClock } from '../dist/core/clock.js';
+import { silentLogger } from '../dist/core/logger.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'sw-openapi-'));
 try {

@@ -7,15 +7,15 @@
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Admin, AdminError, repairView } from './admin.js';
-import { callAdminSocket } from './adminSocket.js';
+import { Admin, AdminError, repairView } from './admin/operations.js';
+import { callAdminSocket } from './admin/socket.js';
 import { cliMessage } from './admin/cliMessages.js';
 import { LockedError, acquireLock, lockHolder } from './store/lock.js';
 import { repairLog } from './store/recovery.js';
-import { openStore } from './workspace.js';
-import { systemClock } from './clock.js';
-import { loadConfig } from './config.js';
-import { SecretBox } from './secrets.js';
+import { openStore } from './domain/workspace.js';
+import { systemClock } from './core/clock.js';
+import { loadConfig } from './core/config.js';
+import { SecretBox } from './core/secrets.js';
 
 const USAGE = `usage: cli.js <command> [--data-dir DIR]
   workspace create --name NAME

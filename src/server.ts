@@ -5,10 +5,10 @@
  * invalid settings before anything else, a HOST or PORT that cannot be listened on before
  * the data dir is touched.
  */
-import { loadConfig, ConfigError } from './config.js';
-import { createLogger } from './logger.js';
-import { systemClock } from './clock.js';
-import { startServer, type RunningServer } from './serve.js';
+import { loadConfig, ConfigError } from './core/config.js';
+import { createLogger } from './core/logger.js';
+import { systemClock } from './core/clock.js';
+import { startServer, type RunningServer } from './server/start.js';
 
 async function main(): Promise<void> {
   let config;

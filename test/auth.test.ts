@@ -12,7 +12,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { generateWidgetKey, hasScope, looksLikeApiKey, parseScopes, generateApiKey } from '../src/auth/keys.js';
-import { iso } from '../src/clock.js';
+import { iso } from '../src/core/clock.js';
 import type { ConversationAnswer, CustomFieldList, IssueAnswer, IssueList } from './helpers/answers.js';
 
 const UNAUTHORIZED = { code: 'unauthorized', error: 'A valid workspace API key is required.' };

@@ -8,7 +8,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
-import { addressKey, ClientAddresses, ipv6Groups, parseCidr } from '../src/http/clientAddress.js';
+import { addressKey, ClientAddresses, ipv6Groups } from '../src/http/clientAddress.js';
+import { parseCidr } from '../src/core/config.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 const UNAUTHORIZED = { code: 'unauthorized', error: 'A valid workspace API key is required.' };

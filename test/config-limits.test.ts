@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { loadConfig, ConfigError } from '../src/config.js';
+import { loadConfig, ConfigError } from '../src/core/config.js';
 import { runServerToExit, tempDir } from './helpers/child.js';
 
 const PREFIX = 'support-workspace: invalid configuration: ';

@@ -17,7 +17,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { within } from './helpers/raw.js';
-import type { ServerDeps } from '../src/serve.js';
+import type { ServerDeps } from '../src/server/start.js';
 import type { OpenApiAnswer } from './helpers/answers.js';
 
 const MiB = 1024 * 1024;

@@ -6,9 +6,9 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { crawlWebsite, type CrawlOptions } from '../src/ingest/crawl.js';
-import { FetchError, type FetchOptions } from '../src/ingest/fetch.js';
-import { fetchGithubDocs, parseGithubRepoUrl } from '../src/ingest/github.js';
+import { crawlWebsite, type CrawlOptions } from '../src/ingest/fetch/crawl.js';
+import { FetchError, type FetchOptions } from '../src/ingest/fetch/fetch.js';
+import { fetchGithubDocs, parseGithubRepoUrl } from '../src/ingest/fetch/github.js';
 import { IngestError } from '../src/ingest/types.js';
 import { inlineAnalyzer, runJob } from '../src/ingest/analyze.js';
 

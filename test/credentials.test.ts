@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { RESERVED_HEADERS } from '../src/areas/credentials.js';
+import { RESERVED_HEADERS } from '../src/areas/sources/credentials.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import type { Ingestion, LiveCheck, Usage } from './helpers/answers.js';
 

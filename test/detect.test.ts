@@ -4,9 +4,9 @@ import { readFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { detectContent } from '../src/ingest/detect.js';
+import { detectContent } from '../src/ingest/detect/detect.js';
 import { IngestError } from '../src/ingest/types.js';
-import { SecretBox } from '../src/secrets.js';
+import { SecretBox } from '../src/core/secrets.js';
 
 // Every corpus file's detected type, and the corpus's invalid JSON, are checked by the contract
 // over the registry of kinds (test/source-kinds.test.ts).

@@ -1,17 +1,17 @@
 /**
  * Errors as data (docs/api.md#errors): the validator throws a field path and a reason, the
- * message is made from them in one place; domain errors (src/domain/errors.ts) carry no HTTP
+ * message is made from them in one place; domain errors (src/core/errors.ts) carry no HTTP
  * knowledge and are mapped to `{code, error}` by one table (`domainAnswer`), to the CLI's
  * words by another (`cliMessage`); a refusal crosses the admin socket as data.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConflictError, InvalidInputError, NotFoundError, domainErrorFromData, formatPath } from '../src/domain/errors.js';
+import { ConflictError, InvalidInputError, NotFoundError, domainErrorFromData, formatPath } from '../src/core/errors.js';
 import { ApiError, domainAnswer } from '../src/http/errors.js';
 import { s, validate, validateInput } from '../src/http/schema.js';
-import { parseQuery } from '../src/app.js';
+import { parseQuery } from '../src/http/pipeline.js';
 import { cliMessage } from '../src/admin/cliMessages.js';
-import { callAdminSocket } from '../src/adminSocket.js';
+import { callAdminSocket } from '../src/admin/socket.js';
 import { startTestServer } from './helpers/server.js';
 
 const body = s.object({

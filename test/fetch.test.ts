@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
-import { FetchError, fetchDocument, isPrivateAddress, MAX_ENCODINGS, type FetchOptions } from '../src/ingest/fetch.js';
+import { FetchError, fetchDocument, isPrivateAddress, MAX_ENCODINGS, type FetchOptions } from '../src/ingest/fetch/fetch.js';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 

@@ -9,11 +9,12 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import { once } from 'node:events';
 import { startTestServer, tempDir, type TestServer } from './helpers/server.js';
-import { App } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/logger.js';
-import { ManualClock } from '../src/clock.js';
-import { route, type Route } from '../src/http/route.js';
+import { App } from '../src/http/pipeline.js';
+import { loadConfig } from '../src/core/config.js';
+import { createLogger } from '../src/core/logger.js';
+import { ManualClock } from '../src/core/clock.js';
+import type { Route } from '../src/http/route.js';
+import { route } from '../src/domain/route.js';
 import { s } from '../src/http/schema.js';
 import type { ConversationAnswer, ErrorAnswer, Ingestion } from './helpers/answers.js';
 

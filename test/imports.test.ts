@@ -58,3 +58,45 @@ test('a cycle is found and shown as an import chain', () => {
   assert.equal(cyclePath(graph, cycles[0]), 'a.ts → b.ts → c.ts → a.ts');
   assert.equal(cyclePath(graph, cycles[1]), 'e.ts → e.ts');
 });
+
+/**
+ * The layers of `src/`, lowest first (README "Layers"): a module may import its own layer and
+ * the ones below it, never one above — type-only imports included. Each entry is a folder (or
+ * a top-level file) under `src/`; every module must belong to exactly one layer.
+ */
+export const LAYERS: { name: string; paths: string[] }[] = [
+  { name: 'core', paths: ['core/'] },
+  { name: 'store', paths: ['store/'] },
+  { name: 'search', paths: ['search/'] },
+  { name: 'ingest', paths: ['ingest/'] },
+  { name: 'http', paths: ['http/', 'auth/'] },
+  { name: 'domain', paths: ['domain/', 'areas/'] },
+  { name: 'openapi', paths: ['openapi/'] },
+  { name: 'admin', paths: ['admin/'] },
+  { name: 'server', paths: ['server/', 'server.ts', 'cli.ts'] },
+];
+
+/** The index in {@link LAYERS} of the layer holding `module` (a name under `src/`), or -1. */
+export function layerOf(module: string): number {
+  return LAYERS.findIndex((l) => l.paths.some((p) => (p.endsWith('/') ? module.startsWith(p) : module === p)));
+}
+
+test('every module of src/ belongs to a layer, and none imports a layer above its own', () => {
+  const graph = readImportGraph(true);
+  const unplaced = [...graph.keys()].filter((m) => layerOf(m) < 0);
+  assert.deepEqual(unplaced, [], 'modules in no layer (add their folder to LAYERS)');
+  const upward: string[] = [];
+  for (const [from, targets] of graph) {
+    for (const to of targets) {
+      if (layerOf(to) > layerOf(from)) upward.push(`${from} (${LAYERS[layerOf(from)].name}) imports ${to} (${LAYERS[layerOf(to)].name})`);
+    }
+  }
+  assert.deepEqual(upward, [], 'imports of a layer above');
+});
+
+test('the layer rule reads type-only imports too, and places files by folder', () => {
+  assert.deepEqual(valueImportsOf('http/x.ts', "import type { W } from '../domain/w.js';", true), ['domain/w.ts']);
+  assert.equal(LAYERS[layerOf('ingest/parsers/yaml/parser.ts')].name, 'ingest');
+  assert.equal(LAYERS[layerOf('server.ts')].name, 'server');
+  assert.equal(layerOf('stray.ts'), -1);
+});

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { parseGraphql, parseGraphqlIntrospection } from '../src/ingest/graphql.js';
+import { parseGraphql, parseGraphqlIntrospection } from '../src/ingest/parsers/graphql.js';
 import type { ParsedSource } from '../src/ingest/types.js';
 import { CORPUS, expectedJson, throwsIngest, readCorpus } from './helpers/corpus.js';
 

@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { parseYaml } from '../src/ingest/yaml.js';
-import { parseOpenApi } from '../src/ingest/openapi.js';
-import { parseAsyncApi } from '../src/ingest/asyncapi.js';
+import { parseYaml } from '../src/ingest/parsers/yaml.js';
+import { parseOpenApi } from '../src/ingest/parsers/openapi.js';
+import { parseAsyncApi } from '../src/ingest/parsers/asyncapi.js';
 import type { ParsedSource } from '../src/ingest/types.js';
 import { CORPUS, readCorpus } from './helpers/corpus.js';
 

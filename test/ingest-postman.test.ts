@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { parsePostman, postmanRawPath } from '../src/ingest/postman.js';
+import { parsePostman, postmanRawPath } from '../src/ingest/parsers/postman.js';
 import { IngestError } from '../src/ingest/types.js';
 import { CORPUS } from './helpers/corpus.js';
 

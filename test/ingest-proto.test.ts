@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { parseProto } from '../src/ingest/proto.js';
+import { parseProto } from '../src/ingest/parsers/proto.js';
 import { CORPUS, expectedJson, throwsIngest } from './helpers/corpus.js';
 
 const EXPECTED = expectedJson<{ endpoints: number | null; services?: number; rpc_kinds?: Record<string, number> }>();

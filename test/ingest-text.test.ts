@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { parseMarkdown } from '../src/ingest/markdown.js';
-import { parseHtml, extractLinks, decodeEntities } from '../src/ingest/html.js';
-import { parseJsonDocuments, parseJsonText } from '../src/ingest/json.js';
+import { parseMarkdown } from '../src/ingest/parsers/markdown.js';
+import { parseHtml, extractLinks, decodeEntities } from '../src/ingest/parsers/html.js';
+import { parseJsonDocuments, parseJsonText } from '../src/ingest/parsers/json.js';
 import { IngestError } from '../src/ingest/types.js';
 import { CORPUS, readCorpus } from './helpers/corpus.js';
 

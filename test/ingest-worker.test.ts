@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { WorkerAnalyzer } from '../src/ingest/pool.js';
+import { WorkerAnalyzer } from '../src/ingest/workers/pool.js';
 import { runJob, type IngestResult } from '../src/ingest/analyze.js';
 import { IngestError } from '../src/ingest/types.js';
 import { startTestServer } from './helpers/server.js';

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { parseXml, textContent, childElements, firstChild } from '../src/ingest/xml.js';
-import { parseWsdl } from '../src/ingest/wsdl.js';
+import { parseXml, textContent, childElements, firstChild } from '../src/ingest/parsers/xml.js';
+import { parseWsdl } from '../src/ingest/parsers/wsdl.js';
 import { CORPUS, PENDING_AUTO, expectedJson, throwsIngest } from './helpers/corpus.js';
 
 const EXPECTED = expectedJson<{ endpoints: number | null; services?: number; imports?: number; documents?: number }>();

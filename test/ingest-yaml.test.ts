@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { parseYaml, parseYamlAll } from '../src/ingest/yaml.js';
+import { parseYaml, parseYamlAll } from '../src/ingest/parsers/yaml.js';
 import { CORPUS, readCorpus } from './helpers/corpus.js';
 import { parseJsonStream } from './helpers/yamlSuite.js';
 

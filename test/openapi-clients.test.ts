@@ -15,7 +15,7 @@ import ts from 'typescript';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { contractDocument, type OpenApiDocument } from './helpers/contract.js';
 import { buildOpenApiDocument, ERROR_SCHEMA } from '../src/openapi/document.js';
-import { resolveRef, schemaErrors, type JsonSchema } from '../src/openapi/validate.js';
+import { resolveRef, schemaErrors, type JsonSchema } from './helpers/openapiValidate.js';
 import { assertValid } from '../src/http/schema.js';
 import { SCOPES } from '../src/auth/keys.js';
 import type { Route } from '../src/http/route.js';

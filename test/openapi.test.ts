@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { contractDocument, contractViolations, matchPath, type OpenApiDocument } from './helpers/contract.js';
 import { buildOpenApiDocument } from '../src/openapi/document.js';
-import { isRfc3339DateTime, resolveRef, schemaErrors, type JsonSchema } from '../src/openapi/validate.js';
+import { isRfc3339DateTime, resolveRef, schemaErrors, type JsonSchema } from './helpers/openapiValidate.js';
 import { ERRORS } from '../src/http/errors.js';
 import type { ConversationAnswer, OpenApiAnswer } from './helpers/answers.js';
 

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from './helpers/server.js';
-import { AdminError } from '../src/admin.js';
+import { AdminError } from '../src/admin/operations.js';
 import { refusedWith } from './helpers/refusal.js';
 import { damageLine } from './helpers/damage.js';
 import type { ConversationAnswer, ConversationList } from './helpers/answers.js';

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { TokenBucketLimiter } from '../src/http/ratelimit.js';
-import { ManualClock } from '../src/clock.js';
+import { ManualClock } from '../src/core/clock.js';
 
 const ENV = { RATE_LIMIT_BURST: '5', RATE_LIMIT_PER_MINUTE: '60' };
 const LIMITED = { code: 'rate_limited', error: 'Too many API requests. Slow down and try again shortly.' };

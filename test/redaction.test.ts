@@ -1,5 +1,5 @@
 /**
- * Redaction of a credential from live-check answers (src/areas/redaction.ts): every form of the
+ * Redaction of a credential from live-check answers (src/areas/sources/redaction.ts): every form of the
  * secret an upstream may echo — raw, JSON-escaped (`\"`, `\/`, `\uXXXX` in any hex case),
  * URL-encoded (`%XX` upper or lower, `+` for a space, UTF-8 bytes), base64 (standard and
  * URL-safe, with and without padding, of the secret and of `username:secret`, inside a longer
@@ -8,7 +8,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cutBytes, MIN_FORM_LENGTH, REDACTED, Redactor, secretForms } from '../src/areas/redaction.js';
+import { cutBytes, MIN_FORM_LENGTH, REDACTED, Redactor, secretForms } from '../src/areas/sources/redaction.js';
 import { mulberry32 } from './helpers/prng.js';
 
 const SECRET = 'Tok/en+ "Q" é€😀~1';

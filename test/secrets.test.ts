@@ -59,7 +59,7 @@ test('secrets rotate: a new active key id, every credential sealed again and sti
     const after = sealedOf(ids[0]);
     assert.equal(after.kid, 'k2');
     assert.notEqual(after.ct, before.ct);
-    const { SecretBox } = await import('../src/secrets.js');
+    const { SecretBox } = await import('../src/core/secrets.js');
     const box = SecretBox.load(srv.dataDir);
     assert.equal(box.open(after, `${srv.workspaceId}/${ids[0]}`), `${SECRET}-A`);
     assert.equal(box.open(sealedOf(ids[1]), `${srv.workspaceId}/${ids[1]}`), `${SECRET}-B`);

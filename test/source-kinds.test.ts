@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { CREATE_TYPES, SOURCE_KINDS, SOURCE_TYPES, isContentType, type ContentType, type SourceType } from '../src/ingest/kinds.js';
 import { parseContent, runJob } from '../src/ingest/analyze.js';
-import { detectContent } from '../src/ingest/detect.js';
+import { detectContent } from '../src/ingest/detect/detect.js';
 import { IngestError } from '../src/ingest/types.js';
 import { CORPUS, PENDING_AUTO, expectedJson, readCorpus } from './helpers/corpus.js';
 

@@ -5,10 +5,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ManualClock } from '../src/clock.js';
-import { loadConfig, ConfigError } from '../src/config.js';
-import { silentLogger } from '../src/logger.js';
-import { startServer } from '../src/serve.js';
+import { ManualClock } from '../src/core/clock.js';
+import { loadConfig, ConfigError } from '../src/core/config.js';
+import { silentLogger } from '../src/core/logger.js';
+import { startServer } from '../src/server/start.js';
 import { startTestServer, tempDir } from './helpers/server.js';
 import { startServer as startChild } from './helpers/child.js';
 import { INGEST_HOOK } from './helpers/ingest-hook.js';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { once } from 'node:events';
-import { nextTurn, waitingForTurns } from '../src/turns.js';
+import { nextTurn, waitingForTurns } from '../src/core/turns.js';
 
 /** Busy work on the main thread for `ms` (the heavy step a turn stands for). */
 function busy(ms: number): void {

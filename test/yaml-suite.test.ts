@@ -6,7 +6,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseYamlAll } from '../src/ingest/yaml.js';
+import { parseYamlAll } from '../src/ingest/parsers/yaml.js';
 import { IngestError } from '../src/ingest/types.js';
 import { parseJsonStream, suiteCases } from './helpers/yamlSuite.js';
 

@@ -1,10 +1,10 @@
 /**
  * How the admin CLI words a refused operation (docs/configuration.md#admin-cli): the one line it
  * prints after `error: `. The admin operations refuse with domain errors that hold their parts
- * (src/domain/errors.ts); this module alone turns them into the CLI's text — a field by the
+ * (src/core/errors.ts); this module alone turns them into the CLI's text — a field by the
  * command-line flag that gave it, a place in an import file by its JSON path.
  */
-import { ConflictError, DomainError, InvalidInputError } from '../domain/errors.js';
+import { ConflictError, DomainError, InvalidInputError } from '../core/errors.js';
 
 /** For each operation, the flag that gives each of its arguments (`expiresAt` ← `--expires-at`). */
 const ARG_FLAGS: Record<string, Record<string, string>> = {

@@ -3,12 +3,12 @@
  * `widgetKey` (`svcw_…`) for embedding that is never accepted as an API key.
  */
 import { s, type Static } from '../http/schema.js';
-import { newId } from '../ids.js';
-import { iso } from '../clock.js';
+import { newId } from '../core/ids.js';
+import { iso } from '../core/clock.js';
 import { generateWidgetKey } from '../auth/keys.js';
 import type { Tx } from '../store/db.js';
 import { orderBy } from '../store/indexes.js';
-import { route } from '../http/route.js';
+import { route } from '../domain/route.js';
 import { listSchema, notFound, pageParams, paginate } from './common.js';
 
 export interface Agent { id: string; name: string; description: string; enabled: boolean; widgetKey: string; createdAt: string; updatedAt: string }

@@ -4,9 +4,18 @@
  */
 import { s, type TSchema } from '../http/schema.js';
 import { invalid } from '../http/errors.js';
-import { NotFoundError } from '../domain/errors.js';
+import { NotFoundError } from '../core/errors.js';
 import { SortedIndex } from '../store/sorted.js';
-import type { Ctx } from '../http/route.js';
+import type { Ctx } from '../domain/route.js';
+import type { Store } from '../store/store.js';
+import type { Config } from '../core/config.js';
+import type { SecretBox } from '../core/secrets.js';
+import type { Logger } from '../core/logger.js';
+import type { Analyzer } from '../ingest/analyze.js';
+import type { UsageCounter } from './usage/counter.js';
+
+/** What the areas' routes are built with (src/server/routes.ts builds the table from these). */
+export interface RouteDeps { store: Store; config: Config; secrets: SecretBox; logger: Logger; analyzer: Analyzer; usage: UsageCounter }
 
 export const PRIORITIES = ['urgent', 'high', 'medium', 'low'] as const;
 export type Priority = (typeof PRIORITIES)[number];

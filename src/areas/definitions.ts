@@ -4,15 +4,15 @@
  * API returns only the spec's sanitized fields.
  */
 import { s, type Static } from '../http/schema.js';
-import { route } from '../http/route.js';
-import { InvalidInputError } from '../domain/errors.js';
-import { newId } from '../ids.js';
-import { iso } from '../clock.js';
-import type { Workspace } from '../workspace.js';
+import { route } from '../domain/route.js';
+import { InvalidInputError } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { iso } from '../core/clock.js';
+import type { Workspace } from '../domain/workspace.js';
 import type { Tx } from '../store/db.js';
 import { orderBy, uniqueBy } from '../store/indexes.js';
 import { listSchema, pageParams, paginate, paginateArray, PRIORITIES } from './common.js';
-import { CONVERSATION_STATUSES } from './conversations.js';
+import { CONVERSATION_STATUSES } from './conversations/conversations.js';
 import { ISSUE_STATES } from './issues.js';
 
 export const FIELD_TYPES = ['text', 'number', 'decimal', 'boolean', 'date', 'datetime', 'url', 'select', 'multiselect'] as const;

@@ -1,6 +1,6 @@
 /** `GET /healthz` (docs/api.md#health): no authentication; 503 once storage has failed. */
 import { s } from '../http/schema.js';
-import { route } from '../http/route.js';
+import { route } from '../domain/route.js';
 import { ApiError } from '../http/errors.js';
 import type { Store } from '../store/store.js';
 

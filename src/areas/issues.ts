@@ -4,12 +4,12 @@
  * optional link to the conversation the issue was opened from.
  */
 import { s, type Static } from '../http/schema.js';
-import { InvalidInputError } from '../domain/errors.js';
-import { route, type Ctx } from '../http/route.js';
+import { InvalidInputError } from '../core/errors.js';
+import { route, type Ctx } from '../domain/route.js';
 import { ViewCache, listJson } from '../http/viewCache.js';
-import { newId } from '../ids.js';
-import { iso } from '../clock.js';
-import type { Workspace } from '../workspace.js';
+import { newId } from '../core/ids.js';
+import { iso } from '../core/clock.js';
+import type { Workspace } from '../domain/workspace.js';
 import type { Db, Tx } from '../store/db.js';
 import { attachIndexes, groupBy, orderBy } from '../store/indexes.js';
 import type { DefinitionRecords } from './definitions.js';

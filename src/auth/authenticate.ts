@@ -8,9 +8,9 @@ import type { IncomingMessage } from 'node:http';
 import { ApiError, type ErrorCode } from '../http/errors.js';
 import { TokenBucketLimiter } from '../http/ratelimit.js';
 import { hashKey, hasScope, looksLikeApiKey } from './keys.js';
-import { iso, type Clock } from '../clock.js';
+import { iso, type Clock } from '../core/clock.js';
 import type { KeyRec, Store } from '../store/store.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../core/logger.js';
 
 /** Failed authentications allowed per client address and minute (docs/security.md#failed-authentication-limit). */
 export const AUTH_FAILURES_PER_MINUTE = 30;

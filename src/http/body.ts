@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import { ApiError, invalid } from './errors.js';
 import { requestFingerprint } from './idempotency.js';
 import { LARGE_BODY_BYTES, type BodyParser } from './largeBody.js';
-import { nextTurn } from '../turns.js';
+import { nextTurn } from '../core/turns.js';
 
 export const MAX_DEPTH = 64;
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor']);
@@ -54,7 +54,7 @@ const NO_MEMBERS: ReadonlyMap<string, Uint8Array> = new Map();
 /**
  * Reads and parses a JSON body of at most `limit` bytes. A body over {@link LARGE_BODY_BYTES}
  * goes to `parser` (a worker thread) as its chunks; without one it is decoded and parsed on the
- * main thread in turns of their own (src/turns.ts). `requestLine` (`METHOD path`) goes into the
+ * main thread in turns of their own (src/core/turns.ts). `requestLine` (`METHOD path`) goes into the
  * fingerprint. @throws ApiError 400/413, ClientAbortError
  */
 export async function readJsonBody(req: IncomingMessage, limit: number, requestLine: string, parser?: BodyParser): Promise<ReadBody> {

@@ -13,6 +13,7 @@
  * left of it were written by the client itself and are never believed.
  */
 import { BlockList, isIP } from 'node:net';
+import { parseCidr } from '../core/config.js';
 import type { IncomingMessage } from 'node:http';
 
 /**
@@ -52,26 +53,6 @@ export function ipv6Groups(ip: string): number[] {
   const head = parse(text.slice(0, gap));
   const tail = parse(text.slice(gap + 2));
   return [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
-}
-
-/**
- * Parses one `TRUST_PROXY` entry: an IP address or a CIDR range (`10.0.0.0/8`, `fd00::/8`).
- * @returns the address, its family and the prefix length (32 or 128 for a single address),
- *   or undefined when the entry is neither.
- */
-export function parseCidr(entry: string): { address: string; family: 'ipv4' | 'ipv6'; prefix: number } | undefined {
-  const slash = entry.indexOf('/');
-  const address = slash === -1 ? entry : entry.slice(0, slash);
-  const family = isIP(address);
-  if (family === 0 || address.includes('%')) return undefined;
-  const max = family === 4 ? 32 : 128;
-  let prefix = max;
-  if (slash !== -1) {
-    const bits = entry.slice(slash + 1);
-    if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return undefined;
-    prefix = Number(bits);
-  }
-  return { address, family: family === 4 ? 'ipv4' : 'ipv6', prefix };
 }
 
 /** Resolves the client address of a request, trusting `X-Forwarded-For` only from the configured proxies. */

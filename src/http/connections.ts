@@ -27,8 +27,8 @@
 import type { IncomingMessage, ServerResponse, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { addressKey } from './clientAddress.js';
-import type { Clock } from '../clock.js';
-import type { Logger } from '../logger.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
 
 export interface ConnectionLimits {
   /**

@@ -1,10 +1,10 @@
 /**
  * The error contract (docs/api.md#errors, docs/api.md#error-codes): every error code, its HTTP status and its
  * message text live in this one table, and {@link ApiError} is the only error type the HTTP
- * layer turns into a `{code, error}` body. Domain errors (src/domain/errors.ts) become one
+ * layer turns into a `{code, error}` body. Domain errors (src/core/errors.ts) become one
  * through {@link domainAnswer}, the one table from their kinds to codes.
  */
-import { ConflictError, InvalidInputError, type DomainError, type DomainErrorKind } from '../domain/errors.js';
+import { ConflictError, InvalidInputError, type DomainError, type DomainErrorKind } from '../core/errors.js';
 
 /** Code → status and the spec's message text (docs/api.md#error-codes). */
 export const ERRORS = {

@@ -8,7 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import { createHash } from 'node:crypto';
 import { ApiError, invalid } from './errors.js';
-import { iso } from '../clock.js';
+import { iso } from '../core/clock.js';
 import type { KeyRec } from '../store/store.js';
 import type { Db, Tx } from '../store/db.js';
 import type { Result } from './route.js';

@@ -12,7 +12,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { ApiError, type ErrorCode } from './errors.js';
-import { startWorker } from '../workerThread.js';
+import { startWorker } from '../core/workerThread.js';
 
 /** Bodies longer than this (bytes) go to the worker; shorter ones parse faster than a round trip. */
 export const LARGE_BODY_BYTES = 256 * 1024;

@@ -4,7 +4,7 @@
  * buckets are dropped — a dropped bucket was either full or is refilled as if it were, which
  * can only ever favour the client by at most one burst. Time comes from an injected clock.
  */
-import type { Clock } from '../clock.js';
+import type { Clock } from '../core/clock.js';
 
 interface Bucket { tokens: number; at: number }
 

@@ -4,20 +4,27 @@
  * document is generated from the same objects.
  */
 import type { Static, TObject, TRef, TSchema } from './schema.js';
-import type { Records, Workspace } from '../workspace.js';
 import type { KeyRec, Store } from '../store/store.js';
-import type { Tx } from '../store/db.js';
+import type { Db } from '../store/db.js';
 import type { CursorCodec } from './cursor.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/**
+ * What the HTTP layer needs of a workspace: its id and its log, whatever record types the log
+ * holds (`Db<any>`: the layer begins and commits transactions, it never reads records). The
+ * domain's `Workspace` (src/domain/workspace.ts) is one, and binds itself into {@link Ctx}
+ * through {@link routeFor}: this layer names no module above it (README "Layers").
+ */
+export interface WorkspaceLike { readonly id: string; readonly db: Db<any> }
 
 /**
  * What a handler sees: the key's workspace, validated input, and a transaction to write in.
  * A handler writes only through `tx()`, and never commits by itself: the pipeline commits
  * (docs/decisions.md#one-write-path-per-request).
  */
-export interface Ctx<Q = unknown, B = unknown> {
-  ws: Workspace;
+export interface Ctx<Q = unknown, B = unknown, W extends WorkspaceLike = WorkspaceLike> {
+  ws: W;
   key: KeyRec;
   store: Store;
   params: Record<string, string>;
@@ -33,7 +40,7 @@ export interface Ctx<Q = unknown, B = unknown> {
   now: number;
   requestId: string;
   /** The request's transaction (created on first use); the pipeline commits it before answering. */
-  tx(): Tx<Records>;
+  tx(): ReturnType<W['db']['begin']>;
   /**
    * Has the pipeline make what `tx()` holds durable now, mid-request, for a state that must be
    * visible and survive a crash while a long step runs (a source's `processing` record during
@@ -80,14 +87,21 @@ export interface Route extends RouteBase {
   query?: TObject;
   body?: BodySchema;
   // The handler's input was validated against `query` and `body`; `route()` typed it.
-  handler: (ctx: Ctx<never, never>) => Result | Promise<Result>;
+  // The workspace type is erased with the input types (`any`: a handler of any workspace type).
+  handler: (ctx: Ctx<never, never, any>) => Result | Promise<Result>;
 }
 
-/** Declares a route with its handler's input types inferred from the schemas. */
-export function route<Q extends TObject = TObject<{}>, B extends BodySchema = TObject<{}>>(
-  r: RouteBase & { query?: Q; body?: B; handler: (ctx: Ctx<Static<Q>, Static<B>>) => Result | Promise<Result> },
-): Route {
-  return r as unknown as Route;
+/** How a route is declared: its handler's input types inferred from the schemas. */
+export type RouteDeclarer<W extends WorkspaceLike> = <Q extends TObject = TObject<{}>, B extends BodySchema = TObject<{}>>(
+  r: RouteBase & { query?: Q; body?: B; handler: (ctx: Ctx<Static<Q>, Static<B>, W>) => Result | Promise<Result> },
+) => Route;
+
+/**
+ * The route declarer for handlers that see workspaces of type `W` (the domain layer makes the
+ * one its areas use: src/domain/route.ts).
+ */
+export function routeFor<W extends WorkspaceLike>(): RouteDeclarer<W> {
+  return (r) => r as unknown as Route;
 }
 
 export const MiB = 1024 * 1024;

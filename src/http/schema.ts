@@ -6,7 +6,7 @@
  * {@link toJsonSchema}, which emits the same definition for the OpenAPI document.
  */
 import { domainAnswer, type RequestPart } from './errors.js';
-import { InvalidInputError } from '../domain/errors.js';
+import { InvalidInputError } from '../core/errors.js';
 
 /**
  * String formats. {@link validate} asserts `email`, `date-time`, `date` and `uuid`; `uri` is

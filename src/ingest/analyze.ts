@@ -2,17 +2,16 @@
  * The CPU-bound part of ingestion, pure and thread-agnostic: decode, detect and parse content,
  * check the per-source caps, chunk the documents, give every document and endpoint its id and
  * lay out the stored index record and its search postings. {@link Analyzer} runs it inline or on
- * worker threads (src/ingest/pool.ts), so that the main thread only fetches bytes and stores
+ * worker threads (src/ingest/workers/pool.ts), so that the main thread only fetches bytes and stores
  * the finished record (README "Reliability": ingestion never stalls other requests).
  */
-import { IngestError, MAX_CHUNKS, MAX_DOCUMENTS, MAX_ENDPOINTS, checkCap, type ParsedDocument, type ParsedSource } from './types.js';
-import { classifyValue, detectContent, detectedAs, parseStructured, type Detected } from './detect.js';
+import { IngestError, MAX_CHUNKS, MAX_DOCUMENTS, MAX_ENDPOINTS, checkCap, type ParsedDocument, type ParsedSource, type SourceIndexRec } from './types.js';
+import { classifyValue, detectContent, detectedAs, parseStructured, type Detected } from './detect/detect.js';
 import { contentKind, type ContentType } from './kinds.js';
-import { extractLinks, parseHtml } from './html.js';
+import { extractLinks, parseHtml } from './parsers/html.js';
 import { chunkDocuments } from './chunk.js';
 import { prepareSource, type SourceEntry } from '../search/bm25.js';
-import { newId } from '../ids.js';
-import type { SourceIndexRec } from '../workspace.js';
+import { newId } from '../core/ids.js';
 
 export { MAX_CHUNKS, MAX_DOCUMENTS, MAX_ENDPOINTS } from './types.js';
 /** Most links a crawled page hands back to the crawl (a page of a million links stays cheap). */

@@ -7,9 +7,9 @@
 import { IngestError } from './types.js';
 import { isContentType, isFetchedType, urlKind, type ContentType, type FetchedType, type SourceType } from './kinds.js';
 import type { Analyzer, IngestResult } from './analyze.js';
-import { fetchDocument, type FetchOptions } from './fetch.js';
-import { crawlWebsite } from './crawl.js';
-import { fetchGithubDocs } from './github.js';
+import { fetchDocument, type FetchOptions } from './fetch/fetch.js';
+import { crawlWebsite } from './fetch/crawl.js';
+import { fetchGithubDocs } from './fetch/github.js';
 
 export interface IngestRequest { type: SourceType | 'auto'; url?: string; content?: string }
 

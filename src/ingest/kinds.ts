@@ -10,16 +10,16 @@
  */
 import { MAX_DOCUMENTS, type ParsedSource } from './types.js';
 import type { Obj } from './parsers/values.js';
-import { isHtml, isWsdlRoot, looksLikeGraphqlSdl, looksLikeProto } from './sniff.js';
-import { parseOpenApi } from './openapi.js';
-import { parseAsyncApi } from './asyncapi.js';
-import { isPostmanCollection, parsePostman } from './postman.js';
-import { isIntrospection, parseGraphql, parseGraphqlIntrospection } from './graphql.js';
-import { parseProto } from './proto.js';
-import { parseWsdl } from './wsdl.js';
-import { parseJsonDocuments } from './json.js';
-import { parseMarkdown } from './markdown.js';
-import { parseHtml } from './html.js';
+import { isHtml, isWsdlRoot, looksLikeGraphqlSdl, looksLikeProto } from './detect/sniff.js';
+import { parseOpenApi } from './parsers/openapi.js';
+import { parseAsyncApi } from './parsers/asyncapi.js';
+import { isPostmanCollection, parsePostman } from './parsers/postman.js';
+import { isIntrospection, parseGraphql, parseGraphqlIntrospection } from './parsers/graphql.js';
+import { parseProto } from './parsers/proto.js';
+import { parseWsdl } from './parsers/wsdl.js';
+import { parseJsonDocuments } from './parsers/json.js';
+import { parseMarkdown } from './parsers/markdown.js';
+import { parseHtml } from './parsers/html.js';
 
 /** Content as detection (or an explicit type) hands it to a kind's {@link KindSpec.parse}. */
 export interface Content {

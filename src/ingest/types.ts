@@ -72,3 +72,12 @@ export function checkCap(n: number, max: number, what: string): void {
   const count = (x: number): string => x.toLocaleString('en-US');
   if (n > max) throw new IngestError(`the content has ${count(n)} ${what}; at most ${count(max)} are ingested per source`);
 }
+
+/** The stored output of one ingestion (record type `source_index`, id = source id). */
+export interface SourceIndexRec {
+  documents: Array<{ id: string; kind: string | null; title: string | null }>;
+  endpoints: Array<{ id: string; method: string | null; path: string | null; documentId?: string }>;
+  /** Chunks: `d` is the index into `documents`, `t` the text. */
+  chunks: Array<{ d: number; t: string }>;
+  serverUrl?: string;
+}

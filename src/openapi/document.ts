@@ -13,7 +13,7 @@
 import { ERRORS, type ErrorCode } from '../http/errors.js';
 import { MiB, type Route } from '../http/route.js';
 import { s, toJsonSchema, type TSchema } from '../http/schema.js';
-import { API_VERSION } from '../app.js';
+import { API_VERSION } from '../http/pipeline.js';
 import { SCOPES } from '../auth/keys.js';
 import { EXAMPLES } from './examples.js';
 

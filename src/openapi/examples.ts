@@ -6,18 +6,18 @@
  * schema and each request example against the server's validator.
  */
 import type { Static } from '../http/schema.js';
-import { API_VERSION } from '../app.js';
-import type { conversationSchema, messageSchema } from '../areas/conversations.js';
+import { API_VERSION } from '../http/pipeline.js';
+import type { conversationSchema, messageSchema } from '../areas/conversations/conversations.js';
 import type { issueSchema } from '../areas/issues.js';
-import type { ingestionResultSchema, sourceSummarySchema } from '../areas/sourceModel.js';
+import type { ingestionResultSchema, sourceSummarySchema } from '../areas/sources/model.js';
 import type { customFieldSchema, tagSchema } from '../areas/definitions.js';
 import { PRIORITY_LIST, STATUSES } from '../areas/definitions.js';
 import type { agentSchema } from '../areas/agents.js';
-import type { clientSchema } from '../areas/clients.js';
-import type { usageSchema } from '../areas/usage.js';
-import type { liveCheckSchema } from '../areas/checks.js';
-import type { analyticsSchema } from '../areas/analytics.js';
-import { CONVERSATION_STATUSES, CHANNELS } from '../areas/conversations.js';
+import type { clientSchema } from '../areas/clients/clients.js';
+import type { usageSchema } from '../areas/usage/usage.js';
+import type { liveCheckSchema } from '../areas/sources/checks.js';
+import type { analyticsSchema } from '../areas/analytics/analytics.js';
+import { CONVERSATION_STATUSES, CHANNELS } from '../areas/conversations/conversations.js';
 import { ISSUE_STATES } from '../areas/issues.js';
 import { PRIORITIES } from '../areas/common.js';
 

@@ -3,7 +3,7 @@
  * `workspaces/<id>.log` (one log per workspace) and `secret` (the server's HMAC key for
  * cursors). Opening it takes the lock and replays every log into memory. What a workspace holds
  * beside its log is not this layer's business: the caller gives the function that opens one
- * (src/workspace.ts `openStore`).
+ * (src/domain/workspace.ts `openStore`).
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
@@ -13,8 +13,8 @@ import { nodeFs, type StoreFs } from './fs.js';
 import { acquireLock } from './lock.js';
 import { CorruptLogError, repairLog, type RepairResult } from './recovery.js';
 import { attachIndexes, uniqueBy, type Built } from './indexes.js';
-import type { Clock } from '../clock.js';
-import { iso } from '../clock.js';
+import type { Clock } from '../core/clock.js';
+import { iso } from '../core/clock.js';
 
 export interface WorkspaceRec { id: string; name: string; createdAt: string }
 export interface KeyRec {

@@ -22,14 +22,14 @@
 import type { ChangeListener, Rec } from '../../src/store/db.js';
 import { type Draft, type FailureKind, type FuzzOptions, type FuzzReport, IDEM_VALUE, type IdemEntry, type KeyInfo, newPools, type Plan, POOL_KINDS, type PoolKind, type Pools, type WsTag } from './types.js';
 import { type HttpResponse, send, sendRaw, type Sent } from './transport.js';
-import { ManualClock } from '../../src/clock.js';
+import { ManualClock } from '../../src/core/clock.js';
 import type { Route } from '../../src/http/route.js';
 import { contractDocument, type OpenApiDocument } from '../helpers/contract.js';
 import { deriveSeed, Rng } from './rng.js';
 import type { TSchema } from '../../src/http/schema.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 import { startUpstream, type Upstream } from './upstream.js';
-import type { Workspace } from '../../src/workspace.js';
+import type { Workspace } from '../../src/domain/workspace.js';
 import { addCapped, fingerprint, listKey, lowerHeaders, mb, protoFingerprint, removeFrom, reproducer, safeJson } from './util.js';
 import { buildPlan, checkAnswer, indexSizes, targetSnapshot } from './oracle.js';
 import { genValue, idemKey, keyFor, mutatedDraft, protocolDraft, unmatchedDraft, validDraft, validQueryValue } from './generate.js';

@@ -9,14 +9,14 @@ import { type HttpResponse, toHeaders } from './transport.js';
 import type { IncomingMessage } from 'node:http';
 import { MiB } from '../../src/http/route.js';
 import type { Rec, TypeOf } from '../../src/store/db.js';
-import type { Records } from '../../src/workspace.js';
+import type { Records } from '../../src/domain/workspace.js';
 import { assertValid } from '../../src/http/schema.js';
 import { checkBodyHeaders, parseJsonBody } from '../../src/http/body.js';
 import { contractViolations } from '../helpers/contract.js';
 import { diffSizes, encodeComponent, errorBodyProblem, fingerprint, lowerHeaders, protoFingerprint, safeJson, show } from './util.js';
 import { hasScope } from '../../src/auth/keys.js';
 import * as net from 'node:net';
-import { parseQuery } from '../../src/app.js';
+import { parseQuery } from '../../src/http/pipeline.js';
 import { serialize } from './json.js';
 
 /** The request as it will be sent (path, query string, headers, body bytes), with the status it must get where the pipeline decides it. */

@@ -6,15 +6,15 @@
  * answer, checked at run time by the contract check every `call` makes (helpers/contract.ts).
  */
 import type { Static } from '../../src/http/schema.js';
-import type { conversationSchema, messageSchema } from '../../src/areas/conversations.js';
+import type { conversationSchema, messageSchema } from '../../src/areas/conversations/conversations.js';
 import type { issueSchema } from '../../src/areas/issues.js';
-import type { ingestionResultSchema, sourceSummarySchema } from '../../src/areas/sourceModel.js';
+import type { ingestionResultSchema, sourceSummarySchema } from '../../src/areas/sources/model.js';
 import type { customFieldSchema, prioritySchema, statusSchema, tagSchema } from '../../src/areas/definitions.js';
 import type { agentSchema } from '../../src/areas/agents.js';
-import type { clientSchema } from '../../src/areas/clients.js';
-import type { usageSchema } from '../../src/areas/usage.js';
-import type { analyticsSchema } from '../../src/areas/analytics.js';
-import type { liveCheckSchema } from '../../src/areas/checks.js';
+import type { clientSchema } from '../../src/areas/clients/clients.js';
+import type { usageSchema } from '../../src/areas/usage/usage.js';
+import type { analyticsSchema } from '../../src/areas/analytics/analytics.js';
+import type { liveCheckSchema } from '../../src/areas/sources/checks.js';
 
 /** Every error answer: `{code, error}` (docs/api.md#errors). */
 export interface ErrorAnswer { code: string; error: string }

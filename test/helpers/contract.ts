@@ -7,7 +7,7 @@
  * well-formed. `call()` in `server.ts` runs every answer of the test suite through it.
  */
 import { buildOpenApiDocument } from '../../src/openapi/document.js';
-import { resolveRef, schemaErrors, type JsonSchema } from '../../src/openapi/validate.js';
+import { resolveRef, schemaErrors, type JsonSchema } from './openapiValidate.js';
 import type { Route } from '../../src/http/route.js';
 
 /** A `$ref` to a component of the same document. */

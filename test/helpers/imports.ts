@@ -49,24 +49,28 @@ function reExportsValue(decl: ts.ExportDeclaration): boolean {
   return clause.elements.length === 0 || clause.elements.some((e) => !e.isTypeOnly);
 }
 
-/** The relative modules `text` (the source of `file`, a name under `src/`) imports as values, as names under `src/`. */
-export function valueImportsOf(file: string, text: string): string[] {
+/**
+ * The relative modules `text` (the source of `file`, a name under `src/`) imports as values, as
+ * names under `src/`; with `types: true`, its type-only imports as well (for the layer rule,
+ * which a type import breaks as much as a value one: it still ties the lower layer to the upper).
+ */
+export function valueImportsOf(file: string, text: string, types = false): string[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
   const out: string[] = [];
   for (const stmt of source.statements) {
     let spec: ts.Expression | undefined;
-    if (ts.isImportDeclaration(stmt) && loadsValue(stmt)) spec = stmt.moduleSpecifier;
-    else if (ts.isExportDeclaration(stmt) && stmt.moduleSpecifier && reExportsValue(stmt)) spec = stmt.moduleSpecifier;
+    if (ts.isImportDeclaration(stmt) && (types || loadsValue(stmt))) spec = stmt.moduleSpecifier;
+    else if (ts.isExportDeclaration(stmt) && stmt.moduleSpecifier && (types || reExportsValue(stmt))) spec = stmt.moduleSpecifier;
     if (!spec || !ts.isStringLiteral(spec) || !spec.text.startsWith('.')) continue;
     out.push(posix.join(posix.dirname(file), spec.text).replace(/\.js$/, '.ts'));
   }
   return out;
 }
 
-/** The value-import graph of every module under `src/`. */
-export function readImportGraph(): ImportGraph {
+/** The value-import graph of every module under `src/` (with `types: true`, every import). */
+export function readImportGraph(types = false): ImportGraph {
   const graph: ImportGraph = new Map();
-  for (const file of tsFiles(SRC)) graph.set(file, new Set(valueImportsOf(file, readFileSync(join(SRC, file), 'utf8'))));
+  for (const file of tsFiles(SRC)) graph.set(file, new Set(valueImportsOf(file, readFileSync(join(SRC, file), 'utf8'), types)));
   return graph;
 }
 

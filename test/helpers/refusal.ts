@@ -4,9 +4,9 @@
  * expected — the same text `cli.js` prints after `error: `.
  */
 import assert from 'node:assert/strict';
-import { AdminError } from '../../src/admin.js';
+import { AdminError } from '../../src/admin/operations.js';
 import { cliMessage } from '../../src/admin/cliMessages.js';
-import { DomainError } from '../../src/domain/errors.js';
+import { DomainError } from '../../src/core/errors.js';
 
 /**
  * A validator for `assert.rejects`: the rejection of admin operation `op` (`import`,

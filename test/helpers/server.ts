@@ -5,10 +5,10 @@
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, type Config } from '../../src/config.js';
-import { ManualClock } from '../../src/clock.js';
-import { silentLogger, createLogger, type Logger } from '../../src/logger.js';
-import { startServer, type RunningServer, type ServerDeps } from '../../src/serve.js';
+import { loadConfig, type Config } from '../../src/core/config.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { silentLogger, createLogger, type Logger } from '../../src/core/logger.js';
+import { startServer, type RunningServer, type ServerDeps } from '../../src/server/start.js';
 import type { StoreFs } from '../../src/store/fs.js';
 import { assertContract, contractDocument } from './contract.js';
 

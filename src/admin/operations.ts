@@ -1,0 +1,367 @@
+/**
+ * Admin operations (docs/configuration.md#admin-cli): workspaces, API keys and import. The CLI runs
+ * them on the data dir's files when no server runs, and through the running server's admin
+ * socket otherwise, so two processes never write one file. They refuse with domain errors
+ * (src/core/errors.ts: an invalid input with its field path, a record not found, a conflict)
+ * or, for what only an operator meets (a damaged workspace, a full disk), an {@link AdminError};
+ * the CLI words them (src/admin/cliMessages.ts).
+ */
+import { newId } from '../core/ids.js';
+import { iso, type Clock } from '../core/clock.js';
+import { generateApiKey, hashKey, parseScopes } from '../auth/keys.js';
+import { isDateTime, s, validateInput, type Static } from '../http/schema.js';
+import { ConflictError, InvalidInputError, NotFoundError, type FieldPath } from '../core/errors.js';
+import { SecretBox, type Sealed } from '../core/secrets.js';
+import { WorkspaceUnavailableError, type KeyRec, type Store } from '../store/store.js';
+import type { Workspace } from '../domain/workspace.js';
+import { isOutOfSpace } from '../store/fs.js';
+import type { RepairResult } from '../store/recovery.js';
+import { addMessage, createConversation, customerInput, CONVERSATION_STATUSES, CHANNELS, type Conversation } from '../areas/conversations/conversations.js';
+import { createIssue, ISSUE_STATES, useTags } from '../areas/issues.js';
+import { checkCustomFieldOptions, createCustomField, customFieldInput, customFieldView, type CustomField, type Tag } from '../areas/definitions.js';
+import { agentInput, createAgent } from '../areas/agents.js';
+import { priority } from '../areas/common.js';
+
+export type DefinitionKind = 'customField' | 'tag' | 'agent';
+const DEFINITION_TYPES = { customField: 'custom_field', tag: 'tag', agent: 'agent' } as const;
+const DEFINITION_INPUTS = { customField: customFieldInput, tag: s.object({ name: s.string({ minLength: 1, maxLength: 64 }) }), agent: agentInput };
+
+/**
+ * The CLI's answer to a repair: which log, the first corrupt line (null when only a torn tail,
+ * or nothing, was cut), what was kept and dropped, and where the copy of the damaged log is.
+ */
+export function repairView(r: RepairResult, which: { workspaceId: string } | { log: 'system' }) {
+  return {
+    object: 'repair', ...which, file: r.file,
+    corruptLine: r.firstBad ? { line: r.firstBad.line, offset: r.firstBad.offset, reason: r.firstBad.reason } : null,
+    keptLines: r.goodLines, keptBytes: r.goodBytes,
+    droppedLines: r.droppedLines, droppedValidLines: r.droppedValidLines, droppedBytes: r.droppedBytes,
+    damagedCopy: r.damagedCopy,
+  };
+}
+
+/**
+ * A refused admin operation that is none of the domain errors (a workspace that is offline or
+ * not damaged, a full disk, a failed repair…); `message` is the sentence the CLI prints, and
+ * `cause` the error it wraps, if any.
+ */
+export class AdminError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'AdminError';
+  }
+}
+
+/** The refusal for a workspace id that names none. */
+const noWorkspace = (id: string | undefined) => new NotFoundError({ entity: 'workspace', id: id ?? '' });
+
+export const keyView = (k: KeyRec) => ({
+  object: 'api_key', id: k.id, workspaceId: k.workspaceId, name: k.name, prefix: k.prefix, scopes: k.scopes,
+  createdAt: k.createdAt, expiresAt: k.expiresAt, revokedAt: k.revokedAt, lastUsedAt: k.lastUsedAt,
+});
+
+const when = s.optional(s.string({ format: 'date-time' }));
+const importSchema = s.object({
+  customFields: s.optional(s.array(customFieldInput)),
+  tags: s.optional(s.array(s.object({ name: s.string({ minLength: 1, maxLength: 64 }) }))),
+  agents: s.optional(s.array(agentInput)),
+  conversations: s.optional(s.array(s.object({
+    externalId: s.optional(s.string({ minLength: 1, maxLength: 200 })),
+    subject: s.string({ minLength: 1, maxLength: 200 }),
+    customer: customerInput,
+    status: s.optional(s.enum(CONVERSATION_STATUSES)),
+    channel: s.optional(s.enum(CHANNELS)),
+    priority: s.optional(priority),
+    createdAt: when,
+    messages: s.optional(s.array(s.object({ role: s.enum(['user', 'agent'] as const), body: s.string({ minLength: 1, maxLength: 20000 }), createdAt: when }))),
+  }))),
+  issues: s.optional(s.array(s.object({
+    subject: s.string({ minLength: 1, maxLength: 200 }),
+    description: s.optional(s.string({ maxLength: 20000 })),
+    priority: s.optional(priority),
+    tags: s.optional(s.array(s.string({ minLength: 1, maxLength: 64 }), { maxItems: 50 })),
+    state: s.optional(s.enum(ISSUE_STATES)),
+    customer: s.optional(s.object({ name: s.optional(s.string({ maxLength: 160 })), email: s.optional(s.string({ maxLength: 320, format: 'email' })), company: s.optional(s.string({ maxLength: 160 })) })),
+    conversationExternalId: s.optional(s.string({ minLength: 1, maxLength: 200 })),
+    createdAt: when,
+  }))),
+});
+export type ImportFile = Static<typeof importSchema>;
+
+/** The admin commands, by name, with their arguments as the CLI passes them. */
+export class Admin {
+  constructor(private readonly store: Store<Workspace>, private readonly clock: Clock, private readonly secrets?: SecretBox) {}
+
+  /**
+   * Runs one command by name (the admin socket's and the CLI's entry point).
+   * @throws InvalidInputError, NotFoundError or ConflictError for a refused command; AdminError
+   *   when it needs a quarantined workspace, or the disk is full (messages that say what to do),
+   *   or the command is unknown; other errors as they are.
+   */
+  async run(op: string, args: Record<string, unknown>): Promise<unknown> {
+    try {
+      return await this.dispatch(op, args);
+    } catch (e) {
+      if (e instanceof WorkspaceUnavailableError) throw new AdminError(e.message, { cause: e });
+      if (isOutOfSpace(e)) throw new AdminError(`the disk is full (${(e as Error).message}): nothing was changed; free some space and try again`, { cause: e });
+      throw e;
+    }
+  }
+
+  private dispatch(op: string, args: Record<string, unknown>): Promise<unknown> {
+    switch (op) {
+      case 'workspace.repair': return this.repairWorkspace(String(args.workspace ?? ''));
+      case 'workspace.create': return this.createWorkspace(String(args.name ?? ''));
+      case 'workspace.list': return Promise.resolve(this.listWorkspaces());
+      case 'key.create': return this.createKey(args as Parameters<Admin['createKey']>[0]);
+      case 'key.list': return Promise.resolve(this.listKeys(String(args.workspace ?? '')));
+      case 'key.revoke': return this.revokeKey(String(args.id ?? ''));
+      case 'import': return this.importData(String(args.workspace ?? ''), args.data);
+      case 'secrets.rotate': return this.rotateSecrets();
+      case 'customField.create': case 'tag.create': case 'agent.create':
+        return this.createDefinition(op.split('.')[0] as DefinitionKind, String(args.workspace ?? ''), args.input);
+      case 'customField.disable': case 'tag.disable': case 'agent.disable':
+        return this.disableDefinition(op.split('.')[0] as DefinitionKind, String(args.workspace ?? ''), String(args.id ?? ''));
+      default: return Promise.reject(new AdminError(`unknown admin operation ${op}`));
+    }
+  }
+
+  /** @throws InvalidInputError about `name` when it is blank or over 200 characters. */
+  async createWorkspace(name: string) {
+    if (name.trim() === '' || name.length > 200) throw new InvalidInputError(['name'], 'is required (1 to 200 characters)');
+    const ws = await this.store.createWorkspace(name);
+    return { object: 'workspace', ...ws };
+  }
+
+  /**
+   * Repairs a quarantined workspace (one whose log has a corrupt line): keeps a copy of the
+   * log, cuts it at its last good line and serves the workspace again. Prints what was dropped.
+   * @throws NotFoundError for an unknown workspace; AdminError when it is not damaged or the repair fails.
+   */
+  async repairWorkspace(workspaceId: string) {
+    if (!this.store.workspaceRec(workspaceId)) throw noWorkspace(workspaceId);
+    if (!this.store.quarantined.has(workspaceId)) {
+      throw new AdminError(`workspace ${workspaceId} is not damaged: its log was read without error, so there is nothing to repair`);
+    }
+    let r;
+    try { r = await this.store.repairWorkspace(workspaceId); } catch (e) {
+      throw new AdminError(`the repair of workspace ${workspaceId} failed: ${(e as Error).message}; the workspace stays offline`, { cause: e });
+    }
+    return repairView(r, { workspaceId });
+  }
+
+  listWorkspaces() {
+    return { object: 'list', workspaces: [...this.store.system.table('workspace').values()].map((w) => ({ object: 'workspace', ...w })) };
+  }
+
+  /** Creates a key; the only answer that ever holds the full `key`. */
+  async createKey(a: { workspace?: string; name?: string; scopes?: string; expiresAt?: string }) {
+    const { rec, key } = this.newKey(a);
+    const tx = this.store.system.begin();
+    tx.put('key', rec.id, rec);
+    await this.store.system.commit(tx);
+    return { object: 'api_key', id: rec.id, key, prefix: rec.prefix, scopes: rec.scopes, expiresAt: rec.expiresAt, workspaceId: rec.workspaceId, name: rec.name, createdAt: rec.createdAt };
+  }
+
+  /**
+   * The first start (docs/configuration.md#starting-and-stopping): a workspace and a full-access key in one
+   * transaction, so a crash between the two cannot leave a workspace nobody can reach.
+   */
+  async bootstrap(): Promise<{ workspaceId: string; name: string; key: string }> {
+    let key = '';
+    const ws = await this.store.createWorkspace('Default workspace', (tx, w) => {
+      const k = this.newKey({ workspace: w.id, name: 'bootstrap', scopes: '*' });
+      tx.put('key', k.rec.id, k.rec);
+      key = k.key;
+    });
+    return { workspaceId: ws.id, name: ws.name, key };
+  }
+
+  /**
+   * Validates key options and makes the record and the secret (not yet stored).
+   * @throws NotFoundError for an unknown workspace; InvalidInputError about `scopes`, `expiresAt` or `name`.
+   */
+  private newKey(a: { workspace?: string; name?: string; scopes?: string; expiresAt?: string }): { rec: KeyRec; key: string } {
+    if (!a.workspace || !this.store.workspaceRec(a.workspace)) throw noWorkspace(a.workspace);
+    let scopes: string[];
+    try { scopes = parseScopes(a.scopes ?? '*'); } catch (e) { throw new InvalidInputError(['scopes'], `is invalid: ${(e as Error).message}`, undefined, { cause: e }); }
+    let expiresAt: string | null = null;
+    if (a.expiresAt !== undefined) {
+      if (!isDateTime(a.expiresAt)) throw new InvalidInputError(['expiresAt'], 'must be an ISO 8601 date-time such as 2027-01-01T00:00:00Z');
+      expiresAt = iso(Date.parse(a.expiresAt));
+    }
+    if (a.name !== undefined && a.name.length > 200) throw new InvalidInputError(['name'], 'must be at most 200 characters');
+    const key = generateApiKey();
+    const rec: KeyRec = {
+      id: newId(), workspaceId: a.workspace, name: a.name ?? null, prefix: key.slice(0, 12), hash: hashKey(key), scopes,
+      createdAt: iso(this.clock.now()), expiresAt, revokedAt: null, lastUsedAt: null,
+    };
+    return { rec, key };
+  }
+
+  /** @throws NotFoundError for an unknown workspace. */
+  listKeys(workspace: string) {
+    if (!this.store.workspaceRec(workspace)) throw noWorkspace(workspace);
+    const keys = [...this.store.system.table('key').values()].filter((k) => k.workspaceId === workspace);
+    return { object: 'list', keys: keys.map(keyView) };
+  }
+
+  /** Revokes a key (a revoked one is left as it is). @throws NotFoundError for an unknown key. */
+  async revokeKey(id: string) {
+    const k = this.store.key(id);
+    if (!k) throw new NotFoundError({ entity: 'key', id });
+    if (k.revokedAt) return keyView(k);
+    const next: KeyRec = { ...k, revokedAt: iso(this.clock.now()) };
+    const tx = this.store.system.begin();
+    tx.put('key', id, next);
+    await this.store.system.commit(tx);
+    return keyView(next);
+  }
+
+  /**
+   * Imports `data` (docs/configuration.md#import-file) into a workspace as one transaction: all or nothing.
+   * @throws NotFoundError for an unknown workspace; InvalidInputError with the JSON path in the
+   *   file of the first invalid or unknown property (or of a rule broken across records);
+   *   ConflictError for an identifier used twice (in the file, or already in the workspace).
+   */
+  async importData(workspaceId: string, data: unknown) {
+    const ws = this.store.workspace(workspaceId);
+    if (!ws) throw noWorkspace(workspaceId);
+    const file: ImportFile = validateInput(importSchema, data);
+    const now = this.clock.now();
+    const at = (v: string | undefined) => (v === undefined ? now : Date.parse(v));
+    const tx = ws.db.begin();
+    const counts = { customFields: 0, tags: 0, agents: 0, conversations: 0, messages: 0, issues: 0 };
+    /** Runs `make` for the record at `path` in the file, so that its input errors name their place in the file. */
+    const inFile = <R>(path: FieldPath, make: () => R): R => {
+      try { return make(); } catch (e) { throw e instanceof InvalidInputError ? e.within(path) : e; }
+    };
+    try {
+      for (const [i, f] of (file.customFields ?? []).entries()) { inFile(['customFields', i], () => createCustomField(ws, tx, f, now)); counts.customFields++; }
+      for (const t of file.tags ?? []) { if (!ws.tags.byName.has(t.name.toLowerCase())) counts.tags++; useTags(ws, tx, [t.name], now); }
+      for (const a of file.agents ?? []) { createAgent(tx, a, now); counts.agents++; }
+      for (const [i, c] of (file.conversations ?? []).entries()) {
+        const created = at(c.createdAt);
+        let conv: Conversation = inFile(['conversations', i], () => createConversation(ws, tx, c, created, { channel: c.channel }));
+        const msgs = (c.messages ?? []).map((m) => ({ ...m, t: at(m.createdAt ?? c.createdAt) })).sort((x, y) => x.t - y.t);
+        for (const m of msgs) {
+          if (m.t < created) throw new InvalidInputError(['conversations', i, 'messages'], 'has a message older than the conversation');
+          conv = addMessage(tx, conv, m, m.t).conversation;
+          counts.messages++;
+        }
+        if (c.status && c.status !== conv.status) {
+          const last = conv.updatedAt;
+          const next = { ...conv, status: c.status } as Conversation;
+          if (c.status === 'solved') next.closedAt = last; else delete next.closedAt;
+          tx.put('conversation', conv.id, next);
+        }
+        counts.conversations++;
+      }
+      for (const [i, x] of (file.issues ?? []).entries()) {
+        let conversationId: string | undefined;
+        if (x.conversationExternalId !== undefined) {
+          conversationId = ws.conversations.byExternalId.get(x.conversationExternalId);
+          if (!conversationId) throw new InvalidInputError(['issues', i, 'conversationExternalId'], 'matches no conversation');
+        }
+        const { conversationExternalId: _, createdAt, ...rest } = x;
+        inFile(['issues', i], () => createIssue(ws, tx, { ...rest, conversationId }, at(createdAt)));
+        counts.issues++;
+      }
+    } catch (e) {
+      tx.abort();
+      throw e;
+    }
+    await ws.db.commit(tx);
+    return { object: 'import', workspaceId, imported: counts };
+  }
+
+  /**
+   * Creates a custom field, tag or agent (docs/configuration.md#admin-cli) and returns it as the API shows it
+   * (an agent with its new widget key).
+   * @throws NotFoundError for an unknown workspace; InvalidInputError naming the field;
+   *   ConflictError for a tag name in use.
+   */
+  async createDefinition(kind: DefinitionKind, workspaceId: string, input: unknown) {
+    const ws = this.store.workspace(workspaceId);
+    if (!ws) throw noWorkspace(workspaceId);
+    validateInput(DEFINITION_INPUTS[kind], input);
+    if (kind === 'customField') checkCustomFieldOptions(input as { type: string; options?: string[] });
+    const now = this.clock.now();
+    const tx = ws.db.begin();
+    let out: Record<string, unknown>;
+    if (kind === 'customField') out = customFieldView(createCustomField(ws, tx, input as Static<typeof customFieldInput>, now));
+    else if (kind === 'agent') out = { object: 'agent', ...createAgent(tx, input as Static<typeof agentInput>, now) };
+    else {
+      const name = (input as { name: string }).name;
+      const existing = ws.tags.byName.get(name.toLowerCase());
+      const tag = existing === undefined ? undefined : ws.get('tag', existing);
+      if (tag && tag.enabled !== false) { tx.abort(); throw new ConflictError(`a tag named ${JSON.stringify(name)} already exists`); }
+      if (tag) {
+        // Creating a disabled tag again enables it (keeping its id and first spelling).
+        const { enabled: _off, ...on } = tag;
+        tx.put('tag', tag.id, on);
+        out = { object: 'tag', id: tag.id, name: tag.name };
+      } else {
+        useTags(ws, tx, [name], now);
+        const id = ws.tags.byName.get(name.toLowerCase())!;
+        out = { object: 'tag', id, name };
+      }
+    }
+    await ws.db.commit(tx);
+    return out;
+  }
+
+  /**
+   * Disables a custom field (listed with `enabled:false`), a tag (left out of the list) or an agent (`enabled:false`).
+   * @throws NotFoundError for an unknown workspace, or an id that is not one of its definitions of `kind`.
+   */
+  async disableDefinition(kind: DefinitionKind, workspaceId: string, id: string) {
+    const ws = this.store.workspace(workspaceId);
+    if (!ws) throw noWorkspace(workspaceId);
+    const type = DEFINITION_TYPES[kind];
+    const rec = ws.get(type, id);
+    if (!rec) throw new NotFoundError({ entity: kind === 'customField' ? 'custom field' : kind, id, inWorkspace: true });
+    // Already disabled: nothing changes (an agent keeps its updatedAt).
+    const unchanged = rec.enabled === false;
+    const next = unchanged ? rec : { ...rec, enabled: false, ...(kind === 'agent' ? { updatedAt: iso(this.clock.now()) } : {}) };
+    if (!unchanged) {
+      const tx = ws.db.begin();
+      tx.put(type, id, next);
+      await ws.db.commit(tx);
+    }
+    if (kind === 'customField') return customFieldView(next as CustomField);
+    if (kind === 'tag') return { object: 'tag', id, name: (next as Tag).name, enabled: false };
+    return { object: 'agent', ...next };
+  }
+
+  /**
+   * Rotates the master key (docs/storage.md#secrets-at-rest): a new key becomes active in `master.keys` and
+   * every stored source credential is decrypted with its old key and sealed again with the new
+   * one, one transaction per workspace. Old keys stay in the file (backups of the logs still
+   * need them); they no longer seal anything.
+   * @throws AdminError when a credential cannot be opened (tampered, or its key is missing).
+   */
+  async rotateSecrets() {
+    if (!this.secrets) throw new AdminError('secrets are not available here');
+    const dir = this.store.opts.dataDir;
+    const kid = SecretBox.addKey(dir);
+    this.secrets.reload(dir);
+    let count = 0;
+    for (const ws of this.store.workspaces.values()) {
+      const tx = ws.db.begin();
+      for (const [id, rec] of ws.db.table('source')) {
+        const cred = rec.credential;
+        if (!cred) continue;
+        let plain: string;
+        try { plain = this.secrets.open(cred.sealed, `${ws.id}/${id}`); } catch (e) {
+          tx.abort();
+          throw new AdminError(`source ${id} of workspace ${ws.id}: ${(e as Error).message}`, { cause: e });
+        }
+        tx.put('source', id, { ...rec, credential: { ...cred, sealed: this.secrets.seal(plain, `${ws.id}/${id}`) } });
+        count++;
+      }
+      await ws.db.commit(tx);
+    }
+    return { object: 'secrets_rotation', activeKeyId: kid, credentialsResealed: count };
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * The sources area (docs/api.md#sources, docs/sources.md#credentials,
+ * docs/sources.md#search): create
+ * (ingested synchronously), list, inspect, update, delete, rescan, and BM25 search over the
+ * workspace's chunks. A source is `processing` (and visible as such) while it is ingested.
+ */
+import { s } from '../../http/schema.js';
+import { ApiError, invalid } from '../../http/errors.js';
+import { MiB } from '../../http/route.js';
+import { route, type Ctx } from '../../domain/route.js';
+import { newId } from '../../core/ids.js';
+import { iso } from '../../core/clock.js';
+import { nextTurn } from '../../core/turns.js';
+import type { JsonText } from '../../store/log.js';
+import type { SecretBox } from '../../core/secrets.js';
+import type { IngestRequest } from '../../ingest/ingest.js';
+import { CREATE_TYPES, SOURCE_TYPES, isFetchedType, provisionalType, type SourceType } from '../../ingest/kinds.js';
+import { listSchema, notFound, pageParams, paginate } from '../common.js';
+import {
+  AUTH_TYPES, DEFAULT_AUTH, DEFAULT_PUBLIC_DOCS, SOURCE_STATUSES, ingestionResult, ingestionResultSchema, normalizeUrl,
+  sourceSummarySchema, sourceView, type Source,
+} from './model.js';
+import { CLEARED_URL_CHANGED, clearCredential, credentialOrigins, RESERVED_HEADERS } from './credentials.js';
+import { SourceScans, UNTITLED, defaultName, type ScanDeps } from './scans.js';
+import { SOURCE_DOCS } from './docs.js';
+
+
+/** A name left out (at creation) or empty is derived from the document (docs/sources.md#naming). */
+const DERIVED = 'the document\'s own title, else the URL\'s host, else `Untitled source`';
+const createBody = s.named('CreateSourceRequest', s.object({
+  type: s.optional(s.enum(CREATE_TYPES, { default: 'auto', description: SOURCE_DOCS.type })),
+  name: s.optional(s.string({ maxLength: 200, description: `Kept by rescans. Left out or empty: ${DERIVED}.` })),
+  url: s.optional(s.string({ maxLength: 2000, format: 'uri', description: SOURCE_DOCS.url })),
+  content: s.optional(s.string({ maxLength: 2_000_000, description: SOURCE_DOCS.content })),
+}, { requireAnyOf: ['url', 'content'], description: SOURCE_DOCS.create }));
+const updateBody = s.named('UpdateSourceRequest', s.object({
+  name: s.optional(s.string({ maxLength: 200, description: `A given name is kept by rescans. Empty: back to the derived name, ${DERIVED}.` })),
+  url: s.optional(s.string({ maxLength: 2000, format: 'uri', description: SOURCE_DOCS.updateUrl })),
+  auth: s.optional(s.nullable(s.object({
+    type: s.enum(AUTH_TYPES),
+    secret: s.string({ minLength: 1, maxLength: 4096 }),
+    headerName: s.optional(s.string({ minLength: 1, maxLength: 100, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" })),
+    username: s.optional(s.string({ minLength: 1, maxLength: 200 })),
+  }))),
+  publicDocs: s.optional(s.object({
+    enabled: s.optional(s.boolean()), published: s.optional(s.boolean()),
+    slug: s.optional(s.nullable(s.string({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' }))),
+    url: s.optional(s.nullable(s.string({ maxLength: 2000, format: 'uri' }))),
+  })),
+}));
+const listQuery = s.object({ status: s.optional(s.enum(SOURCE_STATUSES)), type: s.optional(s.enum(SOURCE_TYPES)), ...pageParams });
+const searchQuery = s.object({ q: s.string({ minLength: 1, maxLength: 500, description: 'Search text; its first 32 distinct terms are used (words after tokenizing: stop words dropped, repeats counted once).' }), limit: s.optional(s.integer({ minimum: 1, maximum: 50 })) });
+const searchResult = s.named('SearchResult', s.object({
+  object: s.enum(['search_result'] as const), sourceId: s.string(), documentId: s.string(), title: s.nullable(s.string()),
+  score: s.number({ description: 'BM25 score, higher is better' }), text: s.string(),
+}));
+
+export interface SourceDeps extends ScanDeps { secrets: SecretBox }
+
+export function sourceRoutes(deps: SourceDeps) {
+  const scans = new SourceScans(deps);
+  const load = (ctx: Ctx<unknown, unknown>): Source => {
+    const src = ctx.ws.get('source', ctx.params.sourceId);
+    if (!src) throw notFound();
+    return src;
+  };
+  const base = '/api/v1/sources';
+  return [
+    route({
+      method: 'POST', path: base, operationId: 'createSource', tag: 'Sources', scope: 'sources:write', bodyLimit: 16 * MiB,
+      summary: 'Create a source from a URL, pasted content, or both, and ingest it synchronously (status ready, or failed with error). '
+        + 'With both, the content is ingested and the URL kept as inputUrl (fetched by rescans, not now). '
+        + '409 when the URL is another source\'s, or when the source is deleted while it is being ingested.',
+      body: createBody, errors: [409],
+      success: { status: 201, schema: ingestionResultSchema, description: 'The created source and what was ingested.' },
+      handler: async (ctx) => {
+        const b = ctx.body;
+        const type = b.type ?? 'auto';
+        if (isFetchedType(type)) {
+          if (b.url === undefined) throw invalid(`url is required for type ${type}`);
+          if (b.content !== undefined) throw invalid(`content cannot be given with type ${type}: a ${type} source is fetched from its url`);
+        }
+        // Pasted content is kept for rescans only when there is no url: a source with a url is
+        // fetched by its rescans (docs/sources.md#url-and-content).
+        const keepContent = b.url === undefined;
+        // Serializing a large pasted content for its log line is a main-thread step of its own,
+        // and so is the commit that writes it (the url check and the reservation stay one step).
+        // A body parsed off the main thread brings the content's JSON text with it (src/http/largeBody.ts).
+        const member = keepContent ? ctx.bodyJson.get('content') : undefined;
+        let contentJson: JsonText | undefined = member && ['{"content":', member, '}'];
+        if (keepContent && !contentJson && b.content !== undefined && b.content.length > 64 * 1024) {
+          await nextTurn();
+          contentJson = JSON.stringify({ content: b.content });
+          await nextTurn();
+        }
+        const inputUrl = b.url === undefined ? null : normalizeUrl(b.url);
+        if (inputUrl && ctx.ws.sources.byUrl.has(inputUrl)) throw new ApiError('conflict', 'a source with this url already exists');
+        const now = iso(ctx.now);
+        const nameGiven = b.name !== undefined && b.name !== '';
+        const src: Source = {
+          id: newId(), name: nameGiven ? b.name! : UNTITLED, type: provisionalType(type, inputUrl, b.content), status: 'processing',
+          inputUrl, error: null, auth: { ...DEFAULT_AUTH }, publicDocs: { ...DEFAULT_PUBLIC_DOCS }, createdAt: now, updatedAt: now,
+          nameGiven, requestedType: type,
+        };
+        // The processing state is durable and visible (and reserves the url) while ingestion
+        // runs: the scan commits it first (src/areas/sources/scans.ts).
+        const tx = ctx.tx();
+        tx.put('source', src.id, src);
+        if (keepContent) tx.put('source_content', src.id, { content: b.content! }, contentJson);
+        // What is ingested now: the pasted content when there is some (nothing is fetched), else the url.
+        const done = await scans.scan(ctx, src, b.content !== undefined ? { type, content: b.content } : { type, url: inputUrl! });
+        return { status: 201, body: ingestionResult(done.src, done.idx) };
+      },
+    }),
+    route({
+      method: 'GET', path: base, operationId: 'listSources', tag: 'Sources', scope: 'sources:read',
+      summary: 'List sources, newest first, filtered by status or type.',
+      query: listQuery,
+      success: { status: 200, schema: listSchema('sources', sourceSummarySchema), description: 'A page of sources.' },
+      handler: (ctx) => {
+        const q = ctx.query;
+        const page = paginate(ctx, 'sources', ctx.ws.sources.order, 'desc', q, (id) => ctx.ws.get('source', id),
+          (x) => (q.status === undefined || x.status === q.status) && (q.type === undefined || x.type === q.type));
+        return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, sources: page.items.map(sourceView) } };
+      },
+    }),
+    route({
+      method: 'GET', path: `${base}/search`, operationId: 'searchSources', tag: 'Sources', scope: 'sources:read',
+      summary: 'BM25 search over the chunks of every source of the workspace; best chunks first.',
+      query: searchQuery,
+      success: { status: 200, schema: s.named('SearchResultList', s.object({ object: s.enum(['list'] as const), hasMore: s.boolean(), nextCursor: s.nullable(s.string()), results: s.array(searchResult) })), description: 'The best chunks.' },
+      handler: (ctx) => {
+        const hits = ctx.ws.sources.search.index.search(ctx.query.q, ctx.query.limit ?? 10);
+        const results = hits.map((h) => ({ object: 'search_result', sourceId: h.sourceId, documentId: h.documentId, title: h.title, score: h.score, text: h.text }));
+        return { status: 200, body: { object: 'list', hasMore: false, nextCursor: null, results } };
+      },
+    }),
+    route({
+      method: 'GET', path: `${base}/{sourceId}`, operationId: 'retrieveSource', tag: 'Sources', scope: 'sources:read',
+      summary: 'Inspect a source: its summary, counts, documents and endpoints (first 1,000 of each).',
+      success: { status: 200, schema: ingestionResultSchema, description: 'The source and what was ingested.' },
+      handler: (ctx) => {
+        const src = load(ctx);
+        return { status: 200, body: ingestionResult(src, ctx.ws.get('source_index', src.id)) };
+      },
+    }),
+    route({
+      method: 'PATCH', path: `${base}/{sourceId}`, operationId: 'updateSource', tag: 'Sources', scope: 'sources:write',
+      summary: 'Update name (empty: back to the name derived from the document), url, auth (secret encrypted, never returned) or publicDocs. '
+        + 'A new url is fetched by the next rescan; set on a source made from pasted content, it replaces the content as what rescans ingest. '
+        + 'A credential is bound to the origin of the source\'s server URL when it is set: changing url (without setting auth again) clears it, '
+        + 'with auth.lastError saying why.',
+      body: updateBody, errors: [409],
+      success: { status: 200, schema: s.named('SourceResponse', s.object({ source: sourceSummarySchema })), description: 'The updated source.' },
+      handler: (ctx) => {
+        const src = load(ctx);
+        const b = ctx.body;
+        let next: Source = { ...src, updatedAt: iso(ctx.now) };
+        if (b.name !== undefined) {
+          next.nameGiven = b.name !== '';
+          next.name = next.nameGiven ? b.name : defaultName(src);
+        }
+        if (b.url !== undefined) {
+          const u = normalizeUrl(b.url);
+          const other = ctx.ws.sources.byUrl.get(u);
+          if (other !== undefined && other !== src.id) throw new ApiError('conflict', 'a source with this url already exists');
+          // From now on rescans fetch the url: pasted content kept for them is no longer used.
+          if (src.inputUrl === null) ctx.tx().del('source_content', src.id);
+          next.inputUrl = u;
+          // The credential was bound to where the old url led; it does not follow the source elsewhere.
+          if (u !== src.inputUrl && next.credential && b.auth === undefined) next = clearCredential(next, CLEARED_URL_CHANGED);
+        }
+        if (b.auth === null) { next.auth = { ...DEFAULT_AUTH }; delete next.credential; }
+        else if (b.auth !== undefined) {
+          const a = b.auth;
+          if (a.type === 'header' && !a.headerName) throw invalid('auth.headerName is required for type header');
+          if (a.type !== 'header' && a.headerName !== undefined) throw invalid('auth.headerName is only allowed for type header');
+          if (a.headerName !== undefined && RESERVED_HEADERS.has(a.headerName.toLowerCase())) throw invalid(`auth.headerName ${a.headerName} cannot carry a credential`);
+          if (a.type === 'basic' && !a.username) throw invalid('auth.username is required for type basic');
+          if (a.type !== 'basic' && a.username !== undefined) throw invalid('auth.username is only allowed for type basic');
+          const origins = credentialOrigins(next.inputUrl, ctx.ws.get('source_index', src.id)?.serverUrl);
+          next.credential = { type: a.type, headerName: a.headerName, username: a.username, sealed: deps.secrets.seal(a.secret, `${ctx.ws.id}/${src.id}`), origins };
+          next.auth = { configured: true, hasSecret: true, lastError: null, lastVerifiedAt: null, status: 'unverified', type: a.type };
+        }
+        if (b.publicDocs !== undefined) {
+          const p = b.publicDocs;
+          if (p.url !== undefined && p.url !== null) normalizeUrl(p.url, 'publicDocs.url');
+          next.publicDocs = { ...src.publicDocs, ...Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined)) };
+        }
+        ctx.tx().put('source', src.id, next);
+        return { status: 200, body: { source: sourceView(next) } };
+      },
+    }),
+    route({
+      method: 'DELETE', path: `${base}/{sourceId}`, operationId: 'deleteSource', tag: 'Sources', scope: 'sources:write',
+      summary: 'Delete a source with its documents, endpoints, chunks and credential.',
+      success: { status: 200, schema: s.named('DeletedSource', s.object({ object: s.enum(['source'] as const), id: s.string(), deleted: s.boolean() })), description: 'The deleted source\'s id.' },
+      handler: (ctx) => {
+        const src = load(ctx);
+        const tx = ctx.tx();
+        tx.del('source', src.id); tx.del('source_content', src.id); tx.del('source_index', src.id);
+        return { status: 200, body: { object: 'source', id: src.id, deleted: true } };
+      },
+    }),
+    route({
+      method: 'POST', path: `${base}/{sourceId}/rescan`, operationId: 'rescanSource', tag: 'Sources', scope: 'sources:write',
+      summary: 'Fetch the url (a source made from pasted content and a url included), or re-parse the pasted content of a source without a url, '
+        + 'and replace what was ingested; 409 while one runs, or when the source is deleted meanwhile.',
+      body: s.object({}), bodyOptional: true, errors: [409],
+      success: { status: 200, schema: ingestionResultSchema, description: 'The source and what was ingested.' },
+      handler: async (ctx) => {
+        const src = load(ctx);
+        if (scans.isRunning(ctx.ws, src.id)) throw new ApiError('conflict', 'a scan of this source is already running');
+        const content = ctx.ws.get('source_content', src.id)?.content;
+        const processing: Source = { ...src, status: 'processing', updatedAt: iso(ctx.now) };
+        ctx.tx().put('source', src.id, processing);
+        const type = (src.requestedType ?? src.type) as IngestRequest['type'];
+        // A source with a url is fetched; only one without a url re-parses its pasted content.
+        const done = await scans.scan(ctx, processing, src.inputUrl !== null ? { type, url: src.inputUrl } : { type, content });
+        return { status: 200, body: ingestionResult(done.src, done.idx) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,161 @@
+/**
+ * Configuration (docs/configuration.md#settings): read once from the environment at the edge, validated, and
+ * passed down as a typed {@link Config}. Nothing else in the code base reads `process.env`.
+ */
+import { resolve } from 'node:path';
+import { isIP } from 'node:net';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  logLevel: LogLevel;
+  /** Token-bucket refill per API key, tokens per minute. */
+  rateLimitPerMinute: number;
+  /** Token-bucket capacity. */
+  rateLimitBurst: number;
+  /** `always`: every acknowledged write is fdatasync'd (group commit); `none`: no fsync. */
+  sync: 'always' | 'none';
+  bootstrap: boolean;
+  sourceFetchAllowPrivate: boolean;
+  sourceFetchTimeoutMs: number;
+  sourceFetchMaxBytes: number;
+  sourceCrawlMaxPages: number;
+  githubApiUrl: string;
+  /** Additions of ours (README "Configuration"): connection and timeout limits. */
+  maxConnections: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  shutdownTimeoutMs: number;
+  /** An ingestion job running longer than this is stopped (its worker replaced) and the source fails. */
+  ingestTimeoutMs: number;
+  /** Reverse proxies (IP addresses and CIDR ranges) whose `X-Forwarded-For` names the client. */
+  trustProxy: string[];
+  /** Open connections allowed per client address (IPv6: per /64). */
+  maxConnectionsPerAddress: number;
+}
+
+/** Thrown for an invalid setting; `message` is the one line printed before exit code 2. */
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, def: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return Number(raw);
+}
+
+function oneOf<T extends string>(env: Env, name: string, def: T, values: readonly T[]): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!(values as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${values.join(', ')}, got ${JSON.stringify(raw)}`);
+  }
+  return raw as T;
+}
+
+function bool(env: Env, name: string, def: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got ${JSON.stringify(raw)}`);
+}
+
+function httpUrl(env: Env, name: string, def: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  let u: URL;
+  try { u = new URL(raw); } catch { throw new ConfigError(`${name} must be an http(s) URL, got ${JSON.stringify(raw)}`); }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got ${JSON.stringify(raw)}`);
+  return raw.replace(/\/+$/, '');
+}
+
+/** A comma-separated list of IP addresses and CIDR ranges (`TRUST_PROXY`); empty by default. */
+function cidrList(env: Env, name: string): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [];
+  const entries = raw.split(',').map((e) => e.trim());
+  for (const e of entries) {
+    if (!parseCidr(e)) throw new ConfigError(`${name} must be a comma-separated list of IP addresses or CIDR ranges (10.0.0.0/8, fd00::/8), got ${JSON.stringify(raw)}: ${JSON.stringify(e)} is neither`);
+  }
+  return entries;
+}
+
+const HOST_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+
+/**
+ * `HOST`: an IP address (IPv6 without brackets) or a DNS host name (dot-separated labels of
+ * letters, digits and inner hyphens, at most 253 characters). Whether a name resolves to an
+ * address of this machine is known only by listening, which the start does before it touches
+ * the data dir (docs/configuration.md#starting-and-stopping).
+ */
+function hostSetting(env: Env): string {
+  const raw = env.HOST;
+  // Unlike most settings, an empty HOST is refused rather than defaulted (as DATA_DIR is).
+  if (raw === undefined) return '127.0.0.1';
+  if (isIP(raw)) return raw;
+  const name = raw.endsWith('.') ? raw.slice(0, -1) : raw;
+  if (name.length > 0 && name.length <= 253 && name.split('.').every((l) => HOST_LABEL.test(l))) return raw;
+  throw new ConfigError(`HOST must be an IP address (127.0.0.1, 0.0.0.0, ::) or a host name, got ${JSON.stringify(raw)}`);
+}
+
+/**
+ * Builds the configuration from `env` (defaults: docs/configuration.md#settings).
+ * @throws ConfigError naming the first invalid setting.
+ */
+export function loadConfig(env: Env = process.env): Config {
+  const host = hostSetting(env);
+  const dataDir = env.DATA_DIR ?? './data';
+  if (dataDir.trim() === '') throw new ConfigError('DATA_DIR must not be empty');
+  return {
+    port: int(env, 'PORT', 3000, 0, 65535),
+    host,
+    dataDir: resolve(dataDir),
+    logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
+    rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000),
+    rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 100, 1, 10_000_000),
+    sync: oneOf(env, 'SYNC', 'always', ['always', 'none'] as const),
+    bootstrap: bool(env, 'BOOTSTRAP', true),
+    sourceFetchAllowPrivate: bool(env, 'SOURCE_FETCH_ALLOW_PRIVATE', false),
+    sourceFetchTimeoutMs: int(env, 'SOURCE_FETCH_TIMEOUT_MS', 15000, 100, 600_000),
+    sourceFetchMaxBytes: int(env, 'SOURCE_FETCH_MAX_BYTES', 10_485_760, 1024, 1_073_741_824),
+    sourceCrawlMaxPages: int(env, 'SOURCE_CRAWL_MAX_PAGES', 50, 1, 10_000),
+    githubApiUrl: httpUrl(env, 'GITHUB_API_URL', 'https://api.github.com'),
+    maxConnections: int(env, 'MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    headersTimeoutMs: int(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
+    ingestTimeoutMs: int(env, 'INGEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    trustProxy: cidrList(env, 'TRUST_PROXY'),
+    maxConnectionsPerAddress: int(env, 'MAX_CONNECTIONS_PER_ADDRESS', 256, 1, 1_000_000),
+  };
+}
+
+/**
+ * Parses one `TRUST_PROXY` entry: an IP address or a CIDR range (`10.0.0.0/8`, `fd00::/8`).
+ * @returns the address, its family and the prefix length (32 or 128 for a single address),
+ *   or undefined when the entry is neither.
+ */
+export function parseCidr(entry: string): { address: string; family: 'ipv4' | 'ipv6'; prefix: number } | undefined {
+  const slash = entry.indexOf('/');
+  const address = slash === -1 ? entry : entry.slice(0, slash);
+  const family = isIP(address);
+  if (family === 0 || address.includes('%')) return undefined;
+  const max = family === 4 ? 32 : 128;
+  let prefix = max;
+  if (slash !== -1) {
+    const bits = entry.slice(slash + 1);
+    if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return undefined;
+    prefix = Number(bits);
+  }
+  return { address, family: family === 4 ? 'ipv4' : 'ipv6', prefix };
+}

@@ -1,0 +1,104 @@
+/**
+ * A workspace's state: its log ({@link Db}) typed by the record types every area declares, and
+ * each area's state derived from its records — indexes, search, counters — which the area
+ * registers on the log itself (docs/storage.md#indexes). Every lookup an API handler makes
+ * goes through the workspace of the request's key, which is what makes another workspace's id
+ * a 404 like a missing one (docs/security.md#tenant-isolation).
+ */
+import { Db } from '../store/db.js';
+import { attachIndexes, type Built } from '../store/indexes.js';
+import { Store, type LogOptions, type StoreOptions } from '../store/store.js';
+import { ClientIndex } from '../areas/clients/aggregates.js';
+import { countDailyEvents, type AnalyticsRecords } from '../areas/analytics/counts.js';
+import { attachConversations, type ConversationRecords } from '../areas/conversations/conversations.js';
+import { attachIssues, type IssueRecords } from '../areas/issues.js';
+import { customFieldIndexes, tagIndexes, type DefinitionRecords } from '../areas/definitions.js';
+import { agentIndexes, type AgentRecords } from '../areas/agents.js';
+import { attachSources, failInterruptedIngestions, type SourceRecords } from '../areas/sources/state.js';
+import type { UsageRecords } from '../areas/usage/counter.js';
+import { expireIdempotency, type IdempotencyRecords } from '../http/idempotency.js';
+
+export type { SourceIndexRec } from '../ingest/types.js';
+
+/**
+ * Every record type of a workspace log and the shape of its records, as each area declares
+ * its own (docs/storage.md#record-types).
+ */
+export interface Records extends ConversationRecords, IssueRecords, DefinitionRecords, AgentRecords,
+  SourceRecords, AnalyticsRecords, UsageRecords, IdempotencyRecords {}
+
+/**
+ * One workspace: its log and the state each area keeps of it (the record types and indexes
+ * are declared by the areas; this class only puts them together).
+ */
+export class Workspace {
+  /** Conversations: list order, `externalId`s, each conversation's messages, customer ids. */
+  readonly conversations: ReturnType<typeof attachConversations>;
+  /** Issues: list order, by conversation, the numbers in use. */
+  readonly issues: ReturnType<typeof attachIssues>;
+  readonly customFields: Built<typeof customFieldIndexes>;
+  readonly tags: Built<typeof tagIndexes>;
+  readonly agents: Built<typeof agentIndexes>;
+  /** Sources: list order, urls, the search index and the endpoints. */
+  readonly sources: ReturnType<typeof attachSources>;
+  /** Client aggregates, built on first use (see {@link clients}). */
+  private clientIndex: ClientIndex | null = null;
+
+  /** Registers every area's state on `db` (before its replay, so that the replay fills it). */
+  private constructor(readonly id: string, readonly db: Db<Records>, now: () => number) {
+    this.conversations = attachConversations(db);
+    this.issues = attachIssues(db);
+    this.customFields = attachIndexes(db, 'custom_field', customFieldIndexes);
+    this.tags = attachIndexes(db, 'tag', tagIndexes);
+    this.agents = attachIndexes(db, 'agent', agentIndexes);
+    this.sources = attachSources(db);
+    countDailyEvents(db);
+    expireIdempotency(db, now);
+  }
+
+  /** Replays the workspace's log at `path` into memory and opens it for writing. */
+  static async open(id: string, path: string, opts: LogOptions): Promise<Workspace> {
+    const db = Db.create<Records>(path, { fs: opts.fs, sync: opts.sync, now: opts.now, onError: opts.onError, compactionSlack: opts.compactionSlack });
+    const ws = new Workspace(id, db, opts.now);
+    await db.load();
+    await failInterruptedIngestions(db, opts.now());
+    return ws;
+  }
+
+  /**
+   * Client aggregates: built on first use, then kept up to date on every change — so replaying
+   * a large log at start pays nothing for them.
+   */
+  get clients(): ClientIndex {
+    return this.clientIndex ??= ClientIndex.attach(this.id, this.db);
+  }
+
+  /** The record (type, id) of this workspace, or undefined. */
+  get<K extends keyof Records & string>(type: K, id: string): Records[K] | undefined {
+    return this.db.get(type, id);
+  }
+
+  /**
+   * The size of every index the areas keep (`area.index` → entries; counters as they are), for
+   * tests that check a request changed no state. The client aggregates are left out: they are
+   * built, and their order rebuilt, by reads.
+   */
+  indexSizes(): Record<string, number> {
+    const out: Record<string, number> = {};
+    const walk = (path: string, v: unknown, depth: number): void => {
+      if (typeof v === 'number') { out[path] = v; return; }
+      if (v === null || typeof v !== 'object' || v instanceof Db || depth > 3) return;
+      const size = (v as { size?: unknown }).size;
+      if (typeof size === 'number') { out[path] = size; return; }
+      for (const [k, x] of Object.entries(v)) walk(`${path}.${k}`, x, depth + 1);
+    };
+    const { conversations, issues, customFields, tags, agents, sources } = this;
+    for (const [area, state] of Object.entries({ conversations, issues, customFields, tags, agents, sources })) walk(area, state, 1);
+    return out;
+  }
+}
+
+/** Opens the data dir (src/store/store.ts) with this module's workspaces. */
+export function openStore(opts: Omit<StoreOptions<Workspace>, 'openWorkspace'>): Promise<Store<Workspace>> {
+  return Store.open({ ...opts, openWorkspace: (id, path, o) => Workspace.open(id, path, o) });
+}
