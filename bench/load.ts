@@ -281,7 +281,7 @@ class RawConnection {
   close(): void { this.sock?.destroy(); this.sock = null; }
 }
 
-export async function runJob(job: Job, onMeasuring?: () => void): Promise<JobResult> {
+export async function analyzeJob(job: Job, onMeasuring?: () => void): Promise<JobResult> {
   const host = job.host ?? '127.0.0.1';
   if (host !== '127.0.0.1') throw new Error('the load generator only targets 127.0.0.1');
   if (job.warmupMs + job.durationMs > MAX_DURATION_MS) throw new Error(`a job is limited to ${MAX_DURATION_MS} ms`);
@@ -309,7 +309,7 @@ export async function runJob(job: Job, onMeasuring?: () => void): Promise<JobRes
 // As a forked child: run the jobs the parent sends, answer with their results.
 if (process.send) {
   process.on('message', (msg: { id: number; job: Job }) => {
-    runJob(msg.job, () => process.send!({ id: msg.id, measuring: true }))
+    analyzeJob(msg.job, () => process.send!({ id: msg.id, measuring: true }))
       .then((result) => process.send!({ id: msg.id, result }))
       .catch((e: Error) => process.send!({ id: msg.id, error: e.stack ?? e.message }));
   });

@@ -66,7 +66,7 @@ export async function storageRows(row: RowFn, check: Check, quick: boolean): Pro
           servedOthers++;
         }
         check((await srv.call('GET', '/healthz', { key: null })).status === 200, '/healthz');
-        const out = await srv.admin.run('workspace.repair', { workspace: victim.workspaceId }) as { droppedLines: number; keptBytes: number; damagedCopy: string };
+        const out = await srv.admin.execute('workspace.repair', { workspace: victim.workspaceId }) as { droppedLines: number; keptBytes: number; damagedCopy: string };
         check(out.keptBytes === starts[k] && out.droppedLines === starts.length - k, `repair cut at ${out.keptBytes} dropping ${out.droppedLines}, expected ${starts[k]} and ${starts.length - k}`);
         check(same(readFileSync(out.damagedCopy), buf), 'the copy differs from the damaged log');
         droppedLines += out.droppedLines;

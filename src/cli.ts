@@ -95,7 +95,7 @@ async function execute(dataDir: string, op: string, args: Record<string, unknown
     try {
       if (holder !== null) return await callAdminSocket(dataDir, op, args);
       const store = await openStore({ dataDir, sync: true, clock: systemClock });
-      try { return await new Admin(store, systemClock, SecretBox.load(dataDir)).run(op, args); } finally { await store.close(); }
+      try { return await new Admin(store, systemClock, SecretBox.load(dataDir)).execute(op, args); } finally { await store.close(); }
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       const busy = e instanceof LockedError || (holder !== null && (code === 'ENOENT' || code === 'ECONNREFUSED'));

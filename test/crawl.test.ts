@@ -10,7 +10,7 @@ import { crawlWebsite, type CrawlOptions } from '../src/ingest/fetch/crawl.js';
 import { FetchError, type FetchOptions } from '../src/ingest/fetch/fetch.js';
 import { fetchGithubDocs, parseGithubRepoUrl } from '../src/ingest/fetch/github.js';
 import { IngestError } from '../src/ingest/types.js';
-import { inlineAnalyzer, runJob } from '../src/ingest/analyze.js';
+import { inlineAnalyzer, analyzeJob } from '../src/ingest/analyze.js';
 
 interface Local {
   origin: string;
@@ -95,7 +95,7 @@ test('crawls same-origin HTML pages breadth-first, each once, skipping non-HTML 
   const r = await crawlWebsite(`${site.origin}/`, { ...base, maxPages: 50, maxDepth: 3 });
   assert.deepEqual(r.pages.map((p) => new URL(p.url).pathname), ['/', '/a', '/b', '/c', '/d', '/e']);
   // Pages come back as bytes; the analyzer parses them (on a worker in the server).
-  const analysis = runJob({ op: 'site', pages: r.pages });
+  const analysis = analyzeJob({ op: 'site', pages: r.pages });
   assert.equal(analysis.title, 'Page /');
   assert.equal(analysis.record.documents[0].kind, 'page');
   assert.match(analysis.prepared.texts[0], /About Page \/\./);

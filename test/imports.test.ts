@@ -2,8 +2,8 @@
  * The module structure of `src/`: no value-import cycle. A cycle makes load order decide which
  * module sees the other's exports as still undefined, and ties modules that should change
  * apart. The graph is read from the source (test/helpers/imports.ts); the layer rule (no
- * module imports a layer above its own) is to be checked on the same graph, from a layer map
- * of folders.
+ * module imports a layer above its own, docs/decisions.md#layers) is checked on the same graph
+ * with type-only imports included, from the layer map {@link LAYERS}.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -60,7 +60,7 @@ test('a cycle is found and shown as an import chain', () => {
 });
 
 /**
- * The layers of `src/`, lowest first (README "Layers"): a module may import its own layer and
+ * The layers of `src/`, lowest first (docs/decisions.md#layers): a module may import its own layer and
  * the ones below it, never one above — type-only imports included. Each entry is a folder (or
  * a top-level file) under `src/`; every module must belong to exactly one layer.
  */

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { WorkerAnalyzer } from '../src/ingest/workers/pool.js';
-import { runJob, type IngestResult } from '../src/ingest/analyze.js';
+import { analyzeJob, type IngestResult } from '../src/ingest/analyze.js';
 import { IngestError } from '../src/ingest/types.js';
 import { startTestServer } from './helpers/server.js';
 import { INGEST_HOOK } from './helpers/ingest-hook.js';
@@ -29,7 +29,7 @@ test('the worker analyzer gives the same result as the inline one, ids made in t
   const a = new WorkerAnalyzer();
   try {
     const viaWorker = await a.analyze({ op: 'text', type: 'auto', text }, 'ws');
-    const inline = runJob({ op: 'text', type: 'auto', text });
+    const inline = analyzeJob({ op: 'text', type: 'auto', text });
     assert.equal(viaWorker.type, 'openapi');
     assert.deepEqual(canonical(viaWorker), canonical(inline));
     const ids = [...viaWorker.record.documents, ...viaWorker.record.endpoints].map((x) => x.id);

@@ -78,9 +78,9 @@ test('a corrupt line in one workspace\'s log: the server starts, that workspace 
     { level: 'error', workspaceId: wsA, file: log, line: bad.line, offset: bad.offset, reason: 'checksum mismatch', fix: `cli repair --workspace ${wsA}` });
 
   // Admin commands on the damaged workspace say what to do; on the system log they work.
-  await assert.rejects(srv.admin.run('tag.create', { workspace: wsA, input: { name: 'x' } }), (e: unknown) =>
+  await assert.rejects(srv.admin.execute('tag.create', { workspace: wsA, input: { name: 'x' } }), (e: unknown) =>
     e instanceof AdminError && e.message.startsWith(`workspace ${wsA} is offline: ${log}: line ${bad.line} (byte offset ${bad.offset}) is corrupt: checksum mismatch; run "cli repair --workspace ${wsA}"`));
-  const key = await srv.admin.run('key.create', { workspace: wsA }) as { key: string };
+  const key = await srv.admin.execute('key.create', { workspace: wsA }) as { key: string };
   assert.equal((await srv.call('GET', '/api/v1/conversations', { key: key.key })).status, 503);
   assert.deepEqual(readFileSync(log), damaged, 'the damaged log is left as it was');
 });
@@ -89,7 +89,7 @@ test('workspace.repair keeps a copy of the damaged log, cuts it at the last good
   const { srv, keyA, wsA, ids, log, bad } = await damagedServer();
   const damaged = readFileSync(log);
   srv.clock.set(Date.parse('2026-07-01T00:00:00Z'));
-  const out = await srv.admin.run('workspace.repair', { workspace: wsA }) as Record<string, unknown>;
+  const out = await srv.admin.execute('workspace.repair', { workspace: wsA }) as Record<string, unknown>;
   const linesAfter = damaged.subarray(bad.offset).toString('latin1').split('\n').filter(Boolean).length;
   assert.deepEqual(out, {
     object: 'repair', workspaceId: wsA, file: log,
@@ -107,9 +107,9 @@ test('workspace.repair keeps a copy of the damaged log, cuts it at the last good
   const w = await srv.call('POST', '/api/v1/conversations', { key: keyA, body: { subject: 'after the repair', customer } });
   assert.equal(w.status, 201, w.text);
 
-  await assert.rejects(srv.admin.run('workspace.repair', { workspace: wsA }), (e: unknown) =>
+  await assert.rejects(srv.admin.execute('workspace.repair', { workspace: wsA }), (e: unknown) =>
     e instanceof AdminError && e.message === `workspace ${wsA} is not damaged: its log was read without error, so there is nothing to repair`);
-  await assert.rejects(srv.admin.run('workspace.repair', { workspace: 'nope' }), refusedWith('workspace.repair', 'no workspace "nope"'));
+  await assert.rejects(srv.admin.execute('workspace.repair', { workspace: 'nope' }), refusedWith('workspace.repair', 'no workspace "nope"'));
   await srv.close();
 
   const again = await startTestServer({ dataDir: srv.dataDir });

@@ -15,7 +15,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { CREATE_TYPES, SOURCE_KINDS, SOURCE_TYPES, isContentType, type ContentType, type SourceType } from '../src/ingest/kinds.js';
-import { parseContent, runJob } from '../src/ingest/analyze.js';
+import { parseContent, analyzeJob } from '../src/ingest/analyze.js';
 import { detectContent } from '../src/ingest/detect/detect.js';
 import { IngestError } from '../src/ingest/types.js';
 import { CORPUS, PENDING_AUTO, expectedJson, readCorpus } from './helpers/corpus.js';
@@ -135,14 +135,14 @@ for (const type of CONTENT_KINDS) {
         test(`${file}: malformed, fails with line and column under auto and as ${type}`, () => {
           const text = readCorpus(file);
           const m = { message: 'JSON: Expected double-quoted property name at line 1, column 9', line: 1, column: 9 };
-          assert.equal(throwsMalformed(() => runJob({ op: 'text', type: 'auto', text }), m).sourceType, type);
+          assert.equal(throwsMalformed(() => analyzeJob({ op: 'text', type: 'auto', text }), m).sourceType, type);
           throwsMalformed(() => parseContent(type, text), m);
         });
         continue;
       }
       test(`${file}: auto detects ${type}; auto and explicit give ${EXPECTED[file]?.endpoints ?? 0} endpoints, documents and chunks`, { skip: PENDING_AUTO[file] }, () => {
         const text = readCorpus(file);
-        const auto = runJob({ op: 'text', type: 'auto', text });
+        const auto = analyzeJob({ op: 'text', type: 'auto', text });
         assert.equal(auto.type, type);
         assert.equal(auto.record.endpoints.length, EXPECTED[file].endpoints ?? 0);
         assert.ok(auto.record.documents.length > 0, 'documents');
@@ -159,12 +159,12 @@ for (const type of CONTENT_KINDS) {
     if ('none' in malformed) {
       test(`has no malformed input: ${malformed.none}`, () => {
         const text = '<div><p>unclosed <b>tags\n# and ``` fences\n';
-        assert.equal(runJob({ op: 'text', type, text }).type, type);
+        assert.equal(analyzeJob({ op: 'text', type, text }).type, type);
       });
     } else {
       test('malformed content fails with an IngestError carrying line and column, as its type and under auto', () => {
-        throwsMalformed(() => runJob({ op: 'text', type, text: malformed.content }), malformed);
-        assert.equal(throwsMalformed(() => runJob({ op: 'text', type: 'auto', text: malformed.content }), malformed).sourceType, malformed.autoType);
+        throwsMalformed(() => analyzeJob({ op: 'text', type, text: malformed.content }), malformed);
+        assert.equal(throwsMalformed(() => analyzeJob({ op: 'text', type: 'auto', text: malformed.content }), malformed).sourceType, malformed.autoType);
       });
     }
   });

@@ -98,7 +98,7 @@ export class Admin {
    *   when it needs a quarantined workspace, or the disk is full (messages that say what to do),
    *   or the command is unknown; other errors as they are.
    */
-  async run(op: string, args: Record<string, unknown>): Promise<unknown> {
+  async execute(op: string, args: Record<string, unknown>): Promise<unknown> {
     try {
       return await this.dispatch(op, args);
     } catch (e) {

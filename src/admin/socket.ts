@@ -41,7 +41,7 @@ export function listenAdminSocket(dataDir: string, admin: Admin, logger: Logger)
       try {
         if (size > MAX_BODY) throw new AdminError('request too large');
         const { op, args } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { op: string; args: Record<string, unknown> };
-        out = await admin.run(op, args ?? {});
+        out = await admin.execute(op, args ?? {});
       } catch (e) {
         const refused = e instanceof AdminError || e instanceof DomainError;
         status = refused ? 400 : 500;

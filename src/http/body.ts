@@ -27,7 +27,7 @@ export function bodyRequired(): ApiError {
 }
 
 /** Checks the headers that decide whether a body may be read at all. @throws ApiError 413/415 */
-export function checkBodyHeaders(req: IncomingMessage, limit: number): void {
+export function validateBodyHeaders(req: IncomingMessage, limit: number): void {
   const type = (req.headers['content-type'] ?? '').toLowerCase();
   const [media, ...params] = type.split(';').map((x) => x.trim());
   if (media !== 'application/json') throw new ApiError('unsupported_media_type');
@@ -125,12 +125,12 @@ export function decodeBody(raw: Buffer): string {
 export function parseBodyText(text: string): unknown {
   let value: unknown;
   try { value = JSON.parse(text); } catch (e) { throw invalid('the body is not valid JSON', 'body', e); }
-  checkStructure(value);
+  assertStructureWithinLimits(value);
   return value;
 }
 
 /** Iterative walk: depth ≤ {@link MAX_DEPTH}, no prototype-polluting keys. */
-export function checkStructure(value: unknown): void {
+export function assertStructureWithinLimits(value: unknown): void {
   const stack: Array<[unknown, number]> = [[value, 1]];
   while (stack.length) {
     const [v, depth] = stack.pop()!;

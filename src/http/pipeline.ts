@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, STORAGE_FULL_RETRY_AFTER_SECONDS, domainAnswer, invalid, type ErrorCode } from './errors.js';
 import { DomainError, InvalidInputError } from '../core/errors.js';
 import { Router } from './router.js';
-import { ClientAbortError, bodyRequired, checkBodyHeaders, readJsonBody } from './body.js';
+import { ClientAbortError, bodyRequired, validateBodyHeaders, readJsonBody } from './body.js';
 import type { BodyParser } from './largeBody.js';
 import { assertValid, assertValidInput, integerReason, type TObject } from './schema.js';
 import { TokenBucketLimiter, type TakeResult } from './ratelimit.js';
@@ -95,35 +95,35 @@ export class App {
     const given = req.headers['x-request-id'];
     const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     // Response headers are gathered here and written with one writeHead (no per-header setHeader).
-    const x: Exchange = { req, res, headers: ['X-Request-Id', requestId, 'Api-Version', API_VERSION], requestId, started: performance.now(), route: '-' };
+    const exchange: Exchange = { req, res, headers: ['X-Request-Id', requestId, 'Api-Version', API_VERSION], requestId, started: performance.now(), route: '-' };
     let pending: Promise<void> | void = undefined;
     // A request that declares a body goes async from the start: an early answer (401, 404…)
     // is then sent after the parser has taken in what already arrived of the body, so a body
     // that came in with the headers is complete and the connection is kept alive (see send()).
-    try { pending = declaresBody(req) ? this.runAsync(x) : this.run(x); } catch (err) { this.fail(x, err); }
-    if (pending) return pending.then(() => this.done(x), (err) => { this.fail(x, err); this.done(x); });
-    this.done(x);
+    try { pending = declaresBody(req) ? this.dispatchAfterBody(exchange) : this.dispatch(exchange); } catch (err) { this.fail(exchange, err); }
+    if (pending) return pending.then(() => this.done(exchange), (err) => { this.fail(exchange, err); this.done(exchange); });
+    this.done(exchange);
     return undefined;
   };
 
   /** After the answer: the in-flight count (graceful shutdown) and the access-log line. */
-  private done(x: Exchange): void {
+  private done(exchange: Exchange): void {
     this.inFlight--;
     if (this.inFlight === 0 && this.idle) { const r = this.idle; this.idle = null; r(); }
     if (this.accessLog) {
       // Built as text: the method is one llhttp accepted (a token), the route one of ours; only
       // a client's X-Request-Id (printable ASCII) may need escaping.
-      const id = NEEDS_ESCAPE.test(x.requestId) ? JSON.stringify(x.requestId) : `"${x.requestId}"`;
-      const ms = Math.round((performance.now() - x.started) * 100) / 100;
-      this.opts.logger.line('info', 'request', `"requestId":${id},"method":"${x.req.method}","route":"${x.route}","status":${x.res.statusCode},"durationMs":${ms}`);
+      const id = NEEDS_ESCAPE.test(exchange.requestId) ? JSON.stringify(exchange.requestId) : `"${exchange.requestId}"`;
+      const ms = Math.round((performance.now() - exchange.started) * 100) / 100;
+      this.opts.logger.line('info', 'request', `"requestId":${id},"method":"${exchange.req.method}","route":"${exchange.route}","status":${exchange.res.statusCode},"durationMs":${ms}`);
     }
   }
 
-  private async runAsync(x: Exchange): Promise<void> { return this.run(x); }
+  private async dispatchAfterBody(exchange: Exchange): Promise<void> { return this.dispatch(exchange); }
 
   /** Route → auth → rate limit → scope → query; then the body (async) or straight to the handler. */
-  private run(x: Exchange): Promise<void> | void {
-    const { req, headers } = x;
+  private dispatch(exchange: Exchange): Promise<void> | void {
+    const { req, headers } = exchange;
     if (this.draining) {
       headers.push('Connection', 'close');
       throw new ApiError('service_unavailable', 'the server is shutting down');
@@ -137,12 +137,12 @@ export class App {
       throw new ApiError('method_not_allowed', `use ${match.allow.join(', ')}`, { Allow: match.allow.join(', ') });
     }
     const route = match.value;
-    x.route = this.routeNames.get(route)!;
+    exchange.route = this.routeNames.get(route)!;
     if (route.scope === null) {
-      checkApiVersion(req);
-      const result = route.handler({ params: match.params, now: this.opts.clock.now(), requestId: x.requestId } as Ctx<never, never>);
-      if (result instanceof Promise) return result.then((r) => this.send(x, r));
-      return this.send(x, result);
+      validateApiVersion(req);
+      const result = route.handler({ params: match.params, now: this.opts.clock.now(), requestId: exchange.requestId } as Ctx<never, never>);
+      if (result instanceof Promise) return result.then((r) => this.send(exchange, r));
+      return this.send(exchange, result);
     }
 
     const key = this.auth.authenticate(req);
@@ -158,44 +158,44 @@ export class App {
     if (!rl.allowed) throw new ApiError('rate_limited', undefined, { 'Retry-After': String(rl.retryAfterSeconds) });
     if (!this.auth.hasScope(key, route.scope)) throw new ApiError('insufficient_scope', `this operation needs ${route.scope}`);
 
-    checkApiVersion(req);
+    validateApiVersion(req);
     const query = parseQuery(route.query, q === -1 ? '' : url.slice(q + 1));
     const input: Input = { route, ws, key, params: match.params, query, path, body: undefined, json: NO_MEMBERS, fingerprint: () => requestFingerprint(`${route.method} ${path}`) };
-    if (!route.body) return this.execute(x, input);
+    if (!route.body) return this.execute(exchange, input);
     // A request without a body is judged on its absence, whatever its Content-Type says: a
     // route that needs a body refuses it as such (400), one with an optional body takes it as `{}`.
     if (!declaresBody(req)) {
       if (!route.bodyOptional) throw bodyRequired();
       input.body = {};
-      return this.execute(x, input);
+      return this.execute(exchange, input);
     }
-    return this.readBody(x, input);
+    return this.readBody(exchange, input);
   }
 
   /** Reads, parses and validates the JSON body (400/413/415), then runs the handler. */
-  private async readBody(x: Exchange, input: Input): Promise<void> {
+  private async readBody(exchange: Exchange, input: Input): Promise<void> {
     const limit = input.route.bodyLimit ?? MiB;
-    checkBodyHeaders(x.req, limit);
-    const read = await readJsonBody(x.req, limit, `${input.route.method} ${input.path}`, this.opts.bodyParser);
+    validateBodyHeaders(exchange.req, limit);
+    const read = await readJsonBody(exchange.req, limit, `${input.route.method} ${input.path}`, this.opts.bodyParser);
     input.body = read.value;
     input.json = read.json;
     input.fingerprint = read.fingerprint;
     assertValid(input.route.body!, input.body);
-    return this.execute(x, input);
+    return this.execute(exchange, input);
   }
 
   /**
    * Idempotency, then the handler. A synchronous handler that wrote nothing is answered at
    * once; otherwise the answer waits for the handler's promise and the commit.
    */
-  private execute(x: Exchange, input: Input): Promise<void> | void {
+  private execute(exchange: Exchange, input: Input): Promise<void> | void {
     const { route, ws } = input;
-    const idem = route.method === 'POST' ? this.idempotency.begin(x.req, ws, input.key, input.fingerprint, this.opts.clock.now()) : null;
-    if (idem?.replay) return this.send(x, idem.replay);
+    const idem = route.method === 'POST' ? this.idempotency.begin(exchange.req, ws, input.key, input.fingerprint, this.opts.clock.now()) : null;
+    if (idem?.replay) return this.send(exchange, idem.replay);
     let tx: Tx | undefined;
     const ctx: Ctx<unknown, unknown> = {
       ws, key: input.key, store: this.opts.store, params: input.params, query: input.query, body: input.body, bodyJson: input.json,
-      now: this.opts.clock.now(), requestId: x.requestId, tx: () => (tx ??= ws.db.begin()), cursors: this.cursors,
+      now: this.opts.clock.now(), requestId: exchange.requestId, tx: () => (tx ??= ws.db.begin()), cursors: this.cursors,
       // A durable step mid-request: what was written so far, then a new transaction for the rest.
       commit: async () => { const done = tx; tx = undefined; if (done) await ws.db.commit(done); },
     };
@@ -207,18 +207,18 @@ export class App {
       idem?.end();
       throw err;
     }
-    if (idem === null && tx === undefined && !(result instanceof Promise)) return this.send(x, result);
-    return this.commit(x, ctx, () => tx, result, idem);
+    if (idem === null && tx === undefined && !(result instanceof Promise)) return this.send(exchange, result);
+    return this.commit(exchange, ctx, () => tx, result, idem);
   }
 
   /** Awaits the handler, stores the idempotent answer, commits (durable before the answer), answers. */
-  private async commit(x: Exchange, ctx: Ctx<unknown, unknown>, tx: () => Tx | undefined, pending: Result | Promise<Result>, idem: IdempotencyTicket | null): Promise<void> {
+  private async commit(exchange: Exchange, ctx: Ctx<unknown, unknown>, tx: () => Tx | undefined, pending: Result | Promise<Result>, idem: IdempotencyTicket | null): Promise<void> {
     try {
       const result = await pending;
       if (idem && result.status < 300) idem.store(ctx.tx(), result, ctx.now);
       const t = tx();
       if (t) await ctx.ws.db.commit(t);
-      this.send(x, result);
+      this.send(exchange, result);
     } catch (err) {
       tx()?.abort();
       throw err;
@@ -232,8 +232,8 @@ export class App {
   }
 
   /** Writes the answer: `result.json` (pre-serialized) or `result.body` serialized, with every gathered header. */
-  private send(x: Exchange, result: Result): void {
-    const { res, headers } = x;
+  private send(exchange: Exchange, result: Result): void {
+    const { res, headers } = exchange;
     const json = result.json ?? (result.body === null ? '' : JSON.stringify(result.body));
     if (result.headers) for (const k in result.headers) headers.push(k, result.headers[k]);
     headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(typeof json === 'string' ? Buffer.byteLength(json) : json.length));
@@ -248,8 +248,8 @@ export class App {
     res.end(json);
   }
 
-  private fail(x: Exchange, err: unknown): void {
-    const { res, requestId } = x;
+  private fail(exchange: Exchange, err: unknown): void {
+    const { res, requestId } = exchange;
     let apiErr: ApiError;
     if (err instanceof ClientAbortError) {
       // The client hung up mid-body: nobody is left to answer.
@@ -276,7 +276,7 @@ export class App {
       apiErr = new ApiError('internal_error' as ErrorCode);
     }
     if (res.headersSent) { res.destroy(); return; }
-    this.send(x, { status: apiErr.status, body: apiErr.body(), headers: apiErr.headers });
+    this.send(exchange, { status: apiErr.status, body: apiErr.body(), headers: apiErr.headers });
     // A `Connection: close` answer with its body still arriving is closed by lingeringClose() in send().
   }
 }
@@ -343,7 +343,7 @@ function lingeringClose(res: ServerResponse): void {
 }
 
 /** A request may pin `Api-Version`; any other value than ours is a 400 (docs/api.md#base-path-and-versioning). */
-function checkApiVersion(req: IncomingMessage): void {
+function validateApiVersion(req: IncomingMessage): void {
   const version = req.headers['api-version'];
   if (version !== undefined && version !== API_VERSION) throw invalid(`Api-Version must be ${API_VERSION}`, 'header');
 }

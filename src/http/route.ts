@@ -14,7 +14,7 @@ export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
  * What the HTTP layer needs of a workspace: its id and its log, whatever record types the log
  * holds (`Db<any>`: the layer begins and commits transactions, it never reads records). The
  * domain's `Workspace` (src/domain/workspace.ts) is one, and binds itself into {@link Ctx}
- * through {@link routeFor}: this layer names no module above it (README "Layers").
+ * through {@link routeFor}: this layer names no module above it (docs/decisions.md#layers).
  */
 export interface WorkspaceLike { readonly id: string; readonly db: Db<any> }
 

@@ -5,7 +5,7 @@
  * worker threads (src/ingest/workers/pool.ts), so that the main thread only fetches bytes and stores
  * the finished record (README "Reliability": ingestion never stalls other requests).
  */
-import { IngestError, MAX_CHUNKS, MAX_DOCUMENTS, MAX_ENDPOINTS, checkCap, type ParsedDocument, type ParsedSource, type SourceIndexRec } from './types.js';
+import { IngestError, MAX_CHUNKS, MAX_DOCUMENTS, MAX_ENDPOINTS, enforceCap, type ParsedDocument, type ParsedSource, type SourceIndexRec } from './types.js';
 import { classifyValue, detectContent, detectedAs, parseStructured, type Detected } from './detect/detect.js';
 import { contentKind, type ContentType } from './kinds.js';
 import { extractLinks, parseHtml } from './parsers/html.js';
@@ -62,7 +62,7 @@ export interface Analyzer {
 
 const count = (n: number): string => n.toLocaleString('en-US');
 
-const cap = checkCap;
+const cap = enforceCap;
 
 /**
  * The stored record of parsed content: caps checked first (before any chunk or id is made),
@@ -107,7 +107,7 @@ export function decodeText(b: FetchedBody): string {
  * @throws IngestError for content that cannot be ingested, its `sourceType` set when the
  *   failure came after detection.
  */
-export function runJob(job: AnalysisJob, onDetected?: (type: ContentType) => void): IngestResult {
+export function analyzeJob(job: AnalysisJob, onDetected?: (type: ContentType) => void): IngestResult {
   switch (job.op) {
     case 'text': {
       const text = typeof job.text === 'string' ? job.text : decodeText(job.text);
@@ -161,7 +161,7 @@ const NON_HTML_EXTENSIONS = new Set([
 
 /** An {@link Analyzer} on the calling thread (unit tests, the CLI): no queues, no timeout. */
 export const inlineAnalyzer: Analyzer = {
-  analyze: async (job) => runJob(job),
+  analyze: async (job) => analyzeJob(job),
   links: async (job) => pageLinks(job),
   close: async () => {},
 };

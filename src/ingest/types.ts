@@ -68,7 +68,7 @@ export const MAX_CHUNKS = 50_000;
  * ingested per source". Parsers that can count before they build call it early.
  * @throws IngestError
  */
-export function checkCap(n: number, max: number, what: string): void {
+export function enforceCap(n: number, max: number, what: string): void {
   const count = (x: number): string => x.toLocaleString('en-US');
   if (n > max) throw new IngestError(`the content has ${count(n)} ${what}; at most ${count(max)} are ingested per source`);
 }

@@ -15,7 +15,7 @@ import { PRIORITY_LIST, STATUSES } from '../areas/definitions.js';
 import type { agentSchema } from '../areas/agents.js';
 import type { clientSchema } from '../areas/clients/clients.js';
 import type { usageSchema } from '../areas/usage/usage.js';
-import type { liveCheckSchema } from '../areas/sources/checks.js';
+import type { liveCheckSchema } from '../areas/sources/liveChecks.js';
 import type { analyticsSchema } from '../areas/analytics/analytics.js';
 import { CONVERSATION_STATUSES, CHANNELS } from '../areas/conversations/conversations.js';
 import { ISSUE_STATES } from '../areas/issues.js';

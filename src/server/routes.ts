@@ -11,11 +11,11 @@ import { healthRoutes } from '../areas/health.js';
 import { sourceRoutes } from '../areas/sources/sources.js';
 import { openapiRoutes } from '../openapi/routes.js';
 import { usageRoutes } from '../areas/usage/usage.js';
-import { checkRoutes } from '../areas/sources/checks.js';
+import { liveCheckRoutes } from '../areas/sources/liveChecks.js';
 
 
 export function buildRoutes(deps: RouteDeps): Route[] {
-  const routes: Route[] = [...healthRoutes(deps.store), ...conversationRoutes, ...issueRoutes, ...definitionRoutes, ...definitionListRoutes, ...agentRoutes, ...clientRoutes, ...analyticsRoutes, ...sourceRoutes(deps), ...usageRoutes(deps.usage), ...checkRoutes(deps)];
+  const routes: Route[] = [...healthRoutes(deps.store), ...conversationRoutes, ...issueRoutes, ...definitionRoutes, ...definitionListRoutes, ...agentRoutes, ...clientRoutes, ...analyticsRoutes, ...sourceRoutes(deps), ...usageRoutes(deps.usage), ...liveCheckRoutes(deps)];
   // The document describes the whole table, its own route included.
   routes.push(...openapiRoutes(() => routes));
   return routes;

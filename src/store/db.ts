@@ -58,7 +58,7 @@ export type Derive<R extends RecordMap<R>, V> = (tx: Tx<R>, id: string, prev: V 
  * A registered {@link Derive}. A method, so that its transaction parameter is compared both
  * ways: a log of a wider record map can be passed where one of fewer types is expected.
  */
-interface DeriveHook<R extends RecordMap<R>> { run(tx: Tx<R>, id: string, prev: object | undefined, next: object): void }
+interface DeriveHook<R extends RecordMap<R>> { derive(tx: Tx<R>, id: string, prev: object | undefined, next: object): void }
 
 export interface DbOptions {
   fs: StoreFs;
@@ -209,7 +209,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
    * the log already.
    */
   derive<K extends TypeOf<R>>(type: K, derive: Derive<R, R[K]>): void {
-    push(this.onPut, type, { run: derive as Derive<R, object> });
+    push(this.onPut, type, { derive: derive as Derive<R, object> });
   }
 
   /** Compaction keeps a record of `type` only when every `keep` of its type says so (e.g. drops expired idempotency records). */
@@ -263,7 +263,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
   /** @internal */
   derived(tx: Tx<R>, type: string, id: string, prev: object | undefined, next: object): void {
     const fns = this.onPut.get(type);
-    if (fns !== undefined) for (const f of fns) f.run(tx, id, prev, next);
+    if (fns !== undefined) for (const f of fns) f.derive(tx, id, prev, next);
   }
 
   /** Whether compaction keeps `rec` (see {@link retain}). */

@@ -157,7 +157,7 @@ export class AppendLog {
     let written!: () => void;
     this.writing = new Promise<void>((r) => { written = r; });
     this.unsettled++;
-    this.tail = this.run(batch, prev, () => {
+    this.tail = this.writeBatch(batch, prev, () => {
       this.writing = null;
       written();
       if (this.queue.length) this.schedule();
@@ -169,7 +169,7 @@ export class AppendLog {
    * write is over (successful or not), so the next batch may start writing. Returns whether
    * later batches must fail (this batch's sync failed, or an earlier one's did).
    */
-  private async run(batch: Pending[], prev: Promise<boolean>, released: () => void): Promise<boolean> {
+  private async writeBatch(batch: Pending[], prev: Promise<boolean>, released: () => void): Promise<boolean> {
     const fail = async (err: Error, poison: boolean, extra: Pending[] = []) => {
       await prev;
       for (const p of batch.concat(extra)) p.reject(err);

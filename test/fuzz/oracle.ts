@@ -11,7 +11,7 @@ import { MiB } from '../../src/http/route.js';
 import type { Rec, TypeOf } from '../../src/store/db.js';
 import type { Records } from '../../src/domain/workspace.js';
 import { assertValid } from '../../src/http/schema.js';
-import { checkBodyHeaders, parseJsonBody } from '../../src/http/body.js';
+import { validateBodyHeaders, parseJsonBody } from '../../src/http/body.js';
 import { contractViolations } from '../helpers/contract.js';
 import { diffSizes, encodeComponent, errorBodyProblem, fingerprint, lowerHeaders, protoFingerprint, safeJson, show } from './util.js';
 import { hasScope } from '../../src/auth/keys.js';
@@ -95,7 +95,7 @@ export function expectedStatus(f: Fuzzer, p: Plan): { statuses: number[]; why: s
   if (route.body && !sent && !route.bodyOptional) return { statuses: [400], why: 'no body where the route requires one' };
   if (route.body && sent) {
     const limit = route.bodyLimit ?? MiB;
-    try { checkBodyHeaders({ headers: hdr } as unknown as IncomingMessage, limit); } catch (e) {
+    try { validateBodyHeaders({ headers: hdr } as unknown as IncomingMessage, limit); } catch (e) {
       const code = (e as { status?: number }).status ?? 0;
       return { statuses: [code], why: `body headers: ${(e as Error).message}` };
     }

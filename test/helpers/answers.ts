@@ -14,7 +14,7 @@ import type { agentSchema } from '../../src/areas/agents.js';
 import type { clientSchema } from '../../src/areas/clients/clients.js';
 import type { usageSchema } from '../../src/areas/usage/usage.js';
 import type { analyticsSchema } from '../../src/areas/analytics/analytics.js';
-import type { liveCheckSchema } from '../../src/areas/sources/checks.js';
+import type { liveCheckSchema } from '../../src/areas/sources/liveChecks.js';
 
 /** Every error answer: `{code, error}` (docs/api.md#errors). */
 export interface ErrorAnswer { code: string; error: string }

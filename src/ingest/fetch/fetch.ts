@@ -283,7 +283,7 @@ export async function fetchDocument(url: string, opts: FetchOptions): Promise<Fe
   });
   deadline.catch(() => undefined);
 
-  const run = async (): Promise<FetchedDocument> => {
+  const attempt = async (): Promise<FetchedDocument> => {
     const firstUrl = parseHttpUrl(url, 'URL');
     let current = firstUrl;
     let method = (opts.method ?? 'GET').toUpperCase();
@@ -345,7 +345,7 @@ export async function fetchDocument(url: string, opts: FetchOptions): Promise<Fe
   };
 
   try {
-    return await Promise.race([run(), deadline]);
+    return await Promise.race([attempt(), deadline]);
   } finally {
     clearTimeout(timer);
   }

@@ -8,7 +8,7 @@
  * unterminated construct consumes the rest of the input, so no input causes super-linear work.
  */
 
-import { checkCap, type ParsedDocument, type ParsedSource } from '../types.js';
+import { enforceCap, type ParsedDocument, type ParsedSource } from '../types.js';
 import { decodeEntities } from './html/entities.js';
 import { cutLine, oneLine } from './values.js';
 
@@ -329,7 +329,7 @@ export function parseHtml(text: string, maxDocuments = Infinity): ParsedSource {
   const documents: ParsedDocument[] = [];
   if (full.length > LONG_PAGE_CHARS && marks.length > 0) {
     const intro = finish(out.parts.slice(0, marks[0].part));
-    checkCap(marks.length + (intro ? 1 : 0), maxDocuments, 'documents'); // counted before the sections are built
+    enforceCap(marks.length + (intro ? 1 : 0), maxDocuments, 'documents'); // counted before the sections are built
     if (intro) documents.push({ kind: 'page', title: title ?? 'Introduction', text: intro });
     marks.forEach((m, k) => {
       const end = k + 1 < marks.length ? marks[k + 1].part : out.parts.length;

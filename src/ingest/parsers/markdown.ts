@@ -6,7 +6,7 @@
  * `=` or `-`); lines inside fenced code blocks (``` or ~~~) are never headings.
  */
 
-import { checkCap, type ParsedDocument, type ParsedSource } from '../types.js';
+import { enforceCap, type ParsedDocument, type ParsedSource } from '../types.js';
 
 /** Longest title taken from the first line of heading-less text. */
 const MAX_INTRO_TITLE = 100;
@@ -206,7 +206,7 @@ export function parseMarkdown(text: string, maxDocuments = Infinity): ParsedSour
 
   const firstStart = headings.length ? headings[0].start : lines.length;
   const intro = sliceText(lines, 0, firstStart);
-  checkCap(headings.length + (intro.trim() !== '' ? 1 : 0), maxDocuments, 'documents'); // counted before the sections are built
+  enforceCap(headings.length + (intro.trim() !== '' ? 1 : 0), maxDocuments, 'documents'); // counted before the sections are built
   if (intro.trim() !== '') {
     const first = intro
       .split('\n')

@@ -9,7 +9,7 @@
  * with no effect on jobs when absent.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { pageLinks, runJob, type AnalysisJob, type LinksJob, type PageLink } from '../analyze.js';
+import { pageLinks, analyzeJob, type AnalysisJob, type LinksJob, type PageLink } from '../analyze.js';
 import { encodeResult, type WireResult } from './transfer.js';
 import { IngestError } from '../types.js';
 import type { ContentType, SourceType } from '../kinds.js';
@@ -43,7 +43,7 @@ parentPort?.on('message', async (task: Task) => {
       parentPort!.postMessage({ id: task.id, detected: type } satisfies Reply);
       h.afterDetection?.(job, type);
     };
-    const { wire, transfer } = encodeResult(runJob(job, detected));
+    const { wire, transfer } = encodeResult(analyzeJob(job, detected));
     parentPort!.postMessage({ id: task.id, ok: true, wire } satisfies Reply, transfer);
   } catch (e) {
     const err = e as Error;

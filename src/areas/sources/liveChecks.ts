@@ -147,7 +147,7 @@ function failureText(e: FetchError, customHeader: boolean): string {
   return e.message;
 }
 
-export function checkRoutes(deps: RouteDeps) {
+export function liveCheckRoutes(deps: RouteDeps) {
   const { config, secrets, usage } = deps;
   return [
     route({
