@@ -231,6 +231,8 @@ export class Admin {
     const now = this.clock.now();
     const at = (v: string | undefined) => (v === undefined ? now : Date.parse(v));
     const tx = ws.db.begin();
+    // A bulk import: no events for its records (docs/api.md#events).
+    tx.bulk = true;
     const counts = { customFields: 0, tags: 0, agents: 0, conversations: 0, messages: 0, issues: 0 };
     /** Runs `make` for the record at `path` in the file, so that its input errors name their place in the file. */
     const inFile = <R>(path: FieldPath, make: () => R): R => {

@@ -46,12 +46,14 @@ export interface Page<R> { items: R[]; hasMore: boolean; nextCursor: string | nu
 
 /**
  * Keyset pagination over `index` (docs/api.md#lists): decodes `cursor` (bound to the workspace and
- * `list`), walks `order`, keeps records passing `keep`, returns up to `limit` of them.
+ * `list`), walks `order`, keeps records passing `keep`, returns up to `limit` of them. The walk
+ * ends at the first record for which `stop` is true (no later one can be kept either).
  * @throws ApiError 400 for a cursor of another list or workspace.
  */
 export function paginate<R>(
   ctx: Ctx<unknown, unknown>, list: string, index: SortedIndex, order: 'asc' | 'desc',
   q: { limit?: number; cursor?: string }, get: (id: string) => R | undefined, keep: (r: R) => boolean = () => true,
+  stop?: (r: R) => boolean,
 ): Page<R> {
   const limit = q.limit ?? DEFAULT_LIMIT;
   const from = q.cursor === undefined ? undefined : ctx.cursors.decode(ctx.ws.id, list, q.cursor);
@@ -60,7 +62,9 @@ export function paginate<R>(
   let hasMore = false;
   for (const at of order === 'desc' ? index.desc(from) : index.asc(from)) {
     const r = get(index.idAt(at));
-    if (r === undefined || !keep(r)) continue;
+    if (r === undefined) continue;
+    if (stop !== undefined && stop(r)) break;
+    if (!keep(r)) continue;
     if (items.length === limit) { hasMore = true; break; }
     items.push(r);
     lastKey = index.keyAt(at);

@@ -14,6 +14,7 @@ export const SCOPES = [
   'conversations:read', 'conversations:write',
   'issues:read', 'issues:write',
   'definitions:read', 'clients:read', 'agents:read', 'usage:read', 'analytics:read',
+  'events:read', 'webhooks:read', 'webhooks:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -17,6 +17,7 @@ import { agentIndexes, type AgentRecords } from '../areas/agents.js';
 import { attachSources, failInterruptedIngestions, type SourceRecords } from '../areas/sources/state.js';
 import type { UsageRecords } from '../areas/usage/counter.js';
 import { expireIdempotency, type IdempotencyRecords } from '../http/idempotency.js';
+import { attachEvents, type EventRecords, type EventState } from '../areas/events/events.js';
 
 export type { SourceIndexRec } from '../ingest/types.js';
 
@@ -25,7 +26,7 @@ export type { SourceIndexRec } from '../ingest/types.js';
  * its own (docs/storage.md#record-types).
  */
 export interface Records extends ConversationRecords, IssueRecords, DefinitionRecords, AgentRecords,
-  SourceRecords, AnalyticsRecords, UsageRecords, IdempotencyRecords {}
+  SourceRecords, AnalyticsRecords, UsageRecords, IdempotencyRecords, EventRecords {}
 
 /**
  * One workspace: its log and the state each area keeps of it (the record types and indexes
@@ -41,6 +42,8 @@ export class Workspace {
   readonly agents: Built<typeof agentIndexes>;
   /** Sources: list order, urls, the search index and the endpoints. */
   readonly sources: ReturnType<typeof attachSources>;
+  /** Events: in time order and per resource (docs/api.md#events). */
+  readonly events: EventState;
   /** Client aggregates, built on first use (see {@link clients}). */
   private clientIndex: ClientIndex | null = null;
 
@@ -54,6 +57,7 @@ export class Workspace {
     this.sources = attachSources(db);
     countDailyEvents(db);
     expireIdempotency(db, now);
+    this.events = attachEvents(this, db, now);
   }
 
   /** Replays the workspace's log at `path` into memory and opens it for writing. */
@@ -92,8 +96,8 @@ export class Workspace {
       if (typeof size === 'number') { out[path] = size; return; }
       for (const [k, x] of Object.entries(v)) walk(`${path}.${k}`, x, depth + 1);
     };
-    const { conversations, issues, customFields, tags, agents, sources } = this;
-    for (const [area, state] of Object.entries({ conversations, issues, customFields, tags, agents, sources })) walk(area, state, 1);
+    const { conversations, issues, customFields, tags, agents, sources, events } = this;
+    for (const [area, state] of Object.entries({ conversations, issues, customFields, tags, agents, sources, events })) walk(area, state, 1);
     return out;
   }
 }

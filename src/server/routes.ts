@@ -12,10 +12,11 @@ import { sourceRoutes } from '../areas/sources/sources.js';
 import { openapiRoutes } from '../openapi/routes.js';
 import { usageRoutes } from '../areas/usage/usage.js';
 import { liveCheckRoutes } from '../areas/sources/liveChecks.js';
+import { eventRoutes } from '../areas/events/events.js';
 
 
 export function buildRoutes(deps: RouteDeps): Route[] {
-  const routes: Route[] = [...healthRoutes(deps.store), ...conversationRoutes, ...issueRoutes, ...definitionRoutes, ...definitionListRoutes, ...agentRoutes, ...clientRoutes, ...analyticsRoutes, ...sourceRoutes(deps), ...usageRoutes(deps.usage), ...liveCheckRoutes(deps)];
+  const routes: Route[] = [...healthRoutes(deps.store), ...conversationRoutes, ...issueRoutes, ...definitionRoutes, ...definitionListRoutes, ...agentRoutes, ...clientRoutes, ...analyticsRoutes, ...sourceRoutes(deps), ...usageRoutes(deps.usage), ...liveCheckRoutes(deps), ...eventRoutes];
   // The document describes the whole table, its own route included.
   routes.push(...openapiRoutes(() => routes));
   return routes;

@@ -58,7 +58,7 @@ export type Derive<R extends RecordMap<R>, V> = (tx: Tx<R>, id: string, prev: V 
  * A registered {@link Derive}. A method, so that its transaction parameter is compared both
  * ways: a log of a wider record map can be passed where one of fewer types is expected.
  */
-interface DeriveHook<R extends RecordMap<R>> { derive(tx: Tx<R>, id: string, prev: object | undefined, next: object): void }
+interface DeriveHook<R extends RecordMap<R>> { derive(tx: Tx<R>, id: string, prev: object | undefined, next: object | undefined): void }
 
 export interface DbOptions {
   fs: StoreFs;
@@ -101,6 +101,11 @@ export class Tx<R extends RecordMap<R> = Untyped> {
   /** (type, id, previous value, db-wide sequence number) per change, for undo and compaction. */
   readonly undo: Array<readonly [string, string, object | undefined, number]> = [];
   undone = false;
+  /**
+   * Set on a bulk import (the admin CLI's): hooks that tell integrations about changes (events,
+   * docs/api.md#events) skip this transaction; indexes and derived counters do not.
+   */
+  bulk = false;
   constructor(private readonly db: Db<R>) {}
   /**
    * Puts `value` as the record (type, id); visible to readers at once. `json`, when given, must be
@@ -124,6 +129,7 @@ export class Tx<R extends RecordMap<R> = Untyped> {
     this.db.opened(this);
     this.undo.push([type, id, prev, this.db.nextSeq()]);
     this.ops.push(['d', type, id]);
+    this.db.derived(this, type, id, prev, undefined);
   }
   /** Reverts this transaction's changes in memory (before or instead of commit). */
   abort(): void {
@@ -209,7 +215,15 @@ export class Db<R extends RecordMap<R> = Untyped> {
    * the log already.
    */
   derive<K extends TypeOf<R>>(type: K, derive: Derive<R, R[K]>): void {
-    push(this.onPut, type, { derive: derive as Derive<R, object> });
+    push(this.onPut, type, { derive: (tx, id, prev, next) => { if (next !== undefined) derive(tx, id, prev as R[K] | undefined, next as R[K]); } });
+  }
+
+  /**
+   * Like {@link derive}, for every delete of a record of `type` in a transaction: `derive` gets
+   * the deleted record (an event telling that a source was deleted).
+   */
+  deriveOnDelete<K extends TypeOf<R>>(type: K, derive: (tx: Tx<R>, id: string, prev: R[K]) => void): void {
+    push(this.onPut, type, { derive: (tx, id, prev, next) => { if (next === undefined && prev !== undefined) derive(tx, id, prev as R[K]); } });
   }
 
   /** Compaction keeps a record of `type` only when every `keep` of its type says so (e.g. drops expired idempotency records). */
@@ -261,7 +275,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
   /** @internal */
   nextSeq(): number { return ++this.seq; }
   /** @internal */
-  derived(tx: Tx<R>, type: string, id: string, prev: object | undefined, next: object): void {
+  derived(tx: Tx<R>, type: string, id: string, prev: object | undefined, next: object | undefined): void {
     const fns = this.onPut.get(type);
     if (fns !== undefined) for (const f of fns) f.derive(tx, id, prev, next);
   }

@@ -142,7 +142,8 @@ export function conversationView(c: Conversation): Record<string, unknown> {
   const { firstResponseAt: _internal, ...rest } = c;
   return { object: 'conversation', ...rest };
 }
-const messageView = (m: Message) => ({ object: 'message', ...m });
+/** The API view of a message. */
+export const messageView = (m: Message): Record<string, unknown> => ({ object: 'message', ...m });
 const conversationJson = new ViewCache<Conversation>(conversationView, 'conversation');
 const messageJson = new ViewCache<Message>(messageView, 'message');
 

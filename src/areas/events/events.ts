@@ -1,0 +1,174 @@
+/**
+ * Events (docs/api.md#events): every change an integration cares about, written in the same
+ * log transaction as the change — a 2xx means its event exists, and a crash keeps both or
+ * neither. Each event holds the resource as the API returns it (`data.object`) and, on
+ * `*.updated`, the previous values of the fields that changed (`previousAttributes`).
+ *
+ * Events are derived from the records by the log's derive hooks (docs/storage.md#indexes), not
+ * written by each handler: whatever route or step changes a conversation, message, issue or
+ * source — a PATCH, a message that reopens its conversation, an ingestion that ends `ready` —
+ * the event follows. A bulk import (`Tx.bulk`) makes none. Kept 30 days, then dropped by
+ * compaction (and hidden from reads at once).
+ */
+import { s } from '../../http/schema.js';
+import { iso } from '../../core/clock.js';
+import { newId } from '../../core/ids.js';
+import type { Db, Tx } from '../../store/db.js';
+import { orderBy, attachIndexes } from '../../store/indexes.js';
+import { SortedIndex } from '../../store/sorted.js';
+import { listJson, ViewCache } from '../../http/viewCache.js';
+import { route } from '../../domain/route.js';
+import type { Workspace } from '../../domain/workspace.js';
+import { conversationView, messageView, type ConversationRecords } from '../conversations/conversations.js';
+import { issueView, type IssueRecords } from '../issues.js';
+import { sourceView, type Source } from '../sources/model.js';
+import { listSchema, notFound, pageParams, paginate } from '../common.js';
+
+/** The resources events are about, and their event types (docs/api.md#event-types). */
+export const EVENT_TYPES = [
+  'conversation.created', 'conversation.updated', 'message.created',
+  'issue.created', 'issue.updated', 'source.created', 'source.updated', 'source.deleted',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+/** `conversation.*` and the like: every type of one resource (the `type` filter). */
+export const EVENT_WILDCARDS = [...new Set(EVENT_TYPES.map((t) => `${t.slice(0, t.indexOf('.'))}.*`))] as const;
+
+/** How long events are kept (docs/api.md#events): 30 days. */
+export const EVENT_RETENTION_MS = 30 * 24 * 3600 * 1000;
+
+/** A stored event (record type `event`); the API view adds `object: "event"`. */
+export interface EventRec {
+  id: string;
+  type: EventType;
+  createdAt: string;
+  data: { object: Record<string, unknown> };
+  /** On `*.updated`: the changed top-level fields' previous values. */
+  previousAttributes?: Record<string, unknown>;
+}
+
+/** The record types of the events area. */
+export interface EventRecords { event: EventRec }
+
+/** The resource an event type is about (`conversation.updated` → `conversation`). */
+export const resourceOf = (type: string): string => type.slice(0, type.indexOf('.'));
+
+/**
+ * The fields of `next` whose value differs from `prev`'s (compared as JSON), with `prev`'s
+ * values; a field `prev` did not have is `null` there. Empty when nothing visible changed.
+ */
+export function previousAttributes(prev: Record<string, unknown>, next: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of new Set([...Object.keys(prev), ...Object.keys(next)])) {
+    if (JSON.stringify(prev[k]) !== JSON.stringify(next[k])) out[k] = prev[k] ?? null;
+  }
+  return out;
+}
+
+/** The events of one workspace: in time order, and per resource (for the `type` filter). */
+export class EventState {
+  /** Every event by (createdAt, id). */
+  readonly order: SortedIndex;
+  /** The events of each resource (`conversation`, `message`, …) by (createdAt, id). */
+  private readonly byResource = new Map<string, SortedIndex>();
+
+  constructor(db: Db<EventRecords>) {
+    this.order = attachIndexes(db, 'event', { order: orderBy((e: EventRec) => e.createdAt) }).order;
+    db.on('event', (id, prev, next) => {
+      const e = (next ?? prev)!;
+      let idx = this.byResource.get(resourceOf(e.type));
+      if (idx === undefined) this.byResource.set(resourceOf(e.type), (idx = new SortedIndex()));
+      if (prev) idx.remove(prev.createdAt, id);
+      if (next) idx.add(next.createdAt, id);
+    });
+  }
+
+  /** The events of `resource` by (createdAt, id); an empty index when there are none. */
+  of(resource: string): SortedIndex { return this.byResource.get(resource) ?? EMPTY; }
+
+  /** The number of events (tests that check a request changed no state). */
+  get size(): number { return this.order.size; }
+}
+const EMPTY = new SortedIndex();
+
+/**
+ * Registers the events area on a workspace's log: its indexes, the derive hooks that write an
+ * event with every change of a conversation, message, issue or source, and its retention.
+ * `now` is the workspace's clock (ms).
+ */
+export function attachEvents(ws: Workspace, db: Db<EventRecords & ConversationRecords & IssueRecords & { source: Source }>, now: () => number): EventState {
+  const state = new EventState(db);
+  const emit = (tx: Tx<EventRecords>, type: EventType, object: Record<string, unknown>, previous?: Record<string, unknown>): void => {
+    if (tx.bulk) return;
+    const at = now();
+    const e: EventRec = { id: newId(at), type, createdAt: iso(at), data: { object } };
+    if (previous !== undefined) e.previousAttributes = previous;
+    tx.put('event', e.id, e);
+  };
+  /** `created`, or `updated` when the API view changed (nothing when it did not). */
+  const change = <V>(resource: string, view: (v: V) => Record<string, unknown>) => (tx: Tx<EventRecords>, _id: string, prev: V | undefined, next: V): void => {
+    const after = view(next);
+    if (prev === undefined) return emit(tx, `${resource}.created` as EventType, after);
+    const changed = previousAttributes(view(prev), after);
+    if (Object.keys(changed).length > 0) emit(tx, `${resource}.updated` as EventType, after, changed);
+  };
+  db.derive('conversation', change('conversation', conversationView));
+  db.derive('message', (tx, id, prev, next) => { if (prev === undefined) emit(tx, 'message.created', messageView(next)); });
+  db.derive('issue', change('issue', (i) => issueView(ws, i)));
+  db.derive('source', change('source', sourceView));
+  db.deriveOnDelete('source', (tx, _id, prev) => emit(tx, 'source.deleted', { ...sourceView(prev), deleted: true }));
+  db.retain('event', (e) => Date.parse(e.createdAt) >= now() - EVENT_RETENTION_MS);
+  return state;
+}
+
+/** Whether `e` is still kept at `now` (older ones are hidden before compaction drops them). */
+const kept = (e: EventRec, now: number): boolean => Date.parse(e.createdAt) >= now - EVENT_RETENTION_MS;
+
+export const eventView = (e: EventRec): Record<string, unknown> => ({ object: 'event', ...e });
+const eventJson = new ViewCache<EventRec>(eventView, 'event');
+
+export const eventSchema = s.named('Event', s.object({
+  object: s.enum(['event'] as const),
+  id: s.string(),
+  type: s.named('EventType', s.enum(EVENT_TYPES, { description: 'What happened (docs/api.md#event-types).' })),
+  createdAt: s.string({ format: 'date-time' }),
+  data: s.object({ object: s.any({ description: 'The resource as the API returns it after the change (before it, for `source.deleted`, with `deleted: true`).' }) }),
+  previousAttributes: s.optional(s.any({ description: 'On `*.updated`: the previous values of the fields that changed (null for a field that had none).' })),
+}));
+
+const listQuery = s.object({
+  ...pageParams,
+  type: s.optional(s.enum([...EVENT_TYPES, ...EVENT_WILDCARDS] as const, { description: 'Only events of this type, or of every type of one resource (`conversation.*`).' })),
+  createdAfter: s.optional(s.string({ format: 'date-time', description: 'Only events created after this instant.' })),
+});
+
+const base = '/api/v1/events';
+export const eventRoutes = [
+  route({
+    method: 'GET', path: base, operationId: 'listEvents', tag: 'Events', scope: 'events:read',
+    summary: 'List events, newest first (kept 30 days), filtered by type (`conversation.updated`, or `conversation.*` for every conversation event) and creation time.',
+    query: listQuery,
+    success: { status: 200, schema: listSchema('events', eventSchema), description: 'A page of events.' },
+    handler: (ctx) => {
+      const q = ctx.query;
+      const after = q.createdAfter === undefined ? undefined : iso(Date.parse(q.createdAfter));
+      const oldest = iso(ctx.now - EVENT_RETENTION_MS);
+      const index = q.type === undefined ? ctx.ws.events.order : ctx.ws.events.of(resourceOf(q.type));
+      const exact = q.type === undefined || q.type.endsWith('.*') ? undefined : q.type;
+      const page = paginate(ctx, 'events', index, 'desc', q, (id) => ctx.ws.get('event', id),
+        (e) => exact === undefined || e.type === exact,
+        // Newest first: the walk ends at the first event at or before `createdAfter` or past retention.
+        (e) => (after !== undefined && e.createdAt <= after) || e.createdAt < oldest);
+      return { status: 200, body: null, json: listJson('events', page.hasMore, page.nextCursor, page.items.map((e) => eventJson.json(e))) };
+    },
+  }),
+  route({
+    method: 'GET', path: `${base}/{eventId}`, operationId: 'retrieveEvent', tag: 'Events', scope: 'events:read',
+    summary: 'Retrieve an event (404 once it is older than 30 days).',
+    success: { status: 200, schema: s.named('EventResponse', s.object({ event: eventSchema })), description: 'The event.' },
+    handler: (ctx) => {
+      const e = ctx.ws.get('event', ctx.params.eventId);
+      if (e === undefined || !kept(e, ctx.now)) throw notFound();
+      return { status: 200, body: null, json: eventJson.answer(e) };
+    },
+  }),
+];
