@@ -259,40 +259,32 @@ test('kill -9 during 200+ concurrent writes, repeated: every acknowledged write 
 });
 
 test('kill -9 while the log is being compacted under 200 concurrent updates: each record is its last acknowledged or its in-flight value', async (t) => {
-  const dataDir = tempDir('sw-compact-');
   const env = { SYNC: 'always', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000', ...ONE_CLIENT };
   const LANES = 200;
-  /** Per lane: its conversation, the last acknowledged subject, and the one in flight (if any). */
-  const lanes: Array<{ id: string; acked: string; inFlight?: string; n: number }> = [];
-  let key = '';
+  // Compaction starts once dead operations exceed half the live records by 1,000
+  // (docs/storage.md#compaction). Live: the lanes' conversations and their `created` events,
+  // plus one `updated` event per acknowledged update; dead: one old version per update. So it
+  // starts near 2 × (LANES + 1,000) updates, and each kill lands after that, while the
+  // compaction may still run. Each round starts from a fresh data dir so the point stays there.
+  const COMPACTS_AT = 2 * (LANES + 1000);
   const seed = Date.now() % 1_000_000;
   t.diagnostic(`seed ${seed}`);
   const rand = prng(seed);
-  for (let round = 0; round <= 3; round++) {
+  for (let round = 0; round < 3; round++) {
+    const dataDir = tempDir('sw-compact-');
+    /** Per lane: its conversation, the last acknowledged subject, and the one in flight (if any). */
+    const lanes: Array<{ id: string; acked: string; inFlight?: string; n: number }> = [];
     const srv = await startServer({ dataDir, env });
+    let key = '';
+    let acks = 0;
+    const killAfter = COMPACTS_AT + Math.floor(rand() * 1500);
     try {
-      if (round === 0) {
-        key = await srv.waitForKey();
-        for (let l = 0; l < LANES; l++) {
-          const r = await call<ConversationAnswer>(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: `lane ${l} start`, customer: { email: `l${l}@example.com` } } });
-          assert.equal(r.status, 201, r.text);
-          lanes.push({ id: r.body.conversation.id, acked: `lane ${l} start`, n: 0 });
-        }
-      } else {
-        const all = await listAll(srv.url, key, '/api/v1/conversations', 'conversations');
-        assert.equal(all.length, LANES);
-        for (const [l, lane] of lanes.entries()) {
-          const c = all.find((x) => x.id === lane.id);
-          assert.ok(c, `lane ${l}: conversation lost`);
-          assert.ok([lane.acked, lane.inFlight].includes(c.subject), `after kill ${round}, lane ${l}: subject ${c.subject}, acknowledged ${lane.acked}, in flight ${lane.inFlight}`);
-          lane.acked = c.subject;
-          lane.inFlight = undefined;
-        }
+      key = await srv.waitForKey();
+      for (let l = 0; l < LANES; l++) {
+        const r = await call<ConversationAnswer>(srv.url, 'POST', '/api/v1/conversations', { key, body: { subject: `lane ${l} start`, customer: { email: `l${l}@example.com` } } });
+        assert.equal(r.status, 201, r.text);
+        lanes.push({ id: r.body.conversation.id, acked: `lane ${l} start`, n: 0 });
       }
-      if (round === 3) break;
-      const log = join(dataDir, 'workspaces', readdirSync(join(dataDir, 'workspaces')).find((f) => f.endsWith('.log'))!);
-      const killAfter = 1300 + Math.floor(rand() * 1500);
-      let acks = 0;
       let killed = false;
       await Promise.all(lanes.map(async (lane, l) => {
         while (!killed) {
@@ -311,9 +303,20 @@ test('kill -9 while the log is being compacted under 200 concurrent updates: eac
         }
       }));
       assert.deepEqual(await srv.exited, { code: null, signal: 'SIGKILL' });
-      const logLines = readFileSync(log).toString('latin1').split('\n').length - 1;
-      assert.ok(logLines < acks, `round ${round}: the log was compacted (${logLines} lines for ${acks} updates)`);
-      t.diagnostic(`round ${round}: killed after ${killAfter} updates; the log has ${logLines} lines`);
     } finally { await srv.stop('SIGKILL'); }
+    const log = join(dataDir, 'workspaces', readdirSync(join(dataDir, 'workspaces')).find((f) => f.endsWith('.log'))!);
+    const logLines = readFileSync(log).toString('latin1').split('\n').length - 1;
+    assert.ok(logLines < acks, `round ${round}: the log was compacted (${logLines} lines for ${acks} updates)`);
+    t.diagnostic(`round ${round}: killed after ${killAfter} updates; the log has ${logLines} lines`);
+    const again = await startServer({ dataDir, env });
+    try {
+      const all = await listAll(again.url, key, '/api/v1/conversations', 'conversations');
+      assert.equal(all.length, LANES);
+      for (const [l, lane] of lanes.entries()) {
+        const c = all.find((x) => x.id === lane.id);
+        assert.ok(c, `lane ${l}: conversation lost`);
+        assert.ok([lane.acked, lane.inFlight].includes(c.subject), `after kill ${round}, lane ${l}: subject ${c.subject}, acknowledged ${lane.acked}, in flight ${lane.inFlight}`);
+      }
+    } finally { await again.stop('SIGKILL'); }
   }
 });

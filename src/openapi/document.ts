@@ -16,6 +16,7 @@ import { s, toJsonSchema, type TSchema } from '../http/schema.js';
 import { API_VERSION } from '../http/pipeline.js';
 import { SCOPES } from '../auth/keys.js';
 import { EXAMPLES } from './examples.js';
+import { EVENT_PAYLOADS } from '../areas/events/events.js';
 
 type Json = Record<string, unknown>;
 
@@ -59,6 +60,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Usage: 'Read the current month\'s API requests and live API checks.',
   Analytics: 'Read sanitized workspace analytics: counts and durations.',
   Health: 'Liveness of the server.',
+  Events: 'Read the workspace\'s events: every change to conversations, messages, issues and sources, kept 30 days.',
   Meta: 'This document.',
 };
 
@@ -236,6 +238,35 @@ function operation(r: Route, refs: Map<string, TSchema>, shared: ResponseCompone
   return op;
 }
 
+/** The Standard Webhooks headers of every delivery (docs/api.md#webhook-deliveries). */
+const WEBHOOK_HEADERS: Json[] = [
+  { name: 'webhook-id', in: 'header', required: true, description: 'The event id: the same on every retry of the delivery (deduplicate on it).', schema: { type: 'string' } },
+  { name: 'webhook-timestamp', in: 'header', required: true, description: 'When this attempt was signed, in Unix seconds (refuse old ones to stop replays).', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  { name: 'webhook-signature', in: 'header', required: true, description: '`v1,<base64 HMAC-SHA256>` of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the base64-decoded part of the endpoint secret after `whsec_`; several space-separated while a rotated secret still signs.', schema: { type: 'string' } },
+];
+
+/**
+ * The `webhooks` section (OpenAPI 3.1): one operation per event type, the POST a webhook
+ * endpoint receives, with the event's payload schema (docs/api.md#events).
+ */
+function webhookOperations(refs: Map<string, TSchema>): Record<string, Json> {
+  const out: Record<string, Json> = {};
+  for (const { type, schema } of EVENT_PAYLOADS) {
+    out[type] = {
+      post: {
+        summary: `The \`${type}\` event, delivered to the endpoints subscribed to it.`,
+        description: 'Signed per the Standard Webhooks specification. Answer 2xx within `WEBHOOK_TIMEOUT_MS` to acknowledge; anything else is retried on the schedule, and `410 Gone` disables the endpoint.',
+        tags: ['Events'],
+        security: [],
+        parameters: WEBHOOK_HEADERS,
+        requestBody: { required: true, content: { 'application/json': { schema: toJsonSchema(schema, refs) } } },
+        responses: { '2XX': { description: 'Received: the delivery succeeded.' }, default: { description: 'Not received: the delivery is retried.' } },
+      },
+    };
+  }
+  return out;
+}
+
 /**
  * Builds the OpenAPI 3.1 document of `routes`: one operation per route, named schemas
  * (`s.named`, `s.ref`) under `components.schemas` next to `ErrorResponse`.
@@ -259,6 +290,7 @@ export function buildOpenApiDocument(routes: Route[]): object {
     if (!tags.includes(r.tag)) tags.push(r.tag);
     (paths[r.path] ??= {})[r.method.toLowerCase()] = operation(r, refs, shared);
   }
+  const webhooks = webhookOperations(refs);
   // Named schemas may name more schemas: emit until no new name turns up.
   // (toJsonSchema refuses two different schemas under one name.)
   const schemas: Json = {};
@@ -285,6 +317,7 @@ export function buildOpenApiDocument(routes: Route[]): object {
     security: [{ bearerAuth: [] }],
     tags: tags.map((name) => ({ name, ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}) })),
     paths,
+    webhooks,
     components: {
       securitySchemes: {
         bearerAuth: {

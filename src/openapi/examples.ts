@@ -112,6 +112,13 @@ const analytics: Static<typeof analyticsSchema> = {
 /** A page of `items` under `name`, the shape of every list answer. */
 const page = (name: string, items: unknown[], more = false) => ({ object: 'list', hasMore: more, nextCursor: more ? CURSOR : null, [name]: items });
 
+const conversationUpdated = {
+  object: 'event', id: '0197b5e2-6a10-7f02-8b44-51d9e0a7c3b4', type: 'conversation.updated', createdAt: T1,
+  data: { object: conversation },
+  previousAttributes: { status: 'open', preview: '', updatedAt: T0, lastMessageAt: null },
+};
+const messageCreated = { object: 'event', id: '0197b5e2-6a10-7f02-8b44-51d9e0a7c3b3', type: 'message.created', createdAt: T1, data: { object: message } };
+
 /** Examples by operationId. */
 export const EXAMPLES: Record<string, OperationExample> = {
   health: { response: { status: 'ok' } },
@@ -167,4 +174,7 @@ export const EXAMPLES: Record<string, OperationExample> = {
   retrieveClient: { response: { client } },
   retrieveUsage: { response: usage },
   retrieveAnalytics: { response: analytics },
+
+  listEvents: { response: page('events', [conversationUpdated, messageCreated], true) },
+  retrieveEvent: { response: { event: conversationUpdated } },
 };

@@ -66,7 +66,7 @@ export interface DbOptions {
   sync: boolean;
   /** Listeners of every change of every type (tests and tools; indexes use {@link Db.on}). */
   listeners?: ChangeListener[];
-  /** Compact by itself when dead records outnumber live ones by this many (default 1000). */
+  /** Compact by itself when dead records exceed half the live ones by this many (default 1000). */
   compactionSlack?: number;
   /** Reports background compaction failures. */
   onError?: (err: Error) => void;
@@ -310,7 +310,9 @@ export class Db<R extends RecordMap<R> = Untyped> {
     } finally {
       this.inflight.delete(tx);
     }
-    if (!this.compacting && this.ops - this.live > this.live + (this.opts.compactionSlack ?? 1000)) {
+    // Dead operations past a third of the log (docs/storage.md#compaction): with events, every
+    // update also adds a live record, so "dead outnumber live" would never come.
+    if (!this.compacting && this.ops - this.live > this.live / 2 + (this.opts.compactionSlack ?? 1000)) {
       this.compact().catch((e) => this.opts.onError?.(e as Error));
     }
   }

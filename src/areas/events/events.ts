@@ -19,9 +19,10 @@ import { SortedIndex } from '../../store/sorted.js';
 import { listJson, ViewCache } from '../../http/viewCache.js';
 import { route } from '../../domain/route.js';
 import type { Workspace } from '../../domain/workspace.js';
-import { conversationView, messageView, type ConversationRecords } from '../conversations/conversations.js';
-import { issueView, type IssueRecords } from '../issues.js';
-import { sourceView, type Source } from '../sources/model.js';
+import { conversationSchema, conversationView, messageSchema, messageView, type ConversationRecords } from '../conversations/conversations.js';
+import { issueSchema, issueView, type IssueRecords } from '../issues.js';
+import { sourceSummarySchema, sourceView, type Source } from '../sources/model.js';
+import type { TSchema } from '../../http/schema.js';
 import { listSchema, notFound, pageParams, paginate } from '../common.js';
 
 /** The resources events are about, and their event types (docs/api.md#event-types). */
@@ -126,14 +127,43 @@ const kept = (e: EventRec, now: number): boolean => Date.parse(e.createdAt) >= n
 export const eventView = (e: EventRec): Record<string, unknown> => ({ object: 'event', ...e });
 const eventJson = new ViewCache<EventRec>(eventView, 'event');
 
-export const eventSchema = s.named('Event', s.object({
+const eventFields = {
   object: s.enum(['event'] as const),
   id: s.string(),
   type: s.named('EventType', s.enum(EVENT_TYPES, { description: 'What happened (docs/api.md#event-types).' })),
   createdAt: s.string({ format: 'date-time' }),
   data: s.object({ object: s.any({ description: 'The resource as the API returns it after the change (before it, for `source.deleted`, with `deleted: true`).' }) }),
   previousAttributes: s.optional(s.any({ description: 'On `*.updated`: the previous values of the fields that changed (null for a field that had none).' })),
-}));
+};
+// `Event` would shadow the DOM's Event type in generated clients (docs/api.md#openapi-document).
+export const eventSchema = s.named('WorkspaceEvent', s.object(eventFields));
+
+/** The resource schema of each resource events are about. */
+const RESOURCE_SCHEMAS: Record<string, TSchema> = {
+  conversation: conversationSchema, message: messageSchema, issue: issueSchema, source: sourceSummarySchema,
+};
+
+/**
+ * The payload of each event type, as a webhook delivers it and the OpenAPI document's `webhooks`
+ * section describes it: the event with `type` fixed and `data.object` the resource's schema
+ * (`ConversationUpdatedEvent`, …).
+ */
+export const EVENT_PAYLOADS: ReadonlyArray<{ type: EventType; schema: TSchema }> = EVENT_TYPES.map((type) => {
+  const resource = resourceOf(type);
+  const name = type.split('.').map((w) => w[0].toUpperCase() + w.slice(1)).join('') + 'Event';
+  const object = type === 'source.deleted'
+    ? s.any({ description: 'The source summary as it was before the delete, with `deleted: true`.' })
+    : RESOURCE_SCHEMAS[resource];
+  return {
+    type,
+    schema: s.named(name, s.object({
+      ...eventFields,
+      type: s.enum([type] as const),
+      data: s.object({ object }),
+      ...(type.endsWith('.updated') ? { previousAttributes: s.any({ description: 'The previous values of the fields that changed (null for a field that had none).' }) } : {}),
+    })),
+  };
+});
 
 const listQuery = s.object({
   ...pageParams,
