@@ -254,6 +254,7 @@ function webhookOperations(refs: Map<string, TSchema>): Record<string, Json> {
   for (const { type, schema } of EVENT_PAYLOADS) {
     out[type] = {
       post: {
+        operationId: `on${type.split('.').map((w) => w[0].toUpperCase() + w.slice(1)).join('')}`,
         summary: `The \`${type}\` event, delivered to the endpoints subscribed to it.`,
         description: 'Signed per the Standard Webhooks specification. Answer 2xx within `WEBHOOK_TIMEOUT_MS` to acknowledge; anything else is retried on the schedule, and `410 Gone` disables the endpoint.',
         tags: ['Events'],
