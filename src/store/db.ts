@@ -150,6 +150,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
   private readonly onChange = new Map<string, Array<Change<object>>>();
   private readonly onPut = new Map<string, Array<DeriveHook<R>>>();
   private readonly keep = new Map<string, Array<(rec: object) => boolean>>();
+  private readonly durable: Array<(tx: Tx<R>) => void> = [];
   private loaded = false;
   private log!: AppendLog;
   private readonly inflight = new Set<Tx<R>>();
@@ -231,6 +232,16 @@ export class Db<R extends RecordMap<R> = Untyped> {
     push(this.keep, type, keep as (rec: object) => boolean);
   }
 
+  /**
+   * Calls `fn` with each transaction once its line is on disk (after {@link commit}'s write
+   * succeeded, before it resolves): for work that must only start from durable changes, such
+   * as sending a webhook delivery (docs/storage.md#indexes). Not called on replay (what is
+   * replayed is durable already) nor for a failed or empty transaction. It must not throw.
+   */
+  afterCommit(fn: (tx: Tx<R>) => void): void {
+    this.durable.push(fn);
+  }
+
   /** Applies one replayed transaction (the replay checked it is an array). */
   private applyLine(tx: unknown): void {
     for (const op of tx as Op[]) {
@@ -310,6 +321,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
     } finally {
       this.inflight.delete(tx);
     }
+    for (const f of this.durable) f(tx);
     if (!this.compacting && this.ops - this.live > this.live + (this.opts.compactionSlack ?? 1000)) {
       this.compact().catch((e) => this.opts.onError?.(e as Error));
     }
