@@ -60,6 +60,9 @@ export type Derive<R extends RecordMap<R>, V> = (tx: Tx<R>, id: string, prev: V 
  */
 interface DeriveHook<R extends RecordMap<R>> { derive(tx: Tx<R>, id: string, prev: object | undefined, next: object | undefined): void }
 
+/** A registered {@link Db.afterCommit} listener (a method, for the same reason as {@link DeriveHook}). */
+interface CommitHook<R extends RecordMap<R>> { committed(tx: Tx<R>): void }
+
 export interface DbOptions {
   fs: StoreFs;
   /** fdatasync every batch (SYNC=always). */
@@ -150,7 +153,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
   private readonly onChange = new Map<string, Array<Change<object>>>();
   private readonly onPut = new Map<string, Array<DeriveHook<R>>>();
   private readonly keep = new Map<string, Array<(rec: object) => boolean>>();
-  private readonly durable: Array<(tx: Tx<R>) => void> = [];
+  private readonly durable: Array<CommitHook<R>> = [];
   private loaded = false;
   private log!: AppendLog;
   private readonly inflight = new Set<Tx<R>>();
@@ -239,7 +242,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
    * replayed is durable already) nor for a failed or empty transaction. It must not throw.
    */
   afterCommit(fn: (tx: Tx<R>) => void): void {
-    this.durable.push(fn);
+    this.durable.push({ committed: fn });
   }
 
   /** Applies one replayed transaction (the replay checked it is an array). */
@@ -321,7 +324,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
     } finally {
       this.inflight.delete(tx);
     }
-    for (const f of this.durable) f(tx);
+    for (const h of this.durable) h.committed(tx);
     if (!this.compacting && this.ops - this.live > this.live + (this.opts.compactionSlack ?? 1000)) {
       this.compact().catch((e) => this.opts.onError?.(e as Error));
     }

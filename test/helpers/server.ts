@@ -46,6 +46,9 @@ export interface Space { workspaceId: string; key: string; call<B = unknown>(met
 /** An answer: `body` is the parsed JSON (undefined when the text is not JSON), typed `B` as the caller claims. */
 export interface CallResult<B = unknown> { status: number; headers: Headers; body: B; text: string }
 
+/** How a webhook signing secret begins (docs/api.md#webhook-endpoint-object): no answer but create and rotate-secret, no log line and no file may hold one. */
+export const WEBHOOK_SECRET_PREFIX = 'whsec_';
+
 export function tempDir(prefix = 'sw-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
@@ -86,6 +89,12 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
     // And no answer ever holds a full API key or a credential secret (docs/security.md#secrets-in-answers-and-logs).
     const found = leaked(text + JSON.stringify([...res.headers]));
     if (found) throw new Error(`SECRET LEAK: the answer to ${method} ${path} contains a key or credential (${found.slice(0, 6)}…)`);
+    // A webhook signing secret (`whsec_…`) is shown only by the create and rotate-secret answers;
+    // once shown, it must never appear again: in another answer, a log line or a file.
+    const showsSecret = method === 'POST' && /^\/api\/v1\/webhook-endpoints(\/[^/?]+\/rotate-secret)?(\?.*)?$/.test(path);
+    if (!showsSecret && text.includes(WEBHOOK_SECRET_PREFIX)) throw new Error(`SECRET LEAK: the answer to ${method} ${path} contains a webhook secret (${WEBHOOK_SECRET_PREFIX}…)`);
+    const shown = (parsed as { webhookEndpoint?: { secret?: unknown } } | undefined)?.webhookEndpoint?.secret;
+    if (showsSecret && typeof shown === 'string') secrets.add(shown);
     return { status: res.status, headers: res.headers, body: parsed as B, text };
   };
   const newKey = async (o: { scopes?: string; workspaceId?: string; expiresAt?: string } = {}) => {
@@ -98,11 +107,14 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
   const close = async () => {
     await running.close();
     for (const line of logs) {
+      if (line.includes(WEBHOOK_SECRET_PREFIX)) throw new Error(`SECRET LEAK: a log line contains a webhook secret: ${line.slice(0, 200)}`);
       const found = leaked(line);
       if (found) throw new Error(`SECRET LEAK: a log line contains a key or credential (${found.slice(0, 6)}…): ${line.slice(0, 200)}`);
     }
     for (const file of walk(dataDir)) {
-      const found = leaked(readFileSync(file, 'latin1'));
+      const content = readFileSync(file, 'latin1');
+      if (content.includes(WEBHOOK_SECRET_PREFIX)) throw new Error(`SECRET LEAK: ${file} contains a webhook secret (${WEBHOOK_SECRET_PREFIX}…)`);
+      const found = leaked(content);
       if (found) throw new Error(`SECRET LEAK: ${file} contains a key or credential (${found.slice(0, 6)}…)`);
     }
   };
