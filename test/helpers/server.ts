@@ -54,7 +54,7 @@ export function tempDir(prefix = 'sw-test-'): string {
 }
 
 /** Starts a server; `env` overrides configuration as the environment would. */
-export async function startTestServer(opts: { env?: Record<string, string>; clock?: ManualClock; fs?: StoreFs; dataDir?: string; captureLogs?: boolean; compactionSlack?: number; output?: ServerDeps['output'] } = {}): Promise<TestServer> {
+export async function startTestServer(opts: { env?: Record<string, string>; clock?: ManualClock; fs?: StoreFs; dataDir?: string; captureLogs?: boolean; compactionSlack?: number; output?: ServerDeps['output']; webhookRandom?: () => number } = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tempDir();
   const config: Config = loadConfig({ PORT: '0', DATA_DIR: dataDir, SYNC: 'none', ...opts.env });
   const clock = opts.clock ?? new ManualClock();
@@ -70,7 +70,7 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
   };
   const leaked = (text: string) => [...secrets].find((x) => text.includes(x));
   let announced = '';
-  const running = await startServer(config, { clock, logger, fs: opts.fs, announce: (t) => { announced += t; }, compactionSlack: opts.compactionSlack, output: opts.output });
+  const running = await startServer(config, { clock, logger, fs: opts.fs, announce: (t) => { announced += t; }, compactionSlack: opts.compactionSlack, output: opts.output, webhookRandom: opts.webhookRandom });
   const key = /svck_[0-9A-Za-z]+/.exec(announced)?.[0] ?? '';
   const workspaceId = /\(([0-9a-f-]{36})\)/.exec(announced)?.[1] ?? '';
   const call = async <B = unknown>(method: string, path: string, o: CallOptions = {}): Promise<CallResult<B>> => {
