@@ -32,6 +32,7 @@ async function seed(srv: TestServer, key: string, workspaceId: string): Promise<
     ids.agentId = ((await srv.admin.createDefinition('agent', workspaceId, { name: `A${i}` })) as { id: string }).id;
   }
   ids.clientId = (await srv.call<ClientList>('GET', '/api/v1/clients', { key })).body.clients[0].id;
+  ids.eventId = (await srv.call<{ events: Array<{ id: string }> }>('GET', '/api/v1/events', { key })).body.events[0].id;
   return ids;
 }
 
