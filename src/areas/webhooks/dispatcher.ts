@@ -60,7 +60,8 @@ export class WebhookDispatcher {
   private timer: NodeJS.Timeout | null = null;
   private timerAt = Infinity;
   private stopped = false;
-  private readonly stop = new AbortController();
+  /** The abort of each attempt in flight (close cuts them off). */
+  private readonly aborts = new Set<AbortController>();
   private readonly random: () => number;
 
   constructor(private readonly opts: DispatcherOptions) {
@@ -90,7 +91,7 @@ export class WebhookDispatcher {
   async close(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    this.stop.abort();
+    for (const a of this.aborts) a.abort();
     await Promise.allSettled([...this.running.values()]);
   }
 
@@ -179,9 +180,14 @@ export class WebhookDispatcher {
       'webhook-timestamp': String(timestamp),
       'webhook-signature': secrets.map((x) => sign(x, event.id, timestamp, body)).join(' '),
     };
-    const outcome = await sendAttempt(endpoint.url, body, headers, {
-      timeoutMs: this.opts.config.webhookTimeoutMs, allowPrivate: this.opts.config.webhookAllowPrivate, signal: this.stop.signal,
-    });
+    const abort = new AbortController();
+    this.aborts.add(abort);
+    let outcome: AttemptOutcome;
+    try {
+      outcome = await sendAttempt(endpoint.url, body, headers, {
+        timeoutMs: this.opts.config.webhookTimeoutMs, allowPrivate: this.opts.config.webhookAllowPrivate, signal: abort.signal,
+      });
+    } finally { this.aborts.delete(abort); }
     await this.settle(ws, d, outcome);
   }
 
