@@ -46,8 +46,11 @@ export interface Space { workspaceId: string; key: string; call<B = unknown>(met
 /** An answer: `body` is the parsed JSON (undefined when the text is not JSON), typed `B` as the caller claims. */
 export interface CallResult<B = unknown> { status: number; headers: Headers; body: B; text: string }
 
-/** How a webhook signing secret begins (docs/api.md#webhook-endpoint-object): no answer but create and rotate-secret, no log line and no file may hold one. */
-export const WEBHOOK_SECRET_PREFIX = 'whsec_';
+/**
+ * A webhook signing secret (`whsec_` + base64 of 32 bytes, docs/api.md#webhook-endpoint-object):
+ * no answer but create and rotate-secret, no log line and no file may hold one.
+ */
+export const WEBHOOK_SECRET = /whsec_[A-Za-z0-9+/]{43}=/;
 
 export function tempDir(prefix = 'sw-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -92,7 +95,7 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
     // A webhook signing secret (`whsec_…`) is shown only by the create and rotate-secret answers;
     // once shown, it must never appear again: in another answer, a log line or a file.
     const showsSecret = method === 'POST' && /^\/api\/v1\/webhook-endpoints(\/[^/?]+\/rotate-secret)?(\?.*)?$/.test(path);
-    if (!showsSecret && text.includes(WEBHOOK_SECRET_PREFIX)) throw new Error(`SECRET LEAK: the answer to ${method} ${path} contains a webhook secret (${WEBHOOK_SECRET_PREFIX}…)`);
+    if (!showsSecret && WEBHOOK_SECRET.test(text)) throw new Error(`SECRET LEAK: the answer to ${method} ${path} contains a webhook secret (whsec_…)`);
     const shown = (parsed as { webhookEndpoint?: { secret?: unknown } } | undefined)?.webhookEndpoint?.secret;
     if (showsSecret && typeof shown === 'string') secrets.add(shown);
     return { status: res.status, headers: res.headers, body: parsed as B, text };
@@ -107,13 +110,13 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
   const close = async () => {
     await running.close();
     for (const line of logs) {
-      if (line.includes(WEBHOOK_SECRET_PREFIX)) throw new Error(`SECRET LEAK: a log line contains a webhook secret: ${line.slice(0, 200)}`);
+      if (WEBHOOK_SECRET.test(line)) throw new Error(`SECRET LEAK: a log line contains a webhook secret: ${line.slice(0, 200)}`);
       const found = leaked(line);
       if (found) throw new Error(`SECRET LEAK: a log line contains a key or credential (${found.slice(0, 6)}…): ${line.slice(0, 200)}`);
     }
     for (const file of walk(dataDir)) {
       const content = readFileSync(file, 'latin1');
-      if (content.includes(WEBHOOK_SECRET_PREFIX)) throw new Error(`SECRET LEAK: ${file} contains a webhook secret (${WEBHOOK_SECRET_PREFIX}…)`);
+      if (WEBHOOK_SECRET.test(content)) throw new Error(`SECRET LEAK: ${file} contains a webhook secret (whsec_…)`);
       const found = leaked(content);
       if (found) throw new Error(`SECRET LEAK: ${file} contains a key or credential (${found.slice(0, 6)}…)`);
     }
