@@ -103,7 +103,7 @@ export const deliveryView = (d: DeliveryRec) => ({
 });
 
 const isoSchema = s.string({ format: 'date-time' });
-const eventFilter = s.named('WebhookEventFilter', s.enum(SUBSCRIBABLE, { description: 'An event type (docs/api.md#event-types), or `*` for every type.' }));
+const eventFilter = s.named('WebhookEventFilter', s.enum(SUBSCRIBABLE, { description: 'An event type, or `*` for every type (docs/api.md#webhook-endpoint-object).' }));
 const eventsSchema = s.array(eventFilter,
   { minItems: 1, maxItems: 20, description: 'The event types sent to the endpoint; `*` is all of them. Repeated items count once.' });
 const urlSchema = s.string({ minLength: 1, maxLength: 2000, format: 'uri', description: 'An absolute http or https URL without credentials; its host must resolve to public addresses (docs/api.md#webhook-endpoint-urls).' });
