@@ -144,6 +144,24 @@ test("another workspace's events never reach this workspace's receiver", () => i
   } finally { await rxB.close(); }
 }));
 
+test('a receiver that never answers holds only its own endpoint\'s slots: other endpoints and API requests go on', () => inWorld(undefined, { WEBHOOK_TIMEOUT_MS: '600000' }, async (w) => {
+  const { srv, rx } = w;
+  const slow = await startReceiver(() => 'hold');
+  try {
+    await srv.call('POST', HOOKS, { body: { url: `${slow.url}/slow`, events: ['*'] } });
+    for (let i = 0; i < 10; i++) await w.event();
+    // No runDue (it would wait for the held attempts): the dispatcher runs by itself.
+    await rx.waitFor(10);
+    await slow.waitFor(4);
+    assert.ok(srv.webhooks.inFlight >= 4, 'the slow endpoint holds its 4 slots');
+    const started = performance.now();
+    const list = await srv.call('GET', '/api/v1/conversations?limit=100');
+    assert.equal(list.status, 200);
+    assert.ok(performance.now() - started < 1000, 'the API answers while deliveries hang');
+    assert.equal(slow.received.length, 4, 'no more than its 4 slots went to the slow endpoint');
+  } finally { await slow.close(); }
+}));
+
 test('a delivery is sent only once its event is on disk; an aborted change sends nothing; a bulk import sends nothing', () => inWorld(undefined, {}, async (w) => {
   const { srv, rx } = w;
   const ws = srv.store.workspace(srv.workspaceId)!;

@@ -42,7 +42,12 @@ export interface DispatcherOptions {
   random?: () => number;
 }
 
-/** The attempt after `d`'s failure: when it is due, or null when the delivery has failed for good. */
+/**
+ * When the next attempt is due after attempt number `attempt` failed at `now` (ms): the
+ * schedule's step `attempt` (ms) stretched by `random` × 10 %, or `retryAfter` (an instant, ms)
+ * when that is later, capped at 24 h from now; null when the schedule has no more steps (the
+ * delivery has failed for good). docs/api.md#webhook-retries.
+ */
 export function nextAttemptTime(attempt: number, schedule: readonly number[], now: number, random: number, retryAfter?: number): number | null {
   if (attempt > schedule.length) return null;
   let at = now + Math.round(schedule[attempt - 1] * (1 + 0.1 * random));
@@ -50,6 +55,7 @@ export function nextAttemptTime(attempt: number, schedule: readonly number[], no
   return at;
 }
 
+/** Sends the due deliveries of every workspace of the store (see the module's comment). */
 export class WebhookDispatcher {
   /** Attempts in flight, by delivery id. */
   private readonly running = new Map<string, Promise<void>>();

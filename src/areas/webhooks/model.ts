@@ -121,12 +121,15 @@ const endpointProps = {
   createdAt: isoSchema,
   updatedAt: isoSchema,
 };
+/** An endpoint as every answer but create and rotate-secret shows it (component `WebhookEndpoint`). */
 export const endpointSchema = s.named('WebhookEndpoint', s.object(endpointProps));
+/** An endpoint with its secret: the answers of create and rotate-secret. */
 export const endpointWithSecretSchema = s.named('WebhookEndpointWithSecret', s.object({
   ...endpointProps,
   secret: s.nullable(s.string({ description: 'The signing secret (`whsec_` + base64 of 32 bytes), shown only in this answer. Null in an idempotent replay (`Idempotent-Replayed: true`): it is never stored in clear.' })),
 }));
 
+/** A delivery as the deliveries list shows it (component `WebhookDelivery`). */
 export const deliverySchema = s.named('WebhookDelivery', s.object({
   object: s.enum(['webhook_delivery'] as const),
   id: s.string(),

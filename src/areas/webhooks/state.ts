@@ -16,6 +16,7 @@ import { orderBy, attachIndexes } from '../../store/indexes.js';
 import type { EventRecords } from '../events/events.js';
 import { DELIVERY_RETENTION_MS, subscribes, type DeliveryRec, type WebhookRecords } from './model.js';
 
+/** The webhooks area's indexes of one workspace, and which deliveries may be sent yet. */
 export class WebhookState {
   /** Endpoints by (createdAt, id). */
   readonly endpoints: SortedIndex;
