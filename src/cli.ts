@@ -23,6 +23,7 @@ const USAGE = `usage: cli.js <command> [--data-dir DIR]
   key create --workspace ID [--name N] [--scopes s1,s2|*] [--expires-at ISO]
   key list --workspace ID
   key revoke KEY_ID
+  webhook list --workspace ID
   import --workspace ID FILE
   custom-field create --workspace ID --label L --type T [--fill-mode M] [--description D] [--options a,b]
   tag create --workspace ID --name N
@@ -54,6 +55,7 @@ function plan(argv: string[]): { dataDir: string; op: string; args: Record<strin
   if (area === 'workspace' && verb === 'list') return { dataDir, op: 'workspace.list', args: {} };
   if (area === 'key' && verb === 'create') return { dataDir, op: 'key.create', args: { workspace: need(values.workspace, '--workspace'), name: values.name, scopes: values.scopes, expiresAt: values['expires-at'] } };
   if (area === 'key' && verb === 'list') return { dataDir, op: 'key.list', args: { workspace: need(values.workspace, '--workspace') } };
+  if (area === 'webhook' && verb === 'list') return { dataDir, op: 'webhook.list', args: { workspace: need(values.workspace, '--workspace') } };
   if (area === 'key' && verb === 'revoke') return { dataDir, op: 'key.revoke', args: { id: need(arg, 'KEY_ID') } };
   if (area === 'import') {
     const file = need(verb, 'FILE');

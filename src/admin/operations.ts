@@ -21,6 +21,7 @@ import { createIssue, ISSUE_STATES, useTags } from '../areas/issues.js';
 import { checkCustomFieldOptions, createCustomField, customFieldInput, customFieldView, type CustomField, type Tag } from '../areas/definitions.js';
 import { agentInput, createAgent } from '../areas/agents.js';
 import { priority } from '../areas/common.js';
+import { endpointView, secretContext } from '../areas/webhooks/model.js';
 
 export type DefinitionKind = 'customField' | 'tag' | 'agent';
 const DEFINITION_TYPES = { customField: 'custom_field', tag: 'tag', agent: 'agent' } as const;
@@ -116,6 +117,7 @@ export class Admin {
       case 'key.create': return this.createKey(args as Parameters<Admin['createKey']>[0]);
       case 'key.list': return Promise.resolve(this.listKeys(String(args.workspace ?? '')));
       case 'key.revoke': return this.revokeKey(String(args.id ?? ''));
+      case 'webhook.list': return Promise.resolve(this.listWebhooks(String(args.workspace ?? '')));
       case 'import': return this.importData(String(args.workspace ?? ''), args.data);
       case 'secrets.rotate': return this.rotateSecrets();
       case 'customField.create': case 'tag.create': case 'agent.create':
@@ -204,6 +206,19 @@ export class Admin {
     if (!this.store.workspaceRec(workspace)) throw noWorkspace(workspace);
     const keys = [...this.store.system.table('key').values()].filter((k) => k.workspaceId === workspace);
     return { object: 'list', keys: keys.map(keyView) };
+  }
+
+  /**
+   * The webhook endpoints of a workspace, oldest first, as the API shows them: never a secret
+   * (docs/api.md#webhook-endpoint-object).
+   * @throws NotFoundError for an unknown workspace.
+   */
+  listWebhooks(workspaceId: string) {
+    const ws = this.store.workspace(workspaceId);
+    if (!ws) throw noWorkspace(workspaceId);
+    const order = ws.webhooks.endpoints;
+    const endpoints = [...order.asc()].flatMap((at) => ws.get('webhook_endpoint', order.idAt(at)) ?? []);
+    return { object: 'list', webhookEndpoints: endpoints.map(endpointView) };
   }
 
   /** Revokes a key (a revoked one is left as it is). @throws NotFoundError for an unknown key. */
@@ -338,8 +353,8 @@ export class Admin {
 
   /**
    * Rotates the master key (docs/storage.md#secrets-at-rest): a new key becomes active in `master.keys` and
-   * every stored source credential is decrypted with its old key and sealed again with the new
-   * one, one transaction per workspace. Old keys stay in the file (backups of the logs still
+   * every stored source credential and webhook signing secret is decrypted with its old key and
+   * sealed again with the new one, one transaction per workspace. Old keys stay in the file (backups of the logs still
    * need them); they no longer seal anything.
    * @throws AdminError when a credential cannot be opened (tampered, or its key is missing).
    */
@@ -362,8 +377,24 @@ export class Admin {
         tx.put('source', id, { ...rec, credential: { ...cred, sealed: this.secrets.seal(plain, `${ws.id}/${id}`) } });
         count++;
       }
+      // Webhook signing secrets, and a previous one still signing after a rotation (docs/api.md#webhook-signatures).
+      for (const [id, rec] of ws.db.table('webhook_endpoint')) {
+        const context = secretContext(ws.id, id);
+        const reseal = (sealed: Sealed): Sealed => {
+          try { return this.secrets!.seal(this.secrets!.open(sealed, context), context); } catch (e) {
+            throw new AdminError(`webhook endpoint ${id} of workspace ${ws.id}: ${(e as Error).message}`, { cause: e });
+          }
+        };
+        let next;
+        try {
+          next = { ...rec, secret: reseal(rec.secret), ...(rec.previousSecret ? { previousSecret: { ...rec.previousSecret, sealed: reseal(rec.previousSecret.sealed) } } : {}) };
+        } catch (e) { tx.abort(); throw e; }
+        tx.put('webhook_endpoint', id, next);
+        count++;
+      }
       await ws.db.commit(tx);
     }
+    // `credentialsResealed` counts source credentials and webhook endpoints alike.
     return { object: 'secrets_rotation', activeKeyId: kid, credentialsResealed: count };
   }
 }

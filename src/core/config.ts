@@ -36,6 +36,16 @@ export interface Config {
   trustProxy: string[];
   /** Open connections allowed per client address (IPv6: per /64). */
   maxConnectionsPerAddress: number;
+  /** Webhook endpoint URLs may resolve to loopback/private/link-local addresses (docs/api.md#webhook-endpoint-urls). */
+  webhookAllowPrivate: boolean;
+  /** One delivery attempt must get its answer's status line within this, ms. */
+  webhookTimeoutMs: number;
+  /** The waits between delivery attempts, ms: attempt n+1 comes `webhookRetrySchedule[n-1]` after attempt n. */
+  webhookRetrySchedule: number[];
+  /** Delivery attempts in flight at once, over every endpoint of every workspace. */
+  webhookConcurrency: number;
+  /** Delivery attempts in flight at once to one endpoint. */
+  webhookConcurrencyPerEndpoint: number;
 }
 
 /** Thrown for an invalid setting; `message` is the one line printed before exit code 2. */
@@ -77,6 +87,35 @@ function httpUrl(env: Env, name: string, def: string): string {
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got ${JSON.stringify(raw)}`);
   return raw.replace(/\/+$/, '');
 }
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+/** The longest wait one step of `WEBHOOK_RETRY_SCHEDULE` may ask for: 7 days. */
+const MAX_RETRY_STEP_MS = 7 * 24 * 3_600_000;
+/** The most steps `WEBHOOK_RETRY_SCHEDULE` may have. */
+const MAX_RETRY_STEPS = 20;
+
+/**
+ * A comma-separated list of durations with units (`5s,5m,30m,2h`; units ms, s, m, h), each a
+ * whole number from 1 ms to 7 days, 1 to 20 of them (`WEBHOOK_RETRY_SCHEDULE`,
+ * docs/configuration.md#settings). Returns the waits in ms.
+ */
+function durationList(env: Env, name: string, def: string): number[] {
+  const raw = env[name];
+  const text = raw === undefined || raw.trim() === '' ? def : raw;
+  const fail = (why: string): ConfigError => new ConfigError(`${name} must be a comma-separated list of 1 to ${MAX_RETRY_STEPS} durations such as 5s,5m,2h (units ms, s, m, h; each from 1 ms to 7 days), got ${JSON.stringify(raw)}: ${why}`);
+  const parts = text.split(',').map((p) => p.trim());
+  if (parts.length > MAX_RETRY_STEPS) throw fail(`it has ${parts.length} steps`);
+  return parts.map((p) => {
+    const m = /^(\d{1,12})(ms|s|m|h)$/.exec(p);
+    if (!m) throw fail(`${JSON.stringify(p)} is not a number followed by ms, s, m or h`);
+    const ms = Number(m[1]) * DURATION_UNITS[m[2]];
+    if (ms < 1 || ms > MAX_RETRY_STEP_MS) throw fail(`${JSON.stringify(p)} is not from 1 ms to 7 days`);
+    return ms;
+  });
+}
+
+/** The default `WEBHOOK_RETRY_SCHEDULE` (docs/api.md#webhook-retries): nine waits, about 3 days in all. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,14h,20h,24h';
 
 /** A comma-separated list of IP addresses and CIDR ranges (`TRUST_PROXY`); empty by default. */
 function cidrList(env: Env, name: string): string[] {
@@ -137,6 +176,11 @@ export function loadConfig(env: Env = process.env): Config {
     ingestTimeoutMs: int(env, 'INGEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
     trustProxy: cidrList(env, 'TRUST_PROXY'),
     maxConnectionsPerAddress: int(env, 'MAX_CONNECTIONS_PER_ADDRESS', 256, 1, 1_000_000),
+    webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 600_000),
+    webhookRetrySchedule: durationList(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE),
+    webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 32, 1, 10_000),
+    webhookConcurrencyPerEndpoint: int(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 4, 1, 1_000),
   };
 }
 

@@ -18,6 +18,8 @@ import { attachSources, failInterruptedIngestions, type SourceRecords } from '..
 import type { UsageRecords } from '../areas/usage/counter.js';
 import { expireIdempotency, type IdempotencyRecords } from '../http/idempotency.js';
 import { attachEvents, type EventRecords, type EventState } from '../areas/events/events.js';
+import { attachWebhooks, type WebhookState } from '../areas/webhooks/state.js';
+import type { WebhookRecords } from '../areas/webhooks/model.js';
 
 export type { SourceIndexRec } from '../ingest/types.js';
 
@@ -26,7 +28,7 @@ export type { SourceIndexRec } from '../ingest/types.js';
  * its own (docs/storage.md#record-types).
  */
 export interface Records extends ConversationRecords, IssueRecords, DefinitionRecords, AgentRecords,
-  SourceRecords, AnalyticsRecords, UsageRecords, IdempotencyRecords, EventRecords {}
+  SourceRecords, AnalyticsRecords, UsageRecords, IdempotencyRecords, EventRecords, WebhookRecords {}
 
 /**
  * One workspace: its log and the state each area keeps of it (the record types and indexes
@@ -44,6 +46,8 @@ export class Workspace {
   readonly sources: ReturnType<typeof attachSources>;
   /** Events: in time order and per resource (docs/api.md#events). */
   readonly events: EventState;
+  /** Webhooks: endpoints, each one's deliveries, the pending ones by due time (docs/api.md#webhooks). */
+  readonly webhooks: WebhookState;
   /** Client aggregates, built on first use (see {@link clients}). */
   private clientIndex: ClientIndex | null = null;
 
@@ -58,6 +62,7 @@ export class Workspace {
     countDailyEvents(db);
     expireIdempotency(db, now);
     this.events = attachEvents(this, db, now);
+    this.webhooks = attachWebhooks(db, now);
   }
 
   /** Replays the workspace's log at `path` into memory and opens it for writing. */
@@ -96,8 +101,8 @@ export class Workspace {
       if (typeof size === 'number') { out[path] = size; return; }
       for (const [k, x] of Object.entries(v)) walk(`${path}.${k}`, x, depth + 1);
     };
-    const { conversations, issues, customFields, tags, agents, sources, events } = this;
-    for (const [area, state] of Object.entries({ conversations, issues, customFields, tags, agents, sources, events })) walk(area, state, 1);
+    const { conversations, issues, customFields, tags, agents, sources, events, webhooks } = this;
+    for (const [area, state] of Object.entries({ conversations, issues, customFields, tags, agents, sources, events, webhooks })) walk(area, state, 1);
     return out;
   }
 }

@@ -70,7 +70,8 @@ export class Idempotency {
     this.running.add(id);
     return {
       store(tx, result, at) {
-        tx.put('idem', id, { keyId: key.id, fingerprint, status: result.status, body: result.body, createdAt: iso(at) } satisfies IdemRec);
+        const body = result.replayBody === undefined ? result.body : result.replayBody;
+        tx.put('idem', id, { keyId: key.id, fingerprint, status: result.status, body, createdAt: iso(at) } satisfies IdemRec);
       },
       end: () => { this.running.delete(id); },
     };

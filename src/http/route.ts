@@ -58,6 +58,12 @@ export interface Result {
   headers?: Record<string, string>;
   /** `body` already serialized (a cached view, as text or as UTF-8 bytes): sent as is. */
   json?: string | Buffer;
+  /**
+   * What an idempotent replay of this answer returns instead of `body` (docs/api.md#idempotency):
+   * an answer that shows a secret once stores it without the secret, so that it is never kept
+   * in clear (a webhook endpoint's `secret`, docs/api.md#webhook-endpoint-object).
+   */
+  replayBody?: unknown;
 }
 
 interface RouteBase {

@@ -60,6 +60,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Usage: 'Read the current month\'s API requests and live API checks.',
   Analytics: 'Read sanitized workspace analytics: counts and durations.',
   Health: 'Liveness of the server.',
+  Webhooks: 'Manage webhook endpoints: the events they receive, signed per Standard Webhooks, and their deliveries.',
   Events: 'Read the workspace\'s events: every change to conversations, messages, issues and sources, kept 30 days.',
   Meta: 'This document.',
 };

@@ -38,6 +38,7 @@ const ID = {
   tag: '0197b5e3-0d7e-7a15-b2c9-8e41f6a0d960',
   agent: '0197b5e0-9a4c-7d12-a8e7-2b6f0c3d1e84',
   client: '0197b5e2-1c4a-7d30-9a61-3f0c2b8e4d19',
+  webhookEndpoint: '0197b5e5-3a01-7b22-9d10-4e5f6a7b8c90',
 };
 const T0 = '2026-06-29T09:15:02.481Z';
 const T1 = '2026-06-29T09:21:40.117Z';
@@ -119,6 +120,15 @@ const conversationUpdated = {
 };
 const messageCreated = { object: 'event', id: '0197b5e2-6a10-7f02-8b44-51d9e0a7c3b3', type: 'message.created', createdAt: T1, data: { object: message } };
 
+const webhookEndpoint = {
+  object: 'webhook_endpoint', id: ID.webhookEndpoint, url: 'https://hooks.example.com/support',
+  events: ['conversation.created', 'issue.created'], description: 'Ticket sync', enabled: true, status: 'enabled', disabledReason: null, createdAt: T0, updatedAt: T0,
+};
+const delivery = {
+  object: 'webhook_delivery', id: '0197b5e5-3a01-7b22-9d10-4e5f6a7b8c91', eventId: '0197b5e2-6a10-7f02-8b44-51d9e0a7c3b4', eventType: 'conversation.updated',
+  attempt: 2, status: 'pending', responseStatus: 503, error: 'the endpoint answered 503', durationMs: 112, createdAt: T1, nextAttemptAt: T2,
+};
+
 /** Examples by operationId. */
 export const EXAMPLES: Record<string, OperationExample> = {
   health: { response: { status: 'ok' } },
@@ -175,6 +185,16 @@ export const EXAMPLES: Record<string, OperationExample> = {
   retrieveUsage: { response: usage },
   retrieveAnalytics: { response: analytics },
 
+  createWebhookEndpoint: {
+    request: { url: 'https://hooks.example.com/support', events: ['conversation.created', 'issue.created'], description: 'Ticket sync' },
+    response: { webhookEndpoint: { ...webhookEndpoint, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } },
+  },
+  listWebhookEndpoints: { response: page('webhookEndpoints', [webhookEndpoint]) },
+  retrieveWebhookEndpoint: { response: { webhookEndpoint } },
+  updateWebhookEndpoint: { request: { enabled: false }, response: { webhookEndpoint: { ...webhookEndpoint, enabled: false, status: 'disabled', updatedAt: T2 } } },
+  deleteWebhookEndpoint: { response: { object: 'webhook_endpoint', id: ID.webhookEndpoint, deleted: true } },
+  rotateWebhookEndpointSecret: { request: {}, response: { webhookEndpoint: { ...webhookEndpoint, secret: 'whsec_cGxlYXNlIGRvIG5vdCB1c2UgdGhpcyBleGFtcGxl', updatedAt: T2 } } },
+  listWebhookDeliveries: { response: page('deliveries', [delivery]) },
   listEvents: { response: page('events', [conversationUpdated, messageCreated], true) },
   retrieveEvent: { response: { event: conversationUpdated } },
 };

@@ -13,10 +13,11 @@ import { openapiRoutes } from '../openapi/routes.js';
 import { usageRoutes } from '../areas/usage/usage.js';
 import { liveCheckRoutes } from '../areas/sources/liveChecks.js';
 import { eventRoutes } from '../areas/events/events.js';
+import { webhookRoutes } from '../areas/webhooks/webhooks.js';
 
 
 export function buildRoutes(deps: RouteDeps): Route[] {
-  const routes: Route[] = [...healthRoutes(deps.store), ...conversationRoutes, ...issueRoutes, ...definitionRoutes, ...definitionListRoutes, ...agentRoutes, ...clientRoutes, ...analyticsRoutes, ...sourceRoutes(deps), ...usageRoutes(deps.usage), ...liveCheckRoutes(deps), ...eventRoutes];
+  const routes: Route[] = [...healthRoutes(deps.store), ...conversationRoutes, ...issueRoutes, ...definitionRoutes, ...definitionListRoutes, ...agentRoutes, ...clientRoutes, ...analyticsRoutes, ...sourceRoutes(deps), ...usageRoutes(deps.usage), ...liveCheckRoutes(deps), ...eventRoutes, ...webhookRoutes(deps)];
   // The document describes the whole table, its own route included.
   routes.push(...openapiRoutes(() => routes));
   return routes;

@@ -15,6 +15,7 @@ import { SecretBox } from '../core/secrets.js';
 import { WorkerAnalyzer } from '../ingest/workers/pool.js';
 import { WorkerBodyParser } from '../http/largeBody.js';
 import { UsageCounter } from '../areas/usage/counter.js';
+import { WebhookDispatcher } from '../areas/webhooks/dispatcher.js';
 import type { Analyzer } from '../ingest/analyze.js';
 import { MiB, type Route } from '../http/route.js';
 import type { Store } from '../store/store.js';
@@ -43,6 +44,8 @@ export interface ServerDeps {
    * 0: never by itself, tests call `connections.sweep()`).
    */
   output?: { maxUnsentBytes?: number; stallMs?: number; sweepMs?: number };
+  /** The webhook dispatcher's jitter source, a number in [0, 1) (default Math.random; tests fix it). */
+  webhookRandom?: () => number;
 }
 
 export interface RunningServer {
@@ -57,6 +60,8 @@ export interface RunningServer {
   connections: ConnectionGuard;
   /** The route table this server serves. */
   routes: Route[];
+  /** Sends webhook deliveries (docs/api.md#webhook-deliveries); tests call `runDue()` after advancing the clock. */
+  webhooks: WebhookDispatcher;
   /** Graceful stop: refuse new requests (503), finish in-flight ones, flush, close. */
   close(): Promise<void>;
 }
@@ -96,6 +101,7 @@ interface Services {
   usage: UsageCounter;
   routes: Route[];
   adminServer: http.Server;
+  webhooks: WebhookDispatcher;
 }
 
 /**
@@ -135,7 +141,8 @@ async function openServices(config: Config, deps: ServerDeps): Promise<Services>
     usage.start();
     const routes = buildRoutes({ store, config, secrets, logger, analyzer, usage });
     const adminServer = await listenAdminSocket(config.dataDir, admin, logger);
-    return { store, admin, analyzer, usage, routes, adminServer };
+    const webhooks = new WebhookDispatcher({ store, clock, logger, secrets, config, random: deps.webhookRandom });
+    return { store, admin, analyzer, usage, routes, adminServer, webhooks };
   } catch (e) {
     if (!deps.analyzer) await analyzer?.close().catch(() => {});
     await usage?.close().catch(() => {});
@@ -210,7 +217,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     connections.close();
     throw e;
   }
-  const { store, admin, analyzer, usage, routes, adminServer } = services;
+  const { store, admin, analyzer, usage, routes, adminServer, webhooks } = services;
   const bodyParser = new WorkerBodyParser();
   const theApp = new App({ store, config, clock, logger, routes, bodyParser, onAuthenticated: (wsId) => usage.countRequest(wsId) });
   app = theApp;
@@ -220,6 +227,8 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
   logger.info('listening', { url, port, dataDir: config.dataDir, sync: config.sync });
+  // Deliveries left pending (by a restart, or made before now) are sent from here on, off the request path.
+  webhooks.start();
 
   let closing: Promise<void> | null = null;
   const close = () => closing ??= (async () => {
@@ -231,11 +240,12 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     await Promise.race([theApp.whenIdle(), deadline]);
     server.closeAllConnections();
     connections.close();
+    await webhooks.close();
     await analyzer.close();
     await bodyParser.close();
     await usage.close();
     await store.close();
     logger.info('stopped', {});
   })();
-  return { url, port, app: theApp, store, admin, http: server, routes, usage, connections, close };
+  return { url, port, app: theApp, store, admin, http: server, routes, usage, connections, webhooks, close };
 }

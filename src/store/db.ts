@@ -60,6 +60,9 @@ export type Derive<R extends RecordMap<R>, V> = (tx: Tx<R>, id: string, prev: V 
  */
 interface DeriveHook<R extends RecordMap<R>> { derive(tx: Tx<R>, id: string, prev: object | undefined, next: object | undefined): void }
 
+/** A registered {@link Db.afterCommit} listener (a method, for the same reason as {@link DeriveHook}). */
+interface CommitHook<R extends RecordMap<R>> { committed(tx: Tx<R>): void }
+
 export interface DbOptions {
   fs: StoreFs;
   /** fdatasync every batch (SYNC=always). */
@@ -150,6 +153,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
   private readonly onChange = new Map<string, Array<Change<object>>>();
   private readonly onPut = new Map<string, Array<DeriveHook<R>>>();
   private readonly keep = new Map<string, Array<(rec: object) => boolean>>();
+  private readonly durable: Array<CommitHook<R>> = [];
   private loaded = false;
   private log!: AppendLog;
   private readonly inflight = new Set<Tx<R>>();
@@ -231,6 +235,16 @@ export class Db<R extends RecordMap<R> = Untyped> {
     push(this.keep, type, keep as (rec: object) => boolean);
   }
 
+  /**
+   * Calls `fn` with each transaction once its line is on disk (after {@link commit}'s write
+   * succeeded, before it resolves): for work that must only start from durable changes, such
+   * as sending a webhook delivery (docs/storage.md#indexes). Not called on replay (what is
+   * replayed is durable already) nor for a failed or empty transaction. It must not throw.
+   */
+  afterCommit(fn: (tx: Tx<R>) => void): void {
+    this.durable.push({ committed: fn });
+  }
+
   /** Applies one replayed transaction (the replay checked it is an array). */
   private applyLine(tx: unknown): void {
     for (const op of tx as Op[]) {
@@ -310,6 +324,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
     } finally {
       this.inflight.delete(tx);
     }
+    for (const h of this.durable) h.committed(tx);
     // Dead operations past a third of the log (docs/storage.md#compaction): with events, every
     // update also adds a live record, so "dead outnumber live" would never come.
     if (!this.compacting && this.ops - this.live > this.live / 2 + (this.opts.compactionSlack ?? 1000)) {

@@ -83,6 +83,8 @@ export class Fuzzer {
     this.env = {
       RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000', SOURCE_FETCH_ALLOW_PRIVATE: 'true',
       SOURCE_FETCH_TIMEOUT_MS: '3000', SOURCE_CRAWL_MAX_PAGES: '3', LOG_LEVEL: 'error',
+      // Webhook endpoints point at the local upstream (a private address).
+      WEBHOOK_ALLOW_PRIVATE: 'true',
     };
     this.report = {
       seed: this.seed, iterations: opts.iterations, routeFilter: opts.route, seedRequests: 0, requests: 0, durationMs: 0, phases: {},
@@ -100,6 +102,10 @@ export class Fuzzer {
     this.up = await startUpstream();
     this.env.GITHUB_API_URL = this.up.url;
     this.srv = await startTestServer({ env: this.env, clock: this.clock, dataDir: this.dataDir });
+    // No webhook is sent: the dispatcher's writes (attempt outcomes) would change records while a
+    // 4xx or a read is being checked for changing none. Deliveries are still made, in the
+    // transaction of each event, and watched like every record.
+    await this.srv.webhooks.close();
     this.agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     this.doc = contractDocument(this.srv.routes);
     this.opts.plant?.(this.srv);
@@ -188,6 +194,8 @@ export class Fuzzer {
       ['POST', '/api/v1/sources/{sourceId}/checks', 3, 1],
       ['PATCH', '/api/v1/conversations/{conversationId}', 3, 1],
       ['PATCH', '/api/v1/issues/{issueId}', 3, 1],
+      ['POST', '/api/v1/webhook-endpoints', 3, 2],
+      ['PATCH', '/api/v1/webhook-endpoints/{webhookEndpointId}', 2, 1],
     ];
     for (const [method, path, a, b] of plan) {
       const r = this.routeBy(method, path);

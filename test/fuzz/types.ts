@@ -76,19 +76,19 @@ export interface KeyInfo { role: KeyRole; header?: string | string[]; ws?: WsTag
 
 /** Ids, endpoints and cursors harvested from successes in one workspace. */
 export interface Pools {
-  conversation: string[]; issue: string[]; source: string[]; agent: string[]; client: string[]; tag: string[];
+  conversation: string[]; issue: string[]; source: string[]; agent: string[]; client: string[]; webhook_endpoint: string[]; tag: string[];
   endpoints: Map<string, string[]>; sourceHasUrl: Map<string, boolean>; cursors: Map<string, string[]>; widgetKeys: string[];
 }
 /** Empty pools. */
-export const newPools = (): Pools => ({ conversation: [], issue: [], source: [], agent: [], client: [], tag: [], endpoints: new Map(), sourceHasUrl: new Map(), cursors: new Map(), widgetKeys: [] });
+export const newPools = (): Pools => ({ conversation: [], issue: [], source: [], agent: [], client: [], webhook_endpoint: [], tag: [], endpoints: new Map(), sourceHasUrl: new Map(), cursors: new Map(), widgetKeys: [] });
 /** The kinds of ids kept in pools. */
-export const POOL_KINDS = ['conversation', 'issue', 'source', 'agent', 'client'] as const;
+export const POOL_KINDS = ['conversation', 'issue', 'source', 'agent', 'client', 'webhook_endpoint'] as const;
 /** One kind of pooled id. */
 export type PoolKind = (typeof POOL_KINDS)[number];
 /** Ids kept per pool (older ones are dropped at random). */
 export const POOL_CAP = 150;
 /** The pool a path parameter draws from. */
-export const PARAM_KIND: Record<string, PoolKind> = { conversationId: 'conversation', issueId: 'issue', sourceId: 'source', agentId: 'agent', clientId: 'client' };
+export const PARAM_KIND: Record<string, PoolKind> = { conversationId: 'conversation', issueId: 'issue', sourceId: 'source', agentId: 'agent', clientId: 'client', webhookEndpointId: 'webhook_endpoint' };
 /** The pool of path parameter `name`, if it names a record. */
 export const paramKind = (name: string): PoolKind | undefined => PARAM_KIND[name] ?? (POOL_KINDS as readonly string[]).find((k) => `${k}Id` === name) as PoolKind | undefined;
 

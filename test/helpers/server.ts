@@ -46,12 +46,18 @@ export interface Space { workspaceId: string; key: string; call<B = unknown>(met
 /** An answer: `body` is the parsed JSON (undefined when the text is not JSON), typed `B` as the caller claims. */
 export interface CallResult<B = unknown> { status: number; headers: Headers; body: B; text: string }
 
+/**
+ * A webhook signing secret (`whsec_` + base64 of 32 bytes, docs/api.md#webhook-endpoint-object):
+ * no answer but create and rotate-secret, no log line and no file may hold one.
+ */
+export const WEBHOOK_SECRET = /whsec_[A-Za-z0-9+/]{43}=/;
+
 export function tempDir(prefix = 'sw-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
 /** Starts a server; `env` overrides configuration as the environment would. */
-export async function startTestServer(opts: { env?: Record<string, string>; clock?: ManualClock; fs?: StoreFs; dataDir?: string; captureLogs?: boolean; compactionSlack?: number; output?: ServerDeps['output'] } = {}): Promise<TestServer> {
+export async function startTestServer(opts: { env?: Record<string, string>; clock?: ManualClock; fs?: StoreFs; dataDir?: string; captureLogs?: boolean; compactionSlack?: number; output?: ServerDeps['output']; webhookRandom?: () => number } = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tempDir();
   const config: Config = loadConfig({ PORT: '0', DATA_DIR: dataDir, SYNC: 'none', ...opts.env });
   const clock = opts.clock ?? new ManualClock();
@@ -67,7 +73,7 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
   };
   const leaked = (text: string) => [...secrets].find((x) => text.includes(x));
   let announced = '';
-  const running = await startServer(config, { clock, logger, fs: opts.fs, announce: (t) => { announced += t; }, compactionSlack: opts.compactionSlack, output: opts.output });
+  const running = await startServer(config, { clock, logger, fs: opts.fs, announce: (t) => { announced += t; }, compactionSlack: opts.compactionSlack, output: opts.output, webhookRandom: opts.webhookRandom });
   const key = /svck_[0-9A-Za-z]+/.exec(announced)?.[0] ?? '';
   const workspaceId = /\(([0-9a-f-]{36})\)/.exec(announced)?.[1] ?? '';
   const call = async <B = unknown>(method: string, path: string, o: CallOptions = {}): Promise<CallResult<B>> => {
@@ -86,6 +92,12 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
     // And no answer ever holds a full API key or a credential secret (docs/security.md#secrets-in-answers-and-logs).
     const found = leaked(text + JSON.stringify([...res.headers]));
     if (found) throw new Error(`SECRET LEAK: the answer to ${method} ${path} contains a key or credential (${found.slice(0, 6)}…)`);
+    // A webhook signing secret (`whsec_…`) is shown only by the create and rotate-secret answers;
+    // once shown, it must never appear again: in another answer, a log line or a file.
+    const showsSecret = method === 'POST' && /^\/api\/v1\/webhook-endpoints(\/[^/?]+\/rotate-secret)?(\?.*)?$/.test(path);
+    if (!showsSecret && WEBHOOK_SECRET.test(text)) throw new Error(`SECRET LEAK: the answer to ${method} ${path} contains a webhook secret (whsec_…)`);
+    const shown = (parsed as { webhookEndpoint?: { secret?: unknown } } | undefined)?.webhookEndpoint?.secret;
+    if (showsSecret && typeof shown === 'string') secrets.add(shown);
     return { status: res.status, headers: res.headers, body: parsed as B, text };
   };
   const newKey = async (o: { scopes?: string; workspaceId?: string; expiresAt?: string } = {}) => {
@@ -98,11 +110,14 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
   const close = async () => {
     await running.close();
     for (const line of logs) {
+      if (WEBHOOK_SECRET.test(line)) throw new Error(`SECRET LEAK: a log line contains a webhook secret: ${line.slice(0, 200)}`);
       const found = leaked(line);
       if (found) throw new Error(`SECRET LEAK: a log line contains a key or credential (${found.slice(0, 6)}…): ${line.slice(0, 200)}`);
     }
     for (const file of walk(dataDir)) {
-      const found = leaked(readFileSync(file, 'latin1'));
+      const content = readFileSync(file, 'latin1');
+      if (WEBHOOK_SECRET.test(content)) throw new Error(`SECRET LEAK: ${file} contains a webhook secret (whsec_…)`);
+      const found = leaked(content);
       if (found) throw new Error(`SECRET LEAK: ${file} contains a key or credential (${found.slice(0, 6)}…)`);
     }
   };

@@ -119,8 +119,8 @@ async function resolveChecked(url: URL, opts: FetchOptions, trusted: Set<string>
 
 type LookupCallback = (err: Error | null, address: string | Address[], family?: number) => void;
 
-/** A `lookup` for http.request that answers with the already-checked addresses only. */
-function fixedLookup(addresses: Address[]) {
+/** A `lookup` for http.request that answers with the already-checked addresses only (webhook deliveries pin their connection with it too). */
+export function fixedLookup(addresses: Address[]) {
   return (_host: string, options: { all?: boolean; family?: number | string }, cb: LookupCallback): void => {
     if (options.all) return cb(null, addresses);
     const want = options.family === 6 || options.family === 'IPv6' ? 6 : options.family === 4 || options.family === 'IPv4' ? 4 : 0;

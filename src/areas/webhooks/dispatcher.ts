@@ -1,0 +1,271 @@
+/**
+ * The webhook dispatcher (docs/api.md#webhook-deliveries): off the request path, it sends the
+ * pending deliveries of every workspace of the store when they are due, with bounded
+ * concurrency per endpoint and overall, and writes each attempt's outcome as a put of the
+ * delivery record. A slow or dead receiver holds at most its endpoint's share of the slots;
+ * API requests never wait for a delivery.
+ *
+ * Due-ness comes from the injected clock. The dispatcher wakes when new deliveries become
+ * durable, when an attempt ends, and at the earliest due time (at least once a second, which
+ * also picks up workspaces created since). Tests drive it with {@link WebhookDispatcher.runDue}
+ * after advancing a ManualClock. Retries follow `WEBHOOK_RETRY_SCHEDULE` with up to 10 %
+ * jitter (docs/api.md#webhook-retries); endpoints are disabled by the rules of
+ * docs/api.md#webhook-disabling.
+ */
+import { iso, type Clock } from '../../core/clock.js';
+import type { Config } from '../../core/config.js';
+import type { Logger } from '../../core/logger.js';
+import { SecretError, type SecretBox } from '../../core/secrets.js';
+import type { Store } from '../../store/store.js';
+import type { Workspace } from '../../domain/workspace.js';
+import { eventView } from '../events/events.js';
+import { DISABLE_AFTER_FAILED_DELIVERIES, DISABLE_AFTER_MS, secretContext, sign, type DeliveryRec, type WebhookEndpointRec } from './model.js';
+import { retryAfterAt, sendAttempt, type AttemptOutcome } from './send.js';
+import { DISABLED_ERROR, putDisabled } from './webhooks.js';
+
+/** The longest wait a `Retry-After` may ask for: 24 h (docs/api.md#webhook-retries). */
+export const MAX_RETRY_AFTER_MS = 24 * 3600 * 1000;
+/** After an outcome could not be written (a full disk), the delivery waits this long, ms of the clock. */
+const WRITE_RETRY_MS = 30_000;
+/** The longest the dispatcher sleeps without looking, wall ms. */
+const IDLE_PASS_MS = 1000;
+/** The error of a delivery whose event is gone (older than the 30 days events are kept). */
+export const EVENT_GONE_ERROR = 'the event is no longer kept (events are kept 30 days)';
+
+export interface DispatcherOptions {
+  store: Store<Workspace>;
+  clock: Clock;
+  logger: Logger;
+  secrets: SecretBox;
+  config: Pick<Config, 'webhookAllowPrivate' | 'webhookTimeoutMs' | 'webhookRetrySchedule' | 'webhookConcurrency' | 'webhookConcurrencyPerEndpoint'>;
+  /** A number in [0, 1) for the jitter (default Math.random; tests make it fixed). */
+  random?: () => number;
+}
+
+/**
+ * When the next attempt is due after attempt number `attempt` failed at `now` (ms): the
+ * schedule's step `attempt` (ms) stretched by `random` × 10 %, or `retryAfter` (an instant, ms)
+ * when that is later, capped at 24 h from now; null when the schedule has no more steps (the
+ * delivery has failed for good). docs/api.md#webhook-retries.
+ */
+export function nextAttemptTime(attempt: number, schedule: readonly number[], now: number, random: number, retryAfter?: number): number | null {
+  if (attempt > schedule.length) return null;
+  let at = now + Math.round(schedule[attempt - 1] * (1 + 0.1 * random));
+  if (retryAfter !== undefined && retryAfter > at) at = Math.min(retryAfter, now + MAX_RETRY_AFTER_MS);
+  return at;
+}
+
+/** Sends the due deliveries of every workspace of the store (see the module's comment). */
+export class WebhookDispatcher {
+  /** Attempts in flight, by delivery id. */
+  private readonly running = new Map<string, Promise<void>>();
+  /** Attempts in flight per endpoint id. */
+  private readonly perEndpoint = new Map<string, number>();
+  /** Deliveries whose outcome could not be written: not retried before this clock time. */
+  private readonly holdUntil = new Map<string, number>();
+  private timer: NodeJS.Timeout | null = null;
+  private timerAt = Infinity;
+  private stopped = false;
+  /** The abort of each attempt in flight (close cuts them off). */
+  private readonly aborts = new Set<AbortController>();
+  private readonly random: () => number;
+
+  constructor(private readonly opts: DispatcherOptions) {
+    this.random = opts.random ?? Math.random;
+  }
+
+  /** Starts sending: what is due now (deliveries left pending by a restart included), then as they fall due. */
+  start(): void { this.pass(); }
+
+  /** Wakes the dispatcher soon (new durable deliveries, a freed slot). */
+  readonly poke = (): void => { if (!this.stopped) this.arm(0); };
+
+  /**
+   * Sends every delivery due by the clock now, as the concurrency bounds allow, and waits until
+   * they and their outcome writes are done; repeats while more are due. The tests' seam: advance
+   * a ManualClock, then await this. Attempts that are in flight already are waited for too.
+   */
+  async runDue(): Promise<void> {
+    for (;;) {
+      this.pass();
+      if (this.running.size === 0) return;
+      await Promise.allSettled([...this.running.values()]);
+    }
+  }
+
+  /** Stops: no new attempt; attempts in flight are cut off and their outcome not written (they stay pending). */
+  async close(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    for (const a of this.aborts) a.abort();
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  /** Number of attempts in flight (tests). */
+  get inFlight(): number { return this.running.size; }
+
+  private arm(delayMs: number): void {
+    const delay = Math.max(0, Math.min(delayMs, IDLE_PASS_MS));
+    const at = performance.now() + delay;
+    if (this.timer !== null && this.timerAt <= at) return;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => { this.timer = null; this.timerAt = Infinity; this.pass(); }, delay);
+    this.timer.unref();
+  }
+
+  /** Starts every due delivery that a free slot allows, then sleeps until the next one is due. */
+  private pass(): void {
+    if (this.stopped) return;
+    try { this.startDue(); } catch (e) {
+      // A bug here must not take the server down: say so, and look again later.
+      this.opts.logger.error('webhook dispatcher pass failed', { error: (e as Error).message });
+      this.arm(IDLE_PASS_MS);
+    }
+  }
+
+  private startDue(): void {
+    const now = this.opts.clock.now();
+    const { webhookConcurrency: overall, webhookConcurrencyPerEndpoint: perEndpoint } = this.opts.config;
+    let next = Infinity;
+    for (const ws of this.opts.store.workspaces.values()) {
+      ws.webhooks.onReady = this.poke;
+      if (ws.db.failed) continue;
+      for (const [endpointId, due] of ws.webhooks.dueByEndpointId()) {
+        const ready: DeliveryRec[] = [];
+        let free = perEndpoint - (this.perEndpoint.get(endpointId) ?? 0);
+        for (const at of due.asc()) {
+          const dueAt = Date.parse(due.sortKeyAt(at));
+          if (dueAt > now) { next = Math.min(next, dueAt); break; }
+          if (free <= 0) break;
+          const id = due.idAt(at);
+          if (this.running.has(id) || ws.webhooks.isUnconfirmed(id)) continue;
+          const hold = this.holdUntil.get(id);
+          if (hold !== undefined && hold > now) { next = Math.min(next, hold); continue; }
+          const d = ws.get('webhook_delivery', id);
+          if (d !== undefined) { ready.push(d); free--; }
+        }
+        for (const d of ready) {
+          if (this.running.size >= overall) break;
+          this.launch(ws, d);
+        }
+      }
+    }
+    this.arm(next === Infinity ? IDLE_PASS_MS : next - now);
+  }
+
+  private launch(ws: Workspace, d: DeliveryRec): void {
+    this.perEndpoint.set(d.endpointId, (this.perEndpoint.get(d.endpointId) ?? 0) + 1);
+    const p = this.attempt(ws, d)
+      .catch((e: unknown) => this.opts.logger.error('webhook delivery attempt failed unexpectedly', { workspaceId: ws.id, deliveryId: d.id, error: (e as Error).message }))
+      .finally(() => {
+        this.running.delete(d.id);
+        const n = (this.perEndpoint.get(d.endpointId) ?? 1) - 1;
+        if (n <= 0) this.perEndpoint.delete(d.endpointId); else this.perEndpoint.set(d.endpointId, n);
+        this.poke();
+      });
+    this.running.set(d.id, p);
+  }
+
+  /** One attempt of `d`: build and sign the request, send it, write the outcome. */
+  private async attempt(ws: Workspace, d: DeliveryRec): Promise<void> {
+    const endpoint = ws.get('webhook_endpoint', d.endpointId);
+    if (endpoint === undefined) return; // deleted: its deliveries went with it
+    if (!endpoint.enabled) return this.settle(ws, d, { ok: false, status: null, error: DISABLED_ERROR, durationMs: 0 }, true);
+    const event = ws.get('event', d.eventId);
+    if (event === undefined) return this.settle(ws, d, { ok: false, status: null, error: EVENT_GONE_ERROR, durationMs: 0 }, true);
+    let secrets: string[];
+    try { secrets = this.signingSecrets(ws.id, endpoint); } catch (e) {
+      if (!(e instanceof SecretError)) throw e;
+      return this.settle(ws, d, { ok: false, status: null, error: "the endpoint's secret cannot be decrypted (its master key is missing); rotate the secret", durationMs: 0 });
+    }
+    const body = JSON.stringify(eventView(event));
+    const timestamp = Math.floor(this.opts.clock.now() / 1000);
+    const headers = {
+      'webhook-id': event.id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': secrets.map((x) => sign(x, event.id, timestamp, body)).join(' '),
+    };
+    const abort = new AbortController();
+    this.aborts.add(abort);
+    let outcome: AttemptOutcome;
+    try {
+      outcome = await sendAttempt(endpoint.url, body, headers, {
+        timeoutMs: this.opts.config.webhookTimeoutMs, allowPrivate: this.opts.config.webhookAllowPrivate, signal: abort.signal,
+      });
+    } finally { this.aborts.delete(abort); }
+    await this.settle(ws, d, outcome);
+  }
+
+  /**
+   * The secrets that sign now: the endpoint's, and the one before its last rotation while that
+   * one is within its 24 hours (docs/api.md#webhook-signatures).
+   * @throws SecretError when the current secret cannot be opened.
+   */
+  private signingSecrets(workspaceId: string, e: WebhookEndpointRec): string[] {
+    const context = secretContext(workspaceId, e.id);
+    const out = [this.opts.secrets.open(e.secret, context)];
+    if (e.previousSecret !== undefined && this.opts.clock.now() < Date.parse(e.previousSecret.expiresAt)) {
+      try { out.push(this.opts.secrets.open(e.previousSecret.sealed, context)); } catch (err) { if (!(err instanceof SecretError)) throw err; }
+    }
+    return out;
+  }
+
+  /**
+   * Writes the outcome of the attempt of `sent` (docs/api.md#webhook-retries): succeeded, pending
+   * with the next attempt's time, or failed (the last step passed, `final`, or a 410) — and the
+   * endpoint's failure record, disabling it by the rules of docs/api.md#webhook-disabling.
+   * Nothing is written when the delivery changed meanwhile (its endpoint was deleted or
+   * disabled) or the dispatcher is stopping.
+   */
+  private async settle(ws: Workspace, sent: DeliveryRec, outcome: AttemptOutcome, final = false): Promise<void> {
+    if (this.stopped) return;
+    const cur = ws.get('webhook_delivery', sent.id);
+    if (cur === undefined || cur.status !== 'pending' || cur.attempt !== sent.attempt) return;
+    const now = this.opts.clock.now();
+    const attempt = cur.attempt + 1;
+    const gone = outcome.status === 410;
+    const at = outcome.ok || gone || final ? null
+      : nextAttemptTime(attempt, this.opts.config.webhookRetrySchedule, now, this.random(), retryAfterAt(outcome.retryAfter, now));
+    const next: DeliveryRec = {
+      ...cur, attempt, status: outcome.ok ? 'succeeded' : at === null ? 'failed' : 'pending',
+      responseStatus: outcome.status, error: outcome.error, durationMs: outcome.durationMs, nextAttemptAt: at === null ? null : iso(at),
+    };
+    const tx = ws.db.begin();
+    tx.put('webhook_delivery', next.id, next);
+    const endpoint = ws.get('webhook_endpoint', cur.endpointId);
+    if (endpoint !== undefined && outcome.error !== DISABLED_ERROR) this.recordOutcome(ws, tx, endpoint, next, gone, now);
+    const fields = { workspaceId: ws.id, endpointId: cur.endpointId, deliveryId: cur.id, eventId: cur.eventId, attempt, status: next.status, responseStatus: outcome.status, error: outcome.error };
+    try {
+      await ws.db.commit(tx);
+      this.holdUntil.delete(cur.id);
+      if (outcome.ok) this.opts.logger.debug('webhook delivered', fields);
+      else this.opts.logger.info('webhook delivery attempt failed', fields);
+    } catch (e) {
+      this.holdUntil.set(cur.id, now + WRITE_RETRY_MS);
+      this.opts.logger.warn('could not write a webhook delivery outcome; the attempt will be made again', { ...fields, writeError: (e as Error).message });
+    }
+  }
+
+  /** Adds to `tx` the endpoint's failure record after `d`'s attempt, and disables it when a rule says so. */
+  private recordOutcome(ws: Workspace, tx: ReturnType<Workspace['db']['begin']>, e: WebhookEndpointRec, d: DeliveryRec, gone: boolean, now: number): void {
+    if (d.status === 'succeeded') {
+      if (e.failingSince === undefined && !e.failedInARow) return;
+      const { failingSince: _a, failedInARow: _b, ...rest } = e;
+      tx.put('webhook_endpoint', e.id, rest);
+      return;
+    }
+    const failingSince = e.failingSince ?? iso(now);
+    const failedInARow = (e.failedInARow ?? 0) + (d.status === 'failed' ? 1 : 0);
+    let reason: string | null = null;
+    if (gone) reason = `the endpoint answered HTTP 410 Gone on ${iso(now)}`;
+    else if (failedInARow >= DISABLE_AFTER_FAILED_DELIVERIES) reason = `${failedInARow} deliveries in a row failed (the last on ${iso(now)})`;
+    else if (now - Date.parse(failingSince) >= DISABLE_AFTER_MS) reason = `every delivery attempt failed for 5 days (since ${failingSince})`;
+    const next: WebhookEndpointRec = { ...e, failingSince, failedInARow };
+    if (reason === null || !e.enabled) { tx.put('webhook_endpoint', e.id, next); return; }
+    // This delivery keeps its own outcome; the endpoint's other pending deliveries fail with it.
+    if (d.status === 'pending') tx.put('webhook_delivery', d.id, { ...d, status: 'failed', nextAttemptAt: null });
+    putDisabled(ws, tx, { ...next, enabled: false, disabledReason: reason, updatedAt: iso(now) });
+    this.opts.logger.warn('webhook endpoint disabled', { workspaceId: ws.id, endpointId: e.id, reason });
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * Webhook endpoints and deliveries as stored and as the API shows them (docs/api.md#webhooks):
+ * the record types, their views and schemas, the endpoint secret (`whsec_…`) and the Standard
+ * Webhooks signature (docs/api.md#webhook-signatures).
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { s } from '../../http/schema.js';
+import type { Sealed } from '../../core/secrets.js';
+import { EVENT_TYPES, eventSchema, type EventType } from '../events/events.js';
+
+/** The most endpoints one workspace may have (docs/api.md#webhook-limits); one more is a 409. */
+export const MAX_ENDPOINTS = 16;
+/** How long the secret before a rotation keeps signing beside the new one: 24 h. */
+export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
+/** An endpoint whose attempts all failed for this long is disabled (docs/api.md#webhook-disabling): 5 days. */
+export const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000;
+/** An endpoint with this many deliveries in a row ended `failed` is disabled. */
+export const DISABLE_AFTER_FAILED_DELIVERIES = 100;
+/** How long deliveries are kept, like events (docs/api.md#webhook-deliveries): 30 days. */
+export const DELIVERY_RETENTION_MS = 30 * 24 * 3600 * 1000;
+/** The prefix of an endpoint secret. */
+export const SECRET_PREFIX = 'whsec_';
+/** What an endpoint subscribes to: event types, or `*` for all of them. */
+export const SUBSCRIBABLE = [...EVENT_TYPES, '*'] as const;
+export type Subscribable = (typeof SUBSCRIBABLE)[number];
+
+/** A stored webhook endpoint (record type `webhook_endpoint`). */
+export interface WebhookEndpointRec {
+  id: string;
+  url: string;
+  events: Subscribable[];
+  description: string;
+  /** Deliveries are made only while true; the API's `status` says the same in words. */
+  enabled: boolean;
+  /** Why the server disabled it (a 410, failures); null when it is enabled or a PATCH disabled it. */
+  disabledReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+  /** The signing secret, sealed with the data dir's master key (docs/storage.md#secrets-at-rest). */
+  secret: Sealed;
+  /** The secret before the last rotation: it signs beside `secret` until `expiresAt`. */
+  previousSecret?: { sealed: Sealed; expiresAt: string };
+  /** The first failed attempt since the last successful one (absent while none failed). */
+  failingSince?: string;
+  /** Deliveries ended `failed` since the last successful attempt. */
+  failedInARow?: number;
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+/** One event to send to one endpoint (record type `webhook_delivery`), updated after each attempt. */
+export interface DeliveryRec {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  eventType: EventType;
+  /** Attempts made so far (0 before the first). */
+  attempt: number;
+  status: DeliveryStatus;
+  /** The HTTP status of the last attempt's answer; null when none came. */
+  responseStatus: number | null;
+  /** Why the last attempt failed; null when it succeeded or none was made. */
+  error: string | null;
+  /** How long the last attempt took until the answer's status line, ms. */
+  durationMs: number | null;
+  createdAt: string;
+  /** When the next attempt is due; null once the delivery succeeded or failed. */
+  nextAttemptAt: string | null;
+}
+
+/** The record types of the webhooks area. */
+export interface WebhookRecords { webhook_endpoint: WebhookEndpointRec; webhook_delivery: DeliveryRec }
+
+/** The sealing context of an endpoint's secrets: bound to its workspace and endpoint. */
+export const secretContext = (workspaceId: string, endpointId: string): string => `${workspaceId}/webhook_endpoint/${endpointId}`;
+
+/** A new endpoint secret: `whsec_` + base64 of 32 random bytes. */
+export const generateSecret = (): string => SECRET_PREFIX + randomBytes(32).toString('base64');
+
+/**
+ * The `webhook-signature` value of one secret (docs/api.md#webhook-signatures): `v1,` + base64
+ * HMAC-SHA256, keyed by the base64-decoded part of `secret` after `whsec_`, of
+ * `{id}.{timestamp}.{body}` (timestamp in unix seconds).
+ */
+export function sign(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+/** Whether `e` receives events of `type`. */
+export const subscribes = (e: WebhookEndpointRec, type: EventType): boolean => e.events.includes('*') || e.events.includes(type);
+
+/** The endpoint as the API shows it: never a secret, nor the failure counters. */
+export const endpointView = (e: WebhookEndpointRec) => ({
+  object: 'webhook_endpoint' as const, id: e.id, url: e.url, events: e.events, description: e.description, enabled: e.enabled,
+  status: e.enabled ? 'enabled' as const : 'disabled' as const, disabledReason: e.disabledReason, createdAt: e.createdAt, updatedAt: e.updatedAt,
+});
+
+/** A delivery as the API shows it. */
+export const deliveryView = (d: DeliveryRec) => ({
+  object: 'webhook_delivery' as const, id: d.id, eventId: d.eventId, eventType: d.eventType, attempt: d.attempt, status: d.status,
+  responseStatus: d.responseStatus, error: d.error, durationMs: d.durationMs, createdAt: d.createdAt, nextAttemptAt: d.nextAttemptAt,
+});
+
+const isoSchema = s.string({ format: 'date-time' });
+const eventFilter = s.named('WebhookEventFilter', s.enum(SUBSCRIBABLE, { description: 'An event type, or `*` for every type (docs/api.md#webhook-endpoint-object).' }));
+const eventsSchema = s.array(eventFilter,
+  { minItems: 1, maxItems: 20, description: 'The event types sent to the endpoint; `*` is all of them. Repeated items count once.' });
+const urlSchema = s.string({ minLength: 1, maxLength: 2000, format: 'uri', description: 'An absolute http or https URL without credentials; its host must resolve to public addresses (docs/api.md#webhook-endpoint-urls).' });
+const descriptionSchema = s.string({ maxLength: 500 });
+
+const endpointProps = {
+  object: s.enum(['webhook_endpoint'] as const),
+  id: s.string(),
+  url: s.string(),
+  events: s.array(eventFilter),
+  description: s.string(),
+  enabled: s.boolean({ description: 'Deliveries are made only while true.' }),
+  status: s.enum(['enabled', 'disabled'] as const, { description: '`disabled` once a PATCH or the server disabled the endpoint.' }),
+  disabledReason: s.nullable(s.string({ description: 'Why the server disabled the endpoint (a 410 Gone, failing deliveries); null otherwise.' })),
+  createdAt: isoSchema,
+  updatedAt: isoSchema,
+};
+/** An endpoint as every answer but create and rotate-secret shows it (component `WebhookEndpoint`). */
+export const endpointSchema = s.named('WebhookEndpoint', s.object(endpointProps));
+/** An endpoint with its secret: the answers of create and rotate-secret. */
+export const endpointWithSecretSchema = s.named('WebhookEndpointWithSecret', s.object({
+  ...endpointProps,
+  secret: s.nullable(s.string({ description: 'The signing secret (`whsec_` + base64 of 32 bytes), shown only in this answer. Null in an idempotent replay (`Idempotent-Replayed: true`): it is never stored in clear.' })),
+}));
+
+/** A delivery as the deliveries list shows it (component `WebhookDelivery`). */
+export const deliverySchema = s.named('WebhookDelivery', s.object({
+  object: s.enum(['webhook_delivery'] as const),
+  id: s.string(),
+  eventId: s.string(),
+  eventType: eventSchema.target().properties.type,
+  attempt: s.integer({ minimum: 0, description: 'Attempts made so far.' }),
+  status: s.enum(['pending', 'succeeded', 'failed'] as const),
+  responseStatus: s.nullable(s.integer({ description: 'The HTTP status of the last attempt; null when no answer came.' })),
+  error: s.nullable(s.string({ description: 'Why the last attempt failed.' })),
+  durationMs: s.nullable(s.integer({ minimum: 0, description: 'How long the last attempt took until the answer, ms.' })),
+  createdAt: isoSchema,
+  nextAttemptAt: s.nullable(s.string({ format: 'date-time', description: 'When the next attempt is due; null once the delivery succeeded or failed.' })),
+}));
+
+/** The body of `POST /webhook-endpoints`. */
+export const createInput = s.named('WebhookEndpointCreate', s.object({
+  url: urlSchema,
+  events: eventsSchema,
+  description: s.optional(descriptionSchema),
+  enabled: s.optional(s.boolean({ default: true })),
+}));
+
+/** The body of `PATCH /webhook-endpoints/{id}`: any of the fields. */
+export const updateInput = s.named('WebhookEndpointUpdate', s.object({
+  url: s.optional(urlSchema),
+  events: s.optional(eventsSchema),
+  description: s.optional(descriptionSchema),
+  enabled: s.optional(s.boolean({ description: 'true enables a disabled endpoint again (clearing disabledReason and the failure count).' })),
+}));

@@ -1,0 +1,124 @@
+/**
+ * What the webhooks area keeps of a workspace's log (docs/storage.md#indexes): its endpoints in
+ * creation order, each endpoint's deliveries, the pending deliveries by due time — and the hook
+ * that makes the deliveries: a `webhook_delivery` record (pending, due at the event's time) for
+ * every enabled endpoint subscribed to the event's type, put in the SAME transaction as the
+ * event (docs/api.md#webhook-deliveries). So a 2xx answer means its deliveries are on disk, a
+ * crash keeps the event and its deliveries or neither, and a restart finds them pending.
+ *
+ * A delivery is only sent once the transaction that made it is durable: until then it is
+ * "unconfirmed" (a failed write undoes it, and nothing may have been sent for it).
+ */
+import { newId } from '../../core/ids.js';
+import type { Db, Tx } from '../../store/db.js';
+import { SortedIndex } from '../../store/sorted.js';
+import { orderBy, attachIndexes } from '../../store/indexes.js';
+import type { EventRecords } from '../events/events.js';
+import { DELIVERY_RETENTION_MS, subscribes, type DeliveryRec, type WebhookRecords } from './model.js';
+
+/** The webhooks area's indexes of one workspace, and which deliveries may be sent yet. */
+export class WebhookState {
+  /** Endpoints by (createdAt, id). */
+  readonly endpoints: SortedIndex;
+  /** Each endpoint's deliveries by (createdAt, id). */
+  private readonly byEndpoint = new Map<string, SortedIndex>();
+  /** Each endpoint's pending deliveries by (nextAttemptAt, id): what the dispatcher sends next. */
+  private readonly dueByEndpoint = new Map<string, SortedIndex>();
+  /** Deliveries whose transaction is not on disk yet (not to be sent). */
+  private readonly unconfirmed = new Set<string>();
+  /** The deliveries each open transaction made. */
+  private readonly madeBy = new WeakMap<object, string[]>();
+  /**
+   * Called when new deliveries became durable (their event's transaction is on disk): the
+   * dispatcher's wake-up (src/areas/webhooks/dispatcher.ts sets it).
+   */
+  onReady: (() => void) | null = null;
+
+  constructor(db: Db<WebhookRecords>) {
+    this.endpoints = attachIndexes(db, 'webhook_endpoint', { order: orderBy((e) => e.createdAt) }).order;
+    db.on('webhook_delivery', (id, prev, next) => {
+      if (prev !== undefined && (next === undefined || next.createdAt !== prev.createdAt)) this.deliveriesOf(prev.endpointId).remove(prev.createdAt, id);
+      if (next !== undefined && (prev === undefined || next.createdAt !== prev.createdAt)) this.deliveriesOf(next.endpointId).add(next.createdAt, id);
+      const before = prev?.status === 'pending' ? prev.nextAttemptAt : null;
+      const after = next?.status === 'pending' ? next.nextAttemptAt : null;
+      if (before !== after) {
+        if (before !== null) this.dueByEndpoint.get(prev!.endpointId)?.remove(before, id);
+        if (after !== null) {
+          let idx = this.dueByEndpoint.get(next!.endpointId);
+          if (idx === undefined) this.dueByEndpoint.set(next!.endpointId, (idx = new SortedIndex()));
+          idx.add(after, id);
+        }
+      }
+      if (next === undefined) this.unconfirmed.delete(id);
+    });
+    db.on('webhook_endpoint', (id, _prev, next) => {
+      if (next === undefined) { this.byEndpoint.delete(id); this.dueByEndpoint.delete(id); }
+    });
+    db.afterCommit((tx) => {
+      const made = this.madeBy.get(tx);
+      if (made === undefined) return;
+      this.madeBy.delete(tx);
+      for (const id of made) this.unconfirmed.delete(id);
+      this.onReady?.();
+    });
+  }
+
+  /** The deliveries of endpoint `id` by (createdAt, id); an empty index when it has none. */
+  deliveriesOf(id: string): SortedIndex {
+    let idx = this.byEndpoint.get(id);
+    if (idx === undefined) this.byEndpoint.set(id, (idx = new SortedIndex()));
+    return idx;
+  }
+
+  /** The ids of endpoint `id`'s pending deliveries, soonest due first (a copy). */
+  pendingOf(id: string): string[] {
+    const idx = this.dueByEndpoint.get(id);
+    if (idx === undefined) return [];
+    const out: string[] = [];
+    for (const at of idx.asc()) out.push(idx.idAt(at));
+    return out;
+  }
+
+  /** Every endpoint with pending deliveries, and those deliveries by (nextAttemptAt, id) (live views: do not change them). */
+  dueByEndpointId(): ReadonlyMap<string, SortedIndex> { return this.dueByEndpoint; }
+
+  /** Whether delivery `id` was made by a transaction that is not durable yet. */
+  isUnconfirmed(id: string): boolean { return this.unconfirmed.has(id); }
+
+  /** @internal the derive hook's bookkeeping: `id` was put by `tx`. */
+  made(tx: object, id: string): void {
+    this.unconfirmed.add(id);
+    const list = this.madeBy.get(tx);
+    if (list === undefined) this.madeBy.set(tx, [id]); else list.push(id);
+  }
+
+  /** The number of endpoints (tests that check a request changed no state). */
+  get size(): number { return this.endpoints.size; }
+}
+
+/**
+ * Registers the webhooks area on a workspace's log: its indexes, the derive hook that puts a
+ * pending delivery for each subscribed enabled endpoint in the transaction of every new event
+ * (none for a bulk import, which makes no events), and retention: settled deliveries are kept
+ * 30 days (docs/api.md#webhook-deliveries). `now` is the workspace's clock (ms).
+ */
+export function attachWebhooks(db: Db<WebhookRecords & EventRecords>, now: () => number): WebhookState {
+  const state = new WebhookState(db);
+  db.derive('event', (tx: Tx<WebhookRecords & EventRecords>, eventId, prev, e) => {
+    if (prev !== undefined || tx.bulk) return;
+    for (const endpoint of db.table('webhook_endpoint').values()) {
+      if (!endpoint.enabled || !subscribes(endpoint, e.type)) continue;
+      const d: DeliveryRec = {
+        id: newId(Date.parse(e.createdAt)), endpointId: endpoint.id, eventId, eventType: e.type, attempt: 0, status: 'pending',
+        responseStatus: null, error: null, durationMs: null, createdAt: e.createdAt, nextAttemptAt: e.createdAt,
+      };
+      tx.put('webhook_delivery', d.id, d);
+      state.made(tx, d.id);
+    }
+  });
+  db.retain('webhook_delivery', (d) => d.status === 'pending' || Date.parse(d.createdAt) >= now() - DELIVERY_RETENTION_MS);
+  return state;
+}
+
+/** Whether `d` is still shown at `now` (settled deliveries older than 30 days are hidden before compaction drops them). */
+export const deliveryKept = (d: DeliveryRec, now: number): boolean => d.status === 'pending' || Date.parse(d.createdAt) >= now - DELIVERY_RETENTION_MS;

@@ -1,0 +1,48 @@
+/**
+ * Endpoint URLs (docs/api.md#webhook-endpoint-urls): the rules of source fetching
+ * (docs/sources.md#fetching) — `http`/`https` only, no credentials in the URL, and a host whose
+ * every address is public unless `WEBHOOK_ALLOW_PRIVATE=true` — checked when an endpoint is
+ * created or its url changed, and again before each delivery (DNS can change meanwhile).
+ */
+import { invalid } from '../../http/errors.js';
+import { resolveReachable, unreachableMessage, type ResolvedAddress } from '../../ingest/fetch/addresses.js';
+
+/**
+ * Parses an endpoint URL: an absolute http(s) URL without user name or password; the fragment
+ * is dropped (it is never sent).
+ * @returns the URL as stored (WHATWG-normalized: lower-case host, default port dropped).
+ * @throws ApiError 400 naming `url` and the rule broken.
+ */
+export function parseEndpointUrl(raw: string): URL {
+  let u: URL;
+  try { u = new URL(raw); } catch { throw invalid('url must be an absolute http or https URL'); }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw invalid(`url must use http or https, not ${u.protocol.replace(/:$/, '')}`);
+  if (u.username || u.password) throw invalid('url must not contain a user name or password');
+  u.hash = '';
+  return u;
+}
+
+/** The host of `u` as `resolveReachable` takes it (IPv6 without brackets). */
+export const hostOf = (u: URL): string => (u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname);
+
+/**
+ * {@link parseEndpointUrl}, then resolves the host and checks every address it resolves to
+ * (docs/sources.md#refused-addresses) unless `allowPrivate`.
+ * @returns the URL to store (`href`).
+ * @throws ApiError 400: the rules of {@link parseEndpointUrl}, or `the host of URL cannot be
+ *   reached from this server` — one text for a host that does not resolve and one that
+ *   resolves to a refused address, so an answer never tells whether an internal name exists.
+ */
+export async function checkEndpointUrl(raw: string, allowPrivate: boolean): Promise<string> {
+  const u = parseEndpointUrl(raw);
+  if (!await resolveReachable(hostOf(u), allowPrivate)) throw invalid(unreachableMessage(u.href));
+  return u.href;
+}
+
+/**
+ * The addresses a delivery to `url` may connect to, checked now (docs/api.md#webhook-endpoint-urls);
+ * undefined when the host does not resolve or resolves to a refused address. Never throws.
+ */
+export async function deliveryAddresses(url: URL, allowPrivate: boolean): Promise<ResolvedAddress[] | undefined> {
+  return resolveReachable(hostOf(url), allowPrivate);
+}
