@@ -36,6 +36,13 @@ export interface Config {
   trustProxy: string[];
   /** Open connections allowed per client address (IPv6: per /64). */
   maxConnectionsPerAddress: number;
+  /** Serve the settings area and the public docs pages (docs/web.md); false: they answer 404. */
+  webUi: boolean;
+  /**
+   * Base of the links the server prints (activation links, docs/web.md#users), without a
+   * trailing slash; null: `http://HOST:PORT` with the port actually bound.
+   */
+  publicUrl: string | null;
 }
 
 /** Thrown for an invalid setting; `message` is the one line printed before exit code 2. */
@@ -137,7 +144,19 @@ export function loadConfig(env: Env = process.env): Config {
     ingestTimeoutMs: int(env, 'INGEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
     trustProxy: cidrList(env, 'TRUST_PROXY'),
     maxConnectionsPerAddress: int(env, 'MAX_CONNECTIONS_PER_ADDRESS', 256, 1, 1_000_000),
+    webUi: bool(env, 'WEB_UI', true),
+    publicUrl: env.PUBLIC_URL === undefined || env.PUBLIC_URL === '' ? null : httpUrl(env, 'PUBLIC_URL', ''),
   };
+}
+
+/**
+ * The base of printed links (`PUBLIC_URL`, docs/configuration.md#settings): the configured one,
+ * else `http://HOST:PORT` with `port` the port actually bound (an IPv6 host in brackets).
+ */
+export function publicBaseUrl(config: Config, port: number = config.port): string {
+  if (config.publicUrl !== null) return config.publicUrl;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${port}`;
 }
 
 /**
