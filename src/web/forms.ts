@@ -1,12 +1,12 @@
 /**
- * What the settings pages read from a request (docs/web.md#forms): cookies, the form body
+ * What the settings pages read from a request (docs/web.md#routes-and-forms): cookies, the form body
  * (`application/x-www-form-urlencoded`, at most 16 KiB), whether it came over https, and
  * whether a POST came from one of our own pages (its `Origin`, else its `Referer`).
  */
 import type { IncomingMessage } from 'node:http';
 import type { ClientAddresses } from '../http/clientAddress.js';
 
-/** The largest form body accepted (docs/web.md#forms). */
+/** The largest form body accepted (docs/web.md#routes-and-forms). */
 export const FORM_LIMIT = 16 * 1024;
 
 /** A refusal answered with an error page: `status` and the sentence shown. */

@@ -9,7 +9,7 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
 
 /** The scrypt cost parameters of new hashes (docs/security.md#passwords). */
 export const SCRYPT = { N: 2 ** 15, r: 8, p: 1, keyLength: 32, saltBytes: 16 } as const;
-/** Shortest and longest password accepted, in characters (docs/web.md#forms). */
+/** Shortest and longest password accepted, in characters (docs/web.md#routes-and-forms). */
 export const PASSWORD_MIN = 12;
 export const PASSWORD_MAX = 200;
 

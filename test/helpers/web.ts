@@ -4,7 +4,45 @@
  * form POST, and the page's `csrf` field read back. Every session token, pre-session nonce,
  * password and key secret it sees is handed to the server harness's secrets scan.
  */
-import type { TestServer } from './server.js';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from './server.js';
+import type { KeyRec } from '../../src/store/store.js';
+
+export const OWNER = 'owner@localhost';
+export const PASSWORD = 'correct horse battery staple';
+export const CSP = "default-src 'self'; frame-ancestors 'none'; form-action 'self'";
+
+/** Runs `fn` with a test server (logs captured), closing it (and its secrets scan) after. */
+export async function withServer(fn: (srv: TestServer) => Promise<void>, env?: Record<string, string>): Promise<void> {
+  const srv = await startTestServer({ env, captureLogs: true });
+  try { await fn(srv); } finally { await srv.close(); }
+}
+
+/** A client signed in as the bootstrap owner (through its activation link). */
+export async function owner(srv: TestServer): Promise<WebClient> {
+  const c = new WebClient(srv);
+  const keys = await c.activateAndSignIn(srv.ownerLink, OWNER, PASSWORD);
+  assert.equal(keys.status, 200);
+  return c;
+}
+
+/** A user of workspace `workspace` made through the admin operation, signed in. */
+export async function userOf(srv: TestServer, workspace: string, email: string): Promise<WebClient> {
+  const u = await srv.admin.execute('user.create', { workspace, email }) as { activationUrl: string };
+  const c = new WebClient(srv);
+  await c.activateAndSignIn(u.activationUrl, email, PASSWORD);
+  return c;
+}
+
+/** The three security headers every settings-area answer carries (docs/security.md#headers). */
+export function assertSecurityHeaders(p: WebPage, what: string): void {
+  assert.equal(p.headers.get('content-security-policy'), CSP, what);
+  assert.equal(p.headers.get('x-content-type-options'), 'nosniff', what);
+  assert.equal(p.headers.get('referrer-policy'), 'same-origin', what);
+}
+
+/** The keys of a workspace (default: the bootstrap one), as stored. */
+export const keysOf = (srv: TestServer, ws = srv.workspaceId): KeyRec[] => [...srv.store.system.table('key').values()].filter((k) => k.workspaceId === ws);
 
 /** One answer: status, headers, the body text, and the `Location` of a redirect. */
 export interface WebPage { status: number; headers: Headers; text: string; location: string | null; setCookies: string[] }
