@@ -161,3 +161,21 @@ test('security headers on every answer; 404 and 405 pages; the style sheet and t
     assert.match((await srv.call('GET', '/settingsx')).headers.get('content-type')!, /application\/json/);
   });
 });
+
+test('a form body over 16 KiB sent without Content-Length (chunked) is answered 413 and the connection closed', async () => {
+  await withServer(async (srv) => {
+    const { request } = await import('node:http');
+    const answer = await new Promise<{ status: number; connection: string | undefined; text: string }>((resolve, reject) => {
+      const req = request(srv.url + '/settings/login', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Transfer-Encoding': 'chunked' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d: string) => { text += d; }).on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, text }));
+      });
+      req.on('error', reject);
+      for (let i = 0; i < 20; i++) req.write('x'.repeat(1024));
+      req.end();
+    });
+    assert.equal(answer.status, 413);
+    assert.equal(answer.connection, 'close');
+    assert.match(answer.text, /larger than 16 KiB/);
+  });
+});

@@ -53,6 +53,25 @@ export interface WebAppOptions {
   publicUrl: string;
 }
 
+/**
+ * After a `Connection: close` answer to a request whose body is still arriving (a 413), close
+ * only our side and read and discard what the client still sends, for at most 1 s and 1 MiB,
+ * before destroying the socket: closing with unread data makes the kernel send a reset, which
+ * can make the client lose the answer (RFC 9112 §9.6, as the API pipeline does).
+ */
+function lingeringClose(req: IncomingMessage, res: ServerResponse): void {
+  const sock = req.socket;
+  sock.destroySoon = () => { sock.end(); };
+  res.once('finish', () => {
+    let discarded = 0;
+    const timer = setTimeout(() => sock.destroy(), 1000);
+    timer.unref();
+    sock.once('close', () => clearTimeout(timer));
+    req.on('data', (c: Buffer) => { discarded += c.length; if (discarded > 1024 * 1024) sock.destroy(); });
+    req.resume();
+  });
+}
+
 export class WebApp {
   /** Set on shutdown: new requests get a 503 page with `Connection: close`. */
   draining = false;
@@ -159,8 +178,7 @@ export class WebApp {
     Object.assign(headers, answer.headers, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': String(body.length) });
     res.writeHead(answer.status, headers);
     res.end(req.method === 'HEAD' ? undefined : body);
-    // A refused body still arriving (413): stop reading it once the answer is out.
-    if (headers.Connection === 'close' && !req.complete) res.once('finish', () => req.socket.destroySoon());
+    if (headers.Connection === 'close' && !req.complete) lingeringClose(req, res);
   }
 
   private sendAsset(req: IncomingMessage, res: ServerResponse, requestId: string, asset: { type: string; body: Buffer }, method: string): void {

@@ -54,15 +54,22 @@ export async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   const declared = Number(req.headers['content-length'] ?? '0');
   const tooLarge = () => new WebError(413, `The form is larger than ${FORM_LIMIT / 1024} KiB.`, { Connection: 'close' });
   if (declared > FORM_LIMIT) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req as AsyncIterable<Buffer>) {
-    size += c.length;
-    if (size > FORM_LIMIT) throw tooLarge();
-    chunks.push(c);
-  }
+  // Read by events, not `for await`: leaving an async iterator early destroys the request, and
+  // with it the socket the 413 page must still go out on.
+  const body = await new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    req.on('data', (c: Buffer) => {
+      if (settled) return;
+      size += c.length;
+      if (size > FORM_LIMIT) { settled = true; req.pause(); reject(tooLarge()); } else chunks.push(c);
+    });
+    req.once('end', () => { if (!settled) { settled = true; resolve(Buffer.concat(chunks)); } });
+    req.once('error', (e) => { if (!settled) { settled = true; reject(e); } });
+  });
   let text: string;
-  try { text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)); } catch {
+  try { text = new TextDecoder('utf-8', { fatal: true }).decode(body); } catch {
     throw new WebError(400, 'The form is not valid UTF-8.');
   }
   return new URLSearchParams(text);
