@@ -14,7 +14,7 @@ import { LockedError, acquireLock, lockHolder } from './store/lock.js';
 import { repairLog } from './store/recovery.js';
 import { openStore } from './domain/workspace.js';
 import { systemClock } from './core/clock.js';
-import { loadConfig } from './core/config.js';
+import { loadConfig, publicBaseUrl } from './core/config.js';
 import { SecretBox } from './core/secrets.js';
 
 const USAGE = `usage: cli.js <command> [--data-dir DIR]
@@ -24,6 +24,8 @@ const USAGE = `usage: cli.js <command> [--data-dir DIR]
   key list --workspace ID
   key revoke KEY_ID
   webhook list --workspace ID
+  user create --workspace ID --email E
+  user link --email E
   import --workspace ID FILE
   custom-field create --workspace ID --label L --type T [--fill-mode M] [--description D] [--options a,b]
   tag create --workspace ID --name N
@@ -44,7 +46,7 @@ function plan(argv: string[]): { dataDir: string; op: string; args: Record<strin
       'data-dir': { type: 'string' }, name: { type: 'string' }, workspace: { type: 'string' },
       scopes: { type: 'string' }, 'expires-at': { type: 'string' }, help: { type: 'boolean' },
       label: { type: 'string' }, type: { type: 'string' }, 'fill-mode': { type: 'string' }, description: { type: 'string' }, options: { type: 'string' },
-      system: { type: 'boolean' },
+      system: { type: 'boolean' }, email: { type: 'string' },
     },
   });
   if (values.help) throw new UsageError('');
@@ -57,6 +59,8 @@ function plan(argv: string[]): { dataDir: string; op: string; args: Record<strin
   if (area === 'key' && verb === 'list') return { dataDir, op: 'key.list', args: { workspace: need(values.workspace, '--workspace') } };
   if (area === 'webhook' && verb === 'list') return { dataDir, op: 'webhook.list', args: { workspace: need(values.workspace, '--workspace') } };
   if (area === 'key' && verb === 'revoke') return { dataDir, op: 'key.revoke', args: { id: need(arg, 'KEY_ID') } };
+  if (area === 'user' && verb === 'create') return { dataDir, op: 'user.create', args: { workspace: need(values.workspace, '--workspace'), email: need(values.email, '--email') } };
+  if (area === 'user' && verb === 'link') return { dataDir, op: 'user.link', args: { email: need(values.email, '--email') } };
   if (area === 'import') {
     const file = need(verb, 'FILE');
     let data: unknown;
@@ -97,7 +101,7 @@ async function execute(dataDir: string, op: string, args: Record<string, unknown
     try {
       if (holder !== null) return await callAdminSocket(dataDir, op, args);
       const store = await openStore({ dataDir, sync: true, clock: systemClock });
-      try { return await new Admin(store, systemClock, SecretBox.load(dataDir)).execute(op, args); } finally { await store.close(); }
+      try { return await new Admin(store, systemClock, SecretBox.load(dataDir), publicBaseUrl(loadConfig())).execute(op, args); } finally { await store.close(); }
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       const busy = e instanceof LockedError || (holder !== null && (code === 'ENOENT' || code === 'ECONNREFUSED'));

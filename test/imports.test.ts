@@ -72,6 +72,7 @@ export const LAYERS: { name: string; paths: string[] }[] = [
   { name: 'http', paths: ['http/', 'auth/'] },
   { name: 'domain', paths: ['domain/', 'areas/'] },
   { name: 'openapi', paths: ['openapi/'] },
+  { name: 'web', paths: ['web/'] },
   { name: 'admin', paths: ['admin/'] },
   { name: 'server', paths: ['server/', 'server.ts', 'cli.ts'] },
 ];

@@ -11,6 +11,7 @@ const ARG_FLAGS: Record<string, Record<string, string>> = {
   'workspace.create': { name: '--name' },
   'key.create': { workspace: '--workspace', name: '--name', scopes: '--scopes', expiresAt: '--expires-at' },
   'key.list': { workspace: '--workspace' },
+  'user.create': { workspace: '--workspace', email: '--email' },
 };
 
 /**

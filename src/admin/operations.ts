@@ -8,8 +8,8 @@
  */
 import { newId } from '../core/ids.js';
 import { iso, type Clock } from '../core/clock.js';
-import { generateApiKey, hashKey, parseScopes } from '../auth/keys.js';
-import { isDateTime, s, validateInput, type Static } from '../http/schema.js';
+import { makeKey, revokeKey, type NewKeyInput } from '../auth/keyRecords.js';
+import { s, validateInput, type Static } from '../http/schema.js';
 import { ConflictError, InvalidInputError, NotFoundError, type FieldPath } from '../core/errors.js';
 import { SecretBox, type Sealed } from '../core/secrets.js';
 import { WorkspaceUnavailableError, type KeyRec, type Store } from '../store/store.js';
@@ -22,6 +22,7 @@ import { checkCustomFieldOptions, createCustomField, customFieldInput, customFie
 import { agentInput, createAgent } from '../areas/agents.js';
 import { priority } from '../areas/common.js';
 import { endpointView, secretContext } from '../areas/webhooks/model.js';
+import { activationUrl, addUser, newActivationLink, userView, OWNER_EMAIL } from '../web/users.js';
 
 export type DefinitionKind = 'customField' | 'tag' | 'agent';
 const DEFINITION_TYPES = { customField: 'custom_field', tag: 'tag', agent: 'agent' } as const;
@@ -91,7 +92,12 @@ export type ImportFile = Static<typeof importSchema>;
 
 /** The admin commands, by name, with their arguments as the CLI passes them. */
 export class Admin {
-  constructor(private readonly store: Store<Workspace>, private readonly clock: Clock, private readonly secrets?: SecretBox) {}
+  /**
+   * `publicUrl` is the base of the activation links printed (`PUBLIC_URL`, or `http://HOST:PORT`;
+   * docs/configuration.md#settings), without a trailing slash.
+   */
+  constructor(private readonly store: Store<Workspace>, private readonly clock: Clock, private readonly secrets?: SecretBox,
+    private readonly publicUrl = 'http://127.0.0.1:3000') {}
 
   /**
    * Runs one command by name (the admin socket's and the CLI's entry point).
@@ -118,6 +124,8 @@ export class Admin {
       case 'key.list': return Promise.resolve(this.listKeys(String(args.workspace ?? '')));
       case 'key.revoke': return this.revokeKey(String(args.id ?? ''));
       case 'webhook.list': return Promise.resolve(this.listWebhooks(String(args.workspace ?? '')));
+      case 'user.create': return this.createUser(args.workspace as string | undefined, args.email as string | undefined);
+      case 'user.link': return this.userLink(String(args.email ?? ''));
       case 'import': return this.importData(String(args.workspace ?? ''), args.data);
       case 'secrets.rotate': return this.rotateSecrets();
       case 'customField.create': case 'tag.create': case 'agent.create':
@@ -169,36 +177,43 @@ export class Admin {
    * The first start (docs/configuration.md#starting-and-stopping): a workspace and a full-access key in one
    * transaction, so a crash between the two cannot leave a workspace nobody can reach.
    */
-  async bootstrap(): Promise<{ workspaceId: string; name: string; key: string }> {
+  async bootstrap(): Promise<{ workspaceId: string; name: string; key: string; ownerEmail: string; ownerActivationUrl: string }> {
     let key = '';
+    let token = '';
     const ws = await this.store.createWorkspace('Default workspace', (tx, w) => {
       const k = this.newKey({ workspace: w.id, name: 'bootstrap', scopes: '*' });
       tx.put('key', k.rec.id, k.rec);
       key = k.key;
+      token = addUser(this.store, tx, this.clock.now(), w.id, OWNER_EMAIL).token;
     });
-    return { workspaceId: ws.id, name: ws.name, key };
+    return { workspaceId: ws.id, name: ws.name, key, ownerEmail: OWNER_EMAIL, ownerActivationUrl: activationUrl(this.publicUrl, token) };
+  }
+
+  /**
+   * Makes a settings-area user (docs/web.md#users) with an activation link (valid 24 h, usable once).
+   * @throws NotFoundError for an unknown workspace; InvalidInputError about `email`; ConflictError
+   *   for an email a user of any workspace has.
+   */
+  async createUser(workspace: string | undefined, email: string | undefined) {
+    const tx = this.store.system.begin();
+    let made;
+    try { made = addUser(this.store, tx, this.clock.now(), workspace, email); } catch (e) { tx.abort(); throw e; }
+    await this.store.system.commit(tx);
+    return userView(made.user, activationUrl(this.publicUrl, made.token));
+  }
+
+  /** A new activation link for the user with `email` (a lost link or password). @throws NotFoundError for an unknown email. */
+  async userLink(email: string) {
+    const made = await newActivationLink(this.store, this.clock.now(), email);
+    return userView(made.user, activationUrl(this.publicUrl, made.token));
   }
 
   /**
    * Validates key options and makes the record and the secret (not yet stored).
    * @throws NotFoundError for an unknown workspace; InvalidInputError about `scopes`, `expiresAt` or `name`.
    */
-  private newKey(a: { workspace?: string; name?: string; scopes?: string; expiresAt?: string }): { rec: KeyRec; key: string } {
-    if (!a.workspace || !this.store.workspaceRec(a.workspace)) throw noWorkspace(a.workspace);
-    let scopes: string[];
-    try { scopes = parseScopes(a.scopes ?? '*'); } catch (e) { throw new InvalidInputError(['scopes'], `is invalid: ${(e as Error).message}`, undefined, { cause: e }); }
-    let expiresAt: string | null = null;
-    if (a.expiresAt !== undefined) {
-      if (!isDateTime(a.expiresAt)) throw new InvalidInputError(['expiresAt'], 'must be an ISO 8601 date-time such as 2027-01-01T00:00:00Z');
-      expiresAt = iso(Date.parse(a.expiresAt));
-    }
-    if (a.name !== undefined && a.name.length > 200) throw new InvalidInputError(['name'], 'must be at most 200 characters');
-    const key = generateApiKey();
-    const rec: KeyRec = {
-      id: newId(), workspaceId: a.workspace, name: a.name ?? null, prefix: key.slice(0, 12), hash: hashKey(key), scopes,
-      createdAt: iso(this.clock.now()), expiresAt, revokedAt: null, lastUsedAt: null,
-    };
-    return { rec, key };
+  private newKey(a: NewKeyInput): { rec: KeyRec; key: string } {
+    return makeKey(this.store, this.clock.now(), a);
   }
 
   /** @throws NotFoundError for an unknown workspace. */
@@ -223,14 +238,7 @@ export class Admin {
 
   /** Revokes a key (a revoked one is left as it is). @throws NotFoundError for an unknown key. */
   async revokeKey(id: string) {
-    const k = this.store.key(id);
-    if (!k) throw new NotFoundError({ entity: 'key', id });
-    if (k.revokedAt) return keyView(k);
-    const next: KeyRec = { ...k, revokedAt: iso(this.clock.now()) };
-    const tx = this.store.system.begin();
-    tx.put('key', id, next);
-    await this.store.system.commit(tx);
-    return keyView(next);
+    return keyView(await revokeKey(this.store, this.clock.now(), id));
   }
 
   /**

@@ -46,6 +46,13 @@ export interface Config {
   webhookConcurrency: number;
   /** Delivery attempts in flight at once to one endpoint. */
   webhookConcurrencyPerEndpoint: number;
+  /** Serve the settings area and the public docs pages (docs/web.md); false: they answer 404. */
+  webUi: boolean;
+  /**
+   * Base of the links the server prints (activation links, docs/web.md#users), without a
+   * trailing slash; null: `http://HOST:PORT` with the port actually bound.
+   */
+  publicUrl: string | null;
 }
 
 /** Thrown for an invalid setting; `message` is the one line printed before exit code 2. */
@@ -181,7 +188,19 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetrySchedule: durationList(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE),
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 32, 1, 10_000),
     webhookConcurrencyPerEndpoint: int(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 4, 1, 1_000),
+    webUi: bool(env, 'WEB_UI', true),
+    publicUrl: env.PUBLIC_URL === undefined || env.PUBLIC_URL === '' ? null : httpUrl(env, 'PUBLIC_URL', ''),
   };
+}
+
+/**
+ * The base of printed links (`PUBLIC_URL`, docs/configuration.md#settings): the configured one,
+ * else `http://HOST:PORT` with `port` the port actually bound (an IPv6 host in brackets).
+ */
+export function publicBaseUrl(config: Config, port: number = config.port): string {
+  if (config.publicUrl !== null) return config.publicUrl;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${port}`;
 }
 
 /**

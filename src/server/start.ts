@@ -21,7 +21,9 @@ import { MiB, type Route } from '../http/route.js';
 import type { Store } from '../store/store.js';
 import { openStore, type Workspace } from '../domain/workspace.js';
 import { ERRORS, errorMessage, type ErrorCode } from '../http/errors.js';
-import type { Config } from '../core/config.js';
+import { publicBaseUrl, type Config } from '../core/config.js';
+import { WebApp } from '../web/app.js';
+import { ClientAddresses } from '../http/clientAddress.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { StoreFs } from '../store/fs.js';
@@ -52,6 +54,10 @@ export interface RunningServer {
   url: string;
   port: number;
   app: App;
+  /** The settings area (docs/web.md); null when `WEB_UI` is false. */
+  web: WebApp | null;
+  /** `PUBLIC_URL`, or `http://HOST:PORT` with the bound port: the base of printed links. */
+  publicUrl: string;
   store: Store<Workspace>;
   admin: Admin;
   http: http.Server;
@@ -93,6 +99,9 @@ function listenFailure(e: NodeJS.ErrnoException, host: string, port: number): Li
   }
 }
 
+/** What answers a request once the server is ready: the API pipeline, or the settings area in front of it. */
+interface Front { handle: Handler }
+
 /** What serves the API once the data dir is open. */
 interface Services {
   store: Store<Workspace>;
@@ -110,7 +119,7 @@ interface Services {
  * it closes what it opened — the data dir and its lock included — and rethrows.
  * @throws LockedError, DataDirError, CorruptLogError (of the system log), or a failure to listen on the admin socket.
  */
-async function openServices(config: Config, deps: ServerDeps): Promise<Services> {
+async function openServices(config: Config, deps: ServerDeps, publicUrl: string): Promise<Services> {
   const { clock, logger } = deps;
   let store: Store<Workspace> | undefined;
   let analyzer: Analyzer | undefined;
@@ -128,13 +137,14 @@ async function openServices(config: Config, deps: ServerDeps): Promise<Services>
       logger.error('workspace offline: its log is corrupt', { workspaceId, file: e.file, line: e.line, offset: e.offset, reason: e.reason, fix: `cli repair --workspace ${workspaceId}` });
     }
     const secrets = SecretBox.load(config.dataDir);
-    const admin = new Admin(store, clock, secrets);
+    const admin = new Admin(store, clock, secrets, publicUrl);
     // The caller bound the port first: a start that cannot serve leaves no bootstrap key behind.
     if (store.empty && config.bootstrap) {
       const boot = await admin.bootstrap();
       (deps.announce ?? ((t) => process.stderr.write(t)))(
         `Created workspace "${boot.name}" (${boot.workspaceId}) and a full-access API key.\n` +
-        `API key (shown only this once — keep it somewhere safe): ${boot.key}\n`);
+        `API key (shown only this once — keep it somewhere safe): ${boot.key}\n` +
+        (config.webUi ? `Settings area: set the password of ${boot.ownerEmail} at ${boot.ownerActivationUrl} (valid 24 hours, usable once).\n` : ''));
     }
     analyzer = deps.analyzer ?? new WorkerAnalyzer({ timeoutMs: config.ingestTimeoutMs, hook: deps.ingestHook });
     usage = new UsageCounter(store, clock, logger);
@@ -165,10 +175,10 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   adminSocketPath(config.dataDir); // a data dir whose socket path cannot be bound stops the start here, before anything is written
   // Requests that arrive before the application exists wait for it; if the start fails they
   // are dropped with their connections.
-  let app: App | undefined;
-  let ready!: (app: App) => void;
+  let app: Front | undefined;
+  let ready!: (app: Front) => void;
   let failed!: (err: unknown) => void;
-  const starting = new Promise<App>((resolve, reject) => { ready = resolve; failed = reject; });
+  const starting = new Promise<Front>((resolve, reject) => { ready = resolve; failed = reject; });
   starting.catch(() => {}); // a failed start is reported by the throw below, not here
   const handler: Handler = (req, res) => app
     ? app.handle(req, res)
@@ -206,9 +216,12 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     throw listenFailure(e as NodeJS.ErrnoException, config.host, config.port);
   }
 
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  const publicUrl = publicBaseUrl(config, port);
   let services: Services;
   try {
-    services = await openServices(config, deps);
+    services = await openServices(config, deps, publicUrl);
   } catch (e) {
     // Release the port and the connections that came meanwhile (openServices released the data dir).
     failed(e);
@@ -220,10 +233,13 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   const { store, admin, analyzer, usage, routes, adminServer, webhooks } = services;
   const bodyParser = new WorkerBodyParser();
   const theApp = new App({ store, config, clock, logger, routes, bodyParser, onAuthenticated: (wsId) => usage.countRequest(wsId) });
-  app = theApp;
-  ready(theApp);
-  const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  // The settings area answers its own paths; every other request goes to the API pipeline as it is.
+  const web = config.webUi ? new WebApp({ store, clock, logger, clients: new ClientAddresses(config.trustProxy), publicUrl }) : null;
+  const front: Front = web
+    ? { handle: (req, res) => (WebApp.claims(req.url ?? '/') ? web.handle(req, res) : theApp.handle(req, res)) }
+    : theApp;
+  app = front;
+  ready(front);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
   logger.info('listening', { url, port, dataDir: config.dataDir, sync: config.sync });
@@ -233,11 +249,12 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   let closing: Promise<void> | null = null;
   const close = () => closing ??= (async () => {
     theApp.draining = true;
+    if (web) web.draining = true;
     server.close();
     adminServer.close();
     server.closeIdleConnections();
     const deadline = new Promise<void>((r) => setTimeout(r, config.shutdownTimeoutMs).unref());
-    await Promise.race([theApp.whenIdle(), deadline]);
+    await Promise.race([Promise.all([theApp.whenIdle(), web?.whenIdle()]), deadline]);
     server.closeAllConnections();
     connections.close();
     await webhooks.close();
@@ -247,5 +264,5 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     await store.close();
     logger.info('stopped', {});
   })();
-  return { url, port, app: theApp, store, admin, http: server, routes, usage, connections, webhooks, close };
+  return { url, port, app: theApp, web, publicUrl, store, admin, http: server, routes, usage, connections, webhooks, close };
 }

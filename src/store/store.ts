@@ -1,5 +1,5 @@
 /**
- * The data dir (docs/storage.md#data-dir-layout): `LOCK`, `system.log` (workspaces and API keys),
+ * The data dir (docs/storage.md#data-dir-layout): `LOCK`, `system.log` (workspaces, API keys, settings-area users and sessions),
  * `workspaces/<id>.log` (one log per workspace) and `secret` (the server's HMAC key for
  * cursors). Opening it takes the lock and replays every log into memory. What a workspace holds
  * beside its log is not this layer's business: the caller gives the function that opens one
@@ -21,8 +21,24 @@ export interface KeyRec {
   id: string; workspaceId: string; name: string | null; prefix: string; hash: string;
   scopes: string[]; createdAt: string; expiresAt: string | null; revokedAt: string | null; lastUsedAt: string | null;
 }
-/** The record types of the system log: workspaces and API keys. */
-export interface SystemRecords { workspace: WorkspaceRec; key: KeyRec }
+/**
+ * A person who signs in to the settings area (docs/web.md#users): one workspace, an email unique
+ * on the server (kept as given, compared lower-cased), and an scrypt hash of the password
+ * (docs/security.md#passwords); null until the activation link was used.
+ */
+export interface UserRec {
+  id: string; workspaceId: string; email: string; passwordHash: string | null;
+  createdAt: string; activatedAt: string | null;
+}
+/** A single-use activation link (docs/web.md#users); the id is the SHA-256 (hex) of its token. */
+export interface ActivationRec { id: string; userId: string; createdAt: string; expiresAt: string; usedAt: string | null }
+/**
+ * A signed-in browser (docs/security.md#sessions); the id is the SHA-256 (hex) of the cookie's
+ * token, which is never stored. `lastSeenAt` is written at most once a minute.
+ */
+export interface SessionRec { id: string; userId: string; workspaceId: string; createdAt: string; lastSeenAt: string }
+/** The record types of the system log: workspaces, API keys, and the settings area's users, activation links and sessions. */
+export interface SystemRecords { workspace: WorkspaceRec; key: KeyRec; user: UserRec; activation: ActivationRec; session: SessionRec }
 
 /** What the store needs of a workspace it serves: its id and its log. */
 export interface ServedWorkspace {
@@ -57,6 +73,8 @@ export interface StoreOptions<W extends ServedWorkspace = ServedWorkspace> {
 
 /** The indexes of API keys: by the SHA-256 of the key (authentication looks keys up by it). */
 const keyIndexes = { byHash: uniqueBy((k: KeyRec) => k.hash) };
+/** The index of users: by email, lower-cased (sign-in looks users up by it; emails are unique on the server). */
+const userIndexes = { byEmail: uniqueBy((u: UserRec) => u.email.toLowerCase()) };
 
 /** Thrown when the data dir cannot be used at all (missing permissions, not a directory…). */
 export class DataDirError extends Error {}
@@ -82,6 +100,7 @@ export class Store<W extends ServedWorkspace = ServedWorkspace> {
   /** Workspaces a repair is bringing back (their logs are being cut and replayed). */
   private readonly repairing = new Set<string>();
   private keys!: Built<typeof keyIndexes>;
+  private users!: Built<typeof userIndexes>;
   secret!: Buffer;
   private releaseLock: () => void = () => {};
 
@@ -110,6 +129,7 @@ export class Store<W extends ServedWorkspace = ServedWorkspace> {
         fs: sfs, sync: opts.sync, now: () => opts.clock.now(), onError: opts.onError, compactionSlack: opts.compactionSlack,
       });
       st.keys = attachIndexes(system, 'key', keyIndexes);
+      st.users = attachIndexes(system, 'user', userIndexes);
       st.system = await loadSystemLog(system);
       for (const id of st.system.table('workspace').keys()) {
         try { await st.openWorkspace(id); } catch (e) {
@@ -198,6 +218,11 @@ export class Store<W extends ServedWorkspace = ServedWorkspace> {
   keyByHash(hash: string): KeyRec | undefined {
     const id = this.keys.byHash.get(hash);
     return id === undefined ? undefined : this.key(id);
+  }
+  /** The user whose email is `email`, compared without letter case. */
+  userByEmail(email: string): UserRec | undefined {
+    const id = this.users.byEmail.get(email.toLowerCase());
+    return id === undefined ? undefined : this.system.get('user', id);
   }
 
   /** Flushes and closes every log, then releases the lock. */

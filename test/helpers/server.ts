@@ -31,6 +31,14 @@ export interface TestServer extends RunningServer {
   newWorkspace(name?: string): Promise<{ workspaceId: string; key: string }>;
   /** A fresh workspace whose `call` uses its full-access key unless told otherwise. */
   space(): Promise<Space>;
+  /** The bootstrap owner's activation link (settings area, docs/web.md#users); empty with WEB_UI=false. */
+  ownerLink: string;
+  /**
+   * Adds a secret the test made or saw (a password, a session cookie, an activation token, a
+   * key shown on the keys page): like the API keys, it must never be found in a log line or
+   * a data-dir file when the server closes.
+   */
+  watch(secret: string): void;
 }
 
 export interface CallOptions {
@@ -65,7 +73,11 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
   // Logs are always kept (debug and up when asked, else info and up) so that close() can scan
   // them for secrets.
   const logger: Logger = createLogger(opts.captureLogs ? 'debug' : 'info', (l) => logs.push(l));
-  /** Every API key and credential secret the test has made or sent: none may ever come back or be stored. */
+  /**
+   * Every API key, credential secret, activation token, session token and password the test
+   * has made or sent: none may ever be logged or stored (and the API keys and credentials never
+   * come back in an API answer).
+   */
   const secrets = new Set<string>();
   const watchBody = (b: unknown) => {
     const secret = (b as { auth?: { secret?: unknown } } | undefined)?.auth?.secret;
@@ -75,6 +87,8 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
   let announced = '';
   const running = await startServer(config, { clock, logger, fs: opts.fs, announce: (t) => { announced += t; }, compactionSlack: opts.compactionSlack, output: opts.output, webhookRandom: opts.webhookRandom });
   const key = /svck_[0-9A-Za-z]+/.exec(announced)?.[0] ?? '';
+  const ownerLink = /https?:\/\/\S+\/settings\/activate\?token=([0-9A-Za-z]+)/.exec(announced);
+  if (ownerLink) secrets.add(ownerLink[1]);
   const workspaceId = /\(([0-9a-f-]{36})\)/.exec(announced)?.[1] ?? '';
   const call = async <B = unknown>(method: string, path: string, o: CallOptions = {}): Promise<CallResult<B>> => {
     const headers: Record<string, string> = { ...o.headers };
@@ -129,7 +143,8 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
     const w = await newWorkspace();
     return { ...w, call: <B = unknown>(m: string, p: string, o: CallOptions = {}) => call<B>(m, p, { key: w.key, ...o }) };
   };
-  return { ...running, close, key, workspaceId, clock, dataDir, logs, call, newKey, newWorkspace, space };
+  const watch = (secret: string) => { if (secret.length >= 8) secrets.add(secret); };
+  return { ...running, close, key, workspaceId, clock, dataDir, logs, call, newKey, newWorkspace, space, ownerLink: ownerLink?.[0] ?? '', watch };
 }
 
 function walk(dir: string): string[] {

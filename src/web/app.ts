@@ -1,0 +1,193 @@
+/**
+ * The settings area's dispatcher (docs/web.md): the server hands it every request under
+ * `/settings`, `/docs` and `/assets` when `WEB_UI` is on, and everything else to the API
+ * pipeline (src/http/pipeline.ts), whose answers it never touches. Pages are HTML; every answer
+ * here carries the security headers (docs/security.md#headers), an `X-Request-Id`, and one
+ * access-log line like the API's.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { WebCtx, SignInRequired, pageAnswer, redirect, type WebAnswer, type WebServices } from './context.js';
+import { WebError, overHttps } from './forms.js';
+import { errorPage } from './layout.js';
+import { Sessions, SignInLimiter } from './sessions.js';
+import { getActivate, getLogin, postActivate, postLogin, postLogout } from './authPages.js';
+import { getKeys, getRevoke, postKeys, postRevoke } from './keysPage.js';
+import { COPY_JS, STYLE_CSS } from './assets.js';
+import type { ClientAddresses } from '../http/clientAddress.js';
+import type { Store } from '../store/store.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+
+/** The headers on every answer of the settings area and the public docs (docs/security.md#headers). */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy': "default-src 'self'; frame-ancestors 'none'; form-action 'self'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'same-origin',
+};
+
+type Handler = (ctx: WebCtx, param: string) => WebAnswer | Promise<WebAnswer>;
+interface WebRoute { pattern: RegExp; name: string; GET?: Handler; POST?: Handler }
+
+const ROUTES: WebRoute[] = [
+  { pattern: /^\/settings\/?$/, name: '/settings', GET: (ctx) => redirect(ctx.session() ? '/settings/keys' : '/settings/login') },
+  { pattern: /^\/settings\/login$/, name: '/settings/login', GET: getLogin, POST: postLogin },
+  { pattern: /^\/settings\/logout$/, name: '/settings/logout', POST: postLogout },
+  { pattern: /^\/settings\/activate$/, name: '/settings/activate', GET: getActivate, POST: postActivate },
+  { pattern: /^\/settings\/keys$/, name: '/settings/keys', GET: getKeys, POST: postKeys },
+  { pattern: /^\/settings\/keys\/([^/]{1,100})\/revoke$/, name: '/settings/keys/{id}/revoke', GET: getRevoke, POST: postRevoke },
+];
+
+/** The static files: path → type and body (src/web/assets.ts). */
+const ASSETS = new Map<string, { type: string; body: Buffer }>([
+  ['/assets/style.css', { type: 'text/css; charset=utf-8', body: Buffer.from(STYLE_CSS) }],
+  ['/assets/copy.js', { type: 'text/javascript; charset=utf-8', body: Buffer.from(COPY_JS) }],
+]);
+
+export interface WebAppOptions {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  clients: ClientAddresses;
+  /** `PUBLIC_URL` (or `http://HOST:PORT` with the bound port), without a trailing slash. */
+  publicUrl: string;
+}
+
+/**
+ * After a `Connection: close` answer to a request whose body is still arriving (a 413), close
+ * only our side and read and discard what the client still sends, for at most 1 s and 1 MiB,
+ * before destroying the socket: closing with unread data makes the kernel send a reset, which
+ * can make the client lose the answer (RFC 9112 §9.6, as the API pipeline does).
+ */
+function lingeringClose(req: IncomingMessage, res: ServerResponse): void {
+  const sock = req.socket;
+  sock.destroySoon = () => { sock.end(); };
+  res.once('finish', () => {
+    let discarded = 0;
+    const timer = setTimeout(() => sock.destroy(), 1000);
+    timer.unref();
+    sock.once('close', () => clearTimeout(timer));
+    req.on('data', (c: Buffer) => { discarded += c.length; if (discarded > 1024 * 1024) sock.destroy(); });
+    req.resume();
+  });
+}
+
+export class WebApp {
+  /** Set on shutdown: new requests get a 503 page with `Connection: close`. */
+  draining = false;
+  private inFlight = 0;
+  private idle: (() => void) | null = null;
+  private readonly services: WebServices;
+  private readonly accessLog: boolean;
+
+  constructor(private readonly opts: WebAppOptions) {
+    const sessions = new Sessions(opts.store, opts.clock, opts.logger, opts.store.secret);
+    this.services = { store: opts.store, clock: opts.clock, logger: opts.logger, sessions, limiter: new SignInLimiter(opts.clock), publicUrl: opts.publicUrl };
+    this.accessLog = opts.logger.enabled('info');
+  }
+
+  /** Whether a request for `url` (path and query) is the settings area's, not the API's. */
+  static claims(url: string): boolean {
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    return path === '/settings' || path.startsWith('/settings/') || path === '/docs' || path.startsWith('/docs/') || path.startsWith('/assets/');
+  }
+
+  /** Resolves when no request of the settings area is being handled (graceful shutdown). */
+  whenIdle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((r) => { this.idle = r; });
+  }
+
+  /** The request listener for claimed requests; never rejects. */
+  handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    this.inFlight++;
+    const started = performance.now();
+    const given = req.headers['x-request-id'];
+    const requestId = typeof given === 'string' && /^[\x20-\x7e]{1,128}$/.test(given) ? given : randomUUID();
+    let routeName = '-';
+    try {
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      const path = q === -1 ? url : url.slice(0, q);
+      const method = req.method === 'HEAD' ? 'GET' : req.method ?? 'GET';
+      const asset = ASSETS.get(path);
+      if (asset) {
+        routeName = path;
+        this.sendAsset(req, res, requestId, asset, method);
+        return;
+      }
+      const https = overHttps(req, this.opts.clients);
+      const ctx = new WebCtx(req, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)), https, this.services, requestId, this.opts.clients.clientKey(req));
+      let answer: WebAnswer;
+      try {
+        answer = await this.dispatch(ctx, method, path, (name) => { routeName = name; });
+      } catch (e) {
+        answer = this.failure(ctx, e);
+      }
+      this.send(req, res, requestId, answer, ctx.setCookies);
+    } catch (e) {
+      this.opts.logger.error('unexpected error in the settings area', { requestId, error: (e as Error)?.stack ?? String(e) });
+      if (!res.headersSent) res.writeHead(500, { ...SECURITY_HEADERS, 'Content-Type': 'text/plain; charset=utf-8', 'X-Request-Id': requestId }).end('Something went wrong.\n');
+      else res.destroy();
+    } finally {
+      this.inFlight--;
+      if (this.inFlight === 0 && this.idle) { const r = this.idle; this.idle = null; r(); }
+      if (this.accessLog) {
+        const ms = Math.round((performance.now() - started) * 100) / 100;
+        this.opts.logger.info('request', { requestId, method: req.method, route: routeName, status: res.statusCode, durationMs: ms });
+      }
+    }
+  };
+
+  private async dispatch(ctx: WebCtx, method: string, path: string, named: (name: string) => void): Promise<WebAnswer> {
+    if (this.draining) throw new WebError(503, 'The server is shutting down. Try again in a moment.', { Connection: 'close' });
+    for (const route of ROUTES) {
+      const m = route.pattern.exec(path);
+      if (!m) continue;
+      named(`${method} ${route.name}`);
+      const handler = method === 'GET' ? route.GET : method === 'POST' ? route.POST : undefined;
+      if (!handler) {
+        const allow = [route.GET ? 'GET, HEAD' : '', route.POST ? 'POST' : ''].filter(Boolean).join(', ');
+        throw new WebError(405, `This page does not take ${method} requests.`, { Allow: allow });
+      }
+      let param = m[1] ?? '';
+      try { param = decodeURIComponent(param); } catch { throw new WebError(404, 'There is no page here.'); }
+      return handler(ctx, param);
+    }
+    throw new WebError(404, 'There is no page here.');
+  }
+
+  /** The answer to a refusal or an unexpected error: an error page (or the sign-in redirect). */
+  private failure(ctx: WebCtx, e: unknown): WebAnswer {
+    if (e instanceof SignInRequired) return redirect('/settings/login');
+    const viewer = (() => { try { const s = ctx.session(); return s ? ctx.viewer(s) : undefined; } catch { return undefined; } })();
+    if (e instanceof WebError) return pageAnswer(e.status, errorPage(e.status, e.message, viewer), e.headers);
+    this.opts.logger.error('unexpected error in the settings area', { requestId: ctx.requestId, error: (e as Error)?.stack ?? String(e) });
+    return pageAnswer(500, errorPage(500, 'The server could not complete this request; nothing was changed. See the server log.', viewer));
+  }
+
+  private send(req: IncomingMessage, res: ServerResponse, requestId: string, answer: WebAnswer, cookies: string[]): void {
+    const headers: Record<string, string | string[]> = { ...SECURITY_HEADERS, 'X-Request-Id': requestId, 'Cache-Control': 'no-store' };
+    if (cookies.length) headers['Set-Cookie'] = cookies;
+    if (answer.kind === 'redirect') {
+      res.writeHead(303, { ...headers, Location: answer.location, 'Content-Length': '0' }).end();
+      return;
+    }
+    const body = Buffer.from(answer.body.text);
+    Object.assign(headers, answer.headers, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': String(body.length) });
+    res.writeHead(answer.status, headers);
+    res.end(req.method === 'HEAD' ? undefined : body);
+    if (headers.Connection === 'close' && !req.complete) lingeringClose(req, res);
+  }
+
+  private sendAsset(req: IncomingMessage, res: ServerResponse, requestId: string, asset: { type: string; body: Buffer }, method: string): void {
+    const base = { ...SECURITY_HEADERS, 'X-Request-Id': requestId };
+    if (method !== 'GET') {
+      res.writeHead(405, { ...base, Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' }).end('Method not allowed.\n');
+      return;
+    }
+    res.writeHead(200, { ...base, 'Content-Type': asset.type, 'Content-Length': String(asset.body.length), 'Cache-Control': 'public, max-age=3600' });
+    res.end(req.method === 'HEAD' ? undefined : asset.body);
+  }
+}

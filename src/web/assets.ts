@@ -1,0 +1,92 @@
+/**
+ * The settings area's two static files (docs/web.md#rendering), kept as string constants so the
+ * TypeScript build carries them into dist/ with nothing to copy: one style sheet and the one
+ * script (the copy button; every page works without it). Both are served from `/assets/`
+ * by src/web/app.ts, which is what the pages' CSP (`default-src 'self'`) allows.
+ */
+
+/** `/assets/style.css`. */
+export const STYLE_CSS = `:root {
+  --fg: #1b1f24; --muted: #57606a; --bg: #f6f8fa; --card: #ffffff; --line: #d0d7de;
+  --accent: #0a5bd3; --accent-fg: #ffffff; --danger: #b42318; --ok: #1a7f37; --warn-bg: #fff8e1; --warn-line: #d4a72c;
+  font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
+  color: var(--fg); background: var(--bg); line-height: 1.5;
+}
+* { box-sizing: border-box; }
+body { margin: 0; }
+a { color: var(--accent); }
+a:focus-visible, button:focus-visible, input:focus-visible { outline: 3px solid #80b3ff; outline-offset: 2px; }
+.top { display: flex; align-items: center; gap: 1.5rem; padding: 0.75rem 1.5rem; background: #1b1f24; color: #ffffff; }
+.top a { color: #ffffff; text-decoration: none; }
+.top .brand { font-weight: 700; }
+.top nav { display: flex; gap: 1rem; flex: 1; }
+.top nav a[aria-current="page"] { text-decoration: underline; text-underline-offset: 0.3em; }
+.top .who { color: #d0d7de; font-size: 0.9rem; }
+.top form { margin: 0; }
+.top button { background: transparent; color: #ffffff; border: 1px solid #8c959f; }
+main { max-width: 72rem; margin: 2rem auto; padding: 0 1.5rem; }
+main.narrow { max-width: 26rem; }
+h1 { font-size: 1.6rem; margin: 0 0 1rem; }
+h2 { font-size: 1.2rem; margin: 2rem 0 0.75rem; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1.25rem 1.5rem; }
+label { display: block; font-weight: 600; margin: 0.9rem 0 0.3rem; }
+.hint { color: var(--muted); font-size: 0.875rem; font-weight: 400; }
+input[type="text"], input[type="email"], input[type="password"], input[type="date"] {
+  width: 100%; padding: 0.5rem 0.6rem; font: inherit; border: 1px solid #8c959f; border-radius: 6px; background: #ffffff; color: var(--fg);
+}
+fieldset { border: 1px solid var(--line); border-radius: 6px; margin: 0.9rem 0 0; padding: 0.5rem 0.9rem 0.75rem; }
+legend { font-weight: 600; padding: 0 0.3rem; }
+.scopes { display: grid; grid-template-columns: repeat(auto-fill, minmax(13rem, 1fr)); gap: 0.2rem 1rem; }
+.scopes label { font-weight: 400; margin: 0.2rem 0; display: flex; gap: 0.4rem; align-items: center; }
+button, .button { display: inline-block; font: inherit; font-weight: 600; padding: 0.45rem 1rem; border-radius: 6px; cursor: pointer;
+  border: 1px solid var(--accent); background: var(--accent); color: var(--accent-fg); text-decoration: none; }
+button.secondary, .button.secondary { background: #ffffff; color: var(--fg); border-color: #8c959f; }
+button.danger { background: var(--danger); border-color: var(--danger); color: #ffffff; }
+.actions { display: flex; gap: 0.75rem; align-items: center; margin-top: 1.25rem; }
+table { width: 100%; border-collapse: collapse; background: var(--card); border: 1px solid var(--line); border-radius: 8px; font-size: 0.92rem; }
+th, td { text-align: left; padding: 0.55rem 0.75rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { background: #eaeef2; font-weight: 600; }
+tr:last-child td { border-bottom: 0; }
+tr.revoked td { color: var(--muted); }
+code, .mono { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.9em; }
+.scope-list { display: flex; flex-wrap: wrap; gap: 0.25rem; }
+.tag { display: inline-block; padding: 0 0.45rem; border-radius: 999px; background: #eaeef2; border: 1px solid var(--line); font-size: 0.8rem; }
+.status-active { color: var(--ok); font-weight: 600; }
+.status-revoked, .status-expired { color: var(--danger); font-weight: 600; }
+.message { border-radius: 6px; padding: 0.75rem 1rem; margin: 0 0 1rem; border: 1px solid; }
+.message.error { background: #fdecea; border-color: var(--danger); color: #7a1a12; }
+.message.ok { background: #e6f4ea; border-color: var(--ok); color: #0f4d22; }
+.message.warn { background: var(--warn-bg); border-color: var(--warn-line); color: #5c4400; }
+.secret { display: flex; gap: 0.5rem; align-items: stretch; margin: 0.75rem 0; }
+.secret input { flex: 1; font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.95rem; padding: 0.55rem 0.6rem;
+  border: 1px solid #8c959f; border-radius: 6px; background: #f6f8fa; color: var(--fg); }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.3rem 1rem; margin: 0; }
+dl.facts dt { font-weight: 600; }
+dl.facts dd { margin: 0; }
+.empty { color: var(--muted); padding: 1rem; background: var(--card); border: 1px dashed var(--line); border-radius: 8px; }
+[hidden] { display: none !important; }
+`;
+
+/**
+ * \`/assets/copy.js\`: a button \`data-copy="ID"\` copies the value of the element with that id to
+ * the clipboard. The buttons are rendered \`hidden\`; this script shows them, so a browser
+ * without JavaScript shows no button that does nothing.
+ */
+export const COPY_JS = `"use strict";
+document.querySelectorAll("button[data-copy]").forEach(function (button) {
+  var target = document.getElementById(button.getAttribute("data-copy"));
+  if (!target) return;
+  button.hidden = false;
+  var said = function (text) { button.textContent = text; setTimeout(function () { button.textContent = "Copy"; }, 2000); };
+  button.addEventListener("click", function () {
+    var text = "value" in target ? target.value : target.textContent;
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(function () { said("Copied"); }, function () { said("Copy failed: select the key and copy it"); });
+    } else {
+      // Plain http (not localhost): the Clipboard API is not offered; select the text and copy the old way.
+      if (target.select) target.select();
+      said(document.execCommand && document.execCommand("copy") ? "Copied" : "Press Ctrl+C to copy");
+    }
+  });
+});
+`;
