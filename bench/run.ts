@@ -10,7 +10,7 @@
  * Options: --seconds N (measurement per run, default 5), --warmup S (default 1),
  * --rounds N (A/B rounds, default 3), --connections N (default 50), --records N (start-up
  * log size, default 1,000,000), --log-level L (server LOG_LEVEL, default info),
- * --only reads,list,writes,sources,startup,search, --quick (1 s runs, 1 round, 100,000 records,
+ * --only reads,list,writes,webhooks,sources,startup,search, --quick (1 s runs, 1 round, 100,000 records,
  * a 200,000-chunk search index: a smoke test), --keep (keep the temp dir), --out FILE (default
  * bench/results.md).
  */
@@ -44,7 +44,7 @@ const opts = {
   readConnections: num(argv['read-connections'], 10),
   records: num(argv.records, quick ? 100_000 : 1_000_000),
   logLevel: argv['log-level'] ?? 'info',
-  only: new Set((argv.only ?? 'reads,list,writes,sources,startup,search').split(',')),
+  only: new Set((argv.only ?? 'reads,list,writes,webhooks,sources,startup,search').split(',')),
   ingestions: quick ? 2 : 5,
   startRounds: quick ? 1 : 2,
   out: argv.out ?? join(ROOT, 'bench', 'results.md'),
@@ -190,11 +190,11 @@ class Proc {
   }
 }
 
-function startServer(label: string, dataDir: string, sync: 'always' | 'none', probe = false): Proc {
+function startServer(label: string, dataDir: string, sync: 'always' | 'none', probe = false, env: Record<string, string> = {}): Proc {
   const args = probe ? ['--expose-gc', '--import', join(ROOT, 'bench', 'memprobe.mjs'), SERVER_JS] : [SERVER_JS];
   return new Proc(label, args, {
     PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SYNC: sync, LOG_LEVEL: opts.logLevel, BOOTSTRAP: 'false',
-    RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000',
+    RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000', ...env,
   });
 }
 
@@ -380,6 +380,7 @@ async function main(): Promise<void> {
     if (opts.only.has('reads') || opts.only.has('list')) await reads(ctx);
     if (opts.only.has('writes')) await writes(ctx);
     if (opts.only.has('sources')) await sources(ctx);
+    if (opts.only.has('webhooks')) await webhooks(ctx);
     if (opts.only.has('startup')) await startup(ctx);
     if (opts.only.has('search')) await search();
   } finally {
@@ -532,6 +533,79 @@ async function writes(c: Ctx): Promise<void> {
     rows.push({ scenario: `↳ same, SYNC=none`, figure: `${int(n.rps)} writes/s, p50 ${ms(n.p50)}, p99 ${ms(n.p99)}; server peak RSS ${mb(none.memory().hwm)}`, target: 'reference', status: '1.00×' });
   }
   await Promise.all([always.stop(), none.stop()]);
+}
+
+/** The pending deliveries of endpoint `id` on `p`, counted over at most `pages` pages of 100 (so ≥ 100 × pages means "at least"). */
+async function pendingDeliveries(p: Proc, auth: Record<string, string>, id: string, pages = 50): Promise<number> {
+  let n = 0;
+  let cursor: string | null = null;
+  for (let i = 0; i < pages; i++) {
+    const q: string = `status=pending&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const res = await fetch(`http://127.0.0.1:${p.port}/api/v1/webhook-endpoints/${id}/deliveries?${q}`, { headers: auth });
+    const page = (await res.json()) as { deliveries: unknown[]; nextCursor: string | null };
+    n += page.deliveries.length;
+    cursor = page.nextCursor;
+    if (!cursor) break;
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhooks: durable writes with one subscribed endpoint vs none; do deliveries keep up?
+
+async function webhooks(c: Ctx): Promise<void> {
+  log('\n## Webhooks (SYNC=always)');
+  // The receiver: bare node:http in this process, answering 204 to every delivery.
+  let received = 0;
+  const receiver = http.createServer((req, res) => { req.resume(); req.on('end', () => { received++; res.writeHead(204).end(); }); });
+  await new Promise<void>((ok) => receiver.listen(0, '127.0.0.1', ok));
+  const hookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+  const env = { WEBHOOK_ALLOW_PRIVATE: 'true' };
+  const hooked = startServer('server, 1 endpoint', copyDir(c.seedDir, join(c.tmp, 'wh-on')), 'always', false, env);
+  const plain = startServer('server, no endpoint', copyDir(c.seedDir, join(c.tmp, 'wh-off')), 'always', false, env);
+  await Promise.all([hooked.ready(), plain.ready()]);
+  const made = await fetch(`http://127.0.0.1:${hooked.port}/api/v1/webhook-endpoints`, {
+    method: 'POST', headers: { ...c.auth, 'content-type': 'application/json' }, body: JSON.stringify({ url: hookUrl, events: ['*'] }),
+  });
+  if (made.status !== 201) throw new Error(`creating the webhook endpoint: ${made.status} ${await made.text()}`);
+  const request = { method: 'PATCH' as const, paths: c.convIds.map((id) => `/api/v1/conversations/${id}`), headers: c.auth, body: 'patchSubject' as const };
+  const got: Record<string, Run[]> = {};
+  const deliveries: Array<{ rate: number; backlog: number; drainS: number }> = [];
+  const endpointId = ((await made.json()) as { webhookEndpoint: { id: string } }).webhookEndpoint.id;
+  for (let r = 0; r < opts.rounds; r++) {
+    for (const [k, p] of (r % 2 === 0 ? [hooked, plain] : [plain, hooked]).entries()) {
+      const before = received;
+      const t0 = performance.now();
+      const runs = await abRun(c.load, p, [{ name: 'write', connections: opts.connections, request }], 'write');
+      const seconds = (performance.now() - t0) / 1000;
+      (got[p === hooked ? 'on' : 'off'] ??= []).push(runs.write);
+      detail(runLine(`[webhooks] round ${r + 1} ${p.label}`, runs.write));
+      if (p !== hooked) continue;
+      // Each PATCH made one conversation.updated event, owed to the endpoint: the pending
+      // deliveries left when the load stops are the backlog, then they drain.
+      const rate = (received - before) / seconds;
+      const backlog = await pendingDeliveries(hooked, c.auth, endpointId);
+      const t1 = performance.now();
+      let left = backlog;
+      while (left > 0 && performance.now() - t1 < 60_000) { await new Promise((ok) => setTimeout(ok, 50)); left = await pendingDeliveries(hooked, c.auth, endpointId, 1); }
+      const drainS = (performance.now() - t1) / 1000;
+      deliveries.push({ rate, backlog, drainS });
+      detail(`    [webhooks] round ${r + 1}: ${int(rate)} deliveries/s during the run (${k === 0 ? 'first' : 'second'} of the pair, warm-up included); ${backlog >= 5000 ? '≥ 5,000' : int(backlog)} pending when it ended, ${left === 0 ? `none left ${drainS.toFixed(2)} s later` : 'STILL PENDING after 60 s'}`);
+    }
+  }
+  const on = summarize(got.on);
+  const off = summarize(got.off);
+  const ratio_ = paired(got.on, got.off);
+  const rate = median(deliveries.map((d) => d.rate));
+  const keepsUp = rate >= on.rps * 0.95 && deliveries.every((d) => d.drainS < 5);
+  rows.push({ scenario: `PATCH /api/v1/conversations/{id}, ${opts.connections} conns, SYNC=always, one webhook endpoint subscribed to every event (a local receiver answering 204)`,
+    figure: `${int(on.rps)} writes/s, p50 ${ms(on.p50)}, p99 ${ms(on.p99)}; server peak RSS ${mb(hooked.memory().hwm)}`,
+    target: '≥ 0.8× without an endpoint', status: `${ratio(ratio_)} of no endpoint${quietNote(got.on, got.off)} ${verdict(ratio_ >= 0.8)}` });
+  rows.push({ scenario: '↳ same, no endpoint', figure: `${int(off.rps)} writes/s, p50 ${ms(off.p50)}, p99 ${ms(off.p99)}`, target: 'reference', status: '1.00×' });
+  rows.push({ scenario: '↳ deliveries (one per write)', figure: `${int(rate)} deliveries/s during the runs (median); owed at the end of a run ${deliveries.map((d) => int(d.backlog)).join(', ')}, all received within ${Math.max(...deliveries.map((d) => d.drainS)).toFixed(2)} s`,
+    target: 'deliveries/s ≥ writes/s', status: verdict(keepsUp) });
+  await Promise.all([hooked.stop(), plain.stop()]);
+  await new Promise((ok) => receiver.close(ok));
 }
 
 // ---------------------------------------------------------------------------------------------
