@@ -169,7 +169,7 @@ test('settings: WEBHOOK_* defaults, units of the retry schedule, and every inval
   assert.equal(c.webhookAllowPrivate, false);
   assert.equal(c.webhookTimeoutMs, 15000);
   assert.deepEqual(c.webhookRetrySchedule, [5e3, 3e5, 18e5, 72e5, 18e6, 36e6, 504e5, 72e6, 864e5]);
-  assert.deepEqual([c.webhookConcurrency, c.webhookConcurrencyPerEndpoint], [32, 4]);
+  assert.deepEqual([c.webhookConcurrency, c.webhookConcurrencyPerEndpoint], [64, 16]);
   assert.deepEqual(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '250ms, 2s,1m,3h' }).webhookRetrySchedule, [250, 2000, 60000, 10800000]);
   const lead = 'WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of 1 to 20 durations such as 5s,5m,2h (units ms, s, m, h; each from 1 ms to 7 days), got';
   const bad: Array<[Record<string, string>, string]> = [

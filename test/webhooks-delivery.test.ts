@@ -144,7 +144,7 @@ test("another workspace's events never reach this workspace's receiver", () => i
   } finally { await rxB.close(); }
 }));
 
-test('a receiver that never answers holds only its own endpoint\'s slots: other endpoints and API requests go on', () => inWorld(undefined, { WEBHOOK_TIMEOUT_MS: '600000' }, async (w) => {
+test('a receiver that never answers holds only its own endpoint\'s slots: other endpoints and API requests go on', () => inWorld(undefined, { WEBHOOK_TIMEOUT_MS: '600000', WEBHOOK_CONCURRENCY_PER_ENDPOINT: '4' }, async (w) => {
   const { srv, rx } = w;
   const slow = await startReceiver(() => 'hold');
   try {

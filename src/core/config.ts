@@ -186,8 +186,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 600_000),
     webhookRetrySchedule: durationList(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE),
-    webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 32, 1, 10_000),
-    webhookConcurrencyPerEndpoint: int(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 4, 1, 1_000),
+    webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 64, 1, 10_000),
+    webhookConcurrencyPerEndpoint: int(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 16, 1, 1_000),
     webUi: bool(env, 'WEB_UI', true),
     publicUrl: env.PUBLIC_URL === undefined || env.PUBLIC_URL === '' ? null : httpUrl(env, 'PUBLIC_URL', ''),
   };

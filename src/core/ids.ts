@@ -7,13 +7,17 @@ import { randomFillSync } from 'node:crypto';
 
 let lastMs = 0;
 let seq = 0;
-const rnd = Buffer.alloc(8);
+/** Random bytes drawn 4 KiB at a time (one getrandom call per 512 ids, not one per id). */
+const pool = Buffer.alloc(4096);
+let poolAt = pool.length;
 
 /** A new, strictly increasing (within this process) UUIDv7 string. */
 export function newId(now: number = Date.now()): string {
   if (now > lastMs) { lastMs = now; seq = 0; }
   else if (++seq > 0xfff) { lastMs++; seq = 0; }
-  randomFillSync(rnd);
+  if (poolAt + 8 > pool.length) { randomFillSync(pool); poolAt = 0; }
+  const rnd = pool.subarray(poolAt, poolAt + 8);
+  poolAt += 8;
   const b = Buffer.allocUnsafe(16);
   b.writeUIntBE(lastMs, 0, 6);
   b[6] = 0x70 | (seq >> 8);

@@ -59,9 +59,10 @@ export const resourceOf = (type: string): string => type.slice(0, type.indexOf('
  */
 export function previousAttributes(prev: Record<string, unknown>, next: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of new Set([...Object.keys(prev), ...Object.keys(next)])) {
-    if (JSON.stringify(prev[k]) !== JSON.stringify(next[k])) out[k] = prev[k] ?? null;
-  }
+  const differ = (a: unknown, b: unknown): boolean =>
+    a !== b && (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || JSON.stringify(a) !== JSON.stringify(b));
+  for (const k in next) if (differ(prev[k], next[k])) out[k] = prev[k] ?? null;
+  for (const k in prev) if (!(k in next)) out[k] = prev[k];
   return out;
 }
 

@@ -20,7 +20,8 @@ import type { Store } from '../../store/store.js';
 import type { Workspace } from '../../domain/workspace.js';
 import { eventView } from '../events/events.js';
 import { DISABLE_AFTER_FAILED_DELIVERIES, DISABLE_AFTER_MS, secretContext, sign, type DeliveryRec, type WebhookEndpointRec } from './model.js';
-import { retryAfterAt, sendAttempt, type AttemptOutcome } from './send.js';
+import { retryAfterAt, type AttemptOutcome } from './send.js';
+import { WorkerSender } from './sender.js';
 import { DISABLED_ERROR, putDisabled } from './webhooks.js';
 
 /** The longest wait a `Retry-After` may ask for: 24 h (docs/api.md#webhook-retries). */
@@ -57,21 +58,30 @@ export function nextAttemptTime(attempt: number, schedule: readonly number[], no
 
 /** Sends the due deliveries of every workspace of the store (see the module's comment). */
 export class WebhookDispatcher {
-  /** Attempts in flight, by delivery id. */
+  /** Attempts in flight or writing their outcome, by delivery id (a delivery is never sent twice at once). */
   private readonly running = new Map<string, Promise<void>>();
-  /** Attempts in flight per endpoint id. */
+  /** Requests in flight per endpoint id (a slot is freed once the answer came, before its outcome is written). */
   private readonly perEndpoint = new Map<string, number>();
+  /** Requests in flight over every endpoint. */
+  private sending = 0;
+  /** Each endpoint record's opened signing secrets (held only as long as the record is). */
+  private readonly opened = new WeakMap<WebhookEndpointRec, { current: string[]; both: string[]; previousUntil: number }>();
+  /** Makes the attempts, on a worker thread (src/areas/webhooks/sender.ts). */
+  private readonly sender: WorkerSender;
+  /** The transaction collecting this turn's outcomes, per workspace, and its commit. */
+  private readonly batches = new Map<Workspace, { tx: ReturnType<Workspace['db']['begin']>; committed: Promise<void> }>();
   /** Deliveries whose outcome could not be written: not retried before this clock time. */
   private readonly holdUntil = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
+  private immediate: NodeJS.Immediate | null = null;
   private timerAt = Infinity;
   private stopped = false;
-  /** The abort of each attempt in flight (close cuts them off). */
-  private readonly aborts = new Set<AbortController>();
   private readonly random: () => number;
 
   constructor(private readonly opts: DispatcherOptions) {
     this.random = opts.random ?? Math.random;
+    const c = opts.config;
+    this.sender = new WorkerSender({ timeoutMs: c.webhookTimeoutMs, allowPrivate: c.webhookAllowPrivate, poolSize: c.webhookConcurrencyPerEndpoint });
   }
 
   /** Starts sending: what is due now (deliveries left pending by a restart included), then as they fall due. */
@@ -97,7 +107,8 @@ export class WebhookDispatcher {
   async close(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    for (const a of this.aborts) a.abort();
+    if (this.immediate) clearImmediate(this.immediate);
+    await this.sender.close();
     await Promise.allSettled([...this.running.values()]);
   }
 
@@ -105,7 +116,12 @@ export class WebhookDispatcher {
   get inFlight(): number { return this.running.size; }
 
   private arm(delayMs: number): void {
-    const delay = Math.max(0, Math.min(delayMs, IDLE_PASS_MS));
+    if (delayMs <= 0) {
+      // Now: in this event-loop turn's check phase, not a timer a turn later.
+      if (!this.immediate) this.immediate = setImmediate(() => { this.immediate = null; this.pass(); });
+      return;
+    }
+    const delay = Math.min(delayMs, IDLE_PASS_MS);
     const at = performance.now() + delay;
     if (this.timer !== null && this.timerAt <= at) return;
     if (this.timer !== null) clearTimeout(this.timer);
@@ -146,7 +162,7 @@ export class WebhookDispatcher {
           if (d !== undefined) { ready.push(d); free--; }
         }
         for (const d of ready) {
-          if (this.running.size >= overall) break;
+          if (this.sending >= overall) break;
           this.launch(ws, d);
         }
       }
@@ -156,20 +172,31 @@ export class WebhookDispatcher {
 
   private launch(ws: Workspace, d: DeliveryRec): void {
     this.perEndpoint.set(d.endpointId, (this.perEndpoint.get(d.endpointId) ?? 0) + 1);
-    const p = this.attempt(ws, d)
+    this.sending++;
+    let held = true;
+    // The slot is freed when the answer came (or the attempt ended otherwise): writing the
+    // outcome waits for the disk, and the next delivery need not wait for that.
+    const release = (): void => {
+      if (!held) return;
+      held = false;
+      this.sending--;
+      const n = (this.perEndpoint.get(d.endpointId) ?? 1) - 1;
+      if (n <= 0) this.perEndpoint.delete(d.endpointId); else this.perEndpoint.set(d.endpointId, n);
+      this.poke();
+    };
+    const p = this.attempt(ws, d, release)
       .catch((e: unknown) => this.opts.logger.error('webhook delivery attempt failed unexpectedly', { workspaceId: ws.id, deliveryId: d.id, error: (e as Error).message }))
       .finally(() => {
         this.running.delete(d.id);
-        const n = (this.perEndpoint.get(d.endpointId) ?? 1) - 1;
-        if (n <= 0) this.perEndpoint.delete(d.endpointId); else this.perEndpoint.set(d.endpointId, n);
-        this.poke();
+        release();
       });
     this.running.set(d.id, p);
   }
 
-  /** One attempt of `d`: build and sign the request, send it, write the outcome. */
-  private async attempt(ws: Workspace, d: DeliveryRec): Promise<void> {
+  /** One attempt of `d`: build and sign the request, send it, `release` its slot, write the outcome. */
+  private async attempt(ws: Workspace, d: DeliveryRec, release: () => void): Promise<void> {
     const endpoint = ws.get('webhook_endpoint', d.endpointId);
+    if (endpoint === undefined || !endpoint.enabled) this.sender.drop(d.endpointId);
     if (endpoint === undefined) return; // deleted: its deliveries went with it
     if (!endpoint.enabled) return this.settle(ws, d, { ok: false, status: null, error: DISABLED_ERROR, durationMs: 0 }, true);
     const event = ws.get('event', d.eventId);
@@ -186,14 +213,8 @@ export class WebhookDispatcher {
       'webhook-timestamp': String(timestamp),
       'webhook-signature': secrets.map((x) => sign(x, event.id, timestamp, body)).join(' '),
     };
-    const abort = new AbortController();
-    this.aborts.add(abort);
-    let outcome: AttemptOutcome;
-    try {
-      outcome = await sendAttempt(endpoint.url, body, headers, {
-        timeoutMs: this.opts.config.webhookTimeoutMs, allowPrivate: this.opts.config.webhookAllowPrivate, signal: abort.signal,
-      });
-    } finally { this.aborts.delete(abort); }
+    const outcome = await this.sender.send(endpoint.id, endpoint.url, body, headers);
+    release();
     await this.settle(ws, d, outcome);
   }
 
@@ -203,12 +224,22 @@ export class WebhookDispatcher {
    * @throws SecretError when the current secret cannot be opened.
    */
   private signingSecrets(workspaceId: string, e: WebhookEndpointRec): string[] {
+    // Opened once per endpoint record: a rotation or any change puts a new record, so a cached
+    // pair can never outlive the secrets it was opened from; the 24 h overlap is checked each time.
+    const cached = this.opened.get(e);
+    if (cached !== undefined) return this.opts.clock.now() < cached.previousUntil ? cached.both : cached.current;
     const context = secretContext(workspaceId, e.id);
-    const out = [this.opts.secrets.open(e.secret, context)];
-    if (e.previousSecret !== undefined && this.opts.clock.now() < Date.parse(e.previousSecret.expiresAt)) {
-      try { out.push(this.opts.secrets.open(e.previousSecret.sealed, context)); } catch (err) { if (!(err instanceof SecretError)) throw err; }
+    const current = [this.opts.secrets.open(e.secret, context)];
+    let both = current;
+    let previousUntil = -Infinity;
+    if (e.previousSecret !== undefined) {
+      try {
+        both = [...current, this.opts.secrets.open(e.previousSecret.sealed, context)];
+        previousUntil = Date.parse(e.previousSecret.expiresAt);
+      } catch (err) { if (!(err instanceof SecretError)) throw err; }
     }
-    return out;
+    this.opened.set(e, { current, both, previousUntil });
+    return this.opts.clock.now() < previousUntil ? both : current;
   }
 
   /**
@@ -231,13 +262,13 @@ export class WebhookDispatcher {
       ...cur, attempt, status: outcome.ok ? 'succeeded' : at === null ? 'failed' : 'pending',
       responseStatus: outcome.status, error: outcome.error, durationMs: outcome.durationMs, nextAttemptAt: at === null ? null : iso(at),
     };
-    const tx = ws.db.begin();
-    tx.put('webhook_delivery', next.id, next);
+    const batch = this.batchOf(ws);
+    batch.tx.put('webhook_delivery', next.id, next);
     const endpoint = ws.get('webhook_endpoint', cur.endpointId);
-    if (endpoint !== undefined && outcome.error !== DISABLED_ERROR) this.recordOutcome(ws, tx, endpoint, next, gone, now);
+    if (endpoint !== undefined && outcome.error !== DISABLED_ERROR) this.recordOutcome(ws, batch.tx, endpoint, next, gone, now);
     const fields = { workspaceId: ws.id, endpointId: cur.endpointId, deliveryId: cur.id, eventId: cur.eventId, attempt, status: next.status, responseStatus: outcome.status, error: outcome.error };
     try {
-      await ws.db.commit(tx);
+      await batch.committed;
       this.holdUntil.delete(cur.id);
       if (outcome.ok) this.opts.logger.debug('webhook delivered', fields);
       else this.opts.logger.info('webhook delivery attempt failed', fields);
@@ -245,6 +276,24 @@ export class WebhookDispatcher {
       this.holdUntil.set(cur.id, now + WRITE_RETRY_MS);
       this.opts.logger.warn('could not write a webhook delivery outcome; the attempt will be made again', { ...fields, writeError: (e as Error).message });
     }
+  }
+
+  /**
+   * The transaction the outcomes of this turn go into for `ws`, and its commit: one log line for
+   * all the attempts that ended in the same event-loop turn, committed on the next one.
+   */
+  private batchOf(ws: Workspace): { tx: ReturnType<Workspace['db']['begin']>; committed: Promise<void> } {
+    const open = this.batches.get(ws);
+    if (open !== undefined) return open;
+    const tx = ws.db.begin();
+    const committed = new Promise<void>((resolve, reject) => setImmediate(() => {
+      this.batches.delete(ws);
+      ws.db.commit(tx).then(resolve, reject);
+    }));
+    committed.catch(() => {}); // each settle awaits it and handles the failure
+    const batch = { tx, committed };
+    this.batches.set(ws, batch);
+    return batch;
   }
 
   /** Adds to `tx` the endpoint's failure record after `d`'s attempt, and disables it when a rule says so. */

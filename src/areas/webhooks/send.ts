@@ -1,8 +1,10 @@
 /**
  * One delivery attempt over HTTP (docs/api.md#webhook-deliveries): `POST` of the event's JSON to
- * the endpoint URL, on a fresh connection to the addresses checked just before
- * (docs/api.md#webhook-endpoint-urls; the connection is pinned to them as source fetches pin
- * theirs, so DNS is not asked twice). The outcome is decided at the answer's status line: a 2xx
+ * the endpoint URL. The host is checked just before every attempt
+ * (docs/api.md#webhook-endpoint-urls), and a new connection goes to the addresses checked (it is
+ * pinned to them as source fetches pin theirs, so DNS is not asked twice); an idle keep-alive
+ * connection of the same endpoint, made to an address checked earlier, may carry the attempt
+ * instead — only once the host passed the check again. The outcome is decided at the answer's status line: a 2xx
  * within the timeout succeeds; anything else — a redirect (never followed), another status, no
  * answer in time, a refused or reset connection, a refused address — fails. The answer's body
  * is read and thrown away.
@@ -37,6 +39,11 @@ export interface SendOptions {
   allowPrivate: boolean;
   /** Aborts the attempt (the server stops): it fails with `the attempt was stopped`. */
   signal?: AbortSignal;
+  /**
+   * The endpoint's keep-alive pool (one per endpoint and URL, made by the caller); without one,
+   * every attempt opens a connection of its own.
+   */
+  agent?: http.Agent;
 }
 
 const USER_AGENT = 'support-workspace-webhooks/1.0';
@@ -66,7 +73,8 @@ export async function sendAttempt(url: string, body: string, headers: Record<str
       const req = (u.protocol === 'https:' ? https : http).request({
         protocol: u.protocol, hostname: hostOf(u), port: u.port || undefined, path: `${u.pathname}${u.search}`, method: 'POST',
         headers: { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length), 'user-agent': USER_AGENT },
-        agent: false, // a fresh connection to the checked address, never a pooled one
+        // New connections go to the checked addresses; the pool only holds connections made so.
+        agent: opts.agent ?? false,
         lookup: fixedLookup(addresses) as unknown as net.LookupFunction,
         signal: controller.signal,
       });
