@@ -6,23 +6,21 @@
  * or, for what only an operator meets (a damaged workspace, a full disk), an {@link AdminError};
  * the CLI words them (src/admin/cliMessages.ts).
  */
-import { newId } from '../core/ids.js';
 import { iso, type Clock } from '../core/clock.js';
 import { makeKey, revokeKey, type NewKeyInput } from '../auth/keyRecords.js';
 import { s, validateInput, type Static } from '../http/schema.js';
-import { ConflictError, InvalidInputError, NotFoundError, type FieldPath } from '../core/errors.js';
+import { ConflictError, InvalidInputError, NotFoundError } from '../core/errors.js';
 import { SecretBox, type Sealed } from '../core/secrets.js';
 import { WorkspaceUnavailableError, type KeyRec, type Store } from '../store/store.js';
 import type { Workspace } from '../domain/workspace.js';
 import { isOutOfSpace } from '../store/fs.js';
 import type { RepairResult } from '../store/recovery.js';
-import { addMessage, createConversation, customerInput, CONVERSATION_STATUSES, CHANNELS, type Conversation } from '../areas/conversations/conversations.js';
-import { createIssue, ISSUE_STATES, useTags } from '../areas/issues.js';
+import { useTags } from '../areas/issues.js';
 import { checkCustomFieldOptions, createCustomField, customFieldInput, customFieldView, type CustomField, type Tag } from '../areas/definitions.js';
 import { agentInput, createAgent } from '../areas/agents.js';
-import { priority } from '../areas/common.js';
 import { endpointView, secretContext } from '../areas/webhooks/model.js';
 import { activationUrl, addUser, newActivationLink, userView, OWNER_EMAIL } from '../web/users.js';
+import { importFile } from './import.js';
 
 export type DefinitionKind = 'customField' | 'tag' | 'agent';
 const DEFINITION_TYPES = { customField: 'custom_field', tag: 'tag', agent: 'agent' } as const;
@@ -62,33 +60,6 @@ export const keyView = (k: KeyRec) => ({
   createdAt: k.createdAt, expiresAt: k.expiresAt, revokedAt: k.revokedAt, lastUsedAt: k.lastUsedAt,
 });
 
-const when = s.optional(s.string({ format: 'date-time' }));
-const importSchema = s.object({
-  customFields: s.optional(s.array(customFieldInput)),
-  tags: s.optional(s.array(s.object({ name: s.string({ minLength: 1, maxLength: 64 }) }))),
-  agents: s.optional(s.array(agentInput)),
-  conversations: s.optional(s.array(s.object({
-    externalId: s.optional(s.string({ minLength: 1, maxLength: 200 })),
-    subject: s.string({ minLength: 1, maxLength: 200 }),
-    customer: customerInput,
-    status: s.optional(s.enum(CONVERSATION_STATUSES)),
-    channel: s.optional(s.enum(CHANNELS)),
-    priority: s.optional(priority),
-    createdAt: when,
-    messages: s.optional(s.array(s.object({ role: s.enum(['user', 'agent'] as const), body: s.string({ minLength: 1, maxLength: 20000 }), createdAt: when }))),
-  }))),
-  issues: s.optional(s.array(s.object({
-    subject: s.string({ minLength: 1, maxLength: 200 }),
-    description: s.optional(s.string({ maxLength: 20000 })),
-    priority: s.optional(priority),
-    tags: s.optional(s.array(s.string({ minLength: 1, maxLength: 64 }), { maxItems: 50 })),
-    state: s.optional(s.enum(ISSUE_STATES)),
-    customer: s.optional(s.object({ name: s.optional(s.string({ maxLength: 160 })), email: s.optional(s.string({ maxLength: 320, format: 'email' })), company: s.optional(s.string({ maxLength: 160 })) })),
-    conversationExternalId: s.optional(s.string({ minLength: 1, maxLength: 200 })),
-    createdAt: when,
-  }))),
-});
-export type ImportFile = Static<typeof importSchema>;
 
 /** The admin commands, by name, with their arguments as the CLI passes them. */
 export class Admin {
@@ -242,62 +213,14 @@ export class Admin {
   }
 
   /**
-   * Imports `data` (docs/configuration.md#import-file) into a workspace as one transaction: all or nothing.
-   * @throws NotFoundError for an unknown workspace; InvalidInputError with the JSON path in the
-   *   file of the first invalid or unknown property (or of a rule broken across records);
-   *   ConflictError for an identifier used twice (in the file, or already in the workspace).
+   * Imports `data` (docs/configuration.md#import-file) into a workspace as one transaction: all
+   * or nothing (src/admin/import.ts).
+   * @throws NotFoundError for an unknown workspace; the refusals of {@link importFile}.
    */
   async importData(workspaceId: string, data: unknown) {
     const ws = this.store.workspace(workspaceId);
     if (!ws) throw noWorkspace(workspaceId);
-    const file: ImportFile = validateInput(importSchema, data);
-    const now = this.clock.now();
-    const at = (v: string | undefined) => (v === undefined ? now : Date.parse(v));
-    const tx = ws.db.begin();
-    // A bulk import: no events for its records (docs/api.md#events).
-    tx.bulk = true;
-    const counts = { customFields: 0, tags: 0, agents: 0, conversations: 0, messages: 0, issues: 0 };
-    /** Runs `make` for the record at `path` in the file, so that its input errors name their place in the file. */
-    const inFile = <R>(path: FieldPath, make: () => R): R => {
-      try { return make(); } catch (e) { throw e instanceof InvalidInputError ? e.within(path) : e; }
-    };
-    try {
-      for (const [i, f] of (file.customFields ?? []).entries()) { inFile(['customFields', i], () => createCustomField(ws, tx, f, now)); counts.customFields++; }
-      for (const t of file.tags ?? []) { if (!ws.tags.byName.has(t.name.toLowerCase())) counts.tags++; useTags(ws, tx, [t.name], now); }
-      for (const a of file.agents ?? []) { createAgent(tx, a, now); counts.agents++; }
-      for (const [i, c] of (file.conversations ?? []).entries()) {
-        const created = at(c.createdAt);
-        let conv: Conversation = inFile(['conversations', i], () => createConversation(ws, tx, c, created, { channel: c.channel }));
-        const msgs = (c.messages ?? []).map((m) => ({ ...m, t: at(m.createdAt ?? c.createdAt) })).sort((x, y) => x.t - y.t);
-        for (const m of msgs) {
-          if (m.t < created) throw new InvalidInputError(['conversations', i, 'messages'], 'has a message older than the conversation');
-          conv = addMessage(tx, conv, m, m.t).conversation;
-          counts.messages++;
-        }
-        if (c.status && c.status !== conv.status) {
-          const last = conv.updatedAt;
-          const next = { ...conv, status: c.status } as Conversation;
-          if (c.status === 'solved') next.closedAt = last; else delete next.closedAt;
-          tx.put('conversation', conv.id, next);
-        }
-        counts.conversations++;
-      }
-      for (const [i, x] of (file.issues ?? []).entries()) {
-        let conversationId: string | undefined;
-        if (x.conversationExternalId !== undefined) {
-          conversationId = ws.conversations.byExternalId.get(x.conversationExternalId);
-          if (!conversationId) throw new InvalidInputError(['issues', i, 'conversationExternalId'], 'matches no conversation');
-        }
-        const { conversationExternalId: _, createdAt, ...rest } = x;
-        inFile(['issues', i], () => createIssue(ws, tx, { ...rest, conversationId }, at(createdAt)));
-        counts.issues++;
-      }
-    } catch (e) {
-      tx.abort();
-      throw e;
-    }
-    await ws.db.commit(tx);
-    return { object: 'import', workspaceId, imported: counts };
+    return importFile(ws, data, this.clock.now());
   }
 
   /**
