@@ -130,6 +130,29 @@ describe('one event per change, with the resource as the API returns it', () => 
   });
 });
 
+test('events read back identically after a restart (the log holds them as the API shows them)', async () => {
+  const dir = (await import('./helpers/server.js')).tempDir();
+  const one = await startTestServer({ dataDir: dir, env: { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' } });
+  let before: Ev[] = [];
+  let key = '';
+  try {
+    key = one.key;
+    const w = { workspaceId: one.workspaceId, key: one.key, call: one.call };
+    const conv = await created<{ id: string }>(w, C, { ...conversationBody, customer: { name: 'Zoë "Q" <x>', email: 'z@example.com' } }, 'conversation');
+    await w.call('PATCH', `${C}/${conv.id}`, { body: { subject: 'Ünïcode \u2028 "quoted"', priority: 'urgent' } });
+    await created(w, `${C}/${conv.id}/messages`, { role: 'user', body: 'line\nbreak \ud83d\ude00' }, 'message');
+    await created(w, '/api/v1/issues', { subject: 'Bug' }, 'issue');
+    before = await events(w);
+    assert.equal(before.length, 5);
+  } finally { await one.close(); }
+  const two = await startTestServer({ dataDir: dir, env: { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_PER_MINUTE: '1000000' } });
+  try {
+    // A restart prints no new key: the first one still holds.
+    const after = await events({ workspaceId: one.workspaceId, key, call: (m, p, o = {}) => two.call(m, p, { ...o, key }) });
+    assert.deepEqual(after, before);
+  } finally { await two.close(); }
+});
+
 describe('GET /api/v1/events filters', () => {
   test('type: exact, resource.*; createdAfter excludes the instant itself', async () => {
     const w = await srv.space();

@@ -146,6 +146,10 @@ export function conversationView(c: Conversation): Record<string, unknown> {
 export const messageView = (m: Message): Record<string, unknown> => ({ object: 'message', ...m });
 const conversationJson = new ViewCache<Conversation>(conversationView, 'conversation');
 const messageJson = new ViewCache<Message>(messageView, 'message');
+/** The JSON text of a conversation's API view, made once per stored record (reads and its events share it). */
+export const conversationViewJson = (c: Conversation): string => conversationJson.json(c);
+/** The JSON text of a message's API view, made once per stored record. */
+export const messageViewJson = (m: Message): string => messageJson.json(m);
 
 /**
  * The customer id for `email` in `ws` (docs/decisions.md#one-customer-id-per-email): the id the

@@ -19,7 +19,7 @@ import { SortedIndex } from '../../store/sorted.js';
 import { listJson, ViewCache } from '../../http/viewCache.js';
 import { route } from '../../domain/route.js';
 import type { Workspace } from '../../domain/workspace.js';
-import { conversationSchema, conversationView, messageSchema, messageView, type ConversationRecords } from '../conversations/conversations.js';
+import { conversationSchema, conversationView, conversationViewJson, messageSchema, messageView, messageViewJson, type ConversationRecords } from '../conversations/conversations.js';
 import { issueSchema, issueView, type IssueRecords } from '../issues.js';
 import { sourceSummarySchema, sourceView, type Source } from '../sources/model.js';
 import type { TSchema } from '../../http/schema.js';
@@ -99,22 +99,31 @@ const EMPTY = new SortedIndex();
  */
 export function attachEvents(ws: Workspace, db: Db<EventRecords & ConversationRecords & IssueRecords & { source: Source }>, now: () => number): EventState {
   const state = new EventState(db);
-  const emit = (tx: Tx<EventRecords>, type: EventType, object: Record<string, unknown>, previous?: Record<string, unknown>): void => {
+  /**
+   * Puts the event. `objectJson`, when given, is the JSON text of `object` (a view cached with
+   * its record, which a read of the record serves too): the log line takes it as it is rather
+   * than serializing the view again.
+   */
+  const emit = (tx: Tx<EventRecords>, type: EventType, object: Record<string, unknown>, previous?: Record<string, unknown>, objectJson?: string): void => {
     if (tx.bulk) return;
     const at = now();
     const e: EventRec = { id: newId(at), type, createdAt: iso(at), data: { object } };
     if (previous !== undefined) e.previousAttributes = previous;
-    tx.put('event', e.id, e);
+    if (objectJson === undefined) return tx.put('event', e.id, e);
+    // The same text as JSON.stringify(e): the keys in the order `e` has them.
+    const head = `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(type)},"createdAt":${JSON.stringify(e.createdAt)},"data":{"object":`;
+    const tail = previous === undefined ? '}}' : `},"previousAttributes":${JSON.stringify(previous)}}`;
+    tx.put('event', e.id, e, [head, objectJson, tail]);
   };
   /** `created`, or `updated` when the API view changed (nothing when it did not). */
-  const change = <V>(resource: string, view: (v: V) => Record<string, unknown>) => (tx: Tx<EventRecords>, _id: string, prev: V | undefined, next: V): void => {
+  const change = <V>(resource: string, view: (v: V) => Record<string, unknown>, json?: (v: V) => string) => (tx: Tx<EventRecords>, _id: string, prev: V | undefined, next: V): void => {
     const after = view(next);
-    if (prev === undefined) return emit(tx, `${resource}.created` as EventType, after);
+    if (prev === undefined) return emit(tx, `${resource}.created` as EventType, after, undefined, json?.(next));
     const changed = previousAttributes(view(prev), after);
-    if (Object.keys(changed).length > 0) emit(tx, `${resource}.updated` as EventType, after, changed);
+    if (Object.keys(changed).length > 0) emit(tx, `${resource}.updated` as EventType, after, changed, json?.(next));
   };
-  db.derive('conversation', change('conversation', conversationView));
-  db.derive('message', (tx, id, prev, next) => { if (prev === undefined) emit(tx, 'message.created', messageView(next)); });
+  db.derive('conversation', change('conversation', conversationView, conversationViewJson));
+  db.derive('message', (tx, id, prev, next) => { if (prev === undefined) emit(tx, 'message.created', messageView(next), undefined, messageViewJson(next)); });
   db.derive('issue', change('issue', (i) => issueView(ws, i)));
   db.derive('source', change('source', sourceView));
   db.deriveOnDelete('source', (tx, _id, prev) => emit(tx, 'source.deleted', { ...sourceView(prev), deleted: true }));
