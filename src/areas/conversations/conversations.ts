@@ -270,7 +270,8 @@ export const conversationRoutes = [
         next = { ...next, updatedAt: now };
         ctx.tx().put('conversation', conv.id, next);
       }
-      return { status: 200, body: { conversation: conversationView(changed ? next : conv) } };
+      // The view's JSON is made once per record: the event of this change wrote the same text.
+      return { status: 200, body: null, json: conversationJson.answer(changed ? next : conv) };
     },
   }),
   route({
