@@ -149,7 +149,7 @@ async function openServices(config: Config, deps: ServerDeps, publicUrl: string)
     analyzer = deps.analyzer ?? new WorkerAnalyzer({ timeoutMs: config.ingestTimeoutMs, hook: deps.ingestHook });
     usage = new UsageCounter(store, clock, logger);
     usage.start();
-    const routes = buildRoutes({ store, config, secrets, logger, analyzer, usage });
+    const routes = buildRoutes({ store, config, secrets, logger, analyzer, usage, publicUrl });
     const adminServer = await listenAdminSocket(config.dataDir, admin, logger);
     const webhooks = new WebhookDispatcher({ store, clock, logger, secrets, config, random: deps.webhookRandom });
     return { store, admin, analyzer, usage, routes, adminServer, webhooks };

@@ -13,6 +13,7 @@ import { errorPage } from './layout.js';
 import { Sessions, SignInLimiter } from './sessions.js';
 import { getActivate, getLogin, postActivate, postLogin, postLogout } from './authPages.js';
 import { getKeys, getRevoke, postKeys, postRevoke } from './keysPage.js';
+import { getDocs, getDocsSearch } from './docsPage.js';
 import { COPY_JS, STYLE_CSS } from './assets.js';
 import type { ClientAddresses } from '../http/clientAddress.js';
 import type { Store } from '../store/store.js';
@@ -36,6 +37,8 @@ const ROUTES: WebRoute[] = [
   { pattern: /^\/settings\/activate$/, name: '/settings/activate', GET: getActivate, POST: postActivate },
   { pattern: /^\/settings\/keys$/, name: '/settings/keys', GET: getKeys, POST: postKeys },
   { pattern: /^\/settings\/keys\/([^/]{1,100})\/revoke$/, name: '/settings/keys/{id}/revoke', GET: getRevoke, POST: postRevoke },
+  { pattern: /^\/docs\/([^/]{1,100})$/, name: '/docs/{slug}', GET: getDocs },
+  { pattern: /^\/docs\/([^/]{1,100})\/search$/, name: '/docs/{slug}/search', GET: getDocsSearch },
 ];
 
 /** The static files: path → type and body (src/web/assets.ts). */
