@@ -131,7 +131,7 @@ test('public docs search: BM25 over this source only, results link to anchors, e
     assert.match(r.text, /<ol class="results"><li><a href="\/docs\/searchable#get-res0-item0">/);
     assert.equal((r.text.match(/<li>/g) ?? []).length, 1, 'one hit: the other source is not searched');
     assert.ok(!r.text.includes(EVIL));
-    assert.ok(r.text.includes('&lt;img src=x onerror=alert(1)&gt; wombat'));
+    assert.ok(r.text.includes('&lt;img src=x onerror=alert(1)&gt; wombat'), 'the hit is shown escaped');
     assert.match(r.text, /value="wombat"/);
     const item3 = await c.get('/docs/searchable/search?q=item+number+3');
     assert.match(item3.text, /href="\/docs\/searchable#get-res3-item3"/);

@@ -73,6 +73,8 @@ dl.facts dd { margin: 0; }
 .docs-search input { flex: 1; min-width: 0; padding: 0.4rem 0.6rem; font: inherit; border: 1px solid #8c959f; border-radius: 6px; }
 .docs-search button { background: #ffffff; color: #1b1f24; border-color: #ffffff; }
 .docs { display: grid; grid-template-columns: 17rem minmax(0, 1fr); max-width: 90rem; margin: 0 auto; }
+.docs-single { grid-template-columns: minmax(0, 1fr); max-width: 60rem; }
+.docs-single main { padding: 0 1.5rem; }
 .docs main { max-width: none; margin: 1.5rem 0; min-width: 0; }
 .docs main:focus { outline: none; }
 .toc { position: sticky; top: 0; align-self: start; max-height: 100vh; overflow-y: auto; padding: 1.5rem 1rem; border-right: 1px solid var(--line); font-size: 0.875rem; }
@@ -94,7 +96,7 @@ dl.facts dd { margin: 0; }
 .toc .method { min-width: 3.6rem; font-size: 0.68rem; }
 .m-get { background: #0a5bd3; } .m-post { background: #1a7f37; } .m-put, .m-patch { background: #8a4b00; } .m-delete { background: #b42318; }
 .results li { margin: 0 0 1rem; }
-.results p { margin: 0.2rem 0 0; color: var(--muted); white-space: pre-wrap; overflow-wrap: anywhere; }
+.results p { margin: 0.2rem 0 0; color: var(--muted); overflow-wrap: anywhere; }
 @media (max-width: 50rem) {
   .docs { grid-template-columns: 1fr; }
   .toc { position: static; max-height: 20rem; border-right: 0; border-bottom: 1px solid var(--line); }

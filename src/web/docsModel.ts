@@ -48,6 +48,18 @@ class Anchors {
   }
 }
 
+/**
+ * `text` without its first lines that repeat what the page already shows above it (the
+ * heading `GET /pets`, the title, the `Tags:` line the groups come from), and the blank lines after them.
+ */
+function withoutRepeats(text: string, shown: ReadonlyArray<string | null>): string {
+  const lines = text.split('\n');
+  let i = 0;
+  while (i < Math.min(lines.length, 4) && (shown.includes(lines[i].trim()) || lines[i].startsWith('Tags: '))) i++;
+  while (i < lines.length && lines[i].trim() === '') i++;
+  return lines.slice(i).join('\n');
+}
+
 /** The first segment of a path (`/pets/{id}` → `/pets`); the path itself when it has none. */
 function pathGroup(path: string): string {
   const m = /^\/?[^/]*/.exec(path);
@@ -81,8 +93,9 @@ export function docsModel(src: Source, idx: SourceIndexRec | undefined): DocsMod
     let text = '';
     let tag: string | null = null;
     if (d !== undefined) {
-      text = textOf(d);
-      tag = TAGS_LINE.exec(text)?.[1].split(',')[0].trim() || null;
+      const full = textOf(d);
+      tag = TAGS_LINE.exec(full)?.[1].split(',')[0].trim() || null;
+      text = withoutRepeats(full, [`${method} ${path}`, documents[d].title]);
       if (!described.has(d)) { described.add(d); anchorOf.set(documents[d].id, anchor); }
     }
     ops.push({ anchor, method, path, title: d === undefined ? null : documents[d].title, text, tag });
@@ -108,5 +121,5 @@ export function docsModel(src: Source, idx: SourceIndexRec | undefined): DocsMod
     others.push({ anchor, kind: doc.kind, title: doc.title ?? '(untitled)', text: textOf(i) });
   });
 
-  return { title: src.name, overview: overviewAt === -1 ? null : textOf(overviewAt), byTag, groups: ordered, others, anchors: anchorOf };
+  return { title: src.name, overview: overviewAt === -1 ? null : withoutRepeats(textOf(overviewAt), [documents[overviewAt].title]), byTag, groups: ordered, others, anchors: anchorOf };
 }

@@ -53,7 +53,7 @@ function shell(o: { title: string; name: string; slug: string; q?: string; nav?:
 <label for="q" class="visually-hidden">Search these docs</label>
 <input type="search" id="q" name="q" value="${o.q ?? ''}" maxlength="${QUERY_MAX}" placeholder="Search these docs">
 <button type="submit">Search</button></form></header>
-<div class="docs">
+<div class="docs${o.nav ? '' : ' docs-single'}">
 ${o.nav ?? ''}
 <main id="content" tabindex="-1">
 ${o.content}
@@ -104,8 +104,9 @@ ${!count && !m.others.length && m.overview === null ? html`<p class="empty">This
   return pageAnswer(200, shell({ title: `${m.title} · API documentation`, name: m.title, slug: src.publicDocs.slug!, nav, content }));
 }
 
-/** The first {@link SNIPPET} characters of `text`, cut at a space where one is near. */
-function snippet(text: string): string {
+/** The first {@link SNIPPET} characters of `raw` on one line, cut at a space where one is near. */
+function snippet(raw: string): string {
+  const text = raw.replace(/\s+/g, ' ').trim();
   if (text.length <= SNIPPET) return text;
   const cut = text.lastIndexOf(' ', SNIPPET);
   return `${text.slice(0, cut > SNIPPET / 2 ? cut : SNIPPET)}…`;
