@@ -13,6 +13,8 @@ import { publishedSource } from '../areas/sources/publicDocs.js';
 import { searchOneSource } from '../areas/sources/state.js';
 import type { Store } from '../store/store.js';
 import type { Workspace } from '../domain/workspace.js';
+import type { Source } from '../areas/sources/model.js';
+import type { SourceIndexRec } from '../ingest/types.js';
 
 /** Most results of a docs search. */
 export const DOCS_SEARCH_LIMIT = 20;
@@ -20,6 +22,8 @@ export const DOCS_SEARCH_LIMIT = 20;
 const QUERY_MAX = 500;
 /** Characters of a result's text shown under its title. */
 const SNIPPET = 280;
+/** Up to this many endpoints, the contents list every one; beyond, only the groups (the page stays small). */
+const NAV_OPERATIONS = 300;
 const HTTP_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE']);
 
 /** The published source of `slug`, or the 404 page. @throws WebError 404 */
@@ -65,8 +69,8 @@ ${o.content}
 }
 
 function operation(op: DocOperation): Html {
-  return html`<section class="op" id="${op.anchor}" aria-labelledby="${op.anchor}-h">
-<h4 id="${op.anchor}-h">${badge(op.method)} <code class="path">${op.path}</code> <a class="anchor" href="#${op.anchor}" aria-label="Link to ${op.method} ${op.path}">#</a></h4>
+  return html`<section class="op" id="${op.anchor}">
+<h4>${badge(op.method)} <code class="path">${op.path}</code> <a class="anchor" href="#${op.anchor}" title="Link to this endpoint">#</a></h4>
 ${op.title ? html`<p class="op-title">${op.title}</p>` : ''}
 ${op.text ? html`<div class="doc-text">${op.text}</div>` : html`<p class="hint">No documentation for this endpoint.</p>`}
 </section>`;
@@ -80,18 +84,19 @@ ${g.operations.map(operation)}
 }
 
 /**
- * GET /docs/{slug}: the source's title, overview, endpoints grouped with method badges and
- * anchors, each operation's documentation, and the other documents. 404 when not published.
+ * The whole docs page of `src` (served at `/docs/{slug}`, the slug taken from `src`): the
+ * source's title, overview, endpoints grouped with method badges and anchors, each operation's
+ * documentation, and the other documents. O(size of the ingestion output); pure, so
+ * bench/public-docs.ts can time it.
  */
-export function getDocs(ctx: WebCtx, slug: string): WebAnswer {
-  const { src, idx } = published(ctx, slug);
+export function docsPageHtml(src: Source, idx: SourceIndexRec | undefined): Html {
   const m = docsModel(src, idx);
   const count = m.groups.reduce((n, g) => n + g.operations.length, 0);
   const nav = html`<nav class="toc" aria-label="Contents">
 <p class="toc-title">Contents</p>
 <ul>${m.overview !== null ? html`<li><a href="#overview">Overview</a></li>` : ''}
 ${m.groups.map((g) => html`<li><a href="#${g.anchor}">${g.name}</a>
-<ul>${g.operations.map((op) => html`<li><a href="#${op.anchor}">${badge(op.method)} ${op.title ?? op.path}</a></li>`)}</ul></li>`)}
+${count <= NAV_OPERATIONS ? html`<ul>${g.operations.map((op) => html`<li><a href="#${op.anchor}">${badge(op.method)} ${op.title ?? op.path}</a></li>`)}</ul>` : ''}</li>`)}
 ${m.others.length ? html`<li><a href="#documents">Other documents</a></li>` : ''}</ul>
 </nav>`;
   const content = html`<h1>${m.title}</h1>
@@ -101,7 +106,13 @@ ${m.groups.map((g) => group(g, m.byTag))}</section>` : ''}
 ${m.others.length ? html`<section aria-labelledby="documents"><h2 id="documents">Other documents</h2>
 ${m.others.map((d) => html`<section class="op" id="${d.anchor}" aria-labelledby="${d.anchor}-h"><h3 id="${d.anchor}-h">${d.title} ${d.kind ? html`<span class="tag">${d.kind}</span>` : ''}</h3><div class="doc-text">${d.text}</div></section>`)}</section>` : ''}
 ${!count && !m.others.length && m.overview === null ? html`<p class="empty">This source has no documentation yet.</p>` : ''}`;
-  return pageAnswer(200, shell({ title: `${m.title} · API documentation`, name: m.title, slug: src.publicDocs.slug!, nav, content }));
+  return shell({ title: `${m.title} · API documentation`, name: m.title, slug: src.publicDocs.slug ?? '', nav, content });
+}
+
+/** GET /docs/{slug}: {@link docsPageHtml} of the published source; 404 when not published. @throws WebError 404 */
+export function getDocs(ctx: WebCtx, slug: string): WebAnswer {
+  const { src, idx } = published(ctx, slug);
+  return pageAnswer(200, docsPageHtml(src, idx));
 }
 
 /** The first {@link SNIPPET} characters of `raw` on one line, cut at a space where one is near. */
