@@ -14,6 +14,7 @@ import { Sessions, SignInLimiter } from './sessions.js';
 import { getActivate, getLogin, postActivate, postLogin, postLogout } from './authPages.js';
 import { getKeys, getRevoke, postKeys, postRevoke } from './keysPage.js';
 import { getDocs, getDocsSearch } from './docsPage.js';
+import { getSources, postPublish, postUnpublish } from './sourcesPage.js';
 import { COPY_JS, STYLE_CSS } from './assets.js';
 import type { ClientAddresses } from '../http/clientAddress.js';
 import type { Store } from '../store/store.js';
@@ -37,6 +38,9 @@ const ROUTES: WebRoute[] = [
   { pattern: /^\/settings\/activate$/, name: '/settings/activate', GET: getActivate, POST: postActivate },
   { pattern: /^\/settings\/keys$/, name: '/settings/keys', GET: getKeys, POST: postKeys },
   { pattern: /^\/settings\/keys\/([^/]{1,100})\/revoke$/, name: '/settings/keys/{id}/revoke', GET: getRevoke, POST: postRevoke },
+  { pattern: /^\/settings\/sources$/, name: '/settings/sources', GET: getSources },
+  { pattern: /^\/settings\/sources\/([^/]{1,100})\/publish$/, name: '/settings/sources/{id}/publish', POST: postPublish },
+  { pattern: /^\/settings\/sources\/([^/]{1,100})\/unpublish$/, name: '/settings/sources/{id}/unpublish', POST: postUnpublish },
   { pattern: /^\/docs\/([^/]{1,100})$/, name: '/docs/{slug}', GET: getDocs },
   { pattern: /^\/docs\/([^/]{1,100})\/search$/, name: '/docs/{slug}/search', GET: getDocsSearch },
 ];

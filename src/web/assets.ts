@@ -65,6 +65,10 @@ dl.facts dt { font-weight: 600; }
 dl.facts dd { margin: 0; }
 .empty { color: var(--muted); padding: 1rem; background: var(--card); border: 1px dashed var(--line); border-radius: 8px; }
 [hidden] { display: none !important; }
+.publish { display: flex; flex-wrap: wrap; gap: 0.3rem; align-items: center; margin: 0; }
+.publish label { margin: 0; }
+.publish input[type="text"] { width: 11rem; padding: 0.3rem 0.4rem; }
+td form { margin: 0; }
 .skip { position: absolute; left: -999px; top: 0; background: #ffffff; color: var(--accent); padding: 0.5rem 1rem; z-index: 10; }
 .skip:focus { left: 0.5rem; top: 0.5rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
