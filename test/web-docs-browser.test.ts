@@ -3,7 +3,8 @@
  * opens a published source's page without signing in, follows the contents to an anchor, uses
  * the search box, and checks that a hostile summary stays text, that the style sheet applies
  * (CSP allows it, nothing inline) and that a phone-width window has no sideways scroll. Saves
- * docs/screenshots/public-docs.png with UPDATE_SCREENSHOTS=1. Without Chromium it is skipped.
+ * docs/screenshots/public-docs.png, public-docs-search.png and sources.png (the settings area's
+ * sources page, signed in) with UPDATE_SCREENSHOTS=1. Without Chromium it is skipped.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -72,6 +73,23 @@ test('in Chromium: a published source\'s docs without signing in, anchors, searc
     assert.match(s.text, /Record an adoption/);
     assert.equal(await wide.eval('document.querySelector(".results a").getAttribute("href")'), '/docs/petstore#post-adoptions');
     await wide.screenshot(SHOTS + 'public-docs-search.png');
+
+    // The sources page shows the published source, with its link and the Unpublish button.
+    const password = 'correct horse battery staple';
+    srv.watch(password);
+    await wide.goto(srv.ownerLink);
+    await wide.fill('#password', password);
+    await wide.clickAndWait('button[type=submit]');
+    await wide.fill('#email', 'owner@localhost');
+    await wide.fill('#password', password);
+    await wide.clickAndWait('button[type=submit]');
+    await srv.call('POST', '/api/v1/sources', { body: { content: '# Onboarding guide\n\nHow to start.\n', name: 'Onboarding guide' } });
+    await wide.goto(`${srv.url}/settings/sources`);
+    s = await wide.state();
+    assert.match(s.text, /Petstore API/);
+    assert.match(s.text, /\/docs\/petstore/);
+    assert.equal(await wide.eval('document.querySelectorAll("form.publish").length'), 1, 'the unpublished source has a publish form');
+    await wide.screenshot(SHOTS + 'sources.png');
 
     narrow = await Browser.launch(path, { width: 390, height: 844 });
     await narrow.goto(`${srv.url}/docs/petstore`);
