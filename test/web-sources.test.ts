@@ -56,6 +56,10 @@ test('sources page: list with counts and errors, publish, 422, 409 across worksp
     assert.equal((await new WebClient(srv).get('/docs/quokka')).status, 200);
     const api = await srv.call<{ source: { publicDocs: unknown } }>('GET', `/api/v1/sources/${id}`);
     assert.deepEqual(api.body.source.publicDocs, { enabled: true, published: true, slug: 'quokka', url: `${srv.publicUrl}/docs/quokka` });
+    // The change is an event like the API's PATCH (webhooks get it).
+    const events = await srv.call<{ events: Array<{ type: string; data: { object: { id: string; publicDocs: { published: boolean } } } }> }>('GET', '/api/v1/events?type=source.updated');
+    assert.equal(events.status, 200, events.text);
+    assert.ok(events.body.events.some((e) => e.data.object.id === id && e.data.object.publicDocs.published), 'a source.updated event');
     // Unpublish → 303, 404 on the docs, the slug kept.
     const un = await c.post(`/settings/sources/${id}/unpublish`, { csrf: csrfOf(after.text) });
     assert.equal(un.status, 303);
