@@ -69,6 +69,11 @@ dl.facts dd { margin: 0; }
 .publish label { margin: 0; }
 .publish input[type="text"] { width: 11rem; padding: 0.3rem 0.4rem; }
 td form { margin: 0; }
+.endpoint { margin: 0 0 1rem; }
+.endpoint h3 { margin: 0 0 0.6rem; font-size: 1rem; overflow-wrap: anywhere; }
+.endpoint .actions form { margin: 0; }
+table.deliveries { margin-top: 0.8rem; }
+table.deliveries caption { text-align: left; padding: 0.3rem 0; }
 .skip { position: absolute; left: -999px; top: 0; background: #ffffff; color: var(--accent); padding: 0.5rem 1rem; z-index: 10; }
 .skip:focus { left: 0.5rem; top: 0.5rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
