@@ -3,8 +3,8 @@
  * opens a published source's page without signing in, follows the contents to an anchor, uses
  * the search box, and checks that a hostile summary stays text, that the style sheet applies
  * (CSP allows it, nothing inline) and that a phone-width window has no sideways scroll. Saves
- * docs/screenshots/public-docs.png, public-docs-search.png and sources.png (the settings area's
- * sources page, signed in) with UPDATE_SCREENSHOTS=1. Without Chromium it is skipped.
+ * docs/screenshots/public-docs.png, public-docs-search.png, sources.png and webhooks.png (the
+ * settings area's sources and webhooks pages, signed in) with UPDATE_SCREENSHOTS=1. Without Chromium it is skipped.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer } from './helpers/server.js';
 import { Browser, findChromium } from './helpers/browser.js';
+import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1'
   ? fileURLToPath(new URL('../docs/screenshots/', import.meta.url))
@@ -41,7 +42,8 @@ const PETSTORE = JSON.stringify({
 });
 
 test('in Chromium: a published source\'s docs without signing in, anchors, search, escaping, narrow screen', { skip: 'reason' in chromium ? chromium.reason : false, timeout: 120_000 }, async () => {
-  const srv = await startTestServer();
+  const srv = await startTestServer({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+  let rx: Receiver | undefined;
   let wide: Browser | undefined;
   let narrow: Browser | undefined;
   try {
@@ -91,6 +93,19 @@ test('in Chromium: a published source\'s docs without signing in, anchors, searc
     assert.equal(await wide.eval('document.querySelectorAll("form.publish").length'), 1, 'the unpublished source has a publish form');
     await wide.screenshot(SHOTS + 'sources.png');
 
+    // The webhooks page, with an endpoint and its deliveries.
+    rx = await startReceiver();
+    const hook = await srv.call('POST', '/api/v1/webhook-endpoints', { body: { url: `${rx.url}/support-events`, events: ['conversation.created', 'issue.created'], description: 'Help desk sync' } });
+    assert.equal(hook.status, 201, hook.text);
+    for (const subject of ['Printer on fire', 'Refund please']) await srv.call('POST', '/api/v1/conversations', { body: { subject, customer: { email: 'ada@example.com' } } });
+    await rx.waitFor(2);
+    await new Promise((r) => setTimeout(r, 300));
+    await wide.goto(`${srv.url}/settings/webhooks`);
+    s = await wide.state();
+    assert.match(s.text, /support-events/);
+    assert.match(s.text, /succeeded/);
+    await wide.screenshot(SHOTS + 'webhooks.png');
+
     narrow = await Browser.launch(path, { width: 390, height: 844 });
     await narrow.goto(`${srv.url}/docs/petstore`);
     assert.ok(await narrow.eval<boolean>('document.documentElement.scrollWidth <= window.innerWidth'), 'no sideways scroll at 390 px');
@@ -98,6 +113,7 @@ test('in Chromium: a published source\'s docs without signing in, anchors, searc
   } finally {
     await wide?.close();
     await narrow?.close();
+    await rx?.close();
     await srv.close();
   }
 });
