@@ -15,7 +15,11 @@ import type { Analyzer } from '../ingest/analyze.js';
 import type { UsageCounter } from './usage/counter.js';
 
 /** What the areas' routes are built with (src/server/routes.ts builds the table from these). */
-export interface RouteDeps { store: Store; config: Config; secrets: SecretBox; logger: Logger; analyzer: Analyzer; usage: UsageCounter }
+export interface RouteDeps {
+  store: Store; config: Config; secrets: SecretBox; logger: Logger; analyzer: Analyzer; usage: UsageCounter;
+  /** `PUBLIC_URL` (or `http://HOST:PORT` with the bound port), without a trailing slash. */
+  publicUrl: string;
+}
 
 export const PRIORITIES = ['urgent', 'high', 'medium', 'low'] as const;
 export type Priority = (typeof PRIORITIES)[number];

@@ -111,6 +111,8 @@ interface Services {
   routes: Route[];
   adminServer: http.Server;
   webhooks: WebhookDispatcher;
+  /** The server's secret box (webhook secrets are sealed with it, by the API and the settings area). */
+  secrets: SecretBox;
 }
 
 /**
@@ -149,10 +151,10 @@ async function openServices(config: Config, deps: ServerDeps, publicUrl: string)
     analyzer = deps.analyzer ?? new WorkerAnalyzer({ timeoutMs: config.ingestTimeoutMs, hook: deps.ingestHook });
     usage = new UsageCounter(store, clock, logger);
     usage.start();
-    const routes = buildRoutes({ store, config, secrets, logger, analyzer, usage });
+    const routes = buildRoutes({ store, config, secrets, logger, analyzer, usage, publicUrl });
     const adminServer = await listenAdminSocket(config.dataDir, admin, logger);
     const webhooks = new WebhookDispatcher({ store, clock, logger, secrets, config, random: deps.webhookRandom });
-    return { store, admin, analyzer, usage, routes, adminServer, webhooks };
+    return { store, admin, analyzer, usage, routes, adminServer, webhooks, secrets };
   } catch (e) {
     if (!deps.analyzer) await analyzer?.close().catch(() => {});
     await usage?.close().catch(() => {});
@@ -230,11 +232,11 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     connections.close();
     throw e;
   }
-  const { store, admin, analyzer, usage, routes, adminServer, webhooks } = services;
+  const { store, admin, analyzer, usage, routes, adminServer, webhooks, secrets } = services;
   const bodyParser = new WorkerBodyParser();
   const theApp = new App({ store, config, clock, logger, routes, bodyParser, onAuthenticated: (wsId) => usage.countRequest(wsId) });
   // The settings area answers its own paths; every other request goes to the API pipeline as it is.
-  const web = config.webUi ? new WebApp({ store, clock, logger, clients: new ClientAddresses(config.trustProxy), publicUrl }) : null;
+  const web = config.webUi ? new WebApp({ store, clock, logger, clients: new ClientAddresses(config.trustProxy), publicUrl, secrets, webhookAllowPrivate: config.webhookAllowPrivate }) : null;
   const front: Front = web
     ? { handle: (req, res) => (WebApp.claims(req.url ?? '/') ? web.handle(req, res) : theApp.handle(req, res)) }
     : theApp;

@@ -13,11 +13,15 @@ import { errorPage } from './layout.js';
 import { Sessions, SignInLimiter } from './sessions.js';
 import { getActivate, getLogin, postActivate, postLogin, postLogout } from './authPages.js';
 import { getKeys, getRevoke, postKeys, postRevoke } from './keysPage.js';
+import { getDocs, getDocsSearch } from './docsPage.js';
+import { getSources, postPublish, postUnpublish } from './sourcesPage.js';
+import { getWebhooks, postDeleteWebhook, postSetEnabled, postWebhooks } from './webhooksPage.js';
 import { COPY_JS, STYLE_CSS } from './assets.js';
 import type { ClientAddresses } from '../http/clientAddress.js';
 import type { Store } from '../store/store.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import type { SecretBox } from '../core/secrets.js';
 
 /** The headers on every answer of the settings area and the public docs (docs/security.md#headers). */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
@@ -36,6 +40,15 @@ const ROUTES: WebRoute[] = [
   { pattern: /^\/settings\/activate$/, name: '/settings/activate', GET: getActivate, POST: postActivate },
   { pattern: /^\/settings\/keys$/, name: '/settings/keys', GET: getKeys, POST: postKeys },
   { pattern: /^\/settings\/keys\/([^/]{1,100})\/revoke$/, name: '/settings/keys/{id}/revoke', GET: getRevoke, POST: postRevoke },
+  { pattern: /^\/settings\/sources$/, name: '/settings/sources', GET: getSources },
+  { pattern: /^\/settings\/sources\/([^/]{1,100})\/publish$/, name: '/settings/sources/{id}/publish', POST: postPublish },
+  { pattern: /^\/settings\/sources\/([^/]{1,100})\/unpublish$/, name: '/settings/sources/{id}/unpublish', POST: postUnpublish },
+  { pattern: /^\/settings\/webhooks$/, name: '/settings/webhooks', GET: getWebhooks, POST: postWebhooks },
+  { pattern: /^\/settings\/webhooks\/([^/]{1,100})\/enable$/, name: '/settings/webhooks/{id}/enable', POST: postSetEnabled(true) },
+  { pattern: /^\/settings\/webhooks\/([^/]{1,100})\/disable$/, name: '/settings/webhooks/{id}/disable', POST: postSetEnabled(false) },
+  { pattern: /^\/settings\/webhooks\/([^/]{1,100})\/delete$/, name: '/settings/webhooks/{id}/delete', POST: postDeleteWebhook },
+  { pattern: /^\/docs\/([^/]{1,100})$/, name: '/docs/{slug}', GET: getDocs },
+  { pattern: /^\/docs\/([^/]{1,100})\/search$/, name: '/docs/{slug}/search', GET: getDocsSearch },
 ];
 
 /** The static files: path → type and body (src/web/assets.ts). */
@@ -51,6 +64,10 @@ export interface WebAppOptions {
   clients: ClientAddresses;
   /** `PUBLIC_URL` (or `http://HOST:PORT` with the bound port), without a trailing slash. */
   publicUrl: string;
+  /** Seals the secrets of webhook endpoints made on the webhooks page. */
+  secrets: SecretBox;
+  /** `WEBHOOK_ALLOW_PRIVATE`: whether an endpoint URL may lead to a private address (docs/security.md#fetching). */
+  webhookAllowPrivate: boolean;
 }
 
 /**
@@ -82,7 +99,7 @@ export class WebApp {
 
   constructor(private readonly opts: WebAppOptions) {
     const sessions = new Sessions(opts.store, opts.clock, opts.logger, opts.store.secret);
-    this.services = { store: opts.store, clock: opts.clock, logger: opts.logger, sessions, limiter: new SignInLimiter(opts.clock), publicUrl: opts.publicUrl };
+    this.services = { store: opts.store, clock: opts.clock, logger: opts.logger, sessions, limiter: new SignInLimiter(opts.clock), publicUrl: opts.publicUrl, secrets: opts.secrets, webhookAllowPrivate: opts.webhookAllowPrivate };
     this.accessLog = opts.logger.enabled('info');
   }
 

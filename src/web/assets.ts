@@ -65,6 +65,53 @@ dl.facts dt { font-weight: 600; }
 dl.facts dd { margin: 0; }
 .empty { color: var(--muted); padding: 1rem; background: var(--card); border: 1px dashed var(--line); border-radius: 8px; }
 [hidden] { display: none !important; }
+.publish { display: flex; flex-wrap: wrap; gap: 0.3rem; align-items: center; margin: 0; }
+.publish label { margin: 0; }
+.publish input[type="text"] { width: 11rem; padding: 0.3rem 0.4rem; }
+td form { margin: 0; }
+.endpoint { margin: 0 0 1rem; }
+.endpoint h3 { margin: 0 0 0.6rem; font-size: 1rem; overflow-wrap: anywhere; }
+.endpoint .actions form { margin: 0; }
+table.deliveries { margin-top: 0.8rem; }
+table.deliveries caption { text-align: left; padding: 0.3rem 0; }
+.skip { position: absolute; left: -999px; top: 0; background: #ffffff; color: var(--accent); padding: 0.5rem 1rem; z-index: 10; }
+.skip:focus { left: 0.5rem; top: 0.5rem; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.docs-top { flex-wrap: wrap; }
+.docs-search { display: flex; gap: 0.5rem; flex: 1; max-width: 32rem; margin-left: auto; }
+.docs-search input { flex: 1; min-width: 0; padding: 0.4rem 0.6rem; font: inherit; border: 1px solid #8c959f; border-radius: 6px; }
+.docs-search button { background: #ffffff; color: #1b1f24; border-color: #ffffff; }
+.docs { display: grid; grid-template-columns: 17rem minmax(0, 1fr); max-width: 90rem; margin: 0 auto; }
+.docs-single { grid-template-columns: minmax(0, 1fr); max-width: 60rem; }
+.docs-single main { padding: 0 1.5rem; }
+.docs main { max-width: none; margin: 1.5rem 0; min-width: 0; }
+.docs main:focus { outline: none; }
+.toc { position: sticky; top: 0; align-self: start; max-height: 100vh; overflow-y: auto; padding: 1.5rem 1rem; border-right: 1px solid var(--line); font-size: 0.875rem; }
+.toc-title { font-weight: 700; margin: 0 0 0.5rem; }
+.toc ul { list-style: none; margin: 0; padding: 0; }
+.toc ul ul { padding-left: 0.5rem; margin-bottom: 0.5rem; }
+.toc li { margin: 0.15rem 0; }
+.toc a { text-decoration: none; overflow-wrap: anywhere; }
+.toc a:hover { text-decoration: underline; }
+.group h3 { margin-top: 2rem; padding-bottom: 0.3rem; border-bottom: 1px solid var(--line); }
+.op { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 0.9rem 1.2rem; margin: 0.9rem 0; scroll-margin-top: 1rem; }
+.op h3, .op h4 { margin: 0 0 0.4rem; font-size: 1.05rem; display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; }
+.op .path { font-size: 1rem; overflow-wrap: anywhere; }
+.op .anchor { color: var(--muted); text-decoration: none; font-weight: 400; }
+.op-title { margin: 0 0 0.5rem; font-weight: 600; }
+.doc-text { white-space: pre-wrap; overflow-wrap: anywhere; font-size: 0.92rem; margin: 0; }
+.method { display: inline-block; min-width: 4.2rem; text-align: center; padding: 0.05rem 0.4rem; border-radius: 4px; font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace;
+  font-size: 0.75rem; font-weight: 700; color: #ffffff; background: #57606a; }
+.toc .method { min-width: 3.6rem; font-size: 0.68rem; }
+.m-get { background: #0a5bd3; } .m-post { background: #1a7f37; } .m-put, .m-patch { background: #8a4b00; } .m-delete { background: #b42318; }
+.results li { margin: 0 0 1rem; }
+.results p { margin: 0.2rem 0 0; color: var(--muted); overflow-wrap: anywhere; }
+@media (max-width: 50rem) {
+  .docs { grid-template-columns: 1fr; }
+  .toc { position: static; max-height: 20rem; border-right: 0; border-bottom: 1px solid var(--line); }
+  .docs main { padding: 0 1rem; }
+  .docs-search { max-width: none; width: 100%; }
+}
 `;
 
 /**

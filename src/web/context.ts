@@ -11,6 +11,7 @@ import type { Viewer } from './layout.js';
 import type { Logger } from '../core/logger.js';
 import type { Store } from '../store/store.js';
 import type { Clock } from '../core/clock.js';
+import type { SecretBox } from '../core/secrets.js';
 
 /** An answer: a page with its status, or a 303 redirect. */
 export type WebAnswer =
@@ -35,6 +36,10 @@ export interface WebServices {
   limiter: SignInLimiter;
   /** `PUBLIC_URL` (or `http://HOST:PORT`), without a trailing slash. */
   publicUrl: string;
+  /** Seals webhook secrets (docs/web.md#webhooks-page). */
+  secrets: SecretBox;
+  /** `WEBHOOK_ALLOW_PRIVATE`. */
+  webhookAllowPrivate: boolean;
 }
 
 export class WebCtx {

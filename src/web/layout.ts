@@ -10,7 +10,7 @@ import { html, type Html, type Part } from './html.js';
 export interface Viewer { email: string; csrf: string }
 
 /** The pages of the top bar's navigation. */
-const NAV: ReadonlyArray<{ path: string; label: string }> = [{ path: '/settings/keys', label: 'API keys' }];
+const NAV: ReadonlyArray<{ path: string; label: string }> = [{ path: '/settings/keys', label: 'API keys' }, { path: '/settings/sources', label: 'Sources' }, { path: '/settings/webhooks', label: 'Webhooks' }];
 
 /** A whole page: `<title>` is `title · Support Workspace`; `current` marks the navigation item. */
 export function page(o: { title: string; content: Html; viewer?: Viewer; current?: string; narrow?: boolean }): Html {

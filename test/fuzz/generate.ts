@@ -118,7 +118,7 @@ export function validBody(f: Fuzzer, route: Route, ws: WsTag, d: Draft): unknown
         () => ({ auth: { type: 'basic', username: 'fuzz', secret: `pw_${uniqueNumber(f)}` } }),
         () => ({ auth: null }),
         () => ({ publicDocs: { enabled: g.chance(0.5), published: g.chance(0.5), slug: `docs-${uniqueNumber(f)}` } }),
-        () => ({ publicDocs: { url: `${base}/docs/public`, slug: null } }),
+        () => ({ publicDocs: { enabled: g.chance(0.5), slug: null } }),
       ];
       if (f.pools[ws].sourceHasUrl.get(id)) choices.push(() => ({ url: `${base}/openapi.json?v=${uniqueNumber(f)}` }));
       return g.pick(choices)();

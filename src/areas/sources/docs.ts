@@ -13,4 +13,8 @@ export const SOURCE_DOCS = {
   content: 'The document itself, pasted (OpenAPI, JSON, GraphQL, Postman, AsyncAPI, proto, WSDL, Markdown or text).',
   updateUrl: 'A new absolute `http` or `https` URL, normalized as on creation and used by the next rescan. 409 `conflict` when another '
     + 'source has it. On a source made from pasted content, the next rescan fetches the url (the pasted content is dropped). A new url clears the stored credential unless `auth` is set in the same request.',
+  publicDocs: 'Public docs: given fields are merged into the current ones. `url` is not taken: it is derived as the server\'s '
+    + 'public URL + `/docs/{slug}` (null without a slug).',
+  slug: 'The path of the public docs, `/docs/{slug}`: 2–63 characters, lower-case letters, digits and `-`, not starting with `-`. '
+    + 'Unique on the whole server: a slug another source has, in any workspace, → 409 `conflict`. null removes it.',
 } as const;

@@ -23,6 +23,9 @@ import {
 import { CLEARED_URL_CHANGED, clearCredential, credentialOrigins, RESERVED_HEADERS } from './credentials.js';
 import { SourceScans, UNTITLED, defaultName, type ScanDeps } from './scans.js';
 import { SOURCE_DOCS } from './docs.js';
+import { SLUG_PATTERN, patchPublicDocs } from './publicDocs.js';
+import type { Store } from '../../store/store.js';
+import type { Workspace } from '../../domain/workspace.js';
 
 
 /** A name left out (at creation) or empty is derived from the document (docs/sources.md#naming). */
@@ -43,10 +46,9 @@ const updateBody = s.named('UpdateSourceRequest', s.object({
     username: s.optional(s.string({ minLength: 1, maxLength: 200 })),
   }))),
   publicDocs: s.optional(s.object({
-    enabled: s.optional(s.boolean()), published: s.optional(s.boolean()),
-    slug: s.optional(s.nullable(s.string({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' }))),
-    url: s.optional(s.nullable(s.string({ maxLength: 2000, format: 'uri' }))),
-  })),
+    enabled: s.optional(s.boolean()), published: s.optional(s.boolean({ description: 'Served at `/docs/{slug}` without auth when `enabled`, `published` and `slug` are all set.' })),
+    slug: s.optional(s.nullable(s.string({ minLength: 2, maxLength: 63, pattern: SLUG_PATTERN, description: SOURCE_DOCS.slug }))),
+  }, { description: SOURCE_DOCS.publicDocs })),
 }));
 const listQuery = s.object({ status: s.optional(s.enum(SOURCE_STATUSES)), type: s.optional(s.enum(SOURCE_TYPES)), ...pageParams });
 const searchQuery = s.object({ q: s.string({ minLength: 1, maxLength: 500, description: 'Search text; its first 32 distinct terms are used (words after tokenizing: stop words dropped, repeats counted once).' }), limit: s.optional(s.integer({ minimum: 1, maximum: 50 })) });
@@ -55,7 +57,13 @@ const searchResult = s.named('SearchResult', s.object({
   score: s.number({ description: 'BM25 score, higher is better' }), text: s.string(),
 }));
 
-export interface SourceDeps extends ScanDeps { secrets: SecretBox }
+export interface SourceDeps extends ScanDeps {
+  secrets: SecretBox;
+  /** The served workspaces, for the server-wide uniqueness of public-docs slugs (docs/web.md#public-docs). */
+  store: Store;
+  /** `PUBLIC_URL` (or `http://HOST:PORT`), without a trailing slash: the base of `publicDocs.url`. */
+  publicUrl: string;
+}
 
 export function sourceRoutes(deps: SourceDeps) {
   const scans = new SourceScans(deps);
@@ -146,7 +154,8 @@ export function sourceRoutes(deps: SourceDeps) {
     }),
     route({
       method: 'PATCH', path: `${base}/{sourceId}`, operationId: 'updateSource', tag: 'Sources', scope: 'sources:write',
-      summary: 'Update name (empty: back to the name derived from the document), url, auth (secret encrypted, never returned) or publicDocs. '
+      summary: 'Update name (empty: back to the name derived from the document), url, auth (secret encrypted, never returned) or publicDocs '
+        + '(a slug unique on the server, 409 when another source has it; publicDocs.url is derived from it). '
         + 'A new url is fetched by the next rescan; set on a source made from pasted content, it replaces the content as what rescans ingest. '
         + 'A credential is bound to the origin of the source\'s server URL when it is set: changing url (without setting auth again) clears it, '
         + 'with auth.lastError saying why.',
@@ -183,9 +192,8 @@ export function sourceRoutes(deps: SourceDeps) {
           next.auth = { configured: true, hasSecret: true, lastError: null, lastVerifiedAt: null, status: 'unverified', type: a.type };
         }
         if (b.publicDocs !== undefined) {
-          const p = b.publicDocs;
-          if (p.url !== undefined && p.url !== null) normalizeUrl(p.url, 'publicDocs.url');
-          next.publicDocs = { ...src.publicDocs, ...Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined)) };
+          const workspaces = (deps.store as Store<Workspace>).workspaces.values();
+          next.publicDocs = patchPublicDocs(workspaces, deps.publicUrl, src, b.publicDocs);
         }
         ctx.tx().put('source', src.id, next);
         return { status: 200, body: { source: sourceView(next) } };

@@ -5,7 +5,7 @@
  */
 import type { Db, WithPrepared } from '../../store/db.js';
 import { attachIndexes, orderBy, uniqueBy } from '../../store/indexes.js';
-import { SearchIndex, prepareSource, type SourceEntry } from '../../search/bm25.js';
+import { SearchIndex, prepareSource, type SearchHit, type SourceEntry } from '../../search/bm25.js';
 import type { Source } from './model.js';
 import type { SourceIndexRec } from '../../ingest/types.js';
 
@@ -44,7 +44,7 @@ export class SourceSearch {
    */
   private readonly entries = new WeakMap<object, SourceEntry>();
 
-  constructor(db: Db<SourceRecords>) {
+  constructor(private readonly db: Db<SourceRecords>) {
     db.on('source_index', (id, prev, next, prepared) => {
       if (prev) { for (const e of prev.endpoints) this.endpoints.delete(e.id); this.index.removeSource(id); }
       if (next) {
@@ -58,6 +58,32 @@ export class SourceSearch {
       }
     });
   }
+
+  /** The postings of source `id`'s chunks (prepared now if they are not held), or undefined without an ingestion output. */
+  entryOf(id: string): SourceEntry | undefined {
+    const rec = this.db.get('source_index', id);
+    if (!rec) return undefined;
+    let entry = this.entries.get(rec);
+    if (!entry) {
+      entry = prepareSource(rec.chunks.map((c) => ({ documentId: rec.documents[c.d].id, title: rec.documents[c.d].title, text: c.t })));
+      this.entries.set(rec, entry);
+    }
+    return entry;
+  }
+}
+
+/**
+ * BM25 over the chunks of one source only (the public docs' search, docs/web.md#public-docs):
+ * the source's postings, already held, in an index of their own, so term weights come from
+ * that source alone. O(1) to set up; the search costs what a one-source index's does.
+ * @param limit the most hits, best first. @returns [] for an unknown source or no match.
+ */
+export function searchOneSource(search: SourceSearch, sourceId: string, query: string, limit: number): SearchHit[] {
+  const entry = search.entryOf(sourceId);
+  if (!entry) return [];
+  const one = new SearchIndex();
+  one.addPrepared(sourceId, entry);
+  return one.search(query, limit);
 }
 
 /** The sources area's state in a workspace: its declared indexes and what its ingestions made searchable. */

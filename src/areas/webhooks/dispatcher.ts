@@ -22,7 +22,7 @@ import { eventView } from '../events/events.js';
 import { DISABLE_AFTER_FAILED_DELIVERIES, DISABLE_AFTER_MS, secretContext, sign, type DeliveryRec, type WebhookEndpointRec } from './model.js';
 import { retryAfterAt, type AttemptOutcome } from './send.js';
 import { WorkerSender } from './sender.js';
-import { DISABLED_ERROR, putDisabled } from './webhooks.js';
+import { DISABLED_ERROR, putDisabled } from './endpoints.js';
 
 /** The longest wait a `Retry-After` may ask for: 24 h (docs/api.md#webhook-retries). */
 export const MAX_RETRY_AFTER_MS = 24 * 3600 * 1000;

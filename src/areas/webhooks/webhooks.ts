@@ -6,44 +6,20 @@
  */
 import { s } from '../../http/schema.js';
 import { iso } from '../../core/clock.js';
-import { newId } from '../../core/ids.js';
-import { ConflictError } from '../../core/errors.js';
 import { SecretError, type SecretBox } from '../../core/secrets.js';
 import type { Config } from '../../core/config.js';
-import type { Tx } from '../../store/db.js';
 import { route, type Ctx } from '../../domain/route.js';
-import type { Workspace } from '../../domain/workspace.js';
 import { listSchema, notFound, pageParams, paginate } from '../common.js';
 import {
   MAX_ENDPOINTS, SECRET_OVERLAP_MS, createInput, deliverySchema, deliveryView, endpointSchema, endpointView, endpointWithSecretSchema,
-  generateSecret, secretContext, updateInput, type Subscribable, type WebhookEndpointRec, type WebhookRecords,
+  generateSecret, secretContext, updateInput, type WebhookEndpointRec,
 } from './model.js';
 import { checkEndpointUrl } from './urls.js';
+import { createEndpoint, deleteEndpoint, distinct, enabledAs, putDisabled } from './endpoints.js';
 import { deliveryKept } from './state.js';
 
 /** What the webhook routes are built with. */
 export interface WebhookRouteDeps { config: Config; secrets: SecretBox }
-
-/** `events` with repeated items dropped (the first of each kept, in order). */
-const distinct = (events: Subscribable[]): Subscribable[] => [...new Set(events)];
-
-/** The error of the 17th endpoint (docs/api.md#webhook-limits). */
-const tooMany = (): ConflictError => new ConflictError(`this workspace already has ${MAX_ENDPOINTS} webhook endpoints, the most allowed; delete one before creating another`);
-
-/** The reason a pending delivery fails with when its endpoint is disabled. */
-export const DISABLED_ERROR = 'the endpoint was disabled before this delivery succeeded';
-
-/**
- * Puts `next` (an endpoint disabled now) and fails every pending delivery of it in the same
- * transaction: a disabled endpoint gets nothing more (docs/api.md#webhook-disabling).
- */
-export function putDisabled(ws: Workspace, tx: Tx<WebhookRecords>, next: WebhookEndpointRec): void {
-  tx.put('webhook_endpoint', next.id, next);
-  for (const id of ws.webhooks.pendingOf(next.id)) {
-    const d = ws.get('webhook_delivery', id);
-    if (d !== undefined && d.status === 'pending') tx.put('webhook_delivery', id, { ...d, status: 'failed', nextAttemptAt: null, error: DISABLED_ERROR });
-  }
-}
 
 /** The endpoint `ctx.params.webhookEndpointId` of the key's workspace. @throws NotFoundError */
 function endpointOf(ctx: Ctx<unknown, unknown>): WebhookEndpointRec {
@@ -74,15 +50,7 @@ export function webhookRoutes({ config, secrets }: WebhookRouteDeps) {
       handler: async (ctx) => {
         const b = ctx.body;
         const url = await checkEndpointUrl(b.url, config.webhookAllowPrivate);
-        if (ctx.ws.webhooks.size >= MAX_ENDPOINTS) throw tooMany();
-        const at = iso(ctx.now);
-        const id = newId(ctx.now);
-        const secret = generateSecret();
-        const rec: WebhookEndpointRec = {
-          id, url, events: distinct(b.events), description: b.description ?? '', enabled: b.enabled ?? true, disabledReason: null,
-          createdAt: at, updatedAt: at, secret: secrets.seal(secret, secretContext(ctx.ws.id, id)),
-        };
-        ctx.tx().put('webhook_endpoint', id, rec);
+        const { rec, secret } = createEndpoint(ctx.ws, ctx.tx(), secrets, ctx.now, { url, events: b.events, description: b.description, enabled: b.enabled });
         return withSecret(201, rec, secret);
       },
     }),
@@ -111,17 +79,10 @@ export function webhookRoutes({ config, secrets }: WebhookRouteDeps) {
         const b = ctx.body;
         const url = b.url === undefined ? undefined : await checkEndpointUrl(b.url, config.webhookAllowPrivate);
         const e = endpointOf(ctx); // after the check: the endpoint may have been deleted meanwhile
-        const next: WebhookEndpointRec = { ...e };
+        const next: WebhookEndpointRec = b.enabled === undefined ? { ...e } : enabledAs(e, b.enabled);
         if (url !== undefined) next.url = url;
         if (b.events !== undefined) next.events = distinct(b.events);
         if (b.description !== undefined) next.description = b.description;
-        if (b.enabled === true && !e.enabled) {
-          next.enabled = true;
-          next.disabledReason = null;
-          delete next.failingSince;
-          delete next.failedInARow;
-        }
-        if (b.enabled === false && e.enabled) { next.enabled = false; next.disabledReason = null; }
         const changed = JSON.stringify(endpointView(next)) !== JSON.stringify(endpointView(e));
         if (!changed) return { status: 200, body: { webhookEndpoint: endpointView(e) } };
         next.updatedAt = iso(ctx.now);
@@ -139,12 +100,7 @@ export function webhookRoutes({ config, secrets }: WebhookRouteDeps) {
       },
       handler: (ctx) => {
         const e = endpointOf(ctx);
-        const tx = ctx.tx();
-        const deliveries = ctx.ws.webhooks.deliveriesOf(e.id);
-        const ids: string[] = [];
-        for (const at of deliveries.asc()) ids.push(deliveries.idAt(at));
-        for (const id of ids) tx.del('webhook_delivery', id);
-        tx.del('webhook_endpoint', e.id);
+        deleteEndpoint(ctx.ws, ctx.tx(), e);
         return { status: 200, body: { object: 'webhook_endpoint', id: e.id, deleted: true } };
       },
     }),

@@ -1,0 +1,88 @@
+/**
+ * The changes of a webhook endpoint as the API and the settings area both make them
+ * (docs/api.md#webhooks, docs/web.md#webhooks-page): create one with its secret, enable or
+ * disable it, delete it with its deliveries. Each writes into a transaction the caller commits;
+ * the URL is checked by the caller first (./urls.ts `checkEndpointUrl`, which resolves names).
+ */
+import { iso } from '../../core/clock.js';
+import { newId } from '../../core/ids.js';
+import { ConflictError } from '../../core/errors.js';
+import type { SecretBox } from '../../core/secrets.js';
+import type { Tx } from '../../store/db.js';
+import type { Workspace } from '../../domain/workspace.js';
+import { MAX_ENDPOINTS, endpointView, generateSecret, secretContext, type Subscribable, type WebhookEndpointRec, type WebhookRecords } from './model.js';
+
+/** `events` with repeated items dropped (the first of each kept, in order). */
+export const distinct = (events: Subscribable[]): Subscribable[] => [...new Set(events)];
+
+/** The reason a pending delivery fails with when its endpoint is disabled. */
+export const DISABLED_ERROR = 'the endpoint was disabled before this delivery succeeded';
+
+/**
+ * Puts `next` (an endpoint disabled now) and fails every pending delivery of it in the same
+ * transaction: a disabled endpoint gets nothing more (docs/api.md#webhook-disabling).
+ */
+export function putDisabled(ws: Workspace, tx: Tx<WebhookRecords>, next: WebhookEndpointRec): void {
+  tx.put('webhook_endpoint', next.id, next);
+  for (const id of ws.webhooks.pendingOf(next.id)) {
+    const d = ws.get('webhook_delivery', id);
+    if (d !== undefined && d.status === 'pending') tx.put('webhook_delivery', id, { ...d, status: 'failed', nextAttemptAt: null, error: DISABLED_ERROR });
+  }
+}
+
+/**
+ * Puts a new endpoint of `ws` for `url` (already checked) and returns it with its secret in
+ * clear, which is shown once and stored only sealed.
+ * @param now ms. @throws ConflictError when the workspace has {@link MAX_ENDPOINTS} already (docs/api.md#webhook-limits).
+ */
+export function createEndpoint(ws: Workspace, tx: Tx<WebhookRecords>, secrets: SecretBox, now: number,
+  input: { url: string; events: Subscribable[]; description?: string; enabled?: boolean }): { rec: WebhookEndpointRec; secret: string } {
+  if (ws.webhooks.size >= MAX_ENDPOINTS) {
+    throw new ConflictError(`this workspace already has ${MAX_ENDPOINTS} webhook endpoints, the most allowed; delete one before creating another`);
+  }
+  const at = iso(now);
+  const id = newId(now);
+  const secret = generateSecret();
+  const rec: WebhookEndpointRec = {
+    id, url: input.url, events: distinct(input.events), description: input.description ?? '', enabled: input.enabled ?? true, disabledReason: null,
+    createdAt: at, updatedAt: at, secret: secrets.seal(secret, secretContext(ws.id, id)),
+  };
+  tx.put('webhook_endpoint', id, rec);
+  return { rec, secret };
+}
+
+/**
+ * `e` enabled or disabled by a person: enabling clears what the server's disabling left
+ * (reason, failure counts); disabling fails its pending deliveries. Puts nothing and returns
+ * `e` when it is already so. @param now ms.
+ */
+export function setEnabled(ws: Workspace, tx: Tx<WebhookRecords>, e: WebhookEndpointRec, enabled: boolean, now: number): WebhookEndpointRec {
+  const next = enabledAs(e, enabled);
+  if (JSON.stringify(endpointView(next)) === JSON.stringify(endpointView(e))) return e;
+  next.updatedAt = iso(now);
+  if (!next.enabled) putDisabled(ws, tx, next);
+  else tx.put('webhook_endpoint', e.id, next);
+  return next;
+}
+
+/** A copy of `e` enabled or disabled (nothing put, `updatedAt` unchanged). */
+export function enabledAs(e: WebhookEndpointRec, enabled: boolean): WebhookEndpointRec {
+  const next: WebhookEndpointRec = { ...e };
+  if (enabled && !e.enabled) {
+    next.enabled = true;
+    next.disabledReason = null;
+    delete next.failingSince;
+    delete next.failedInARow;
+  }
+  if (!enabled && e.enabled) { next.enabled = false; next.disabledReason = null; }
+  return next;
+}
+
+/** Deletes `e` and every delivery of it. */
+export function deleteEndpoint(ws: Workspace, tx: Tx<WebhookRecords>, e: WebhookEndpointRec): void {
+  const deliveries = ws.webhooks.deliveriesOf(e.id);
+  const ids: string[] = [];
+  for (const at of deliveries.asc()) ids.push(deliveries.idAt(at));
+  for (const id of ids) tx.del('webhook_delivery', id);
+  tx.del('webhook_endpoint', e.id);
+}
