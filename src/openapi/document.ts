@@ -16,7 +16,7 @@ import { s, toJsonSchema, type TSchema } from '../http/schema.js';
 import { API_VERSION } from '../http/pipeline.js';
 import { SCOPES } from '../auth/keys.js';
 import { EXAMPLES } from './examples.js';
-import { EVENT_PAYLOADS } from '../areas/events/events.js';
+import { EVENT_PAYLOADS, pascalType } from '../areas/events/events.js';
 
 type Json = Record<string, unknown>;
 
@@ -255,7 +255,7 @@ function webhookOperations(refs: Map<string, TSchema>): Record<string, Json> {
   for (const { type, schema } of EVENT_PAYLOADS) {
     out[type] = {
       post: {
-        operationId: `on${type.split('.').map((w) => w[0].toUpperCase() + w.slice(1)).join('')}`,
+        operationId: `on${pascalType(type)}`,
         summary: `The \`${type}\` event, delivered to the endpoints subscribed to it.`,
         description: 'Signed per the Standard Webhooks specification. Answer 2xx within `WEBHOOK_TIMEOUT_MS` to acknowledge; anything else is retried on the schedule, and `410 Gone` disables the endpoint.',
         tags: ['Events'],

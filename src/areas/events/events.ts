@@ -50,6 +50,9 @@ export interface EventRec {
 /** The record types of the events area. */
 export interface EventRecords { event: EventRec }
 
+/** An event type in PascalCase (`conversation.updated` → `ConversationUpdated`), for schema and operation names. */
+export const pascalType = (type: EventType): string => type.split('.').map((w) => w[0].toUpperCase() + w.slice(1)).join('');
+
 /** The resource an event type is about (`conversation.updated` → `conversation`). */
 export const resourceOf = (type: string): string => type.slice(0, type.indexOf('.'));
 
@@ -160,7 +163,7 @@ const RESOURCE_SCHEMAS: Record<string, TSchema> = {
  */
 export const EVENT_PAYLOADS: ReadonlyArray<{ type: EventType; schema: TSchema }> = EVENT_TYPES.map((type) => {
   const resource = resourceOf(type);
-  const name = type.split('.').map((w) => w[0].toUpperCase() + w.slice(1)).join('') + 'Event';
+  const name = `${pascalType(type)}Event`;
   const object = type === 'source.deleted'
     ? s.any({ description: 'The source summary as it was before the delete, with `deleted: true`.' })
     : RESOURCE_SCHEMAS[resource];

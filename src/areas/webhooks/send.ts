@@ -37,8 +37,6 @@ export interface SendOptions {
   timeoutMs: number;
   /** `WEBHOOK_ALLOW_PRIVATE`. */
   allowPrivate: boolean;
-  /** Aborts the attempt (the server stops): it fails with `the attempt was stopped`. */
-  signal?: AbortSignal;
   /**
    * The endpoint's keep-alive pool (one per endpoint and URL, made by the caller); without one,
    * every attempt opens a connection of its own.
@@ -61,10 +59,7 @@ export async function sendAttempt(url: string, body: string, headers: Record<str
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => { timedOut = true; controller.abort(); }, opts.timeoutMs);
-  const stop = (): void => controller.abort();
-  opts.signal?.addEventListener('abort', stop, { once: true });
   try {
-    if (opts.signal?.aborted) return fail('the attempt was stopped');
     const addresses = await deliveryAddresses(u, opts.allowPrivate);
     if (!addresses) return fail(unreachableMessage(u.href));
     if (timedOut) return fail(`no answer within ${opts.timeoutMs} ms`);
@@ -94,11 +89,9 @@ export async function sendAttempt(url: string, body: string, headers: Record<str
     return fail(`the endpoint answered HTTP ${status}${text}`, status, retryAfter);
   } catch (e) {
     if (timedOut) return fail(`no answer within ${opts.timeoutMs} ms`);
-    if (opts.signal?.aborted) return fail('the attempt was stopped');
     const err = e as NodeJS.ErrnoException;
     return fail(`could not connect to the endpoint: ${err.code ?? err.message}`);
   } finally {
-    opts.signal?.removeEventListener('abort', stop);
     // Past the deadline the connection is cut, the body's drain included.
     const rest = opts.timeoutMs - elapsed();
     clearTimeout(timer);
