@@ -15,14 +15,13 @@ import { ConflictError } from '../core/errors.js';
 import { EVENT_TYPES } from '../areas/events/events.js';
 import { checkEndpointUrl } from '../areas/webhooks/urls.js';
 import { createEndpoint, deleteEndpoint, setEnabled } from '../areas/webhooks/endpoints.js';
-import { MAX_ENDPOINTS, type DeliveryRec, type Subscribable, type WebhookEndpointRec } from '../areas/webhooks/model.js';
+import { MAX_DESCRIPTION, MAX_ENDPOINTS, type DeliveryRec, type Subscribable, type WebhookEndpointRec } from '../areas/webhooks/model.js';
 import type { Store } from '../store/store.js';
 import type { Workspace } from '../domain/workspace.js';
 
 /** Deliveries shown per endpoint, newest first. */
 const LAST_DELIVERIES = 5;
 const ALL = '*';
-const DESCRIPTION_MAX = 500;
 
 interface Draft { url: string; events: string[]; description: string }
 
@@ -74,8 +73,8 @@ ${csrfField(csrf)}
 <fieldset><legend>Events</legend>
 <div class="scopes">${box(ALL, html`<strong>all events</strong> <code>*</code>`)}${EVENT_TYPES.map((t) => box(t, html`<code>${t}</code>`))}</div>
 </fieldset>
-<label for="description">Description <span class="hint">optional, up to ${DESCRIPTION_MAX} characters</span></label>
-<input type="text" id="description" name="description" maxlength="${DESCRIPTION_MAX}" value="${d.description}">
+<label for="description">Description <span class="hint">optional, up to ${MAX_DESCRIPTION} characters</span></label>
+<input type="text" id="description" name="description" maxlength="${MAX_DESCRIPTION}" value="${d.description}">
 <div class="actions"><button type="submit">Create endpoint</button></div>
 </form>`;
 }
@@ -113,7 +112,7 @@ export async function postWebhooks(ctx: WebCtx): Promise<WebAnswer> {
   if (draft.events.length === 0) return refuse(422, 'Choose at least one event.');
   const unknown = draft.events.find((t) => t !== ALL && !(EVENT_TYPES as readonly string[]).includes(t));
   if (unknown !== undefined) return refuse(422, `There is no event named “${unknown}”.`);
-  if ([...draft.description].length > DESCRIPTION_MAX) return refuse(422, `The description must be at most ${DESCRIPTION_MAX} characters long.`);
+  if ([...draft.description].length > MAX_DESCRIPTION) return refuse(422, `The description must be at most ${MAX_DESCRIPTION} characters long.`);
   let url: string;
   try { url = await checkEndpointUrl(draft.url, ctx.services.webhookAllowPrivate); } catch (e) {
     if (e instanceof ApiError) return refuse(422, `The URL is refused: ${e.detail ?? e.message}.`);

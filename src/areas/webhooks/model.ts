@@ -107,7 +107,9 @@ const eventFilter = s.named('WebhookEventFilter', s.enum(SUBSCRIBABLE, { descrip
 const eventsSchema = s.array(eventFilter,
   { minItems: 1, maxItems: 20, description: 'The event types sent to the endpoint; `*` is all of them. Repeated items count once.' });
 const urlSchema = s.string({ minLength: 1, maxLength: 2000, format: 'uri', description: 'An absolute http or https URL without credentials; its host must resolve to public addresses (docs/api.md#webhook-endpoint-urls).' });
-const descriptionSchema = s.string({ maxLength: 500 });
+/** The longest endpoint description, characters (the API's schema and the settings page both enforce it). */
+export const MAX_DESCRIPTION = 500;
+const descriptionSchema = s.string({ maxLength: MAX_DESCRIPTION });
 
 const endpointProps = {
   object: s.enum(['webhook_endpoint'] as const),
