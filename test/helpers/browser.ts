@@ -6,10 +6,11 @@
  * browser is, or why there is none, so a test can skip with a clear reason.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 
@@ -19,6 +20,29 @@ export function findChromium(): { path: string } | { reason: string } {
   if (given) return existsSync(given) ? { path: given } : { reason: `CHROMIUM=${given} does not exist` };
   const found = CANDIDATES.find((p) => existsSync(p));
   return found ? { path: found } : { reason: `no Chromium at ${CANDIDATES.join(', ')} (install Debian's: apt-get install -y chromium; .ci/run does)` };
+}
+
+/**
+ * `findChromium()` for a browser test's `skip` option, and when there is no browser, a banner
+ * on stderr that no one reading the run can miss: the suite is skipped, not passed.
+ */
+export function browserOrLoudSkip(): { path: string } | { reason: string } {
+  const found = findChromium();
+  if ('reason' in found) {
+    const line = '!'.repeat(78);
+    process.stderr.write(`\n${line}\n!! BROWSER SUITE SKIPPED: ${found.reason}\n!! The settings area and public docs were NOT tested in a browser.\n${line}\n\n`);
+  }
+  return found;
+}
+
+/**
+ * Where the browser tests save their screenshots, with a trailing slash: `test/artifacts/`
+ * (git-ignored), or `docs/screenshots/` (the README's pictures) when UPDATE_SCREENSHOTS=1.
+ */
+export function screenshotDir(): string {
+  const dir = fileURLToPath(new URL(process.env.UPDATE_SCREENSHOTS === '1' ? '../../docs/screenshots/' : '../artifacts/', import.meta.url));
+  mkdirSync(dir, { recursive: true });
+  return dir;
 }
 
 interface Pending { resolve: (v: Record<string, unknown>) => void; reject: (e: Error) => void; method: string }

@@ -8,18 +8,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startTestServer } from './helpers/server.js';
-import { Browser, findChromium } from './helpers/browser.js';
-import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { startTestServer } from '../helpers/server.js';
+import { Browser, browserOrLoudSkip, screenshotDir } from '../helpers/browser.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
-const SHOTS = process.env.UPDATE_SCREENSHOTS === '1'
-  ? fileURLToPath(new URL('../docs/screenshots/', import.meta.url))
-  : join(mkdtempSync(join(tmpdir(), 'sw-shots-')), '/');
-const chromium = findChromium();
+const SHOTS = screenshotDir();
+const chromium = browserOrLoudSkip();
 
 const op = (summary: string, tag: string, description: string, extra: Record<string, unknown> = {}) =>
   ({ summary, tags: [tag], description, responses: { 200: { description: 'OK' } }, ...extra });
@@ -109,7 +103,7 @@ test('in Chromium: a published source\'s docs without signing in, anchors, searc
     narrow = await Browser.launch(path, { width: 390, height: 844 });
     await narrow.goto(`${srv.url}/docs/petstore`);
     assert.ok(await narrow.eval<boolean>('document.documentElement.scrollWidth <= window.innerWidth'), 'no sideways scroll at 390 px');
-    await narrow.screenshot(join(mkdtempSync(join(tmpdir(), 'sw-shots-')), 'public-docs-narrow.png'));
+    await narrow.screenshot(SHOTS + 'public-docs-narrow.png');
   } finally {
     await wide?.close();
     await narrow?.close();

@@ -2,24 +2,17 @@
  * The settings area in a real browser (docs/web.md): headless Chromium over the DevTools pipe
  * (test/helpers/browser.ts) walks activation link → set password → sign in → keys page →
  * create a key → see the secret → use it on the API → revoke → 401, and saves screenshots of
- * the sign-in page, the keys list and the new key (to docs/screenshots/ when run with
- * UPDATE_SCREENSHOTS=1). Without Chromium the test is skipped, saying why.
+ * the sign-in page, the keys list and the new key (to test/artifacts/, git-ignored, or to docs/screenshots/ when run
+ * with UPDATE_SCREENSHOTS=1). Without Chromium the test is skipped, saying why.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startTestServer } from './helpers/server.js';
-import { Browser, findChromium } from './helpers/browser.js';
+import { startTestServer } from '../helpers/server.js';
+import { Browser, browserOrLoudSkip, screenshotDir } from '../helpers/browser.js';
 
-/** docs/screenshots/ with UPDATE_SCREENSHOTS=1 (so a plain test run leaves the work tree as it was), else a temp folder. */
-const SHOTS = process.env.UPDATE_SCREENSHOTS === '1'
-  ? fileURLToPath(new URL('../docs/screenshots/', import.meta.url))
-  : join(mkdtempSync(join(tmpdir(), 'sw-shots-')), '/');
+const SHOTS = screenshotDir();
 const PASSWORD = 'correct horse battery staple';
-const chromium = findChromium();
+const chromium = browserOrLoudSkip();
 
 test('in Chromium: activate, sign in, create a key, use it, revoke it', { skip: 'reason' in chromium ? chromium.reason : false, timeout: 120_000 }, async () => {
   const srv = await startTestServer();
