@@ -114,9 +114,11 @@ export function attachEvents(ws: Workspace, db: Db<EventRecords & ConversationRe
     if (previous !== undefined) e.previousAttributes = previous;
     if (objectJson === undefined) return tx.put('event', e.id, e);
     // The same text as JSON.stringify(e): the keys in the order `e` has them.
-    const head = `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(type)},"createdAt":${JSON.stringify(e.createdAt)},"data":{"object":`;
+    const fields = `"id":${JSON.stringify(e.id)},"type":${JSON.stringify(type)},"createdAt":${JSON.stringify(e.createdAt)},"data":{"object":`;
     const tail = previous === undefined ? '}}' : `},"previousAttributes":${JSON.stringify(previous)}}`;
-    tx.put('event', e.id, e, [head, objectJson, tail]);
+    tx.put('event', e.id, e, [`{${fields}`, objectJson, tail]);
+    // And the API view's text (what a webhook delivery sends and GET /events lists), made from the same parts.
+    eventJson.seed(e, `{"object":"event",${fields}${objectJson}${tail}`);
   };
   /** `created`, or `updated` when the API view changed (nothing when it did not). */
   const change = <V>(resource: string, view: (v: V) => Record<string, unknown>, json?: (v: V) => string) => (tx: Tx<EventRecords>, _id: string, prev: V | undefined, next: V): void => {
@@ -139,6 +141,8 @@ const kept = (e: EventRec, now: number): boolean => Date.parse(e.createdAt) >= n
 
 export const eventView = (e: EventRec): Record<string, unknown> => ({ object: 'event', ...e });
 const eventJson = new ViewCache<EventRec>(eventView, 'event');
+/** The JSON text of `eventView(e)`, made once per event record: the body of its webhook deliveries. */
+export const eventViewJson = (e: EventRec): string => eventJson.json(e);
 
 const eventFields = {
   object: s.enum(['event'] as const),

@@ -18,8 +18,8 @@ import type { Logger } from '../../core/logger.js';
 import { SecretError, type SecretBox } from '../../core/secrets.js';
 import type { Store } from '../../store/store.js';
 import type { Workspace } from '../../domain/workspace.js';
-import { eventView } from '../events/events.js';
-import { DISABLE_AFTER_FAILED_DELIVERIES, DISABLE_AFTER_MS, secretContext, sign, type DeliveryRec, type WebhookEndpointRec } from './model.js';
+import { eventViewJson } from '../events/events.js';
+import { DISABLE_AFTER_FAILED_DELIVERIES, DISABLE_AFTER_MS, secretContext, type DeliveryRec, type WebhookEndpointRec } from './model.js';
 import { retryAfterAt, type AttemptOutcome } from './send.js';
 import { WorkerSender } from './sender.js';
 import { DISABLED_ERROR, putDisabled } from './endpoints.js';
@@ -206,14 +206,7 @@ export class WebhookDispatcher {
       if (!(e instanceof SecretError)) throw e;
       return this.settle(ws, d, { ok: false, status: null, error: "the endpoint's secret cannot be decrypted (its master key is missing); rotate the secret", durationMs: 0 });
     }
-    const body = JSON.stringify(eventView(event));
-    const timestamp = Math.floor(this.opts.clock.now() / 1000);
-    const headers = {
-      'webhook-id': event.id,
-      'webhook-timestamp': String(timestamp),
-      'webhook-signature': secrets.map((x) => sign(x, event.id, timestamp, body)).join(' '),
-    };
-    const outcome = await this.sender.send(endpoint.id, endpoint.url, body, headers);
+    const outcome = await this.sender.send({ endpointId: endpoint.id, url: endpoint.url, body: eventViewJson(event), eventId: event.id, timestamp: Math.floor(this.opts.clock.now() / 1000), secrets });
     release();
     await this.settle(ws, d, outcome);
   }

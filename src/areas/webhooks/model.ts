@@ -3,10 +3,13 @@
  * the record types, their views and schemas, the endpoint secret (`whsec_…`) and the Standard
  * Webhooks signature (docs/api.md#webhook-signatures).
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { SECRET_PREFIX } from './signature.js';
 import { s } from '../../http/schema.js';
 import type { Sealed } from '../../core/secrets.js';
 import { EVENT_TYPES, eventSchema, type EventType } from '../events/events.js';
+
+export { SECRET_PREFIX, sign } from './signature.js';
 
 /** The most endpoints one workspace may have (docs/api.md#webhook-limits); one more is a 409. */
 export const MAX_ENDPOINTS = 16;
@@ -19,7 +22,6 @@ export const DISABLE_AFTER_FAILED_DELIVERIES = 100;
 /** How long deliveries are kept, like events (docs/api.md#webhook-deliveries): 30 days. */
 export const DELIVERY_RETENTION_MS = 30 * 24 * 3600 * 1000;
 /** The prefix of an endpoint secret. */
-export const SECRET_PREFIX = 'whsec_';
 /** What an endpoint subscribes to: event types, or `*` for all of them. */
 export const SUBSCRIBABLE = [...EVENT_TYPES, '*'] as const;
 export type Subscribable = (typeof SUBSCRIBABLE)[number];
@@ -77,15 +79,6 @@ export const secretContext = (workspaceId: string, endpointId: string): string =
 /** A new endpoint secret: `whsec_` + base64 of 32 random bytes. */
 export const generateSecret = (): string => SECRET_PREFIX + randomBytes(32).toString('base64');
 
-/**
- * The `webhook-signature` value of one secret (docs/api.md#webhook-signatures): `v1,` + base64
- * HMAC-SHA256, keyed by the base64-decoded part of `secret` after `whsec_`, of
- * `{id}.{timestamp}.{body}` (timestamp in unix seconds).
- */
-export function sign(secret: string, id: string, timestamp: number, body: string): string {
-  const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
-  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
-}
 
 /** Whether `e` receives events of `type`. */
 export const subscribes = (e: WebhookEndpointRec, type: EventType): boolean => e.events.includes('*') || e.events.includes(type);

@@ -56,30 +56,35 @@ export async function sendAttempt(url: string, body: string, headers: Record<str
   const fail = (error: string, status: number | null = null, retryAfter?: string): AttemptOutcome => ({ ok: false, status, error, retryAfter, durationMs: elapsed() });
   let u: URL;
   try { u = new URL(url); } catch { return fail('the endpoint URL is not a valid URL'); }
-  const controller = new AbortController();
   let timedOut = false;
-  const timer = setTimeout(() => { timedOut = true; controller.abort(); }, opts.timeoutMs);
+  let req: http.ClientRequest | undefined;
+  // One timer covers DNS, connecting, sending, the status line and the body's drain: when it
+  // fires, the request (and its socket) is destroyed. No AbortSignal: its listeners cost more
+  // than the attempt's own work on a busy endpoint.
+  const timer = setTimeout(() => { timedOut = true; req?.destroy(); }, opts.timeoutMs);
+  let draining = false;
   try {
     const addresses = await deliveryAddresses(u, opts.allowPrivate);
     if (!addresses) return fail(unreachableMessage(u.href));
     if (timedOut) return fail(`no answer within ${opts.timeoutMs} ms`);
     const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
       const payload = Buffer.from(body, 'utf8');
-      const req = (u.protocol === 'https:' ? https : http).request({
+      req = (u.protocol === 'https:' ? https : http).request({
         protocol: u.protocol, hostname: hostOf(u), port: u.port || undefined, path: `${u.pathname}${u.search}`, method: 'POST',
         headers: { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length), 'user-agent': USER_AGENT },
         // New connections go to the checked addresses; the pool only holds connections made so.
         agent: opts.agent ?? false,
         lookup: fixedLookup(addresses) as unknown as net.LookupFunction,
-        signal: controller.signal,
       });
       req.once('response', resolve);
       req.on('error', reject);
       req.end(payload);
     });
     const status = res.statusCode ?? 0;
-    // The body is not needed: drain it in the background, bounded by the same deadline.
+    // The body is not needed: drain it in the background, cut by the same timer.
     res.on('error', () => {});
+    draining = true;
+    res.once('close', () => clearTimeout(timer));
     res.resume();
     if (status >= 200 && status <= 299) return { ok: true, status, error: null, durationMs: elapsed() };
     const header = res.headers['retry-after'];
@@ -92,10 +97,7 @@ export async function sendAttempt(url: string, body: string, headers: Record<str
     const err = e as NodeJS.ErrnoException;
     return fail(`could not connect to the endpoint: ${err.code ?? err.message}`);
   } finally {
-    // Past the deadline the connection is cut, the body's drain included.
-    const rest = opts.timeoutMs - elapsed();
-    clearTimeout(timer);
-    if (!timedOut) setTimeout(() => controller.abort(), Math.max(0, rest)).unref();
+    if (!draining) clearTimeout(timer);
   }
 }
 

@@ -4,24 +4,40 @@
  * the thread that answers API requests. The dispatcher hands each attempt over as data (URL,
  * body, signature headers) and gets its {@link AttemptOutcome} back; a worker that dies fails the
  * attempts it held (they are retried) and the next attempt starts a new one.
+ *
+ * Messages are batched per event-loop turn in both directions: the attempts handed over in one
+ * turn go in one `postMessage`, and the worker posts the outcomes that ended in one of its turns
+ * together. A `postMessage` wakes the other thread, which on a small machine costs more than the
+ * attempt's own data; a batch pays it once (docs/api.md#webhook-deliveries).
  */
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../../core/workerThread.js';
 import type { AttemptOutcome } from './send.js';
 
-/** One attempt, as the worker takes it. */
+/**
+ * One attempt, as the worker takes it: the worker signs `body` with `secrets` (the endpoint's
+ * opened signing secrets) under `eventId` and `timestamp` (unix seconds), so the HMACs are made
+ * off the thread that answers API requests too.
+ */
 export interface SendTask {
   n: number;
   endpointId: string;
   url: string;
   body: string;
-  headers: Record<string, string>;
+  eventId: string;
+  timestamp: number;
+  secrets: string[];
 }
 
-/** A message to the worker: an attempt, or "close the keep-alive pool of this endpoint". */
-export type SenderMessage = { send: SendTask; timeoutMs: number; allowPrivate: boolean; poolSize: number } | { drop: string };
-/** The worker's answer to attempt `n`. */
-export interface SenderReply { n: number; outcome: AttemptOutcome }
+/** The settings every attempt is made with. */
+export interface SenderSettings { timeoutMs: number; allowPrivate: boolean; poolSize: number }
+/**
+ * A message to the worker: the attempts of one turn (`sends`), the endpoints whose keep-alive
+ * pools to close first (`drops`: deleted or disabled endpoints), and the settings.
+ */
+export interface SenderMessage { sends: SendTask[]; drops: string[]; settings: SenderSettings }
+/** The worker's answers: the outcome of each attempt `n` that ended in one of its turns. */
+export type SenderReply = Array<{ n: number; outcome: AttemptOutcome }>;
 
 /** Sends attempts on the sender worker (see the module's comment). */
 export class WorkerSender {
@@ -29,26 +45,41 @@ export class WorkerSender {
   private next = 0;
   private readonly pending = new Map<number, (o: AttemptOutcome) => void>();
   private closed = false;
+  /** What this turn hands over, posted at its end (null: nothing yet). */
+  private batch: SenderMessage | null = null;
 
-  constructor(private readonly opts: { timeoutMs: number; allowPrivate: boolean; poolSize: number }) {}
+  constructor(private readonly settings: SenderSettings) {}
 
   /**
-   * Makes one attempt of POSTing `body` to `url` with `headers`, through endpoint `endpointId`'s
-   * keep-alive pool. Never rejects: every failure is an outcome (`the attempt was stopped` once
-   * {@link close} ran, `the delivery worker stopped` when the worker died).
+   * Makes one attempt of POSTing `task.body`, signed (src/areas/webhooks/signature.ts), to
+   * `task.url` through endpoint `task.endpointId`'s keep-alive pool. Never rejects: every
+   * failure is an outcome (`the attempt was stopped` once {@link close} ran, `the delivery
+   * worker stopped` when the worker died).
    */
-  send(endpointId: string, url: string, body: string, headers: Record<string, string>): Promise<AttemptOutcome> {
+  send(task: Omit<SendTask, 'n'>): Promise<AttemptOutcome> {
     if (this.closed) return Promise.resolve(stopped('the attempt was stopped'));
     const n = ++this.next;
     return new Promise((resolve) => {
       this.pending.set(n, resolve);
-      const { timeoutMs, allowPrivate, poolSize } = this.opts;
-      this.spawned().postMessage({ send: { n, endpointId, url, body, headers }, timeoutMs, allowPrivate, poolSize } satisfies SenderMessage);
+      this.batched().sends.push({ ...task, n });
     });
   }
 
-  /** Closes the keep-alive pool of endpoint `id` (deleted, disabled). */
-  drop(id: string): void { this.worker?.postMessage({ drop: id } satisfies SenderMessage); }
+  /** Closes the keep-alive pool of endpoint `id` (deleted, disabled), before this turn's attempts are made. */
+  drop(id: string): void { if (this.worker !== null || this.batch !== null) this.batched().drops.push(id); }
+
+  /** This turn's message, posted once the turn's synchronous work and microtasks are done. */
+  private batched(): SenderMessage {
+    if (this.batch !== null) return this.batch;
+    const batch: SenderMessage = { sends: [], drops: [], settings: this.settings };
+    this.batch = batch;
+    setImmediate(() => {
+      this.batch = null;
+      if (this.closed) return;
+      this.spawned().postMessage(batch);
+    });
+    return batch;
+  }
 
   /** Stops the worker; attempts in flight end as stopped. */
   async close(): Promise<void> {
@@ -62,10 +93,12 @@ export class WorkerSender {
   private spawned(): Worker {
     if (this.worker) return this.worker;
     const w = startWorker(import.meta.url, 'senderWorker');
-    w.on('message', (m: SenderReply) => {
-      const done = this.pending.get(m.n);
-      this.pending.delete(m.n);
-      done?.(m.outcome);
+    w.on('message', (replies: SenderReply) => {
+      for (const { n, outcome } of replies) {
+        const done = this.pending.get(n);
+        this.pending.delete(n);
+        done?.(outcome);
+      }
     });
     const lost = (): void => { if (this.worker === w) { this.worker = null; this.failAll('the delivery worker stopped'); } };
     w.on('error', lost);

@@ -1,11 +1,13 @@
 /**
- * The delivery worker's thread (src/areas/webhooks/sender.ts): makes each attempt it is handed
- * with {@link sendAttempt}, one keep-alive pool per endpoint and URL, and posts the outcome back.
+ * The delivery worker's thread (src/areas/webhooks/sender.ts): signs each attempt it is handed
+ * ({@link signatureHeaders}), makes it with {@link sendAttempt} through one keep-alive pool per
+ * endpoint and URL, and posts the outcomes that ended in one turn back together.
  */
 import http from 'node:http';
 import https from 'node:https';
 import { parentPort } from 'node:worker_threads';
-import { sendAttempt } from './send.js';
+import { sendAttempt, type AttemptOutcome } from './send.js';
+import { signatureHeaders } from './signature.js';
 import type { SenderMessage, SenderReply } from './sender.js';
 
 const pools = new Map<string, { url: string; agent: http.Agent }>();
@@ -21,13 +23,24 @@ function poolOf(endpointId: string, url: string, size: number): http.Agent {
   return agent;
 }
 
-parentPort!.on('message', (m: SenderMessage) => {
-  if ('drop' in m) {
-    pools.get(m.drop)?.agent.destroy();
-    pools.delete(m.drop);
-    return;
+/** The outcomes of this turn, posted at its end (null: none yet). */
+let replies: SenderReply | null = null;
+function reply(n: number, outcome: AttemptOutcome): void {
+  if (replies === null) {
+    const batch: SenderReply = (replies = []);
+    setImmediate(() => { replies = null; parentPort!.postMessage(batch); });
   }
-  const t = m.send;
-  void sendAttempt(t.url, t.body, t.headers, { timeoutMs: m.timeoutMs, allowPrivate: m.allowPrivate, agent: poolOf(t.endpointId, t.url, m.poolSize) })
-    .then((outcome) => parentPort!.postMessage({ n: t.n, outcome } satisfies SenderReply));
+  replies.push({ n, outcome });
+}
+
+parentPort!.on('message', (m: SenderMessage) => {
+  for (const id of m.drops) {
+    pools.get(id)?.agent.destroy();
+    pools.delete(id);
+  }
+  const { timeoutMs, allowPrivate, poolSize } = m.settings;
+  for (const t of m.sends) {
+    void sendAttempt(t.url, t.body, signatureHeaders(t.secrets, t.eventId, t.timestamp, t.body), { timeoutMs, allowPrivate, agent: poolOf(t.endpointId, t.url, poolSize) })
+      .then((outcome) => reply(t.n, outcome));
+  }
 });
