@@ -28,6 +28,13 @@ import { DISABLED_ERROR, putDisabled } from './endpoints.js';
 export const MAX_RETRY_AFTER_MS = 24 * 3600 * 1000;
 /** After an outcome could not be written (a full disk), the delivery waits this long, ms of the clock. */
 const WRITE_RETRY_MS = 30_000;
+/**
+ * How many attempts per endpoint (and overall) may be handed to the delivery worker, as a
+ * multiple of the concurrency bounds: the worker keeps the bounds on the requests it makes and
+ * starts the next one the moment one ends, without waiting for this thread to hand it over
+ * (docs/api.md#webhook-deliveries).
+ */
+export const HANDOFF_FACTOR = 4;
 /** The longest the dispatcher sleeps without looking, wall ms. */
 const IDLE_PASS_MS = 1000;
 /** The error of a delivery whose event is gone (older than the 30 days events are kept). */
@@ -60,9 +67,12 @@ export function nextAttemptTime(attempt: number, schedule: readonly number[], no
 export class WebhookDispatcher {
   /** Attempts in flight or writing their outcome, by delivery id (a delivery is never sent twice at once). */
   private readonly running = new Map<string, Promise<void>>();
-  /** Requests in flight per endpoint id (a slot is freed once the answer came, before its outcome is written). */
+  /**
+   * Attempts handed to the delivery worker per endpoint id, at most {@link HANDOFF_FACTOR} × the
+   * per-endpoint bound (a hand-over ends once the answer came, before its outcome is written).
+   */
   private readonly perEndpoint = new Map<string, number>();
-  /** Requests in flight over every endpoint. */
+  /** Attempts handed over for every endpoint, at most {@link HANDOFF_FACTOR} × the overall bound. */
   private sending = 0;
   /** Each endpoint record's opened signing secrets (held only as long as the record is). */
   private readonly opened = new WeakMap<WebhookEndpointRec, { current: string[]; both: string[]; previousUntil: number }>();
@@ -81,7 +91,7 @@ export class WebhookDispatcher {
   constructor(private readonly opts: DispatcherOptions) {
     this.random = opts.random ?? Math.random;
     const c = opts.config;
-    this.sender = new WorkerSender({ timeoutMs: c.webhookTimeoutMs, allowPrivate: c.webhookAllowPrivate, poolSize: c.webhookConcurrencyPerEndpoint });
+    this.sender = new WorkerSender({ timeoutMs: c.webhookTimeoutMs, allowPrivate: c.webhookAllowPrivate, poolSize: c.webhookConcurrencyPerEndpoint, concurrency: c.webhookConcurrency });
   }
 
   /** Starts sending: what is due now (deliveries left pending by a restart included), then as they fall due. */
@@ -133,7 +143,7 @@ export class WebhookDispatcher {
   /** Starts every due delivery that a free slot allows, then sleeps until the next one is due. */
   private pass(): void {
     if (this.stopped) return;
-    try { this.startDue(); } catch (e) {
+    try { this.startDue(); this.sender.flush(); } catch (e) {
       // A bug here must not take the server down: say so, and look again later.
       this.opts.logger.error('webhook dispatcher pass failed', { error: (e as Error).message });
       this.arm(IDLE_PASS_MS);
@@ -142,7 +152,8 @@ export class WebhookDispatcher {
 
   private startDue(): void {
     const now = this.opts.clock.now();
-    const { webhookConcurrency: overall, webhookConcurrencyPerEndpoint: perEndpoint } = this.opts.config;
+    const overall = HANDOFF_FACTOR * this.opts.config.webhookConcurrency;
+    const perEndpoint = HANDOFF_FACTOR * this.opts.config.webhookConcurrencyPerEndpoint;
     let next = Infinity;
     for (const ws of this.opts.store.workspaces.values()) {
       ws.webhooks.onReady = this.poke;
@@ -208,6 +219,9 @@ export class WebhookDispatcher {
     }
     const outcome = await this.sender.send({ endpointId: endpoint.id, url: endpoint.url, body: eventViewJson(event), eventId: event.id, timestamp: Math.floor(this.opts.clock.now() / 1000), secrets });
     release();
+    // Not made: the worker dropped it (the endpoint answered 410 Gone, or was dropped): the
+    // delivery stays as it is, for the next pass to see the endpoint's new state.
+    if (outcome.notSent) return;
     await this.settle(ws, d, outcome);
   }
 

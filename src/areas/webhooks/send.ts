@@ -29,6 +29,8 @@ export interface AttemptOutcome {
   retryAfter?: string;
   /** Wall time until the status line (or the failure), ms. */
   durationMs: number;
+  /** True when the attempt was never made (the delivery worker dropped it): nothing to record. */
+  notSent?: boolean;
 }
 
 /** Options of {@link sendAttempt}. */

@@ -9,6 +9,10 @@
  * turn go in one `postMessage`, and the worker posts the outcomes that ended in one of its turns
  * together. A `postMessage` wakes the other thread, which on a small machine costs more than the
  * attempt's own data; a batch pays it once (docs/api.md#webhook-deliveries).
+ *
+ * The worker holds the concurrency bounds: it may be handed more attempts than it makes at once,
+ * queues the rest per endpoint, and starts the next the moment a request ends. An endpoint that
+ * answers 410 Gone, or is dropped, has its queued attempts given back unmade (`notSent`).
  */
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../../core/workerThread.js';
@@ -29,8 +33,11 @@ export interface SendTask {
   secrets: string[];
 }
 
-/** The settings every attempt is made with. */
-export interface SenderSettings { timeoutMs: number; allowPrivate: boolean; poolSize: number }
+/**
+ * The settings every attempt is made with: at most `poolSize` requests at once per endpoint
+ * and `concurrency` over all of them (`WEBHOOK_CONCURRENCY_PER_ENDPOINT`, `WEBHOOK_CONCURRENCY`).
+ */
+export interface SenderSettings { timeoutMs: number; allowPrivate: boolean; poolSize: number; concurrency: number }
 /**
  * A message to the worker: the attempts of one turn (`sends`), the endpoints whose keep-alive
  * pools to close first (`drops`: deleted or disabled endpoints), and the settings.
@@ -65,19 +72,26 @@ export class WorkerSender {
     });
   }
 
-  /** Closes the keep-alive pool of endpoint `id` (deleted, disabled), before this turn's attempts are made. */
+  /**
+   * Closes the keep-alive pool of endpoint `id` (deleted, disabled) and gives back its queued
+   * attempts unmade, before this turn's attempts are handed over.
+   */
   drop(id: string): void { if (this.worker !== null || this.batch !== null) this.batched().drops.push(id); }
 
-  /** This turn's message, posted once the turn's synchronous work and microtasks are done. */
+  /** Posts what was handed over so far (the dispatcher calls it at the end of a pass; else it goes on the next `setImmediate`). */
+  flush(): void {
+    const batch = this.batch;
+    if (batch === null) return;
+    this.batch = null;
+    if (!this.closed) this.spawned().postMessage(batch);
+  }
+
+  /** This turn's message, posted by {@link flush}. */
   private batched(): SenderMessage {
     if (this.batch !== null) return this.batch;
     const batch: SenderMessage = { sends: [], drops: [], settings: this.settings };
     this.batch = batch;
-    setImmediate(() => {
-      this.batch = null;
-      if (this.closed) return;
-      this.spawned().postMessage(batch);
-    });
+    setImmediate(() => { if (this.batch === batch) this.flush(); });
     return batch;
   }
 
