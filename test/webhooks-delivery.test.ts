@@ -162,6 +162,20 @@ test('a receiver that never answers holds only its own endpoint\'s slots: other 
   } finally { await slow.close(); }
 }));
 
+test('the worker holds the per-endpoint bound: four times as many are handed over, and the next goes out as an answer comes', () => inWorld(() => 'hold', { WEBHOOK_TIMEOUT_MS: '600000', WEBHOOK_CONCURRENCY_PER_ENDPOINT: '2' }, async (w) => {
+  const { srv, rx } = w;
+  for (let i = 0; i < 10; i++) await w.event();
+  await rx.waitFor(2);
+  assert.equal(srv.webhooks.inFlight, 8, 'handed over: 4 × the bound of 2');
+  assert.equal(rx.received.length, 2, 'made at once: the bound');
+  rx.answer = () => ({ status: 200 });
+  rx.release(200);
+  const got = await rx.waitFor(10);
+  assert.equal(new Set(got.map((r) => r.headers['webhook-id'])).size, 10, 'each event once');
+  await srv.webhooks.runDue();
+  assert.deepEqual((await w.deliveries()).map((d) => d.status), Array(10).fill('succeeded'));
+}));
+
 test('a delivery is sent only once its event is on disk; an aborted change sends nothing; a bulk import sends nothing', () => inWorld(undefined, {}, async (w) => {
   const { srv, rx } = w;
   const ws = srv.store.workspace(srv.workspaceId)!;

@@ -19,6 +19,8 @@ export interface Receiver {
   answer: (r: Received) => Answer;
   /** Resolves once `n` requests arrived in all. */
   waitFor(n: number, timeoutMs?: number): Promise<Received[]>;
+  /** Answers every request held so far with `status`. */
+  release(status: number): void;
   /** Closes the server, cutting held requests. */
   close(): Promise<void>;
 }
@@ -36,6 +38,10 @@ export async function startReceiver(answer: (r: Received) => Answer = () => ({ s
         const check = () => { if (received.length >= n) { clearTimeout(timer); resolve(received.slice()); } else waiters.push(check); };
         check();
       });
+    },
+    release(status) {
+      for (const res of held) res.writeHead(status).end();
+      held.clear();
     },
     close: () => new Promise((resolve) => {
       for (const res of held) res.destroy();
