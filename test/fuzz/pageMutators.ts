@@ -103,6 +103,8 @@ export const PAGE_MUTATORS: PageMutator[] = [
     },
   },
   {
+    // The request target stays under 11 KB: past the HTTP parser's 16 KiB of head, the parser
+    // answers 431 before any routing, for the API and the pages alike (docs/security.md#connections).
     name: 'query.huge', weight: 1, applies: () => true,
     apply(d, f) {
       const k = f.g.pick(['q', 'token', 'revoked', 'x']);
