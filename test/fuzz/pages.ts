@@ -107,7 +107,7 @@ function postForm(f: Fuzzer, path: string, fields: Record<string, string>, cooki
   return plainCall(f, f.srv.url, 'POST', path, { 'Content-Type': 'application/x-www-form-urlencoded', Origin: new URL(f.srv.url).origin, Cookie: cookie }, formBody(fields));
 }
 
-/** Signs `b` in (again): a new session cookie and its csrf token. */
+/** Signs `b` in over HTTP (the sign-in form): its session cookie and csrf token. */
 async function signIn(f: Fuzzer, b: Browser): Promise<void> {
   const { pre } = f.pages!;
   const r = await postForm(f, '/settings/login', { csrf: pre.csrf, email: b.email, password: b.password }, `sw_pre=${pre.nonce}`);
