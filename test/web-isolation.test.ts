@@ -99,6 +99,9 @@ function fill(name: string, pick: (param: string, prefix: string) => string): st
 test('pages: another workspace\'s id or unpublished slug answers exactly like a random one; no page shows another workspace\'s records', { timeout: 120_000 }, async () => {
   const srv = await startTestServer({ env: { RATE_LIMIT_BURST: '100000', WEBHOOK_ALLOW_PRIVATE: 'true' }, captureLogs: true });
   try {
+    // No delivery is sent: a failed attempt would update an endpoint's record (its failure
+    // counts) while the sweep checks that B's records stay exactly as they were.
+    await srv.webhooks.close();
     const other = await srv.newWorkspace('Other tenant');
     const a = await seed(srv, 'a', srv.workspaceId, srv.key, await owner(srv));
     const b = await seed(srv, 'b', other.workspaceId, other.key, await userOf(srv, other.workspaceId, 'b@example.com'));
