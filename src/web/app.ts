@@ -31,13 +31,14 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 
 type Handler = (ctx: WebCtx, param: string) => WebAnswer | Promise<WebAnswer>;
-interface WebRoute { pattern: RegExp; name: string; GET?: Handler; POST?: Handler }
+/** A page route; `public`: it answers without a session (the others send a visitor without one to the sign-in page). */
+interface WebRoute { pattern: RegExp; name: string; GET?: Handler; POST?: Handler; public?: true }
 
 const ROUTES: WebRoute[] = [
   { pattern: /^\/settings\/?$/, name: '/settings', GET: (ctx) => redirect(ctx.session() ? '/settings/keys' : '/settings/login') },
-  { pattern: /^\/settings\/login$/, name: '/settings/login', GET: getLogin, POST: postLogin },
+  { pattern: /^\/settings\/login$/, name: '/settings/login', public: true, GET: getLogin, POST: postLogin },
   { pattern: /^\/settings\/logout$/, name: '/settings/logout', POST: postLogout },
-  { pattern: /^\/settings\/activate$/, name: '/settings/activate', GET: getActivate, POST: postActivate },
+  { pattern: /^\/settings\/activate$/, name: '/settings/activate', public: true, GET: getActivate, POST: postActivate },
   { pattern: /^\/settings\/keys$/, name: '/settings/keys', GET: getKeys, POST: postKeys },
   { pattern: /^\/settings\/keys\/([^/]{1,100})\/revoke$/, name: '/settings/keys/{id}/revoke', GET: getRevoke, POST: postRevoke },
   { pattern: /^\/settings\/sources$/, name: '/settings/sources', GET: getSources },
@@ -47,14 +48,35 @@ const ROUTES: WebRoute[] = [
   { pattern: /^\/settings\/webhooks\/([^/]{1,100})\/enable$/, name: '/settings/webhooks/{id}/enable', POST: postSetEnabled(true) },
   { pattern: /^\/settings\/webhooks\/([^/]{1,100})\/disable$/, name: '/settings/webhooks/{id}/disable', POST: postSetEnabled(false) },
   { pattern: /^\/settings\/webhooks\/([^/]{1,100})\/delete$/, name: '/settings/webhooks/{id}/delete', POST: postDeleteWebhook },
-  { pattern: /^\/docs\/([^/]{1,100})$/, name: '/docs/{slug}', GET: getDocs },
-  { pattern: /^\/docs\/([^/]{1,100})\/search$/, name: '/docs/{slug}/search', GET: getDocsSearch },
+  { pattern: /^\/docs\/([^/]{1,100})$/, name: '/docs/{slug}', public: true, GET: getDocs },
+  { pattern: /^\/docs\/([^/]{1,100})\/search$/, name: '/docs/{slug}/search', public: true, GET: getDocsSearch },
 ];
 
 /** The static files: path → type and body (src/web/assets.ts). */
 const ASSETS = new Map<string, { type: string; body: Buffer }>([
   ['/assets/style.css', { type: 'text/css; charset=utf-8', body: Buffer.from(STYLE_CSS) }],
   ['/assets/copy.js', { type: 'text/javascript; charset=utf-8', body: Buffer.from(COPY_JS) }],
+]);
+
+/** One route of the settings area and the public docs, as {@link PAGE_ROUTES} describes it. */
+export interface PageRoute {
+  /** The path with its parameters in braces, as in the table of docs/web.md#routes-and-forms: `/settings/keys/{id}/revoke`. */
+  readonly name: string;
+  /** The methods it takes (`HEAD` is answered like `GET`; any other method answers 405). */
+  readonly methods: ReadonlyArray<'GET' | 'POST'>;
+  /** Whether it answers without a session (the others answer 303 to `/settings/login` without one). */
+  readonly public: boolean;
+}
+
+/**
+ * Every page route and static file of the settings area and the public docs
+ * (docs/web.md#routes-and-forms), described for generated tests: the tenant-isolation sweep
+ * and the fuzzer iterate it, so a new page is covered, or fails them until it is
+ * (docs/security.md#tenant-isolation).
+ */
+export const PAGE_ROUTES: ReadonlyArray<PageRoute> = Object.freeze([
+  ...ROUTES.map((r): PageRoute => ({ name: r.name, methods: [...(r.GET ? ['GET' as const] : []), ...(r.POST ? ['POST' as const] : [])], public: r.public === true })),
+  ...[...ASSETS.keys()].map((name): PageRoute => ({ name, methods: ['GET'], public: true })),
 ]);
 
 export interface WebAppOptions {

@@ -35,6 +35,8 @@ import { buildPlan, checkAnswer, indexSizes, targetSnapshot } from './oracle.js'
 import { genValue, idemKey, keyFor, mutatedDraft, protocolDraft, unmatchedDraft, validDraft, validQueryValue } from './generate.js';
 import * as http from 'node:http';
 import { postRun } from './afterRun.js';
+import { executePage, pageDraft, setupPages, targetPages, type PageState } from './pages.js';
+import type { PageRoute } from '../../src/web/app.js';
 import { rmSync } from 'node:fs';
 
 /** Runs the fuzzer; never throws for a server misbehaviour (those are failures in the report). */
@@ -71,6 +73,10 @@ export class Fuzzer {
   iteration = -1;
   rng!: Rng;
   changes: Array<{ ws: WsTag; type: string; id: string; prev: Rec | undefined; next: Rec | undefined }> = [];
+  /** Changes of the system log (keys, users, sessions) while recording: a refused page form must make none (test/fuzz/pages.ts). */
+  systemChanges: Array<{ type: string; id: string; prev: Rec | undefined; next: Rec | undefined }> = [];
+  /** The sessions, users and tokens the page requests use (test/fuzz/pages.ts); set after seeding the API. */
+  pages?: PageState;
   recording = false;
   readonly report: FuzzReport;
 
@@ -167,6 +173,8 @@ export class Fuzzer {
       const listener: ChangeListener = (type, id, prev, next) => { if (this.recording && type !== 'usage') this.changes.push({ ws: tag, type, id, prev, next }); };
       (ws.db as unknown as { listeners: ChangeListener[] }).listeners.push(listener);
     }
+    const system: ChangeListener = (type, id, prev, next) => { if (this.recording) this.systemChanges.push({ type, id, prev, next }); };
+    (s.store.system as unknown as { listeners: ChangeListener[] }).listeners.push(system);
   }
 
   /** The server's workspace `tag`. */
@@ -216,6 +224,9 @@ export class Fuzzer {
     }
     // Then two valid requests of every route to fuzz, generated from its schemas.
     for (const r of this.targetRoutes()) for (let i = 0; i < 2; i++) await this.execute(validDraft(this, r, i === 0 ? 'A' : 'B'));
+    // The pages (test/fuzz/pages.ts): their users and sessions, then two valid requests of every page route to fuzz.
+    await setupPages(this);
+    for (const r of targetPages(this)) for (let i = 0; i < 2; i++) await executePage(this, pageDraft(this, r, true, i === 0 ? 'A' : 'B'));
     this.log(`seeded: ${this.report.requests} requests; A has ${this.pools.A.conversation.length} conversations, ${this.pools.A.issue.length} issues, ${this.pools.A.source.length} sources`);
   }
 
@@ -225,14 +236,14 @@ export class Fuzzer {
     return this.srv.routes.filter((r) => !f || `${r.method} ${r.path}`.includes(f));
   }
 
-  /** The iterations: each picks a slot (a route, unmatched or protocol) in a seeded shuffled order and sends one draft. */
+  /** The iterations: each picks a slot (a route, a page route, unmatched or protocol) in a seeded shuffled order and sends one draft. */
   async mainLoop(): Promise<void> {
     this.phase = 'fuzz';
     const routes = this.targetRoutes();
-    const slots: Array<Route | 'unmatched' | 'protocol'> = [...routes];
+    const slots: Array<Route | { page: PageRoute } | 'unmatched' | 'protocol'> = [...routes, ...targetPages(this).map((page) => ({ page }))];
     if (!this.opts.route) slots.push('unmatched', 'protocol');
     if (slots.length === 0) throw new Error(`no route matches ${JSON.stringify(this.opts.route)}`);
-    let order: Array<Route | 'unmatched' | 'protocol'> = [];
+    let order: typeof slots = [];
     const started = performance.now();
     for (let i = 0; i < this.opts.iterations; i++) {
       const round = Math.floor(i / slots.length);
@@ -243,14 +254,17 @@ export class Fuzzer {
       const slot = order[i % slots.length];
       try {
         let d: Draft;
-        if (slot === 'unmatched') d = unmatchedDraft(this);
-        else if (slot === 'protocol') d = protocolDraft(this);
-        else if (this.rng.chance(0.12)) d = validDraft(this, slot, this.rng.chance(0.75) ? 'A' : 'B');
-        else d = mutatedDraft(this, slot);
-        await this.execute(d);
+        if (typeof slot === 'object' && 'page' in slot) await executePage(this, pageDraft(this, slot.page, this.rng.chance(0.12)));
+        else {
+          if (slot === 'unmatched') d = unmatchedDraft(this);
+          else if (slot === 'protocol') d = protocolDraft(this);
+          else if (this.rng.chance(0.12)) d = validDraft(this, slot, this.rng.chance(0.75) ? 'A' : 'B');
+          else d = mutatedDraft(this, slot);
+          await this.execute(d);
+        }
       } catch (e) {
         this.recording = false;
-        this.fail('fuzzer_error', undefined, undefined, `${typeof slot === 'string' ? slot : `${slot.method} ${slot.path}`}: ${(e as Error).stack ?? String(e)}`);
+        this.fail('fuzzer_error', undefined, undefined, `${typeof slot === 'string' ? slot : 'page' in slot ? `page ${slot.page.name}` : `${slot.method} ${slot.path}`}: ${(e as Error).stack ?? String(e)}`);
       }
       if ((i + 1) % 2000 === 0) {
         this.log(`${i + 1}/${this.opts.iterations} iterations, ${this.report.requests} requests, ${this.report.failureCount} failures, ${Math.round((performance.now() - started) / 1000)} s, rss ${mb(process.memoryUsage().rss)} MB`);
@@ -355,6 +369,10 @@ export class Fuzzer {
     }
     if (p.method === 'DELETE' && d.route.path === '/api/v1/sources/{sourceId}' && typeof b.id === 'string') {
       removeFrom(pools.source, b.id); pools.endpoints.delete(b.id); pools.sourceHasUrl.delete(b.id); this.owner.delete(b.id);
+    }
+    // A deleted webhook endpoint's answer names it (`{object, id, deleted}`): the walk above took it back into the pool.
+    if (p.method === 'DELETE' && b.object === 'webhook_endpoint' && b.deleted === true && typeof b.id === 'string') {
+      removeFrom(pools.webhook_endpoint, b.id); this.owner.delete(b.id);
     }
     // Idempotent answers that can be replayed later.
     const idem = lowerHeaders(p.headers)['idempotency-key'];

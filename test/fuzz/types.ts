@@ -19,6 +19,8 @@ export type FailureKind =
   | 'idempotency' // a replay differs from the stored answer, or an in-progress mark leaked
   | 'request_id' // X-Request-Id not echoed / echoed wrongly
   | 'prototype_pollution'
+  | 'security_headers' // a page answer without the settings area's security headers (docs/security.md#headers)
+  | 'secret_leak' // a page answer holds a secret the harness watches, or one shown outside its one answer
   | 'post_run' // health, a normal create, or the state after restart
   | 'fuzzer_error'; // the fuzzer itself threw (a bug here, reported rather than crashing the run)
 

@@ -132,7 +132,10 @@ export function reproducer(p: Plan): Reproducer {
   for (const [k, v] of Object.entries(p.headers)) {
     const s = Array.isArray(v) ? v.join(' | ') : v;
     const sq = squeeze(s);
-    headers[k] = k === 'Authorization' ? sq.replace(/svck_[0-9A-Za-z]{39}/g, (m) => `${m.slice(0, 9)}…`) : sq.length > 160 ? `${sq.slice(0, 160)}… (${s.length} chars)` : sq;
+    // Keys and session tokens are shortened: a report is printed, and they are secrets.
+    headers[k] = k === 'Authorization' ? sq.replace(/svck_[0-9A-Za-z]{39}/g, (m) => `${m.slice(0, 9)}…`)
+      : k === 'Cookie' ? sq.replace(/=([0-9A-Za-z]{4})[0-9A-Za-z]{39}/g, '=$1…')
+        : sq.length > 160 ? `${sq.slice(0, 160)}… (${s.length} chars)` : sq;
   }
   if (p.draft.chunked) headers['Transfer-Encoding'] = 'chunked';
   return {

@@ -39,6 +39,12 @@ export interface TestServer extends RunningServer {
    * a data-dir file when the server closes.
    */
   watch(secret: string): void;
+  /**
+   * The secrets scan of one answer ({@link scanAnswer}) against this server's watched secrets;
+   * `call` and the settings-area client (test/helpers/web.ts) send every answer through it.
+   * @throws Error `SECRET LEAK: …`
+   */
+  scan(answer: Answer): void;
 }
 
 export interface CallOptions {
@@ -59,6 +65,50 @@ export interface CallResult<B = unknown> { status: number; headers: Headers; bod
  * no answer but create and rotate-secret, no log line and no file may hold one.
  */
 export const WEBHOOK_SECRET = /whsec_[A-Za-z0-9+/]{43}=/;
+
+/** An API key (docs/security.md#api-keys): `svck_` and 43 base62 characters. */
+export const API_KEY = /svck_[0-9A-Za-z]{43}/;
+
+/** One answer as the secrets scan sees it: the request's method and target (path and query), the answer's status, headers and body text. */
+export interface Answer { method: string; target: string; status: number; headers: Headers; text: string }
+
+/**
+ * The secrets scan of one answer, for the API (`call`) and the settings area's pages alike
+ * (docs/security.md#secrets-in-answers-and-logs): the body and every header but `Set-Cookie`
+ * (which carries the client's own new session or pre-session token by design,
+ * docs/security.md#sessions) must hold none of the `watched` secrets (API keys, credential
+ * secrets, activation and session tokens, passwords, secrets shown earlier), no API key
+ * (`svck_…`) and no webhook signing secret (`whsec_…`), except in the one answer that shows
+ * each by design:
+ *
+ * - the new key, on the 2xx answer to `POST /settings/keys` (docs/web.md#keys-page);
+ * - the signing secret, on the 2xx answers to `POST /api/v1/webhook-endpoints`,
+ *   `POST /api/v1/webhook-endpoints/{id}/rotate-secret` and `POST /settings/webhooks`
+ *   (docs/api.md#webhook-endpoint-object, docs/web.md#webhooks-page);
+ * - the activation page's form posts back to its own address, so an answer to
+ *   `/settings/activate?token=T` may hold T (the request's own URL, docs/web.md#users).
+ *
+ * A secret shown by design is added to `watched`: no later answer, log line or file may hold it.
+ * @throws Error `SECRET LEAK: …` naming the request and the first characters of the secret.
+ */
+export function scanAnswer(watched: Set<string>, a: Answer): void {
+  const q = a.target.indexOf('?');
+  const path = q === -1 ? a.target : a.target.slice(0, q);
+  const ok = a.status >= 200 && a.status < 300 && a.method === 'POST';
+  const showsKey = ok && path === '/settings/keys';
+  const showsWebhookSecret = ok && (/^\/api\/v1\/webhook-endpoints(\/[^/]+\/rotate-secret)?$/.test(path) || path === '/settings/webhooks');
+  const ownToken = path === '/settings/activate' ? new URLSearchParams(q === -1 ? '' : a.target.slice(q + 1)).get('token') : null;
+  const headers = [...a.headers].filter(([k]) => k.toLowerCase() !== 'set-cookie').map(([k, v]) => `${k}: ${v}`).join('\n');
+  const text = `${a.text}\n${headers}`;
+  const what = `the answer to ${a.method} ${path}`;
+  const found = [...watched].find((x) => x !== ownToken && text.includes(x));
+  if (found) throw new Error(`SECRET LEAK: ${what} contains a key or credential (${found.slice(0, 6)}…)`);
+  if (!showsKey && API_KEY.test(text)) throw new Error(`SECRET LEAK: ${what} contains an API key (svck_…)`);
+  if (!showsWebhookSecret && WEBHOOK_SECRET.test(text)) throw new Error(`SECRET LEAK: ${what} contains a webhook secret (whsec_…)`);
+  // Shown once: from now on, like every secret the suite knows, it must never appear again.
+  if (showsKey) for (const m of text.matchAll(new RegExp(API_KEY.source, 'g'))) watched.add(m[0]);
+  if (showsWebhookSecret) for (const m of text.matchAll(new RegExp(WEBHOOK_SECRET.source, 'g'))) watched.add(m[0]);
+}
 
 export function tempDir(prefix = 'sw-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -103,15 +153,8 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
     try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
     // Every answer the suite receives is checked against the server's own OpenAPI document.
     assertContract(contractDocument(running.routes), method, path, { status: res.status, headers: res.headers, text });
-    // And no answer ever holds a full API key or a credential secret (docs/security.md#secrets-in-answers-and-logs).
-    const found = leaked(text + JSON.stringify([...res.headers]));
-    if (found) throw new Error(`SECRET LEAK: the answer to ${method} ${path} contains a key or credential (${found.slice(0, 6)}…)`);
-    // A webhook signing secret (`whsec_…`) is shown only by the create and rotate-secret answers;
-    // once shown, it must never appear again: in another answer, a log line or a file.
-    const showsSecret = method === 'POST' && /^\/api\/v1\/webhook-endpoints(\/[^/?]+\/rotate-secret)?(\?.*)?$/.test(path);
-    if (!showsSecret && WEBHOOK_SECRET.test(text)) throw new Error(`SECRET LEAK: the answer to ${method} ${path} contains a webhook secret (whsec_…)`);
-    const shown = (parsed as { webhookEndpoint?: { secret?: unknown } } | undefined)?.webhookEndpoint?.secret;
-    if (showsSecret && typeof shown === 'string') secrets.add(shown);
+    // And no answer holds a secret, but where one is shown by design (docs/security.md#secrets-in-answers-and-logs).
+    scanAnswer(secrets, { method, target: path, status: res.status, headers: res.headers, text });
     return { status: res.status, headers: res.headers, body: parsed as B, text };
   };
   const newKey = async (o: { scopes?: string; workspaceId?: string; expiresAt?: string } = {}) => {
@@ -144,7 +187,8 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
     return { ...w, call: <B = unknown>(m: string, p: string, o: CallOptions = {}) => call<B>(m, p, { key: w.key, ...o }) };
   };
   const watch = (secret: string) => { if (secret.length >= 8) secrets.add(secret); };
-  return { ...running, close, key, workspaceId, clock, dataDir, logs, call, newKey, newWorkspace, space, ownerLink: ownerLink?.[0] ?? '', watch };
+  const scan = (answer: Answer) => scanAnswer(secrets, answer);
+  return { ...running, close, key, workspaceId, clock, dataDir, logs, call, newKey, newWorkspace, space, ownerLink: ownerLink?.[0] ?? '', watch, scan };
 }
 
 function walk(dir: string): string[] {

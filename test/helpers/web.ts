@@ -2,7 +2,9 @@
  * An HTTP client for the settings area (docs/web.md), like a browser without JavaScript: real
  * fetch with redirects handled by hand, a cookie jar, the `Origin` header a browser sends on a
  * form POST, and the page's `csrf` field read back. Every session token, pre-session nonce,
- * password and key secret it sees is handed to the server harness's secrets scan.
+ * password and key secret it sees is handed to the server harness's secrets scan, and every
+ * answer it receives goes through that scan like an API answer (`TestServer.scan`,
+ * docs/security.md#secrets-in-answers-and-logs).
  */
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './server.js';
@@ -85,7 +87,10 @@ export class WebClient {
     return set;
   }
 
-  /** A request with the jar's cookies; no redirect is followed. */
+  /**
+   * A request with the jar's cookies; no redirect is followed. The answer goes through the
+   * server's secrets scan. @throws Error `SECRET LEAK: …`
+   */
   async request(method: string, path: string, o: { body?: string; headers?: Record<string, string> } = {}): Promise<WebPage> {
     const headers: Record<string, string> = { ...o.headers };
     const cookie = this.cookieHeader();
@@ -93,6 +98,7 @@ export class WebClient {
     const res = await fetch(this.server.url + path, { method, headers, body: o.body, redirect: 'manual' });
     const setCookies = this.remember(res);
     const text = await res.text();
+    this.server.scan({ method, target: path, status: res.status, headers: res.headers, text });
     return { status: res.status, headers: res.headers, text, location: res.headers.get('location'), setCookies };
   }
 
