@@ -56,6 +56,9 @@ test('create shows the secret once; GET, list, PATCH and DELETE never do', () =>
   assert.equal((await srv.call('GET', `${HOOKS}/${e.id}`)).status, 404);
   assert.equal((await srv.call('GET', `${HOOKS}/${e.id}/deliveries`)).status, 404);
   assert.deepEqual((await srv.call('DELETE', `${HOOKS}/${e.id}`)).body, { code: 'not_found', error: 'Record not found.' });
+  // Existence before the body's url: an unknown endpoint with a bad url is a 404, not a 400.
+  const gone = await srv.call('PATCH', `${HOOKS}/${e.id}`, { body: { url: 'gopher://127.0.0.1/' } });
+  assert.deepEqual([gone.status, gone.body], [404, { code: 'not_found', error: 'Record not found.' }]);
 }));
 
 test('an idempotent replay of create answers the same endpoint with secret null: the secret is never stored', () => withServer({ WEBHOOK_ALLOW_PRIVATE: 'true' }, async (srv) => {

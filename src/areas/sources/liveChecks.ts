@@ -107,6 +107,11 @@ function baseUrl(src: Source, idx: SourceIndexRec | undefined): URL {
 function requestUrl(base: URL, path: string, params: Params): URL {
   const used = new Set<string>();
   const missing: string[] = [];
+  // A lone UTF-16 surrogate has no UTF-8 form: it can be neither percent-encoded in the path nor sent in the query.
+  for (const [k, v] of Object.entries(params)) {
+    if (!k.isWellFormed()) throw invalid('parameters has a name that is not well-formed Unicode text (it has a lone surrogate)');
+    if (!String(v).isWellFormed()) throw invalid(`parameters.${k} must be well-formed Unicode text (it has a lone surrogate)`);
+  }
   const filled = path.replace(PATH_PARAM, (_m, a?: string, b?: string, c?: string) => {
     const name = (a ?? b ?? c ?? '').trim();
     if (!Object.hasOwn(params, name)) { missing.push(name); return ''; }

@@ -77,8 +77,9 @@ export function webhookRoutes({ config, secrets }: WebhookRouteDeps) {
       success: { status: 200, schema: endpointResponse, description: 'The endpoint.' },
       handler: async (ctx) => {
         const b = ctx.body;
+        endpointOf(ctx); // an unknown id is a 404 before any check of the body's url (docs/api.md: existence first)
         const url = b.url === undefined ? undefined : await checkEndpointUrl(b.url, config.webhookAllowPrivate);
-        const e = endpointOf(ctx); // after the check: the endpoint may have been deleted meanwhile
+        const e = endpointOf(ctx); // again after the check: the endpoint may have been deleted meanwhile
         const next: WebhookEndpointRec = b.enabled === undefined ? { ...e } : enabledAs(e, b.enabled);
         if (url !== undefined) next.url = url;
         if (b.events !== undefined) next.events = distinct(b.events);
