@@ -139,7 +139,7 @@ export function attachEvents(ws: Workspace, db: Db<EventRecords & ConversationRe
 /** Whether `e` is still kept at `now` (older ones are hidden before compaction drops them). */
 const kept = (e: EventRec, now: number): boolean => Date.parse(e.createdAt) >= now - EVENT_RETENTION_MS;
 
-export const eventView = (e: EventRec): Record<string, unknown> => ({ object: 'event', ...e });
+const eventView = (e: EventRec): Record<string, unknown> => ({ object: 'event', ...e });
 const eventJson = new ViewCache<EventRec>(eventView, 'event');
 /** The JSON text of `eventView(e)`, made once per event record: the body of its webhook deliveries. */
 export const eventViewJson = (e: EventRec): string => eventJson.json(e);
