@@ -32,6 +32,7 @@ const { values: argv } = parseArgs({
     seconds: { type: 'string' }, warmup: { type: 'string' }, rounds: { type: 'string' }, connections: { type: 'string' },
     records: { type: 'string' }, 'log-level': { type: 'string' }, only: { type: 'string' }, quick: { type: 'boolean' },
     keep: { type: 'boolean' }, out: { type: 'string' }, 'read-connections': { type: 'string' }, client: { type: 'string' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const quick = argv.quick ?? false;
@@ -51,6 +52,8 @@ const opts = {
   /** The load generator's client for every scenario; the GET-issue comparison also runs with `raw` unless one is chosen. */
   client: (argv.client ?? 'http') as 'http' | 'raw',
   readClients: (argv.client ? [argv.client] : ['http', 'raw']) as Array<'http' | 'raw'>,
+  /** `--cpu-prof DIR`: every server (ours) runs with `--cpu-prof`, one profile per thread written to DIR when it stops. */
+  cpuProf: argv['cpu-prof'],
 };
 if (!['http', 'raw'].includes(opts.client)) { console.error('--client is http or raw'); process.exit(2); }
 for (const [k, v] of Object.entries(opts)) {
@@ -191,7 +194,8 @@ class Proc {
 }
 
 function startServer(label: string, dataDir: string, sync: 'always' | 'none', probe = false, env: Record<string, string> = {}): Proc {
-  const args = probe ? ['--expose-gc', '--import', join(ROOT, 'bench', 'memprobe.mjs'), SERVER_JS] : [SERVER_JS];
+  const prof = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : [];
+  const args = probe ? [...prof, '--expose-gc', '--import', join(ROOT, 'bench', 'memprobe.mjs'), SERVER_JS] : [...prof, SERVER_JS];
   return new Proc(label, args, {
     PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SYNC: sync, LOG_LEVEL: opts.logLevel, BOOTSTRAP: 'false',
     RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000', ...env,
@@ -246,13 +250,13 @@ function machineBusySeconds(): number {
 const selfCpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
 const otherLoads: number[] = [];
 
-async function measure(load: LoadClient, target: Proc, groups: GroupSpec[], timing?: { warmupMs?: number; durationMs?: number; client?: 'http' | 'raw' }): Promise<{ runs: Record<string, Run>; result: JobResult }> {
+async function measure(load: LoadClient, target: Proc, groups: GroupSpec[], timing?: { warmupMs?: number; durationMs?: number; client?: 'http' | 'raw'; onMeasuring?: () => void }): Promise<{ runs: Record<string, Run>; result: JobResult }> {
   let cpu0 = NaN;
   let t0 = NaN;
   let busy0 = NaN;
   let self0 = NaN;
   const job: Job = { port: target.port, client: timing?.client ?? opts.client, warmupMs: timing?.warmupMs ?? opts.warmup * 1000, durationMs: timing?.durationMs ?? opts.seconds * 1000, groups };
-  const result = await load.run(job, () => { cpu0 = target.cpuSeconds(); busy0 = machineBusySeconds(); self0 = selfCpu(); t0 = performance.now(); });
+  const result = await load.run(job, () => { cpu0 = target.cpuSeconds(); busy0 = machineBusySeconds(); self0 = selfCpu(); t0 = performance.now(); timing?.onMeasuring?.(); });
   const elapsed = (performance.now() - t0) / 1000;
   const serverCpu = (target.cpuSeconds() - cpu0) / elapsed;
   // Everything else the machine did meanwhile (other sessions' tests…), in cores.
@@ -274,7 +278,7 @@ let retriesLeft = quick ? 4 : 12;
  * One A/B run; when other processes took more than {@link DISTURBED} cores meanwhile, it is
  * run once more (within a budget of retries per bench run) and the quieter of the two kept.
  */
-async function abRun(load: LoadClient, target: Proc, groups: GroupSpec[], name: string, timing?: { client?: 'http' | 'raw' }): Promise<Record<string, Run>> {
+async function abRun(load: LoadClient, target: Proc, groups: GroupSpec[], name: string, timing?: { client?: 'http' | 'raw'; onMeasuring?: () => void }): Promise<Record<string, Run>> {
   const first = (await measure(load, target, groups, timing)).runs;
   if (first[name].otherCpu <= DISTURBED || retriesLeft <= 0) return first;
   retriesLeft--;
@@ -554,7 +558,11 @@ async function pendingDeliveries(p: Proc, auth: Record<string, string>, id: stri
 // Webhooks: durable writes with one subscribed endpoint vs none; do deliveries keep up?
 
 async function webhooks(c: Ctx): Promise<void> {
-  log('\n## Webhooks (SYNC=always)');
+  // The load generator's raw node:net client unless one is chosen: at these rates node:http's
+  // client takes ~0.4 of the 2 cores, and with an endpoint the receiver needs a share of them
+  // too; the cheaper client leaves the cores to the server (both sides of the pair alike).
+  const client = argv.client ? opts.client : 'raw';
+  log(`\n## Webhooks (SYNC=always; load generator client: ${client})`);
   // The receiver: bare node:http in this process, answering 204 to every delivery.
   let received = 0;
   const receiver = http.createServer((req, res) => { req.resume(); req.on('end', () => { received++; res.writeHead(204).end(); }); });
@@ -570,13 +578,15 @@ async function webhooks(c: Ctx): Promise<void> {
   if (made.status !== 201) throw new Error(`creating the webhook endpoint: ${made.status} ${await made.text()}`);
   const request = { method: 'PATCH' as const, paths: c.convIds.map((id) => `/api/v1/conversations/${id}`), headers: c.auth, body: 'patchSubject' as const };
   const got: Record<string, Run[]> = {};
-  const deliveries: Array<{ rate: number; backlog: number; drainS: number }> = [];
+  const deliveries: Array<{ rate: number; writes: number; backlog: number; drainS: number }> = [];
   const endpointId = ((await made.json()) as { webhookEndpoint: { id: string } }).webhookEndpoint.id;
   for (let r = 0; r < opts.rounds; r++) {
     for (const [k, p] of (r % 2 === 0 ? [hooked, plain] : [plain, hooked]).entries()) {
-      const before = received;
-      const t0 = performance.now();
-      const runs = await abRun(c.load, p, [{ name: 'write', connections: opts.connections, request }], 'write');
+      // Deliveries are counted over the measured window, as the writes are (warm-up left out).
+      let before = received;
+      let t0 = performance.now();
+      const runs = await abRun(c.load, p, [{ name: 'write', connections: opts.connections, request }], 'write',
+        { client, onMeasuring: () => { before = received; t0 = performance.now(); } });
       const seconds = (performance.now() - t0) / 1000;
       (got[p === hooked ? 'on' : 'off'] ??= []).push(runs.write);
       detail(runLine(`[webhooks] round ${r + 1} ${p.label}`, runs.write));
@@ -589,21 +599,24 @@ async function webhooks(c: Ctx): Promise<void> {
       let left = backlog;
       while (left > 0 && performance.now() - t1 < 60_000) { await new Promise((ok) => setTimeout(ok, 50)); left = await pendingDeliveries(hooked, c.auth, endpointId, 1); }
       const drainS = (performance.now() - t1) / 1000;
-      deliveries.push({ rate, backlog, drainS });
-      detail(`    [webhooks] round ${r + 1}: ${int(rate)} deliveries/s during the run (${k === 0 ? 'first' : 'second'} of the pair, warm-up included); ${backlog >= 5000 ? '≥ 5,000' : int(backlog)} pending when it ended, ${left === 0 ? `none left ${drainS.toFixed(2)} s later` : 'STILL PENDING after 60 s'}`);
+      deliveries.push({ rate, writes: runs.write.rps, backlog, drainS });
+      detail(`    [webhooks] round ${r + 1}: ${int(rate)} deliveries/s during the measured window (${k === 0 ? 'first' : 'second'} of the pair); ${backlog >= 5000 ? '≥ 5,000' : int(backlog)} pending when it ended, ${left === 0 ? `none left ${drainS.toFixed(2)} s later` : 'STILL PENDING after 60 s'}`);
     }
   }
   const on = summarize(got.on);
   const off = summarize(got.off);
   const ratio_ = paired(got.on, got.off);
   const rate = median(deliveries.map((d) => d.rate));
-  const keepsUp = rate >= on.rps * 0.95 && deliveries.every((d) => d.drainS < 5);
-  rows.push({ scenario: `PATCH /api/v1/conversations/{id}, ${opts.connections} conns, SYNC=always, one webhook endpoint subscribed to every event (a local receiver answering 204)`,
+  // Same window, same run: deliveries per write. Those in flight when the window closes are
+  // counted in the next one, so "keeps up" allows 5 % and asks that the backlog drains in 5 s.
+  const perWrite = median(deliveries.map((d) => d.rate / d.writes));
+  const keepsUp = perWrite >= 0.95 && deliveries.every((d) => d.drainS < 5);
+  rows.push({ scenario: `PATCH /api/v1/conversations/{id}, ${opts.connections} conns, SYNC=always, one webhook endpoint subscribed to every event (a local receiver answering 204); ${client} load client`,
     figure: `${int(on.rps)} writes/s, p50 ${ms(on.p50)}, p99 ${ms(on.p99)}; server peak RSS ${mb(hooked.memory().hwm)}`,
     target: '≥ 0.8× without an endpoint', status: `${ratio(ratio_)} of no endpoint${quietNote(got.on, got.off)} ${verdict(ratio_ >= 0.8)}` });
   rows.push({ scenario: '↳ same, no endpoint', figure: `${int(off.rps)} writes/s, p50 ${ms(off.p50)}, p99 ${ms(off.p99)}`, target: 'reference', status: '1.00×' });
-  rows.push({ scenario: '↳ deliveries (one per write)', figure: `${int(rate)} deliveries/s during the runs (median); owed at the end of a run ${deliveries.map((d) => int(d.backlog)).join(', ')}, all received within ${Math.max(...deliveries.map((d) => d.drainS)).toFixed(2)} s`,
-    target: 'deliveries/s ≥ writes/s', status: verdict(keepsUp) });
+  rows.push({ scenario: '↳ deliveries (one per write)', figure: `${int(rate)} deliveries/s during the measured windows (median); owed at the end of a run ${deliveries.map((d) => int(d.backlog)).join(', ')}, all received within ${Math.max(...deliveries.map((d) => d.drainS)).toFixed(2)} s`,
+    target: 'deliveries/s ≥ writes/s', status: `${ratio(perWrite)} of the same window's writes ${verdict(keepsUp)}` });
   await Promise.all([hooked.stop(), plain.stop()]);
   await new Promise((ok) => receiver.close(ok));
 }

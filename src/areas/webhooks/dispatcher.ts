@@ -37,6 +37,13 @@ const WRITE_RETRY_MS = 30_000;
 export const HANDOFF_FACTOR = 4;
 /** The longest the dispatcher sleeps without looking, wall ms. */
 const IDLE_PASS_MS = 1000;
+/**
+ * The shortest time between two passes woken by a poke, wall ms: under load, the deliveries that
+ * became durable and the slots that were freed meanwhile are handed over in one message (each
+ * message wakes the worker, which costs more than the attempt's own data), while the worker
+ * still holds up to {@link HANDOFF_FACTOR} × its bounds to go on with (docs/api.md#webhook-deliveries).
+ */
+export const MIN_PASS_GAP_MS = 2;
 /** The error of a delivery whose event is gone (older than the 30 days events are kept). */
 export const EVENT_GONE_ERROR = 'the event is no longer kept (events are kept 30 days)';
 
@@ -85,6 +92,8 @@ export class WebhookDispatcher {
   private timer: NodeJS.Timeout | null = null;
   private immediate: NodeJS.Immediate | null = null;
   private timerAt = Infinity;
+  /** When the last pass ran (`performance.now()` ms). */
+  private lastPass = -Infinity;
   private stopped = false;
   private readonly random: () => number;
 
@@ -126,6 +135,7 @@ export class WebhookDispatcher {
   get inFlight(): number { return this.running.size; }
 
   private arm(delayMs: number): void {
+    if (delayMs <= 0) delayMs = this.lastPass + MIN_PASS_GAP_MS - performance.now();
     if (delayMs <= 0) {
       // Now: in this event-loop turn's check phase, not a timer a turn later.
       if (!this.immediate) this.immediate = setImmediate(() => { this.immediate = null; this.pass(); });
@@ -143,6 +153,7 @@ export class WebhookDispatcher {
   /** Starts every due delivery that a free slot allows, then sleeps until the next one is due. */
   private pass(): void {
     if (this.stopped) return;
+    this.lastPass = performance.now();
     try { this.startDue(); this.sender.flush(); } catch (e) {
       // A bug here must not take the server down: say so, and look again later.
       this.opts.logger.error('webhook dispatcher pass failed', { error: (e as Error).message });

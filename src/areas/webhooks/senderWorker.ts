@@ -2,35 +2,49 @@
  * The delivery worker's thread (src/areas/webhooks/sender.ts): signs each attempt it is handed
  * ({@link signatureHeaders}) and makes it with {@link sendAttempt} through one keep-alive pool
  * per endpoint and URL — at most `poolSize` at once per endpoint and `concurrency` in all, the
- * rest queued per endpoint and started the moment a request ends — and posts the outcomes that
- * ended in one turn back together.
+ * rest queued per endpoint and started the moment a request ends — and posts the outcomes back in
+ * batches: those that ended in one turn, or within {@link MIN_REPLY_GAP_MS} of the last reply.
  */
-import http from 'node:http';
-import https from 'node:https';
 import { parentPort } from 'node:worker_threads';
+import { ConnectionPool } from './http1.js';
 import { sendAttempt, type AttemptOutcome } from './send.js';
 import { signatureHeaders } from './signature.js';
 import type { SendTask, SenderMessage, SenderReply, SenderSettings } from './sender.js';
 
-const pools = new Map<string, { url: string; agent: http.Agent }>();
+const pools = new Map<string, { url: string; pool: ConnectionPool }>();
 
-/** The keep-alive pool of `endpointId` for `url` (a URL change starts a new pool). */
-function poolOf(endpointId: string, url: string, size: number): http.Agent {
+/**
+ * The keep-alive pool of `endpointId` for `url` (a URL change starts a new pool). It holds at
+ * most the endpoint's bound of connections: no more requests than that are made at once.
+ */
+function poolOf(endpointId: string, url: string): ConnectionPool {
   const have = pools.get(endpointId);
-  if (have !== undefined && have.url === url) return have.agent;
-  have?.agent.destroy();
-  const options = { keepAlive: true, maxSockets: size, maxFreeSockets: size };
-  const agent = url.startsWith('https:') ? new https.Agent(options) : new http.Agent(options);
-  pools.set(endpointId, { url, agent });
-  return agent;
+  if (have !== undefined && have.url === url) return have.pool;
+  have?.pool.close();
+  const pool = new ConnectionPool();
+  pools.set(endpointId, { url, pool });
+  return pool;
 }
 
-/** The outcomes of this turn, posted at its end (null: none yet). */
+/**
+ * The shortest time between two replies, ms: outcomes that end meanwhile go back together, so
+ * a busy endpoint's answers wake the API thread once per batch, not once each.
+ */
+const MIN_REPLY_GAP_MS = 2;
+/** The outcomes not yet posted (null: none), and when the last reply went. */
 let replies: SenderReply | null = null;
+let lastReply = -Infinity;
+function flushReplies(): void {
+  const batch = replies;
+  replies = null;
+  lastReply = performance.now();
+  if (batch !== null) parentPort!.postMessage(batch);
+}
 function reply(n: number, outcome: AttemptOutcome): void {
   if (replies === null) {
-    const batch: SenderReply = (replies = []);
-    setImmediate(() => { replies = null; parentPort!.postMessage(batch); });
+    replies = [];
+    const wait = lastReply + MIN_REPLY_GAP_MS - performance.now();
+    if (wait > 0) setTimeout(flushReplies, wait); else setImmediate(flushReplies);
   }
   replies.push({ n, outcome });
 }
@@ -67,8 +81,8 @@ function pump(): void {
 function start(t: SendTask): void {
   active.set(t.endpointId, (active.get(t.endpointId) ?? 0) + 1);
   activeAll++;
-  const { timeoutMs, allowPrivate, poolSize } = settings;
-  void sendAttempt(t.url, t.body, signatureHeaders(t.secrets, t.eventId, t.timestamp, t.body), { timeoutMs, allowPrivate, agent: poolOf(t.endpointId, t.url, poolSize) })
+  const { timeoutMs, allowPrivate } = settings;
+  void sendAttempt(t.url, t.body, signatureHeaders(t.secrets, t.eventId, t.timestamp, t.body), { timeoutMs, allowPrivate, pool: poolOf(t.endpointId, t.url) })
     .then((outcome) => {
       const n = (active.get(t.endpointId) ?? 1) - 1;
       if (n <= 0) active.delete(t.endpointId); else active.set(t.endpointId, n);
@@ -84,7 +98,7 @@ parentPort!.on('message', (m: SenderMessage) => {
   settings = m.settings;
   for (const id of m.drops) {
     drop(id);
-    pools.get(id)?.agent.destroy();
+    pools.get(id)?.pool.close();
     pools.delete(id);
   }
   for (const t of m.sends) {
