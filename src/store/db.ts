@@ -91,7 +91,9 @@ export interface DbOptions {
  * event before its deliveries), as when the transaction was made; placed at its last operation
  * instead, a conversation re-put by each of its messages would come after all of them. Replay
  * gives the same records either way (each key appears once), and the same indexes: every
- * listener keeps state per record, from its (previous, next) values (docs/storage.md#indexes).
+ * listener keeps state per record, from its (previous, next) values, and no two records hold a
+ * unique key at once, so no index depends on which of two records came last
+ * (docs/storage.md#indexes).
  *
  * `ops` and `undo` are parallel (one undo entry per operation). Returns the indexes into
  * `ops` of the operations to write, or null when no record repeats (the common case): then

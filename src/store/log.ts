@@ -112,9 +112,6 @@ export class LinePacker {
   private text = '';
   private bytes = 0;
   private count = 0;
-  /** Lines closed so far, and operations in them. */
-  lines = 0;
-  ops = 0;
   constructor(private readonly lineBytes: number = LINE_BYTES) {}
 
   /**
@@ -145,8 +142,6 @@ export class LinePacker {
 
   private close(): Buffer | Buffer[] {
     const line = this.pieces.length === 0 ? encodeLine(`[${this.text}]`) : encodeLineParts(['[', ...this.pieces.filter((p) => p !== ''), `${this.text}]`]);
-    this.lines++;
-    this.ops += this.count;
     this.pieces = [];
     this.text = '';
     this.bytes = 0;
