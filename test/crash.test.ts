@@ -324,7 +324,7 @@ test('kill -9 while the log is being compacted under 200 concurrent updates: eac
 
 test('kill -9 during an admin CLI import of a big file (one transaction, a frame of many lines): after restart the import is all there or not at all, and every acknowledged write is there', { timeout: 600_000 }, async (t) => {
   const env = { SYNC: 'always', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000', ...ONE_CLIENT };
-  // ~20 MB of import: a frame of ~25 lines of at most 1 MiB over several 4 MiB batches.
+  // A 17 MB import file: in the log, a frame of ~21 lines of at most 1 MiB over several 4 MiB batches.
   const CONVS = 2000;
   const MSGS = 8;
   const body = (c: number, m: number) => `conversation ${c} message ${m} `.padEnd(1000, 'lorem ipsum ');
@@ -341,10 +341,23 @@ test('kill -9 during an admin CLI import of a big file (one transaction, a frame
   t.diagnostic(`seed ${seed}; import file ${fileBytes} bytes`);
   const rand = prng(seed);
   // Where the kill lands, as a share of the import file's size written to the log after the
-  // import began (the frame is larger than the file): early, middle, late, and after its answer.
+  // frame's begin marker (the frame is larger than the file): early, middle, late, and after
+  // the CLI's answer. A kill aimed inside the frame that lands past it (the test process was
+  // not scheduled while the frame was written) is tried again, up to 3 times.
   const rounds = [0.02, 0.2 + rand() * 0.3, 0.6 + rand() * 0.3, Infinity];
   const landed: string[] = [];
+  const INSIDE = 'inside the frame';
   for (const [round, share] of rounds.entries()) {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const where = await killDuringImport(round, share);
+      if (share === Infinity || where === INSIDE) break;
+    }
+  }
+  for (const l of landed) t.diagnostic(l);
+  assert.ok(landed.some((l) => l.includes(INSIDE)), 'at least one kill landed inside the frame');
+
+  /** One round: a fresh server, writes, the import, the kill; then the restarted server checked. Returns where the kill landed. */
+  async function killDuringImport(round: number, share: number): Promise<string> {
     const dataDir = tempDir('sw-import-crash-');
     const srv = await startServer({ dataDir, env });
     let cliAnswer: Awaited<ReturnType<typeof runCli>> | undefined;
@@ -412,8 +425,8 @@ test('kill -9 during an admin CLI import of a big file (one transaction, a frame
 
     // What the kill left in the file: the frame not begun, cut inside, or whole.
     const text = readFileSync(log, 'utf8');
-    const markers = text.split('\n').filter((l) => l.startsWith('{', 9)).map((l) => (JSON.parse(l.slice(9)) as { frame: string }).frame);
-    const where = markers.length === 0 ? 'before the frame' : markers.length === 1 ? 'inside the frame' : 'after the commit marker';
+    const markers = text.split('\n').slice(0, -1).filter((l) => l.startsWith('{', 9)).map((l) => (JSON.parse(l.slice(9)) as { frame: string }).frame);
+    const where = markers.length === 0 ? 'before the frame' : markers.length === 1 ? INSIDE : 'after the commit marker';
     const imported = cliAnswer?.code === 0;
     landed.push(`round ${round}: killed ${where}${imported ? ', after the CLI\'s answer' : ''} (log ${text.length} bytes)`);
 
@@ -436,12 +449,11 @@ test('kill -9 during an admin CLI import of a big file (one transaction, a frame
         }
       }
       const setAside = readdirSync(join(dataDir, 'workspaces')).filter((f) => f.includes('.corrupt-'));
-      if (where === 'inside the frame') assert.equal(setAside.length, 1, `round ${round}: the unfinished frame is set aside`);
+      if (where === INSIDE) assert.equal(setAside.length, 1, `round ${round}: the unfinished frame is set aside`);
       // The log goes on after the cut.
       const r = await call(again.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'after', customer: { email: 'a@example.com' } } });
       assert.equal(r.status, 201, r.text);
     } finally { await again.stop('SIGKILL'); }
+    return where;
   }
-  for (const l of landed) t.diagnostic(l);
-  assert.ok(landed.some((l) => l.includes('inside the frame')), 'at least one kill landed inside the frame');
 });
