@@ -184,9 +184,17 @@ export function replayLog(file: string, apply: (tx: unknown, line: number) => vo
     if (txs.open !== null) good = txs.open.line - 1;
     if (validEnd < total) {
       const saved = `${file}.corrupt-${now}`;
-      const tail = Buffer.allocUnsafe(total - validEnd);
-      fs.readSync(fd, tail, 0, tail.length, validEnd);
-      fs.writeFileSync(saved, tail, { mode: 0o600 });
+      // Copied in pieces: an unfinished frame can be as large as an import.
+      const out = fs.openSync(saved, 'w', 0o600);
+      try {
+        const piece = Buffer.allocUnsafe(Math.min(CHUNK, total - validEnd));
+        for (let at = validEnd; at < total;) {
+          const n = fs.readSync(fd, piece, 0, Math.min(piece.length, total - at), at);
+          if (n === 0) break;
+          fs.writeSync(out, piece, 0, n);
+          at += n;
+        }
+      } finally { fs.closeSync(out); }
       fs.ftruncateSync(fd, validEnd);
       fs.fsyncSync(fd);
       return { size: validEnd, lines: good, tornTailSavedTo: saved };
