@@ -100,12 +100,14 @@ export function importFile(dataDir: string, workspaceId: string, file: string): 
   return cli(dataDir, ['import', '--workspace', workspaceId, file]);
 }
 
-/** Every put of a log, in order: (type, id, record). */
+/** Every put of a log, in order: (type, id, record). A frame's markers (docs/storage.md#frames) are skipped. */
 export function* readLogOps(file: string): Generator<[string, string, Record<string, unknown>]> {
   const text = readFileSync(file, 'utf8');
   for (const line of text.split('\n')) {
     if (line.length < 10) continue;
-    for (const op of JSON.parse(line.slice(9)) as unknown[][]) {
+    const ops = JSON.parse(line.slice(9)) as unknown;
+    if (!Array.isArray(ops)) continue;
+    for (const op of ops as unknown[][]) {
       if (op[0] === 'p') yield [op[1] as string, op[2] as string, op[3] as Record<string, unknown>];
     }
   }

@@ -1,13 +1,14 @@
 /**
  * Durability of the real server process (docs/storage.md#promises): kill -9
- * during concurrent writes and during compaction. Torn and corrupt logs and the data dir's
+ * during concurrent writes, during compaction, and during an admin CLI import written as a
+ * frame of many lines (docs/storage.md#frames). Torn and corrupt logs and the data dir's
  * lock are in test/datadir.test.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { call, startServer, tempDir, type HttpResult, type RunningChild } from './helpers/child.js';
+import { call, runCli, startServer, tempDir, type HttpResult, type RunningChild } from './helpers/child.js';
 import { mulberry32 as prng } from './helpers/prng.js';
 import { walkList } from './helpers/lists.js';
 import type { ConversationAnswer } from './helpers/answers.js';
@@ -318,5 +319,141 @@ test('kill -9 while the log is being compacted under 200 concurrent updates: eac
         assert.ok([lane.acked, lane.inFlight].includes(c.subject), `after kill ${round}, lane ${l}: subject ${c.subject}, acknowledged ${lane.acked}, in flight ${lane.inFlight}`);
       }
     } finally { await again.stop('SIGKILL'); }
+  }
+});
+
+test('kill -9 during an admin CLI import of a big file (one transaction, a frame of many lines): after restart the import is all there or not at all, and every acknowledged write is there', { timeout: 600_000 }, async (t) => {
+  const env = { SYNC: 'always', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000', ...ONE_CLIENT };
+  // A 17 MB import file: in the log, a frame of ~21 lines of at most 1 MiB over several 4 MiB batches.
+  const CONVS = 2000;
+  const MSGS = 8;
+  const body = (c: number, m: number) => `conversation ${c} message ${m} `.padEnd(1000, 'lorem ipsum ');
+  const t0 = Date.parse('2026-01-05T08:00:00Z');
+  const importFile = join(tempDir('sw-import-crash-file-'), 'import.json');
+  writeFileSync(importFile, JSON.stringify({
+    conversations: Array.from({ length: CONVS }, (_, c) => ({
+      externalId: `imp-${c}`, subject: `Imported ${c}`, customer: { email: `c${c % 50}@example.com` }, createdAt: new Date(t0 + c * 60_000).toISOString(),
+      messages: Array.from({ length: MSGS }, (_, m) => ({ role: m % 2 ? 'agent' : 'user', body: body(c, m), createdAt: new Date(t0 + c * 60_000 + m * 1000).toISOString() })),
+    })),
+  }));
+  const fileBytes = statSync(importFile).size;
+  const seed = Date.now() % 1_000_000;
+  t.diagnostic(`seed ${seed}; import file ${fileBytes} bytes`);
+  const rand = prng(seed);
+  // Where the kill lands, as a share of the import file's size written to the log after the
+  // frame's begin marker (the frame is larger than the file): early, middle, late, and after
+  // the CLI's answer. A kill aimed inside the frame that lands past it (the test process was
+  // not scheduled while the frame was written) is tried again, up to 3 times.
+  const rounds = [0.02, 0.2 + rand() * 0.3, 0.6 + rand() * 0.3, Infinity];
+  const landed: string[] = [];
+  const INSIDE = 'inside the frame';
+  for (const [round, share] of rounds.entries()) {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const where = await killDuringImport(round, share);
+      if (share === Infinity || where === INSIDE) break;
+    }
+  }
+  for (const l of landed) t.diagnostic(l);
+  assert.ok(landed.some((l) => l.includes(INSIDE)), 'at least one kill landed inside the frame');
+
+  /** One round: a fresh server, writes, the import, the kill; then the restarted server checked. Returns where the kill landed. */
+  async function killDuringImport(round: number, share: number): Promise<string> {
+    const dataDir = tempDir('sw-import-crash-');
+    const srv = await startServer({ dataDir, env });
+    let cliAnswer: Awaited<ReturnType<typeof runCli>> | undefined;
+    const acked: Array<{ externalId: string; id: string }> = [];
+    let key = '';
+    let log = '';
+    try {
+      key = await srv.waitForKey();
+      const list = await runCli<{ workspaces: Array<{ id: string }> }>(dataDir, ['workspace', 'list']);
+      assert.equal(list.code, 0, list.stderr);
+      log = join(dataDir, 'workspaces', `${list.json.workspaces[0].id}.log`);
+      const post = async (externalId: string) => {
+        const r = await call<ConversationAnswer>(srv.url, 'POST', '/api/v1/conversations', { key, body: { externalId, subject: externalId, customer: { email: 'w@example.com' } } });
+        assert.equal(r.status, 201, r.text);
+        acked.push({ externalId, id: r.body.conversation.id });
+      };
+      // Acknowledged before the import…
+      await Promise.all(Array.from({ length: 20 }, (_, i) => post(`r${round}-before-${i}`)));
+      // …and during it: a few lanes of writes until the kill.
+      let stop = false;
+      let n = 0;
+      const lanes = Promise.all(Array.from({ length: 6 }, async () => {
+        while (!stop) {
+          try { await post(`r${round}-during-${n++}`); } catch (e) { if (e instanceof assert.AssertionError) throw e; stop = true; }
+        }
+      }));
+      let cliDone = false;
+      const cli = runCli(dataDir, ['import', '--workspace', list.json.workspaces[0].id, importFile], { timeoutMs: 300_000 }).then((r) => { cliDone = true; cliAnswer = r; });
+      // Watch the log for the frame's begin marker (the lanes' lines come and go meanwhile),
+      // then spin on its size without yielding — a turn of the event loop would let the
+      // frame's writes run far past the point — and kill the server the moment it is passed.
+      const fd = openSync(log, 'r');
+      try {
+        let read = statSync(log).size;
+        let frameAt = -1;
+        const BEGIN = Buffer.from('{"frame":"begin"');
+        while (!cliDone && frameAt < 0) {
+          const size = statSync(log).size;
+          if (size > read) {
+            const from = Math.max(0, read - BEGIN.length);
+            const chunk = Buffer.alloc(size - from);
+            readSync(fd, chunk, 0, chunk.length, from);
+            const at = chunk.indexOf(BEGIN);
+            if (at >= 0) frameAt = from + at;
+            read = size;
+          }
+          if (frameAt < 0) await new Promise((r) => setTimeout(r, 1));
+        }
+        if (frameAt >= 0 && share !== Infinity) {
+          const threshold = frameAt + Math.floor(share * fileBytes);
+          const deadline = Date.now() + 60_000;
+          while (statSync(log).size < threshold && Date.now() < deadline);
+          srv.proc.kill('SIGKILL');
+        }
+      } finally { closeSync(fd); }
+      await cli;
+      if (share === Infinity) {
+        assert.equal(cliAnswer!.code, 0, `the import was refused: ${cliAnswer!.stderr}`);
+        srv.proc.kill('SIGKILL');
+      }
+      assert.deepEqual(await srv.exited, { code: null, signal: 'SIGKILL' });
+      stop = true;
+      await lanes;
+    } finally { await srv.stop('SIGKILL'); }
+
+    // What the kill left in the file: the frame not begun, cut inside, or whole.
+    const text = readFileSync(log, 'utf8');
+    const markers = text.split('\n').slice(0, -1).filter((l) => l.startsWith('{', 9)).map((l) => (JSON.parse(l.slice(9)) as { frame: string }).frame);
+    const where = markers.length === 0 ? 'before the frame' : markers.length === 1 ? INSIDE : 'after the commit marker';
+    const imported = cliAnswer?.code === 0;
+    landed.push(`round ${round}: killed ${where}${imported ? ', after the CLI\'s answer' : ''} (log ${text.length} bytes)`);
+
+    const again = await startServer({ dataDir, env });
+    try {
+      const all = await listAll(again.url, key, '/api/v1/conversations', 'conversations');
+      const byExt = new Map(all.map((c) => [c.externalId as string, c]));
+      for (const a of acked) assert.equal(byExt.get(a.externalId)?.id, a.id, `round ${round}: acknowledged conversation ${a.externalId} lost`);
+      const mine = all.filter((c) => String(c.externalId).startsWith('imp-'));
+      if (imported || where === 'after the commit marker') assert.equal(mine.length, CONVS, `round ${round}: the import is whole`);
+      else assert.equal(mine.length, 0, `round ${round}: none of the unfinished import`);
+      if (mine.length > 0) {
+        // Each conversation was written once, with its last value; its messages are all there.
+        for (const c of [0, 1, Math.floor(rand() * CONVS), CONVS - 1]) {
+          const conv = byExt.get(`imp-${c}`)!;
+          assert.equal(conv.preview, body(c, MSGS - 1).slice(0, 160), `round ${round}: preview of imp-${c}`);
+          assert.equal(conv.lastMessageAt, new Date(t0 + c * 60_000 + (MSGS - 1) * 1000).toISOString());
+          const msgs = await listAll(again.url, key, `/api/v1/conversations/${conv.id}/messages`, 'messages');
+          assert.deepEqual(msgs.map((m) => m.body), Array.from({ length: MSGS }, (_, m) => body(c, m)), `round ${round}: messages of imp-${c}`);
+        }
+      }
+      const setAside = readdirSync(join(dataDir, 'workspaces')).filter((f) => f.includes('.corrupt-'));
+      if (where === INSIDE) assert.equal(setAside.length, 1, `round ${round}: the unfinished frame is set aside`);
+      // The log goes on after the cut.
+      const r = await call(again.url, 'POST', '/api/v1/conversations', { key, body: { subject: 'after', customer: { email: 'a@example.com' } } });
+      assert.equal(r.status, 201, r.text);
+    } finally { await again.stop('SIGKILL'); }
+    return where;
   }
 });

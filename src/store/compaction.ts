@@ -5,24 +5,27 @@
  * start.
  */
 import { dirname, join } from 'node:path';
-import { encodeLine } from './log.js';
+import { LINE_BYTES, LinePacker } from './log.js';
 import type { StoreFs } from './fs.js';
 
-/** Records per snapshot line and bytes per write: small enough to yield to requests often. */
-const OPS_PER_LINE = 256;
+/** Bytes per write: small enough to yield to requests often. */
 const WRITE_BYTES = 1 << 20;
 
 /**
  * Writes `records` as put-transactions to `<dir>/<tmpName>`, then atomically replaces `path`.
- * Yields to the event loop between writes. Returns the new file's fd (open for appending) and
- * size. A failure before the rename removes the temp file and throws; `path` is untouched. A
- * failed folder fsync after the rename is returned as `dirSyncError`: the new file is the log.
+ * Each line holds as many records as fit in `lineBytes` (a record larger than that is a line of
+ * its own), and is a transaction of its own: the file replaces the log whole, by a rename, so
+ * it needs no frame (docs/storage.md#compaction). Yields to the event loop between writes.
+ * Returns the new file's fd (open for appending) and size. A failure before the rename removes
+ * the temp file and throws; `path` is untouched. A failed folder fsync after the rename is
+ * returned as `dirSyncError`: the new file is the log.
  */
 export async function writeSnapshot(
   path: string,
   records: ReadonlyArray<readonly [string, string, object]>,
   fs: StoreFs,
   tmpName: string,
+  lineBytes: number = LINE_BYTES,
 ): Promise<{ fd: number; size: number; dirSyncError?: Error }> {
   const tmp = join(dirname(path), tmpName);
   const fd = await fs.open(tmp);
@@ -31,18 +34,23 @@ export async function writeSnapshot(
     await fs.ftruncate(fd, 0);
     let parts: Buffer[] = [];
     let partBytes = 0;
-    for (let i = 0; i < records.length; i += OPS_PER_LINE) {
-      const ops = records.slice(i, i + OPS_PER_LINE).map(([type, id, rec]) => ['p', type, id, rec]);
-      const line = encodeLine(JSON.stringify(ops));
-      parts.push(line);
-      partBytes += line.length;
+    const take = async (line: Buffer | Buffer[]) => {
+      for (const b of Buffer.isBuffer(line) ? [line] : line) { parts.push(b); partBytes += b.length; }
       if (partBytes >= WRITE_BYTES) {
         await fs.write(fd, Buffer.concat(parts), size);
         size += partBytes;
         parts = [];
         partBytes = 0;
       }
+    };
+    const packer = new LinePacker(lineBytes);
+    for (const [type, id, rec] of records) {
+      const op = JSON.stringify(['p', type, id, rec]);
+      const line = packer.add(op, Buffer.byteLength(op, 'utf8'));
+      if (line !== undefined) await take(line);
     }
+    const last = packer.finish();
+    if (last !== undefined) await take(last);
     if (parts.length) { await fs.write(fd, Buffer.concat(parts), size); size += partBytes; }
     await fs.fdatasync(fd);
     await fs.rename(tmp, path);

@@ -19,7 +19,7 @@
  */
 import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
-import { AppendLog, StorageFailedError, encodeLine, encodeLineParts, type JsonText } from './log.js';
+import { AppendLog, LINE_BYTES, StorageFailedError, encodeTransaction, type JsonText } from './log.js';
 import { replayLog, type ReplayResult } from './recovery.js';
 import { writeSnapshot } from './compaction.js';
 import type { StoreFs } from './fs.js';
@@ -74,29 +74,66 @@ export interface DbOptions {
   /** Reports background compaction failures. */
   onError?: (err: Error) => void;
   now?: () => number;
+  /** The longest line of a transaction or of a compacted log, in bytes (default {@link LINE_BYTES}; tests set it small). */
+  lineBytes?: number;
 }
 
 /**
- * `JSON.stringify(ops)` as pieces, with the pre-serialized values of `raw` spliced in as they
- * are (never joined into one string: the line is written from the pieces).
+ * Which operations of a transaction its log line holds, in order (docs/storage.md#transactions):
+ * each record (type, id) once, as the last thing the transaction did to it — a put of its final
+ * value, or a delete. A record the transaction both created and deleted (it did not exist
+ * before, `undo` says, and its last operation is a delete) is left out entirely: replay would
+ * only add and remove it again.
+ *
+ * Each record is written at the place of the transaction's first operation on it. A record is
+ * usually touched first when it is created, so a record still comes before the records the
+ * transaction made after it and that point to it (a conversation before its messages, an
+ * event before its deliveries), as when the transaction was made; placed at its last operation
+ * instead, a conversation re-put by each of its messages would come after all of them. Replay
+ * gives the same records either way (each key appears once), and the same indexes: every
+ * listener keeps state per record, from its (previous, next) values, and no two records hold a
+ * unique key at once, so no index depends on which of two records came last
+ * (docs/storage.md#indexes).
+ *
+ * `ops` and `undo` are parallel (one undo entry per operation). Returns the indexes into
+ * `ops` of the operations to write, or null when no record repeats (the common case): then
+ * every operation is written, in order.
  */
-function opsJson(ops: readonly Op[], raw: ReadonlyArray<JsonText | undefined>): Array<string | Uint8Array> {
-  const out: Array<string | Uint8Array> = [];
-  let head = '[';
+function writtenOps(ops: readonly Op[], undo: ReadonlyArray<readonly [string, string, object | undefined, number]>): readonly number[] | null {
+  if (ops.length < 2) return null;
+  /** Per record, in the order of the first operation on it: [first, last] operation index. */
+  const slots: Array<[number, number]> = [];
+  const byKey = new Map<string, number>();
   for (let i = 0; i < ops.length; i++) {
-    const op = ops[i];
-    const r = raw[i];
-    if (i > 0) head += ',';
-    if (r === undefined) { head += JSON.stringify(op); continue; }
-    out.push(`${head}["p",${JSON.stringify(op[1])},${JSON.stringify(op[2])},`);
-    if (typeof r === 'string' || r instanceof Uint8Array) out.push(r); else out.push(...r);
-    head = ']';
+    const key = `${ops[i][1]}\u0000${ops[i][2]}`;
+    const slot = byKey.get(key);
+    if (slot === undefined) { byKey.set(key, slots.length); slots.push([i, i]); } else slots[slot][1] = i;
   }
-  out.push(head + ']');
+  if (slots.length === ops.length) return null;
+  const out: number[] = [];
+  for (const [first, last] of slots) {
+    if (ops[last][0] === 'd' && undo[first][2] === undefined) continue; // created and deleted here
+    out.push(last);
+  }
   return out;
 }
 
-/** A set of changes that becomes durable as one log line. */
+/**
+ * The JSON text of operation `op`, taking its pre-serialized value `raw` when it has one (a put
+ * whose record was serialized elsewhere: its pieces are spliced in as they are, never joined).
+ */
+function opJson(op: Op, raw: JsonText | undefined): JsonText {
+  if (raw === undefined) return JSON.stringify(op);
+  const head = `["p",${JSON.stringify(op[1])},${JSON.stringify(op[2])},`;
+  if (typeof raw === 'string') return head + raw + ']';
+  return raw instanceof Uint8Array ? [head, raw, ']'] : [head, ...raw, ']'];
+}
+
+/**
+ * A set of changes that becomes durable together: one log line, or one frame of lines for a
+ * big one (docs/storage.md#transactions). In memory every operation is kept, in order, for
+ * undo; the log holds each record once ({@link Tx.written}).
+ */
 export class Tx<R extends RecordMap<R> = Untyped> {
   readonly ops: Op[] = [];
   /** Pre-serialized values by op index (see {@link put}); undefined while there is none. */
@@ -110,6 +147,18 @@ export class Tx<R extends RecordMap<R> = Untyped> {
    */
   bulk = false;
   constructor(private readonly db: Db<R>) {}
+  /**
+   * The JSON texts of the operations this transaction's log line holds, in order: each record
+   * once, with its last value or as deleted; a record created and deleted here not at all
+   * (docs/storage.md#transactions). A pre-serialized value is taken for the operation it was
+   * given with, so a value replaced by a later plain put is not written.
+   */
+  written(): JsonText[] {
+    const raw = this.raw;
+    const order = writtenOps(this.ops, this.undo);
+    if (order === null) return this.ops.map((op, i) => opJson(op, raw?.[i]));
+    return order.map((i) => opJson(this.ops[i], raw?.[i]));
+  }
   /**
    * Puts `value` as the record (type, id); visible to readers at once. `json`, when given, must be
    * the text of `JSON.stringify(value)` (whole, or in pieces — see {@link JsonText}), made
@@ -304,18 +353,24 @@ export class Db<R extends RecordMap<R> = Untyped> {
   get failed(): Error | null { return this.log.failed; }
 
   /**
-   * Makes `tx` durable; resolves once its line is on disk. On a write failure the
+   * Makes `tx` durable; resolves once its line — or its frame's commit marker — is on disk
+   * (docs/storage.md#transactions, docs/storage.md#frames). Each record is written once, with
+   * its last value ({@link Tx.written}); a transaction whose changes cancel out writes nothing but
+   * still resolves only after every transaction committed before it. On a write failure the
    * transaction, and every later one still waiting, is undone, and the error is thrown.
+   * @throws Error when `tx` was aborted; the log's write errors (StorageFailedError, ENOSPC…).
    */
   async commit(tx: Tx<R>): Promise<void> {
     if (tx.undone) throw new Error('transaction was aborted');
     if (tx.ops.length === 0) return;
     this.inflight.add(tx);
     try {
-      const written = this.log.append(tx.raw ? encodeLineParts(opsJson(tx.ops, tx.raw)) : encodeLine(JSON.stringify(tx.ops)), tx);
+      const ops = tx.written();
+      const lines = encodeTransaction(ops, this.opts.lineBytes ?? LINE_BYTES);
+      const written = this.log.appendFrame(lines.length === 0 ? [[]] : lines, tx);
       this.open.delete(tx); // now queued: compaction sees it through the log's queue
       await written;
-      this.ops += tx.ops.length;
+      this.ops += ops.length; // the operations in the file: dead and live ones (docs/storage.md#compaction)
     } catch (err) {
       const later = [...this.inflight];
       for (let i = later.length - 1; i >= 0 && later[i] !== tx; i--) later[i].abort();
@@ -355,7 +410,8 @@ export class Db<R extends RecordMap<R> = Untyped> {
       // snapshot must be the durable state, so take each record they touched as it was
       // before the earliest of those changes.
       const before = new Map<string, { prev: object | undefined; seq: number }>();
-      for (const tx of [...(this.log.queuedTags() as Array<Tx<R>>), ...this.open]) {
+      // A frame's lines all carry its transaction: each transaction once.
+      for (const tx of new Set([...(this.log.queuedTags() as Array<Tx<R>>), ...this.open])) {
         for (const [type, id, prev, seq] of tx.undo) {
           const k = `${type}\u0000${id}`;
           const seen = before.get(k);
@@ -375,7 +431,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
         if (prev !== undefined && !this.tables.get(type)?.has(id) && this.retained(type, prev)) records.push([type, id, prev]);
       }
       const oldFd = this.log.descriptor;
-      const written = await writeSnapshot(this.path, records, this.opts.fs, `${basename(this.path)}.compact-${process.pid}`);
+      const written = await writeSnapshot(this.path, records, this.opts.fs, `${basename(this.path)}.compact-${process.pid}`, this.opts.lineBytes);
       replacement = { fd: written.fd, size: written.size };
       await this.opts.fs.close(oldFd).catch(() => {});
       // The renamed log may not survive a crash: like a failed fdatasync, refuse further writes.

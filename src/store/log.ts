@@ -2,12 +2,16 @@
  * An append-only JSON-lines log with a checksum per line and group commit (docs/storage.md#the-log,
  * docs/storage.md#group-commit).
  *
- * Line format: `<crc32 of the JSON bytes, 8 lowercase hex> <JSON>\n`. One line is one
- * transaction, so a torn write can only ever cut the last transaction, never half of one.
+ * Line format: `<crc32 of the JSON bytes, 8 lowercase hex> <JSON>\n`. A transaction is one line
+ * when its operations fit in {@link LINE_BYTES}; a bigger one is a frame — a begin marker, lines
+ * of operations, a commit marker (docs/storage.md#frames) — that recovery applies only once its
+ * commit marker is read. So a torn write can only ever cut the last transaction, never apply
+ * half of one.
  *
  * Group commit: every line appended in the same event-loop turn is written with one positional
  * `write` and made durable with one `fdatasync`; lines appended meanwhile form the next batch.
- * `append` resolves only once its line is on disk (with `sync: true`).
+ * `append` resolves only once its line is on disk (with `sync: true`). A frame's lines are
+ * queued together, may span batches, and resolve once its commit marker is on disk.
  *
  * Pipelined: a batch's `fdatasync` overlaps the next batch's `write` (and its own
  * `fdatasync`), so the event loop does not sit idle while the disk syncs. Writes stay strictly
@@ -67,6 +71,107 @@ export function encodeLineParts(json: JsonText): Buffer[] {
   return parts;
 }
 
+/**
+ * The longest line a transaction is written in, in bytes (checksum, space and newline
+ * included): a transaction whose operations do not fit in one line of this size is written as
+ * a frame of lines that each fit — except a single operation larger than this, which is a line
+ * of its own (a pasted 2 MB source is one record). Compaction's lines keep to it too
+ * (docs/storage.md#frames). `Db`'s `lineBytes` option overrides it (tests).
+ */
+export const LINE_BYTES = 1024 * 1024;
+
+/**
+ * A frame marker line's JSON (docs/storage.md#frames): `{"frame":"begin"|"commit","lines":L,"ops":N}`,
+ * L the lines of operations between the markers, N the operations in them. A JSON object, so it
+ * can never be taken for a line of operations (a JSON array).
+ */
+export interface FrameMarker { readonly frame: 'begin' | 'commit'; readonly lines: number; readonly ops: number }
+
+/** The bytes a line adds around its JSON: 8 hex digits of checksum, a space, a newline. */
+const LINE_OVERHEAD = 10;
+
+/** UTF-8 bytes of a JSON text, whole or in pieces. */
+export function jsonBytes(json: JsonText): number {
+  if (typeof json === 'string') return Buffer.byteLength(json, 'utf8');
+  if (json instanceof Uint8Array) return json.byteLength;
+  let n = 0;
+  for (const p of json) n += typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : p.byteLength;
+  return n;
+}
+
+/**
+ * Packs operations' JSON texts into lines of at most `lineBytes` bytes each (checksum and
+ * newline included): `[op,op,…]`, in order. An operation too large for a line alone is a line
+ * of its own. Give each operation with {@link add}, then {@link finish}; each call returns the
+ * lines it closed, encoded ({@link encodeLine}, or {@link encodeLineParts} when a line holds
+ * bytes made elsewhere, so that they are written from where they are, never copied).
+ */
+export class LinePacker {
+  private pieces: Array<string | Uint8Array> = [];
+  /** The open line's JSON so far, as one string while it holds no bytes made elsewhere. */
+  private text = '';
+  private bytes = 0;
+  private count = 0;
+  constructor(private readonly lineBytes: number = LINE_BYTES) {}
+
+  /**
+   * Adds one operation's JSON text (`bytes`: its UTF-8 length, {@link jsonBytes}); returns the
+   * line it closed to make room, if any.
+   */
+  add(json: JsonText, bytes: number): Buffer | Buffer[] | undefined {
+    let closed: Buffer | Buffer[] | undefined;
+    if (this.count > 0 && LINE_OVERHEAD + 2 + this.bytes + 1 + bytes > this.lineBytes) closed = this.close();
+    if (this.count > 0) { this.text += ','; this.bytes++; }
+    if (typeof json === 'string') this.text += json;
+    else {
+      const pieces = json instanceof Uint8Array ? [json] : json;
+      for (const p of pieces) {
+        if (typeof p === 'string') this.text += p;
+        else { this.pieces.push(this.text, p); this.text = ''; }
+      }
+    }
+    this.bytes += bytes;
+    this.count++;
+    return closed;
+  }
+
+  /** Closes the open line, if it holds any operation, and returns it. */
+  finish(): Buffer | Buffer[] | undefined {
+    return this.count > 0 ? this.close() : undefined;
+  }
+
+  private close(): Buffer | Buffer[] {
+    const line = this.pieces.length === 0 ? encodeLine(`[${this.text}]`) : encodeLineParts(['[', ...this.pieces.filter((p) => p !== ''), `${this.text}]`]);
+    this.pieces = [];
+    this.text = '';
+    this.bytes = 0;
+    this.count = 0;
+    return line;
+  }
+}
+
+/**
+ * Encodes one transaction, given as its operations' JSON texts (each `["p",type,id,record]` or
+ * `["d",type,id]`), as the lines it is written in (docs/storage.md#frames): one line
+ * `[op,…]` when it fits in `lineBytes`; else a frame — a begin marker, lines of operations each
+ * within `lineBytes` (a larger single operation alone on its line), a commit marker.
+ * @returns the lines in order, each a Buffer or the parts of one (see {@link encodeLineParts});
+ *   none for no operations.
+ */
+export function encodeTransaction(ops: ReadonlyArray<JsonText>, lineBytes: number = LINE_BYTES): Array<Buffer | Buffer[]> {
+  const packer = new LinePacker(lineBytes);
+  const lines: Array<Buffer | Buffer[]> = [];
+  for (const op of ops) {
+    const closed = packer.add(op, jsonBytes(op));
+    if (closed !== undefined) lines.push(closed);
+  }
+  const last = packer.finish();
+  if (last !== undefined) lines.push(last);
+  if (lines.length <= 1) return lines;
+  const marker = (frame: FrameMarker['frame']) => encodeLine(JSON.stringify({ frame, lines: lines.length, ops: ops.length } satisfies FrameMarker));
+  return [marker('begin'), ...lines, marker('commit')];
+}
+
 /** Parts at least this large are written as they are; smaller consecutive parts are joined first. */
 const OWN_WRITE_BYTES = 64 * 1024;
 
@@ -80,7 +185,10 @@ export const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 /** Why the log refuses writes; set once and never cleared (an fdatasync failure is final). */
 export class StorageFailedError extends Error {}
 
-interface Pending { parts: readonly Buffer[]; bytes: number; tag: unknown; resolve: () => void; reject: (e: Error) => void }
+/** One queued line. `continues`: the next queued line belongs to the same frame (see {@link AppendLog.appendFrame}). */
+interface Pending { parts: readonly Buffer[]; bytes: number; tag: unknown; continues: boolean; resolve: () => void; reject: (e: Error) => void }
+
+const ignore = () => {};
 
 /**
  * A log file opened for appending at byte `size`.
@@ -101,6 +209,12 @@ export class AppendLog {
   /** Set while a batch whose write failed waits to be settled: no batch may start. */
   private holding = false;
   private failure: Error | null = null;
+  /**
+   * Where the frame whose lines are partly written begins (its begin marker's offset), or null
+   * when the file ends at a transaction boundary: a failed write cuts back to it, and a pause
+   * waits until its commit marker is written (docs/storage.md#frames).
+   */
+  private openFrameAt: number | null = null;
 
   constructor(
     readonly path: string,
@@ -124,33 +238,62 @@ export class AppendLog {
    * returned by {@link queuedTags} while the line waits to be written.
    */
   append(line: Buffer | readonly Buffer[], tag?: unknown): Promise<void> {
+    return this.appendFrame([line], tag);
+  }
+
+  /**
+   * Appends the lines of one frame (docs/storage.md#frames), all queued at once, one after the
+   * other, with no other line between them; resolves when the last one (the commit marker) is
+   * written (and fdatasync'd when `sync`), rejects as {@link append} does. The lines may be
+   * written over several batches; a pause ({@link pause}) never stops inside them, and a failed
+   * write cuts the file back to the first of them. `tag` is returned by {@link queuedTags} for
+   * each of them while it waits. With one line, this is {@link append}.
+   */
+  appendFrame(lines: ReadonlyArray<Buffer | readonly Buffer[]>, tag?: unknown): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
-    const parts = Buffer.isBuffer(line) ? [line] : line;
-    let bytes = 0;
-    for (const b of parts) bytes += b.length;
     return new Promise((resolve, reject) => {
-      this.queue.push({ parts, bytes, tag, resolve, reject });
+      for (let i = 0; i < lines.length; i++) {
+        const line = lines[i];
+        const parts = Buffer.isBuffer(line) ? [line] : line;
+        let bytes = 0;
+        for (const b of parts) bytes += b.length;
+        const last = i === lines.length - 1;
+        this.queue.push({ parts, bytes, tag, continues: !last, resolve: last ? resolve : ignore, reject: last ? reject : ignore });
+      }
       this.schedule();
     });
   }
 
+  /**
+   * Whether a batch may start now: none is being written, none waits to be settled after a
+   * failed write, and the log is not paused — or it is, but a frame is partly written (the
+   * pause waits for its commit marker).
+   */
+  private mayStart(): boolean {
+    return !this.writing && !this.holding && (!this.paused || this.openFrameAt !== null) && this.queue.length > 0;
+  }
+
   private schedule(): void {
-    if (this.scheduled || this.writing || this.paused || this.holding) return;
+    if (this.scheduled || !this.mayStart()) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (!this.writing && !this.paused && !this.holding && this.queue.length) this.startBatch();
+      if (this.mayStart()) this.startBatch();
     });
   }
 
   /**
    * Takes the queue as one batch (up to {@link MAX_BATCH_BYTES}, at least one line) and chains
-   * its settlement after the previous batch's.
+   * its settlement after the previous batch's. While paused, only the rest of a partly written
+   * frame is taken.
    */
   private startBatch(): void {
     let n = 0;
     let bytes = 0;
-    while (n < this.queue.length && (n === 0 || bytes + this.queue[n].bytes <= MAX_BATCH_BYTES)) bytes += this.queue[n++].bytes;
+    while (n < this.queue.length && (n === 0 || bytes + this.queue[n].bytes <= MAX_BATCH_BYTES)) {
+      bytes += this.queue[n++].bytes;
+      if (this.paused && !this.queue[n - 1].continues) break;
+    }
     const batch = n === this.queue.length ? this.queue : this.queue.slice(0, n);
     this.queue = n === this.queue.length ? [] : this.queue.slice(n);
     const prev = this.tail;
@@ -175,9 +318,20 @@ export class AppendLog {
       for (const p of batch.concat(extra)) p.reject(err);
       return poison;
     };
-    if (this.failure) { released(); return fail(this.failure, true); }
+    if (this.failure) { this.openFrameAt = null; released(); return fail(this.failure, true); }
     const writes = batchWrites(batch);
     const start = this.size;
+    // A batch that goes on with a frame begun by an earlier batch is cut back to that frame's
+    // begin marker when it fails: the file must never keep the first lines of a frame that
+    // will not be committed, since later lines would follow them (docs/storage.md#frames).
+    const cutAt = this.openFrameAt ?? start;
+    let frameAt = this.openFrameAt;
+    let at = start;
+    for (const p of batch) {
+      if (frameAt === null && p.continues) frameAt = at;
+      at += p.bytes;
+      if (!p.continues) frameAt = null;
+    }
     let end = start;
     try {
       for (const buf of writes) {
@@ -189,8 +343,10 @@ export class AppendLog {
       // queued behind it (those transactions were built on this batch's state) — including
       // lines appended while the truncate ran: the Db undoes every transaction committed after
       // a failed one, so none of them may be written. No later batch has started writing.
+      this.openFrameAt = null;
       try {
-        await this.fs.ftruncate(this.fd, start);
+        await this.fs.ftruncate(this.fd, cutAt);
+        this.size = cutAt;
       } catch (terr) {
         this.failure = new StorageFailedError(`could not truncate ${this.path} after a failed write: ${(terr as Error).message}`);
       }
@@ -207,8 +363,11 @@ export class AppendLog {
       return this.failure !== null;
     }
     this.size = end;
+    this.openFrameAt = frameAt;
     released();
-    if (this.sync) {
+    // A batch that wrote nothing (a transaction whose changes cancel out) has nothing to sync:
+    // it is still settled in order, after the batches before it.
+    if (this.sync && end > start) {
       try {
         await this.fs.fdatasync(this.fd);
       } catch (err) {
@@ -220,7 +379,8 @@ export class AppendLog {
         // the next start as a write that was refused. No write starts after `failure` is set;
         // one already in flight is waited for, so the cut cannot be undone by it.
         while (this.writing) await this.writing;
-        await this.fs.ftruncate(this.fd, start).then(() => { this.size = start; }, () => {});
+        this.openFrameAt = null;
+        await this.fs.ftruncate(this.fd, cutAt).then(() => { this.size = cutAt; }, () => {});
         const queued = this.queue;
         this.queue = [];
         return fail(this.failure, true, queued);
@@ -234,10 +394,18 @@ export class AppendLog {
     return false;
   }
 
-  /** Stops starting new batches and waits for those in flight to settle (compaction's barrier). */
+  /**
+   * Stops starting new batches and waits for those in flight to settle (compaction's barrier).
+   * A frame partly written is finished first: the file is left at a transaction boundary, and
+   * what is still queued is whole transactions ({@link queuedTags}).
+   */
   async pause(): Promise<void> {
     this.paused = true;
-    while (this.writing || this.unsettled) { if (this.writing) await this.writing; else await this.tail; }
+    while (this.writing || this.unsettled || this.openFrameAt !== null) {
+      if (this.writing) await this.writing;
+      else if (this.openFrameAt !== null) { this.schedule(); await new Promise((r) => setImmediate(r)); }
+      else await this.tail;
+    }
   }
 
   /** Starts writing batches again, to `fd` at `size` when the file was replaced meanwhile. */

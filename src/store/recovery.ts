@@ -1,17 +1,21 @@
 /**
- * Reading a log back (README "Storage and durability"): every line is checked against its
- * crc32 and parsed.
+ * Reading a log back (docs/storage.md#recovery): every line is checked against its crc32 and
+ * parsed; a frame's lines (docs/storage.md#frames) are applied only once its commit marker is
+ * read.
  *
- * Only an incomplete last line (bytes after the last newline) is a torn write: a crash can cut
- * the final `write` short, never complete a line with wrong bytes. It is cut off at start (and
- * kept aside in a `.corrupt-<time>` file). Any complete line that fails its check — the last
- * one included — is corruption: replay stops with file, line number and byte offset, and the
- * file is left untouched. {@link repairLog} is the explicit way out: it keeps a copy of the
- * damaged file and cuts it at the last good line.
+ * Only an incomplete last transaction is a torn write: bytes after the last newline, or a frame
+ * whose commit marker was never written (a crash in the middle of a big transaction). A crash
+ * can cut the final writes short, never complete a line with wrong bytes. The torn tail is cut
+ * off at start (and kept aside in a `.corrupt-<time>` file). Any complete line that fails its
+ * check — the last one included — or breaks the frame rules is corruption: replay stops with
+ * file, line number and byte offset, and the file is left untouched. {@link repairLog} is the
+ * explicit way out: it keeps a copy of the damaged file and cuts it at the last good
+ * transaction.
  */
 import * as fs from 'node:fs';
 import { dirname } from 'node:path';
 import { crc32 } from 'node:zlib';
+import type { FrameMarker } from './log.js';
 
 /** A complete line that fails its checksum or does not parse: the log cannot be replayed past it. */
 export class CorruptLogError extends Error {
@@ -28,16 +32,27 @@ export class CorruptLogError extends Error {
 export interface ReplayResult {
   /** Bytes of valid log (the file is truncated to this when the tail was torn). */
   size: number;
-  /** Lines replayed. */
+  /** Lines replayed (a frame's markers included). */
   lines: number;
-  /** The `.corrupt-*` file the torn tail was moved to, if any. */
+  /** The `.corrupt-*` file the torn tail (an incomplete line, or a frame without its commit marker) was moved to, if any. */
   tornTailSavedTo?: string;
 }
 
 const CHUNK = 4 * 1024 * 1024;
 
-/** Checks one line (`buf[start, end)`, without its newline): its checksum, its JSON, and that it is a transaction (an array of ops). */
-function checkLine(buf: Buffer, start: number, end: number): { value?: unknown; reason?: string } {
+/** Whether `v` is a frame marker (docs/storage.md#frames): `{"frame":"begin"|"commit","lines":L,"ops":N}`, L and N ≥ 1. */
+function isMarker(v: unknown): v is FrameMarker {
+  if (typeof v !== 'object' || v === null) return false;
+  const m = v as Record<string, unknown>;
+  return (m.frame === 'begin' || m.frame === 'commit') && Number.isSafeInteger(m.lines) && (m.lines as number) >= 1
+    && Number.isSafeInteger(m.ops) && (m.ops as number) >= 1 && Object.keys(m).length === 3;
+}
+
+/**
+ * Checks one line (`buf[start, end)`, without its newline): its checksum, its JSON, and that it
+ * is a line of operations (an array) or a frame marker.
+ */
+function checkLine(buf: Buffer, start: number, end: number): { value?: unknown[] | FrameMarker; reason?: string } {
   if (end - start < 10 || buf[start + 8] !== 0x20) return { reason: 'missing checksum' };
   // The 8 hex digits are read from the bytes: no string, no regex per line (a start replays millions).
   let want = 0;
@@ -55,8 +70,48 @@ function checkLine(buf: Buffer, start: number, end: number): { value?: unknown; 
   } catch {
     return { reason: 'checksum matches but the JSON does not parse' };
   }
-  if (!Array.isArray(value)) return { reason: 'checksum matches but the line is not a transaction' };
+  if (!Array.isArray(value) && !isMarker(value)) return { reason: 'checksum matches but the line is not a transaction' };
   return { value };
+}
+
+/** Where a frame began: its begin marker's line number and byte offset, and the marker. */
+interface OpenFrame { line: number; offset: number; marker: FrameMarker; lines: unknown[][]; ops: number }
+
+/**
+ * Groups a log's checked lines into transactions (docs/storage.md#frames): a line of operations
+ * outside a frame is a transaction; a frame's lines are held until its commit marker, which
+ * must match its begin marker and what was read between them.
+ */
+class Transactions {
+  /** The frame being read (its commit marker not read yet), or null. */
+  open: OpenFrame | null = null;
+
+  /**
+   * Takes the next complete, checked line (`lineNo`, at byte `offset`). Returns the lines of
+   * operations of the transaction it completes (one, or a frame's), none while a frame is
+   * being read, or the reason the line breaks the frame rules (corruption).
+   */
+  take(value: unknown[] | FrameMarker, lineNo: number, offset: number): { tx?: unknown[][]; reason?: string } {
+    const f = this.open;
+    if (Array.isArray(value)) {
+      if (f === null) return { tx: [value] };
+      if (f.lines.length === f.marker.lines) return { reason: `the frame begun at line ${f.line} has its ${f.marker.lines} lines, but this line is not its commit marker` };
+      f.lines.push(value);
+      f.ops += value.length;
+      return {};
+    }
+    if (value.frame === 'begin') {
+      if (f !== null) return { reason: `a frame begins inside the frame begun at line ${f.line}` };
+      this.open = { line: lineNo, offset, marker: value, lines: [], ops: 0 };
+      return {};
+    }
+    if (f === null) return { reason: 'a frame commit marker without its begin marker' };
+    if (value.lines !== f.marker.lines || value.ops !== f.marker.ops || f.lines.length !== f.marker.lines || f.ops !== f.marker.ops) {
+      return { reason: `the commit marker (${value.lines} lines, ${value.ops} operations) does not match the frame begun at line ${f.line} (${f.marker.lines} lines, ${f.marker.ops} operations; read ${f.lines.length} lines, ${f.ops} operations)` };
+    }
+    this.open = null;
+    return { tx: f.lines };
+  }
 }
 
 /**
@@ -92,11 +147,14 @@ function eachLine(fd: number, total: number, visit: (buf: Buffer, start: number,
 }
 
 /**
- * Reads `file` line by line and calls `apply` with each transaction's parsed JSON. A missing
- * file replays as empty. An incomplete last line is a torn write: it is copied to
- * `<file>.corrupt-<now>` and cut off (the file is fsync'd).
- * @throws CorruptLogError for a complete line that fails its check (the file is not changed);
- *   errors of `apply` propagate.
+ * Reads `file` line by line and calls `apply` with each line of operations (a parsed JSON array
+ * of `["p",type,id,record]` / `["d",type,id]`) and its 1-based line number, in order — a frame's
+ * lines only once its commit marker is read, one after the other (docs/storage.md#recovery). A
+ * missing file replays as empty. The torn tail — an incomplete last line, and a frame whose
+ * commit marker is missing at the end of the file, from its begin marker on — is copied to
+ * `<file>.corrupt-<now>` (mode 0600) and cut off (the file is fsync'd).
+ * @throws CorruptLogError for a complete line that fails its check or breaks the frame rules
+ *   (the file is not changed); errors of `apply` propagate.
  */
 export function replayLog(file: string, apply: (tx: unknown, line: number) => void, now: number = Date.now()): ReplayResult {
   let fd: number;
@@ -107,18 +165,36 @@ export function replayLog(file: string, apply: (tx: unknown, line: number) => vo
   try {
     const total = fs.fstatSync(fd).size;
     let good = 0;
-    const validEnd = eachLine(fd, total, (buf, start, end, offset, lineNo) => {
+    const txs = new Transactions();
+    const lineEnd = eachLine(fd, total, (buf, start, end, offset, lineNo) => {
       const r = checkLine(buf, start, end);
       if (r.reason) throw new CorruptLogError(file, lineNo, offset, r.reason);
-      apply(r.value, lineNo);
+      const t = txs.take(r.value!, lineNo, offset);
+      if (t.reason) throw new CorruptLogError(file, lineNo, offset, t.reason);
+      if (t.tx) {
+        // A frame's lines of operations are the lines just before its commit marker.
+        const first = Array.isArray(r.value) ? lineNo : lineNo - t.tx.length;
+        for (let i = 0; i < t.tx.length; i++) apply(t.tx[i], first + i);
+      }
       good++;
       return true;
     });
+    // A frame still open at the end: its commit marker was never written (docs/storage.md#frames).
+    const validEnd = txs.open === null ? lineEnd : txs.open.offset;
+    if (txs.open !== null) good = txs.open.line - 1;
     if (validEnd < total) {
       const saved = `${file}.corrupt-${now}`;
-      const tail = Buffer.allocUnsafe(total - validEnd);
-      fs.readSync(fd, tail, 0, tail.length, validEnd);
-      fs.writeFileSync(saved, tail, { mode: 0o600 });
+      // Copied in pieces: an unfinished frame can be as large as an import.
+      const out = fs.openSync(saved, 'w', 0o600);
+      try {
+        const piece = Buffer.allocUnsafe(Math.min(CHUNK, total - validEnd));
+        for (let at = validEnd; at < total;) {
+          const n = fs.readSync(fd, piece, 0, Math.min(piece.length, total - at), at);
+          if (n === 0) break;
+          fs.writeSync(out, piece, 0, n);
+          at += n;
+        }
+      } finally { fs.closeSync(out); }
       fs.ftruncateSync(fd, validEnd);
       fs.fsyncSync(fd);
       return { size: validEnd, lines: good, tornTailSavedTo: saved };
@@ -133,23 +209,25 @@ export function replayLog(file: string, apply: (tx: unknown, line: number) => vo
 export interface ScanResult {
   /** The file's size in bytes. */
   size: number;
-  /** Lines before the first bad one (or the incomplete tail): what a repair keeps. */
+  /** Lines of the whole transactions before the first bad line (or the torn tail): what a repair keeps. */
   goodLines: number;
   /** Bytes of those lines: where a repair cuts. */
   goodBytes: number;
   /** The first complete line that fails its check, if any. */
   firstBad?: { line: number; offset: number; reason: string };
-  /** Lines from the cut on (the bad one, every later one, and an incomplete tail). */
+  /** Lines from the cut on (the lines of the frame the bad one is in, the bad one, every later one, and a torn tail). */
   droppedLines: number;
   /** How many of the dropped complete lines pass their own check (lost with the cut all the same). */
   droppedValidLines: number;
 }
 
 /**
- * Reads `file` through and reports where its good prefix ends. A missing file scans as empty.
- * Later lines are dropped together with the first bad one because each line is one transaction
- * built on the state of every line before it: skipping one could replay a message whose
- * conversation never existed.
+ * Reads `file` through and reports where its good prefix ends: after the last whole
+ * transaction before the first bad line — a bad line inside a frame takes the whole frame with
+ * it (docs/storage.md#frames) — or before the torn tail. A missing file scans as empty.
+ * Later lines are dropped together with the first bad one because each transaction is built
+ * on the state of every one before it: skipping one could replay a message whose conversation
+ * never existed.
  */
 export function scanLog(file: string): ScanResult {
   let fd: number;
@@ -160,14 +238,29 @@ export function scanLog(file: string): ScanResult {
   try {
     const size = fs.fstatSync(fd).size;
     const r: ScanResult = { size, goodLines: 0, goodBytes: 0, droppedLines: 0, droppedValidLines: 0 };
+    const txs = new Transactions();
+    /** Lines of the frame being read (its begin marker included): kept only with its commit marker. */
+    let held = 0;
     const end = eachLine(fd, size, (buf, start, stop, offset, lineNo) => {
-      const bad = checkLine(buf, start, stop).reason;
-      if (r.firstBad) { r.droppedLines++; if (!bad) r.droppedValidLines++; }
-      else if (bad) { r.firstBad = { line: lineNo, offset, reason: bad }; r.goodBytes = offset; r.droppedLines++; }
-      else r.goodLines++;
+      const c = checkLine(buf, start, stop);
+      if (r.firstBad) { r.droppedLines++; if (!c.reason) r.droppedValidLines++; return true; }
+      const bad = c.reason ?? txs.take(c.value!, lineNo, offset).reason;
+      if (bad) {
+        // The cut is at a transaction boundary: before the frame the bad line is in, if any.
+        r.firstBad = { line: lineNo, offset, reason: bad };
+        r.goodBytes = txs.open?.offset ?? offset;
+        r.droppedLines += held + 1;
+        r.droppedValidLines += held;
+      } else if (txs.open !== null) held++;
+      else { r.goodLines += held + 1; held = 0; }
       return true;
     });
-    if (!r.firstBad) r.goodBytes = end;
+    if (!r.firstBad) {
+      // A frame without its commit marker at the end is a torn tail, from its begin marker on.
+      r.goodBytes = txs.open?.offset ?? end;
+      r.droppedLines += held;
+      r.droppedValidLines += held;
+    }
     if (end < size) r.droppedLines++; // the incomplete last line
     return r;
   } finally {
@@ -185,7 +278,7 @@ export interface RepairResult extends ScanResult {
 }
 
 /**
- * Cuts `file` at the end of its last good line, after keeping a byte-for-byte copy of it as
+ * Cuts `file` at the end of its last good transaction ({@link scanLog}), after keeping a byte-for-byte copy of it as
  * `<file>.damaged-<now>` (written and fsync'd before the cut, so a crash leaves at least one
  * of the two complete). A log without a bad line or torn tail is left as it is. The caller
  * must be the only process with the file open (it holds the data dir's lock, and the log is
