@@ -425,6 +425,12 @@ test('request headers over 16 KiB → 431 with a JSON {code, error} body', () =>
   assert.deepEqual(r.body, { code: 'request_header_fields_too_large', error: 'The request headers are too large.' });
   assert.match(r.headers.get('content-type') ?? '', /^application\/json/);
   assert.equal(r.headers.get('api-version'), '2026-06-29');
+  // Written before the path is known (it may be a page's): the pages' security headers too.
+  const page = await srv.call('GET', '/settings/login', { key: null, headers: { 'X-Big': 'a'.repeat(17 * 1024) } });
+  assert.equal(page.status, 431);
+  assert.equal(page.headers.get('content-security-policy'), "default-src 'self'; frame-ancestors 'none'; form-action 'self'");
+  assert.equal(page.headers.get('x-content-type-options'), 'nosniff');
+  assert.equal(page.headers.get('referrer-policy'), 'same-origin');
 }));
 
 test('headers just under the limit are accepted', () => withServer(async (srv) => {

@@ -22,7 +22,7 @@ import type { Store } from '../store/store.js';
 import { openStore, type Workspace } from '../domain/workspace.js';
 import { ERRORS, errorMessage, type ErrorCode } from '../http/errors.js';
 import { publicBaseUrl, type Config } from '../core/config.js';
-import { WebApp } from '../web/app.js';
+import { SECURITY_HEADERS, WebApp } from '../web/app.js';
 import { ClientAddresses } from '../http/clientAddress.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
@@ -80,8 +80,13 @@ function rawError(socket: Socket, code: ErrorCode, detail: string | undefined, r
   const body = JSON.stringify({ code, error: errorMessage(code, detail) });
   const status = ERRORS[code].status;
   const head = rawPacket !== undefined && rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
-  socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nApi-Version: 2026-06-29\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${head ? '' : body}`);
+  socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nApi-Version: 2026-06-29\r\nX-Request-Id: ${randomUUID()}\r\n${RAW_SECURITY_HEADERS}Connection: close\r\n\r\n${head ? '' : body}`);
 }
+/**
+ * The pages' security headers (docs/security.md#headers), on the answers written before any
+ * request was read too: the request may have been for a page, and on an API answer they do no harm.
+ */
+const RAW_SECURITY_HEADERS = Object.entries(SECURITY_HEADERS).map(([k, v]) => `${k}: ${v}\r\n`).join('');
 
 /** Thrown when the HTTP port cannot be listened on; the message names the setting at fault. */
 export class ListenError extends Error {}

@@ -379,7 +379,8 @@ export class Fuzzer {
     if (p.method === 'POST' && typeof idem === 'string' && IDEM_VALUE.test(idem) && (d.key.role === 'main' || d.key.role === 'other')) this.usedIdem.add(`${d.key.role}\n${idem}`);
     if (p.method === 'POST' && typeof idem === 'string' && IDEM_VALUE.test(idem) && res.headers['idempotent-replayed'] === undefined
       && (d.key.role === 'main' || d.key.role === 'other') && (p.body?.length ?? 0) <= 64 * 1024 && !this.idemPool.some((e) => e.key === idem && e.role === d.key.role)) {
-      const sent = (lowerHeaders(p.headers)['content-length'] ?? '0') !== '0' || d.chunked;
+      // A route that takes no body ignores one that was sent: the server's fingerprint is then method and path only.
+      const sent = ((lowerHeaders(p.headers)['content-length'] ?? '0') !== '0' || d.chunked) && !!d.route?.body;
       this.idemPool.push({ role: d.key.role, key: idem, fingerprint: fingerprint(p.method, p.path, sent ? p.body : undefined), status: res.status, text: res.text,
         method: p.method, path: p.path, query: p.qs, body: p.body, headers: { ...p.headers } });
       if (this.idemPool.length > 32) this.idemPool.shift();

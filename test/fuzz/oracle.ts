@@ -123,7 +123,8 @@ export function expectedStatus(f: Fuzzer, p: Plan): { statuses: number[]; why: s
     const prior = f.idemPool.find((e) => e.key === k && e.role === role);
     if (!prior && f.usedIdem.has(`${role}\n${k}`)) return undefined; // stored by the server, no longer remembered here
     if (prior) {
-      const fp = fingerprint(route.method, p.path, sent ? p.body : undefined);
+      // A route that takes no body ignores one that was sent: the server's fingerprint is then method and path only.
+      const fp = fingerprint(route.method, p.path, sent && route.body ? p.body : undefined);
       return fp === prior.fingerprint ? { statuses: [prior.status], why: 'idempotent replay' } : { statuses: [422], why: 'Idempotency-Key reused with another request' };
     }
   }
