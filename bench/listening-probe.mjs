@@ -1,9 +1,11 @@
-// Preloaded into our server by bench/reads.ts (NODE_OPTIONS=--import) when it runs with
-// LOG_LEVEL=warn — the access log off — since that level also hides the `listening` line the
-// bench waits for. Once the first HTTP server listens on a TCP port, it polls GET /healthz on
-// it until a 200 (the server answers only once its data is open), then prints the same
-// `{"msg":"listening","port":…}` line on stdout. Nothing after that: no cost per request.
-// Plain JavaScript, so it needs no loader.
+// Preloaded into our server by bench/run.ts (NODE_OPTIONS=--import) when it runs with
+// LOG_LEVEL=warn or error — the access log off, e.g. the reads scenario's "ours without the
+// access log" — since those levels also hide the `listening` line the bench waits for. Once
+// the first HTTP server listens on a TCP port, it polls GET /healthz on it until a 200 (the
+// server answers only once its data is open), then prints the same `{"msg":"listening",
+// "port":…}` line on stdout. Nothing after that: no cost per request. Plain JavaScript, so it
+// needs no loader. (In the start-up scenario, the time to that line includes up to one 20 ms
+// poll interval.)
 import http from 'node:http';
 import net from 'node:net';
 

@@ -53,7 +53,9 @@ export async function installFastify(): Promise<PeerInstall> {
   // up to another one.
   fs.writeFileSync(join(dir, 'package.json'), '{"name":"sw-bench-peers","private":true,"description":"fastify for the support-workspace bench; safe to delete"}\n');
   const t0 = performance.now();
-  const args = ['install', 'fastify@5', '--prefix', dir, '--no-save', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error'];
+  // One retry after a failed fetch (npm's default, two with up to a minute between them, makes
+  // an unreachable registry cost ~70 s).
+  const args = ['install', 'fastify@5', '--prefix', dir, '--no-save', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error', '--fetch-retries=1', '--fetch-retry-maxtimeout=10000'];
   const result = await new Promise<{ err: (Error & { code?: unknown; killed?: boolean }) | null; stderr: string }>((resolve) => {
     execFile('npm', args, { cwd: dir, timeout: INSTALL_TIMEOUT_MS, killSignal: 'SIGKILL', encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 },
       (err, _stdout, stderr) => resolve({ err, stderr: String(stderr ?? '') }));
@@ -72,8 +74,11 @@ export async function installFastify(): Promise<PeerInstall> {
   if ((result.err as { code?: unknown } | null)?.code === 'ENOENT') return { ok: false, line: 'fastify: not measured — npm was not found on PATH' };
   const net = /\b(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|ERR_SOCKET_TIMEOUT|ECONNABORTED)\b/.exec(text)?.[1];
   if (net) return { ok: false, line: `fastify: not measured — the npm registry could not be reached (npm install: ${net})` };
-  const last = text.trim().split('\n').map((l) => l.trim()).filter(Boolean).pop() ?? 'no output';
-  return { ok: false, line: `fastify: not measured — installing it failed (npm install: ${last.slice(0, 160)})` };
+  // npm's own words: `npm error code E404` and the line after it, not the pointer to its log.
+  const lines = text.split('\n').map((l) => l.replace(/^npm (error|ERR!) ?/, '').trim()).filter((l) => l && !/complete log of this run/.test(l));
+  const npmCode = /^code (\S+)/.exec(lines[0] ?? '')?.[1];
+  const said = npmCode ? `${npmCode}: ${lines[1] ?? ''}` : lines[0] ?? 'no output';
+  return { ok: false, line: `fastify: not measured — installing it failed (npm install: ${said.slice(0, 160)})` };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -20,7 +20,6 @@ import { join } from 'node:path';
 import { int, ms, mb, pct, ratio, verdict, log, paired, quietNote, runLine, summarize, type Run } from './figures.js';
 import { pin, type PeerInstall, type PinPlan } from './peers.js';
 import type { GroupSpec } from './load.js';
-import { ROOT } from './seed.js';
 import type { Ctx, LoadClient, Proc, Row } from './run.js';
 
 /** What bench/run.ts lends the scenario. */
@@ -151,7 +150,7 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
     // Ours without the access log, when the run's level writes it: the log's own cost, and
     // what compares with fastify's logger left off.
     const logged = opts.logLevel === 'info' || opts.logLevel === 'debug';
-    const nolog = logged && opts.only.has('reads') ? spawned(k.startServer(OURS_NOLOG, k.copyDir(c.seedDir, join(c.tmp, 'reads-nolog')), { LOG_LEVEL: 'warn', NODE_OPTIONS: `--import "${join(ROOT, 'bench', 'listening-probe.mjs')}"` })) : undefined;
+    const nolog = logged && opts.only.has('reads') ? spawned(k.startServer(OURS_NOLOG, k.copyDir(c.seedDir, join(c.tmp, 'reads-nolog')), { LOG_LEVEL: 'warn' })) : undefined;
     for (const t of peers) await ready(t.p);
     if (nolog) await ready(nolog);
     for (const t of peers) await sameAnswers(ours, t.p, t.key, c.issueIds, auth);

@@ -192,7 +192,9 @@ export class Proc {
 function startServer(label: string, dataDir: string, sync: 'always' | 'none', probe = false, env: Record<string, string> = {}): Proc {
   const prof = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : [];
   const args = probe ? [...prof, '--expose-gc', '--import', join(ROOT, 'bench', 'memprobe.mjs'), SERVER_JS] : [...prof, SERVER_JS];
-  return new Proc(label, args, {
+  // LOG_LEVEL=warn or error also hides the `listening` line waited for: the preload prints it.
+  const quiet: Record<string, string> = ['warn', 'error'].includes(env.LOG_LEVEL ?? opts.logLevel) ? { NODE_OPTIONS: `--import "${join(ROOT, 'bench', 'listening-probe.mjs')}"` } : {};
+  return new Proc(label, args, { ...quiet,
     PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SYNC: sync, LOG_LEVEL: opts.logLevel, BOOTSTRAP: 'false',
     RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000', ...env,
   });
