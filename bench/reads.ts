@@ -172,7 +172,7 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
         const s = summarize(got[OURS]);
         rows.push({ scenario: `GET /api/v1/issues/{id} (random over ${int(issuePaths.length)} issues, ${Math.round(avg)}-byte answer, ${opts.connections} conns, ${via}): ours, LOG_LEVEL=${opts.logLevel}`,
           figure: figure(s, ours), target: `ours/fastify ${TARGETS.fastify}, ours/bare ${TARGETS.bare}`, status: 'ours / each peer below:' });
-        if (nolog) rows.push({ scenario: '↳ ours without the access log (LOG_LEVEL=warn)', figure: figure(summarize(got[OURS_NOLOG]), nolog), target: '(the log\'s cost)', status: `${against(got, OURS, OURS_NOLOG)} of it` });
+        if (nolog) rows.push({ scenario: '↳ ours without the access log (LOG_LEVEL=warn)', figure: `${figure(summarize(got[OURS_NOLOG]), nolog)}${k.peer.ok ? `; ${against(got, OURS_NOLOG, FASTIFY)} of fastify (both without a log)` : ''}`, target: '(the log\'s cost)', status: `${against(got, OURS, OURS_NOLOG)} of it` });
         if (k.peer.ok) rows.push({ scenario: `↳ ${fastifyLabel}, same work (key check in onRequest, reply.send of the object: JSON.stringify), logger off`, figure: figure(summarize(got[FASTIFY]), proc(FASTIFY)), target: TARGETS.fastify, status: against(got, OURS, FASTIFY, TARGETS.fastify) });
         else fastifyMissing(TARGETS.fastify);
         rows.push({ scenario: '↳ bare node:http, same key check, JSON.stringify per request', figure: figure(summarize(got[BARE]), proc(BARE)), target: TARGETS.bare, status: against(got, OURS, BARE, TARGETS.bare) });
