@@ -2,10 +2,11 @@
  * `npm run bench` — the benchmark suite (README "Performance"). See bench/README.md.
  *
  * Starts the real server (`node dist/server.js`) on temp data dirs with seeded data and, in
- * the same run and alternating with it (A/B/A/B…), bare `node:http` baselines answering the
- * same records; drives them from a separate load-generator process (bench/load.ts); reports
- * the median of the rounds, p50/p99 latency, the server's peak RSS and the ratio to the
- * baseline; prints a Markdown table and writes it to bench/results.md.
+ * the same run and alternating with it (A/B/A/B…), its peers answering the same records with
+ * the same key check (fastify 5 and two bare `node:http` servers, bench/reads.ts); drives them
+ * from a separate load-generator process (bench/load.ts); reports the median of the rounds,
+ * p50/p99 latency, the server's peak RSS and the same-round ratios to the peers; prints a
+ * Markdown table and writes it to bench/results.md.
  *
  * Options: --seconds N (measurement per run, default 5), --warmup S (default 1),
  * --rounds N (A/B rounds, default 3), --connections N (default 50), --records N (start-up
