@@ -1,39 +1,39 @@
 /**
- * The baseline (README "Performance"): a bare `node:http` server answering the same records as the real
- * server behind a bearer check, nothing else (no routing table, no rate limit, no logging).
+ * The bare baselines of the reads comparison (README "Performance", bench/README.md): a bare
+ * `node:http` server answering the same records as our server, behind the same key check
+ * (bench/peerAuth.ts: bearer key → SHA-256 → Map lookup → scope), and nothing else (no
+ * routing table, no rate limit, no logging, no extra headers).
  *
- *   BASELINE_MODE=stringify  `JSON.stringify` per request (the 1.00× reference)
- *   BASELINE_MODE=buffer     each answer pre-serialized to a Buffer once, at start
+ *   BASELINE_MODE=stringify  `JSON.stringify` of the answer object per request (the 1.00× reference)
+ *   BASELINE_MODE=buffer     each answer serialized once at start into a ready Buffer (the ceiling)
  *
- * `BASELINE_DATA` is a JSON file `{ authorization, issues: {id: issueView}, conversationsPage }`
- * written by bench/run.ts from the real server's own answers, so both serve the same bytes.
- * Prints `{"msg":"listening","port":…}` on stdout like the server. Listens on 127.0.0.1 only.
+ * `PEER_DATA` is the data file bench/reads.ts writes from our server's own answers, so every
+ * peer serves the same bytes with the same `Content-Type`. Prints `{"msg":"listening","port":…}`
+ * on stdout like the server. Listens on 127.0.0.1 only.
  */
 import * as http from 'node:http';
-import { readFileSync } from 'node:fs';
-
-interface Data { authorization: string; issues: Record<string, unknown>; conversationsPage: unknown }
+import { JSON_TYPE, NOT_FOUND, UNAUTHORIZED, checkKey, forbidden, hasScope, loadPeerData } from './peerAuth.js';
 
 const mode = process.env.BASELINE_MODE === 'buffer' ? 'buffer' : 'stringify';
-const data = JSON.parse(readFileSync(process.env.BASELINE_DATA!, 'utf8')) as Data;
-const expected = data.authorization;
+const { data, keys } = loadPeerData();
 const issues = new Map<string, unknown>(Object.entries(data.issues));
 const issueBuffers = new Map<string, Buffer>();
 if (mode === 'buffer') for (const [id, rec] of issues) issueBuffers.set(id, Buffer.from(JSON.stringify({ issue: rec })));
 const pageBuffer = Buffer.from(JSON.stringify(data.conversationsPage));
 const ISSUES = '/api/v1/issues/';
 const CONVERSATIONS = '/api/v1/conversations';
-const HEADERS = (len: number) => ({ 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': len });
 
 function send(res: http.ServerResponse, status: number, body: string | Buffer): void {
-  res.writeHead(status, HEADERS(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
+  res.writeHead(status, { 'Content-Type': JSON_TYPE, 'Content-Length': typeof body === 'string' ? Buffer.byteLength(body) : body.length });
   res.end(body);
 }
 
 const server = http.createServer({ keepAliveTimeout: 5000 }, (req, res) => {
-  if (req.headers.authorization !== expected) { send(res, 401, '{"code":"unauthorized","error":"Missing or invalid API key."}'); return; }
+  const key = checkKey(keys, req.headers.authorization);
+  if (!key) { send(res, 401, UNAUTHORIZED); return; }
   const url = req.url ?? '/';
   if (url.startsWith(ISSUES)) {
+    if (!hasScope(key, 'issues:read')) { send(res, 403, forbidden('issues:read')); return; }
     const id = url.slice(ISSUES.length);
     if (mode === 'buffer') {
       const buf = issueBuffers.get(id);
@@ -43,10 +43,11 @@ const server = http.createServer({ keepAliveTimeout: 5000 }, (req, res) => {
       if (rec) { send(res, 200, JSON.stringify({ issue: rec })); return; }
     }
   } else if (url.startsWith(CONVERSATIONS)) {
+    if (!hasScope(key, 'conversations:read')) { send(res, 403, forbidden('conversations:read')); return; }
     send(res, 200, mode === 'buffer' ? pageBuffer : JSON.stringify(data.conversationsPage));
     return;
   }
-  send(res, 404, '{"code":"not_found","error":"Not found."}');
+  send(res, 404, NOT_FOUND);
 });
 
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {

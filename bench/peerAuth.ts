@@ -1,0 +1,55 @@
+/**
+ * What every peer of the reads comparison (bench/baseline.ts, bench/fastify-server.ts) shares
+ * with our server: the same records, the same answers and the same key check per request.
+ *
+ * The data file (`PEER_DATA`, written by bench/reads.ts from our server's own answers):
+ *   { key, workspaceId, scopes, issues: { id: issueView }, conversationsPage }
+ * The key is hashed once at start into a Map of key records, as our server keeps them (only
+ * the hash). Per request, {@link checkKey} does what src/auth/authenticate.ts does for a valid
+ * key: read `Authorization: Bearer …` with the same pattern, check the key's shape, SHA-256 it
+ * with node:crypto's one-shot `hash` and look the hash up; then the route's scope is checked.
+ * A missing, malformed or unknown key is a 401 with our server's exact body.
+ */
+import { hash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+
+export interface PeerData {
+  key: string;
+  workspaceId: string;
+  scopes: string[];
+  issues: Record<string, unknown>;
+  conversationsPage: unknown;
+}
+
+export interface PeerKey { workspaceId: string; scopes: readonly string[] }
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+/** Our server's error bodies, byte for byte (src/http/errors.ts). */
+export const UNAUTHORIZED = '{"code":"unauthorized","error":"A valid workspace API key is required."}';
+export const forbidden = (scope: string) => `{"code":"insufficient_scope","error":"This API key is missing the required scope: this operation needs ${scope}."}`;
+export const NOT_FOUND = '{"code":"not_found","error":"Record not found."}';
+
+export function loadPeerData(): { data: PeerData; keys: Map<string, PeerKey> } {
+  const file = process.env.PEER_DATA;
+  if (!file) throw new Error('PEER_DATA (the data file) is not set');
+  const data = JSON.parse(readFileSync(file, 'utf8')) as PeerData;
+  const keys = new Map<string, PeerKey>([[hash('sha256', data.key, 'hex'), { workspaceId: data.workspaceId, scopes: data.scopes }]]);
+  return { data, keys };
+}
+
+const BEARER = /^Bearer +(\S+) *$/i;
+const SHAPE = /^svck_[0-9A-Za-z]{43}$/;
+
+/** The key record of the request's bearer key, or undefined (a 401). */
+export function checkKey(keys: Map<string, PeerKey>, header: string | undefined): PeerKey | undefined {
+  if (header === undefined) return undefined;
+  const presented = BEARER.exec(header)?.[1];
+  if (presented === undefined || !SHAPE.test(presented)) return undefined;
+  return keys.get(hash('sha256', presented, 'hex'));
+}
+
+/** `X:write` implies `X:read`; `*` grants everything (src/auth/keys.ts). */
+export function hasScope(key: PeerKey, scope: string): boolean {
+  if (key.scopes.includes('*') || key.scopes.includes(scope)) return true;
+  return scope.endsWith(':read') && key.scopes.includes(scope.slice(0, -5) + ':write');
+}

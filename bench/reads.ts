@@ -1,0 +1,199 @@
+/**
+ * The reads scenario of `npm run bench` (bench/README.md, "Reads" and "Peers"):
+ * `GET /api/v1/issues/{id}` and the list page `GET /api/v1/conversations?limit=20&status=open`
+ * on our server and on its peers, all in the same rounds, alternating (the order rotates each
+ * round), each doing the same work per request — the bearer key hashed with SHA-256 and looked
+ * up, the same record answered as JSON with the same bytes and `Content-Type`:
+ *
+ *  - ours (`node dist/server.js`, SYNC=always, access log at the bench's LOG_LEVEL), and for
+ *    GET issue also ours without the access log (LOG_LEVEL=warn) when the log is on;
+ *  - fastify 5 (bench/fastify-server.ts), when bench/peers.ts could install it;
+ *  - bare node:http with `JSON.stringify` per request (bench/baseline.ts, the 1.00× reference);
+ *  - bare node:http writing a ready Buffer (the ceiling: no serialization at all).
+ *
+ * With pinning on, every server runs on CPU 0 and the load generator on CPU 1.
+ * Before measuring, each peer's answers are compared with ours byte for byte.
+ */
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import { join } from 'node:path';
+import { int, ms, mb, pct, ratio, verdict, log, paired, quietNote, runLine, summarize, type Run } from './figures.js';
+import { pin, type PeerInstall, type PinPlan } from './peers.js';
+import type { GroupSpec } from './load.js';
+import type { Ctx, LoadClient, Proc, Row } from './run.js';
+
+/** What bench/run.ts lends the scenario. */
+export interface ReadsKit {
+  opts: { connections: number; rounds: number; only: Set<string>; readClients: Array<'http' | 'raw'>; logLevel: string };
+  pin: PinPlan;
+  peer: PeerInstall;
+  rows: Row[];
+  notes: string[];
+  abRun(load: LoadClient, target: Proc, groups: GroupSpec[], name: string, timing?: { client?: 'http' | 'raw' }): Promise<Record<string, Run>>;
+  copyDir(from: string, to: string): string;
+  detail(line: string): void;
+  /** Our server (SYNC=always) on `dataDir`. */
+  startServer(label: string, dataDir: string, env?: Record<string, string>): Proc;
+  /** `node --import tsx bench/<script>` with `env` (PORT=0 added). */
+  spawnPeer(label: string, script: string, env: Record<string, string>): Proc;
+}
+
+/** Targets of the comparison: the rows' keys. */
+const OURS = 'ours';
+const OURS_NOLOG = 'ours, no access log';
+const FASTIFY = 'fastify';
+const BARE = 'bare JSON.stringify';
+const CEILING = 'bare ready Buffer';
+
+interface Target { key: string; p: Proc }
+
+const LIST = '/api/v1/conversations?limit=20&status=open';
+const TARGETS = { fastify: '≥ 1.15×', bare: '≥ 0.95×' } as const;
+
+/** One GET: status, Content-Type and the body's bytes. */
+function get(port: number, path: string, authorization?: string): Promise<{ status: number; type: string; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'GET', path, headers: authorization ? { authorization } : {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Every issue of the workspace as our server answers it, page by page. */
+async function allIssues(port: number, authorization: string): Promise<Record<string, unknown>> {
+  const issues: Record<string, unknown> = {};
+  let cursor: string | null = null;
+  do {
+    const r = await get(port, `/api/v1/issues?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, authorization);
+    if (r.status !== 200) throw new Error(`listing issues: ${r.status} ${r.body.toString()}`);
+    const page = JSON.parse(r.body.toString('utf8')) as { issues: Array<{ id: string }>; nextCursor: string | null };
+    for (const i of page.issues) issues[i.id] = i;
+    cursor = page.nextCursor;
+  } while (cursor);
+  return issues;
+}
+
+/**
+ * Checks that `peer` answers like `ours`: the same status, Content-Type and bytes for a few
+ * issues, the list page, an unknown key and no key at all. Throws on the first difference —
+ * a comparison of different work would mean nothing.
+ */
+async function sameAnswers(ours: Proc, peer: Proc, label: string, issueIds: string[], authorization: string): Promise<void> {
+  const wrongKey = `Bearer svck_${'0'.repeat(43)}`;
+  const probes: Array<[string, string | undefined]> = [
+    ...[0, Math.floor(issueIds.length / 2), issueIds.length - 1].map((i): [string, string] => [`/api/v1/issues/${issueIds[i]}`, authorization]),
+    [LIST, authorization], [`/api/v1/issues/${issueIds[0]}`, wrongKey], [`/api/v1/issues/${issueIds[0]}`, undefined],
+  ];
+  for (const [path, auth] of probes) {
+    const [a, b] = await Promise.all([get(ours.port, path, auth), get(peer.port, path, auth)]);
+    const what = `${path} (${auth === authorization ? 'the bench key' : auth ? 'an unknown key' : 'no key'})`;
+    if (a.status !== b.status || a.type !== b.type || !a.body.equals(b.body)) {
+      throw new Error(`${label} does not answer ${what} like our server: ${b.status} ${b.type} ${b.body.length} bytes against ${a.status} ${a.type} ${a.body.length} bytes\n  ours: ${a.body.toString().slice(0, 300)}\n  peer: ${b.body.toString().slice(0, 300)}`);
+    }
+  }
+}
+
+/** The rounds: every target once per round, the order rotated each round. */
+async function rounds(c: Ctx, k: ReadsKit, targets: Target[], group: GroupSpec, tag: string, client?: 'http' | 'raw'): Promise<Record<string, Run[]>> {
+  const got: Record<string, Run[]> = {};
+  for (let r = 0; r < k.opts.rounds; r++) {
+    for (let i = 0; i < targets.length; i++) {
+      const { key, p } = targets[(i + r) % targets.length];
+      const runs = await k.abRun(c.load, p, [group], group.name, client ? { client } : undefined);
+      (got[key] ??= []).push(runs[group.name]);
+      k.detail(runLine(`[${tag}] round ${r + 1} ${key}`, runs[group.name]));
+    }
+  }
+  return got;
+}
+
+const figure = (s: ReturnType<typeof summarize>, p: Proc) =>
+  `${int(s.rps)} req/s, p50 ${ms(s.p50)}, p99 ${ms(s.p99)}; peak RSS ${mb(p.memory().hwm)}; cpu server ${pct(s.serverCpu)} / client ${pct(s.clientCpu)}`;
+
+/** "1.21× **met**" for ours / that peer against a target like "≥ 1.15×". */
+function against(got: Record<string, Run[]>, mine: string, theirs: string, target?: string): string {
+  const x = paired(got[mine], got[theirs]);
+  const min = target ? Number(/[\d.]+/.exec(target)![0]) : undefined;
+  return `${ratio(x)}${quietNote(got[mine], got[theirs])}${min === undefined ? '' : ` ${verdict(x >= min)}`}`;
+}
+
+export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
+  log('\n## Reads');
+  const { opts, rows } = k;
+  const auth = c.auth.authorization;
+  const started: Proc[] = [];
+  // Pinned once listening: every thread it has by then (taskset -a), and the threads it makes
+  // later inherit the main thread's CPU.
+  const ready = async (p: Proc): Promise<Proc> => { await p.ready(); if (k.pin.on) pin(p.pid, k.pin.server); return p; };
+  const spawned = (p: Proc): Proc => { started.push(p); return p; };
+  try {
+    const ours = await ready(spawned(k.startServer(OURS, k.copyDir(c.seedDir, join(c.tmp, 'reads')))));
+    // The peers serve our server's own answers: every issue as the API shows it, and the list page.
+    const issues = await allIssues(ours.port, auth);
+    const page = await get(ours.port, LIST, auth);
+    if (page.status !== 200) throw new Error(`the list page: ${page.status} ${page.body.toString()}`);
+    const sizes = Object.values(issues).map((i) => Buffer.byteLength(JSON.stringify({ issue: i })));
+    const avg = sizes.reduce((a, b) => a + b, 0) / sizes.length;
+    log(`  ${sizes.length} issues, answer ${Math.round(avg)} bytes on average; list page ${page.body.length} bytes`);
+    const dataFile = join(c.tmp, 'peer-data.json');
+    // The bench key was made with scopes `*` (bench/seed.ts makeBase).
+    fs.writeFileSync(dataFile, JSON.stringify({ key: c.key, workspaceId: c.workspaceId, scopes: ['*'], issues, conversationsPage: JSON.parse(page.body.toString('utf8')) }));
+
+    const peers: Target[] = [];
+    if (k.peer.ok) peers.push({ key: FASTIFY, p: spawned(k.spawnPeer(FASTIFY, 'fastify-server.ts', { PEER_DATA: dataFile, PEER_DIR: k.peer.dir })) });
+    peers.push({ key: BARE, p: spawned(k.spawnPeer(BARE, 'baseline.ts', { PEER_DATA: dataFile, BASELINE_MODE: 'stringify' })) });
+    peers.push({ key: CEILING, p: spawned(k.spawnPeer(CEILING, 'baseline.ts', { PEER_DATA: dataFile, BASELINE_MODE: 'buffer' })) });
+    // Ours without the access log, when the run's level writes it: the log's own cost, and
+    // what compares with fastify's logger left off.
+    const logged = opts.logLevel === 'info' || opts.logLevel === 'debug';
+    const nolog = logged && opts.only.has('reads') ? spawned(k.startServer(OURS_NOLOG, k.copyDir(c.seedDir, join(c.tmp, 'reads-nolog')), { LOG_LEVEL: 'warn' })) : undefined;
+    for (const t of peers) await ready(t.p);
+    if (nolog) await ready(nolog);
+    for (const t of peers) await sameAnswers(ours, t.p, t.key, c.issueIds, auth);
+    log(`  same answers: ${peers.map((t) => t.key).join(', ')} answer three issues, the list page, an unknown key and no key with our server's status, Content-Type and bytes`);
+    if (k.pin.on) pin(c.load.pid, k.pin.load);
+
+    const issuePaths = c.issueIds.map((id) => `/api/v1/issues/${id}`);
+    const readGroup = (name: string, paths: string[]): GroupSpec => ({ name, connections: opts.connections, request: { method: 'GET', paths, headers: c.auth } });
+    const proc = (key: string) => peers.find((t) => t.key === key)!.p;
+    const fastifyLabel = k.peer.ok ? `fastify ${k.peer.version}` : 'fastify 5';
+    const fastifyMissing = (target: string) => { if (!k.peer.ok) rows.push({ scenario: `↳ ${k.peer.line}`, figure: '—', target, status: 'not measured' }); };
+
+    if (opts.only.has('reads')) {
+      for (const client of opts.readClients) {
+        const via = client === 'raw' ? 'raw node:net client' : 'node:http client';
+        log(`  GET /api/v1/issues/{id}, random over ${issuePaths.length} ids, ${opts.connections} connections, ${via}`);
+        const targets: Target[] = [{ key: OURS, p: ours }, ...(nolog ? [{ key: OURS_NOLOG, p: nolog }] : []), ...peers];
+        const got = await rounds(c, k, targets, readGroup('read', issuePaths), `GET issue, ${client}`, client);
+        const s = summarize(got[OURS]);
+        rows.push({ scenario: `GET /api/v1/issues/{id} (random over ${int(issuePaths.length)} issues, ${Math.round(avg)}-byte answer, ${opts.connections} conns, ${via}): ours, LOG_LEVEL=${opts.logLevel}`,
+          figure: figure(s, ours), target: `ours/fastify ${TARGETS.fastify}, ours/bare ${TARGETS.bare}`, status: 'ours / each peer below:' });
+        if (nolog) rows.push({ scenario: '↳ ours without the access log (LOG_LEVEL=warn)', figure: `${figure(summarize(got[OURS_NOLOG]), nolog)}${k.peer.ok ? `; ${against(got, OURS_NOLOG, FASTIFY)} of fastify (both without a log)` : ''}`, target: '(the log\'s cost)', status: `${against(got, OURS, OURS_NOLOG)} of it` });
+        if (k.peer.ok) rows.push({ scenario: `↳ ${fastifyLabel}, same work (key check in onRequest, reply.send of the object: JSON.stringify), logger off`, figure: figure(summarize(got[FASTIFY]), proc(FASTIFY)), target: TARGETS.fastify, status: against(got, OURS, FASTIFY, TARGETS.fastify) });
+        else fastifyMissing(TARGETS.fastify);
+        rows.push({ scenario: '↳ bare node:http, same key check, JSON.stringify per request', figure: figure(summarize(got[BARE]), proc(BARE)), target: TARGETS.bare, status: against(got, OURS, BARE, TARGETS.bare) });
+        rows.push({ scenario: '↳ bare node:http, same key check, ready Buffer (the ceiling)', figure: `${figure(summarize(got[CEILING]), proc(CEILING))}; ${against(got, CEILING, BARE)} of bare JSON.stringify`, target: 'ceiling', status: against(got, OURS, CEILING) });
+        const b = summarize(got[BARE]);
+        if (b.clientCpu > 0.9) k.notes.push(`With the ${via}, the load generator used ${pct(b.clientCpu)} of a core against the bare JSON.stringify server: the generator, not the server, is the limit there, so the ratios to it are compressed towards 1${k.pin.on ? ' (the generator has CPU 1 to itself, the servers CPU 0)' : ' (on 2 cores the generator and the server share the machine)'}.`);
+      }
+    }
+
+    if (opts.only.has('list')) {
+      log(`  GET ${LIST}, ${opts.connections} connections`);
+      const targets: Target[] = [{ key: OURS, p: ours }, ...peers];
+      const got = await rounds(c, k, targets, readGroup('list', [LIST]), 'list');
+      rows.push({ scenario: `GET ${LIST} (10,000 conversations, a third open; ${int(page.body.length)}-byte page): ours, LOG_LEVEL=${opts.logLevel}`, figure: figure(summarize(got[OURS]), ours), target: '—', status: 'ours / each peer below:' });
+      if (k.peer.ok) rows.push({ scenario: `↳ ${fastifyLabel}, same page, same work`, figure: figure(summarize(got[FASTIFY]), proc(FASTIFY)), target: '—', status: against(got, OURS, FASTIFY) });
+      else fastifyMissing('—');
+      rows.push({ scenario: '↳ bare node:http, JSON.stringify of the same page', figure: figure(summarize(got[BARE]), proc(BARE)), target: '—', status: against(got, OURS, BARE) });
+      rows.push({ scenario: '↳ bare node:http, the page as a ready Buffer (the ceiling)', figure: figure(summarize(got[CEILING]), proc(CEILING)), target: 'ceiling', status: against(got, OURS, CEILING) });
+    }
+  } finally {
+    if (k.pin.on) { try { pin(c.load.pid, k.pin.all); } catch { /* the generator is gone */ } }
+    await Promise.all(started.map((p) => p.stop()));
+  }
+}
