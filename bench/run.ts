@@ -58,7 +58,7 @@ const opts = {
   /** The load generator's client for every scenario; the GET-issue comparison also runs with `raw` unless one is chosen. */
   client: (argv.client ?? 'http') as 'http' | 'raw',
   readClients: (argv.client ? [argv.client] : ['http', 'raw']) as Array<'http' | 'raw'>,
-  /** `--cpu-prof DIR`: every server (ours) runs with `--cpu-prof`, one profile per thread written to DIR when it stops. */
+  /** `--cpu-prof DIR`: every server (ours and the peers) runs with `--cpu-prof`, one profile per thread written to DIR when it stops. */
   cpuProf: argv['cpu-prof'],
   /** `--pin on|off` (default: on when taskset exists and there are ≥ 2 cores): servers on CPU 0, the load generator on CPU 1 in reads and list. */
   pin: argv.pin,
@@ -356,7 +356,7 @@ async function main(): Promise<void> {
       await reads(ctx, {
         opts, pin: pinning, peer, rows, notes, abRun, copyDir, detail,
         startServer: (label, dataDir, env) => startServer(label, dataDir, 'always', false, env),
-        spawnPeer: (label, script, env) => new Proc(label, ['--import', 'tsx', join(ROOT, 'bench', script)], { PORT: '0', ...env }),
+        spawnPeer: (label, script, env) => new Proc(label, [...(opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : []), '--import', 'tsx', join(ROOT, 'bench', script)], { PORT: '0', ...env }),
       });
     }
     if (opts.only.has('writes')) await writes(ctx);
