@@ -162,9 +162,13 @@ export class Proc {
   }
 
   /** User + system CPU seconds so far (all threads). */
-  cpuSeconds(): number {
+  cpuSeconds(): number { return this.statSeconds(`/proc/${this.pid}/stat`); }
+  /** CPU seconds of the process's main thread alone (the thread that answers requests). */
+  mainThreadCpuSeconds(): number { return this.statSeconds(`/proc/${this.pid}/task/${this.pid}/stat`); }
+
+  private statSeconds(file: string): number {
     try {
-      const stat = fs.readFileSync(`/proc/${this.pid}/stat`, 'utf8');
+      const stat = fs.readFileSync(file, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       return (Number(f[11]) + Number(f[12])) / CLK_TCK;
     } catch { return NaN; }
@@ -482,17 +486,22 @@ async function webhooks(c: Ctx): Promise<void> {
   const request = { method: 'PATCH' as const, paths: c.convIds.map((id) => `/api/v1/conversations/${id}`), headers: c.auth, body: 'patchSubject' as const };
   const got: Record<string, Run[]> = {};
   const deliveries: Array<{ rate: number; writes: number; backlog: number; drainS: number }> = [];
+  const mainCpu: Record<string, number[]> = {};
   const endpointId = ((await made.json()) as { webhookEndpoint: { id: string } }).webhookEndpoint.id;
   for (let r = 0; r < opts.rounds; r++) {
     for (const [k, p] of (r % 2 === 0 ? [hooked, plain] : [plain, hooked]).entries()) {
       // Deliveries are counted over the measured window, as the writes are (warm-up left out).
       let before = received;
       let t0 = performance.now();
+      let main0 = NaN;
       const runs = await abRun(c.load, p, [{ name: 'write', connections: opts.connections, request }], 'write',
-        { client, onMeasuring: () => { before = received; t0 = performance.now(); } });
+        { client, onMeasuring: () => { before = received; t0 = performance.now(); main0 = p.mainThreadCpuSeconds(); } });
       const seconds = (performance.now() - t0) / 1000;
+      // The API thread's own CPU per write: what an endpoint adds to it, whatever else ran.
+      const mainUs = ((p.mainThreadCpuSeconds() - main0) / (runs.write.rps * seconds)) * 1e6;
+      (mainCpu[p === hooked ? 'on' : 'off'] ??= []).push(mainUs);
       (got[p === hooked ? 'on' : 'off'] ??= []).push(runs.write);
-      detail(runLine(`[webhooks] round ${r + 1} ${p.label}`, runs.write));
+      detail(`${runLine(`[webhooks] round ${r + 1} ${p.label}`, runs.write)}   main thread ${mainUs.toFixed(0)} µs CPU/write`);
       if (p !== hooked) continue;
       // Each PATCH made one conversation.updated event, owed to the endpoint: the pending
       // deliveries left when the load stops are the backlog, then they drain.
@@ -515,7 +524,7 @@ async function webhooks(c: Ctx): Promise<void> {
   const perWrite = median(deliveries.map((d) => d.rate / d.writes));
   const keepsUp = perWrite >= 0.95 && deliveries.every((d) => d.drainS < 5);
   rows.push({ scenario: `PATCH /api/v1/conversations/{id}, ${opts.connections} conns, SYNC=always, one webhook endpoint subscribed to every event (a local receiver answering 204); ${client} load client`,
-    figure: `${int(on.rps)} writes/s, p50 ${ms(on.p50)}, p99 ${ms(on.p99)}; server peak RSS ${mb(hooked.memory().hwm)}`,
+    figure: `${int(on.rps)} writes/s, p50 ${ms(on.p50)}, p99 ${ms(on.p99)}; server peak RSS ${mb(hooked.memory().hwm)}; API thread ${median(mainCpu.on).toFixed(0)} µs of CPU per write (no endpoint: ${median(mainCpu.off).toFixed(0)} µs)`,
     target: '≥ 0.8× without an endpoint', status: `${ratio(ratio_)} of no endpoint${quietNote(got.on, got.off)} ${verdict(ratio_ >= 0.8)}` });
   rows.push({ scenario: '↳ same, no endpoint', figure: `${int(off.rps)} writes/s, p50 ${ms(off.p50)}, p99 ${ms(off.p99)}`, target: 'reference', status: '1.00×' });
   rows.push({ scenario: '↳ deliveries (one per write)', figure: `${int(rate)} deliveries/s during the measured windows (median); owed at the end of a run ${deliveries.map((d) => int(d.backlog)).join(', ')}, all received within ${Math.max(...deliveries.map((d) => d.drainS)).toFixed(2)} s`,
