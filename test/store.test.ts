@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Db } from '../src/store/db.js';
 import { nodeFs, type StoreFs } from '../src/store/fs.js';
 import { CorruptLogError, repairLog, scanLog } from '../src/store/recovery.js';
-import { AppendLog, MAX_BATCH_BYTES, StorageFailedError, encodeLine } from '../src/store/log.js';
+import { AppendLog, LAZY_WRITE_MS, MAX_BATCH_BYTES, StorageFailedError, encodeLine } from '../src/store/log.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'sw-store-'));
 const open = (path: string, fs: StoreFs = nodeFs, extra = {}) => Db.open(path, { fs, sync: true, ...extra });
@@ -39,6 +39,36 @@ test('concurrent commits in one turn are group-committed: one write, one fdatasy
   assert.equal(syncs, 1);
   assert.equal(readFileSync(file, 'utf8').trim().split('\n').length, 50);
   await db.close();
+});
+
+test('a lazy transaction starts no write: it goes out with the next batch of other lines, in order; alone, after LAZY_WRITE_MS; on close, at once', async () => {
+  const file = join(tmp(), 'a.log');
+  let writes = 0, syncs = 0;
+  const fs: StoreFs = { ...nodeFs, write: (...a) => { writes++; return nodeFs.write(...a); }, fdatasync: (fd) => { syncs++; return nodeFs.fdatasync(fd); } };
+  const db = await open(file, fs);
+  const put = (id: string, lazy: boolean) => { const tx = db.begin(); tx.lazy = lazy; tx.put('t', id, { id }); return db.commit(tx); };
+  // With another transaction a turn later: one write and one fdatasync for both, the lazy one first.
+  let lazyDone = false;
+  const lazy = put('lazy1', true).then(() => { lazyDone = true; });
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual([writes, lazyDone], [0, false], 'nothing written for the lazy transaction alone, two turns later');
+  await Promise.all([put('eager1', false), lazy]);
+  assert.deepEqual([writes, syncs], [1, 1]);
+  assert.deepEqual(readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l.slice(9))[0][2]), ['lazy1', 'eager1']);
+  // Alone: written by itself once LAZY_WRITE_MS passed, and its commit resolves only then, on disk.
+  const t0 = performance.now();
+  await put('lazy2', true);
+  assert.ok(performance.now() - t0 >= LAZY_WRITE_MS - 1, `waited ${performance.now() - t0} ms`);
+  assert.deepEqual([writes, syncs], [2, 2]);
+  // Closing writes what is queued at once.
+  const last = put('lazy3', true);
+  await db.close();
+  await last;
+  assert.equal(writes, 3);
+  const db2 = await open(file);
+  assert.deepEqual(['lazy1', 'eager1', 'lazy2', 'lazy3'].map((id) => (db2.get('t', id) as { id: string } | undefined)?.id), ['lazy1', 'eager1', 'lazy2', 'lazy3']);
+  await db2.close();
 });
 
 test('a batch takes at most MAX_BATCH_BYTES of lines (at least one): five 1.5 MiB transactions in one turn are three batches (three fdatasyncs), each large line written from its own buffer, in order', async () => {

@@ -146,6 +146,13 @@ export class Tx<R extends RecordMap<R> = Untyped> {
    * docs/api.md#events) skip this transaction; indexes and derived counters do not.
    */
   bulk = false;
+  /**
+   * Set for a transaction whose loss in a crash only repeats work (a webhook attempt's outcome):
+   * it is written with the next batch of other transactions, or on its own after a few ms, not
+   * in a write and fdatasync of its own ({@link AppendLog.appendLazy},
+   * docs/storage.md#group-commit). Its commit still resolves once it is on disk.
+   */
+  lazy = false;
   constructor(private readonly db: Db<R>) {}
   /**
    * The JSON texts of the operations this transaction's log line holds, in order: each record
@@ -367,7 +374,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
     try {
       const ops = tx.written();
       const lines = encodeTransaction(ops, this.opts.lineBytes ?? LINE_BYTES);
-      const written = this.log.appendFrame(lines.length === 0 ? [[]] : lines, tx);
+      const written = this.log.appendFrame(lines.length === 0 ? [[]] : lines, tx, tx.lazy);
       this.open.delete(tx); // now queued: compaction sees it through the log's queue
       await written;
       this.ops += ops.length; // the operations in the file: dead and live ones (docs/storage.md#compaction)

@@ -185,8 +185,17 @@ export const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 /** Why the log refuses writes; set once and never cleared (an fdatasync failure is final). */
 export class StorageFailedError extends Error {}
 
-/** One queued line. `continues`: the next queued line belongs to the same frame (see {@link AppendLog.appendFrame}). */
-interface Pending { parts: readonly Buffer[]; bytes: number; tag: unknown; continues: boolean; resolve: () => void; reject: (e: Error) => void }
+/**
+ * One queued line. `continues`: the next queued line belongs to the same frame (see
+ * {@link AppendLog.appendFrame}); `lazy`: it starts no batch of its own (see {@link AppendLog.appendLazy}).
+ */
+interface Pending { parts: readonly Buffer[]; bytes: number; tag: unknown; continues: boolean; lazy: boolean; resolve: () => void; reject: (e: Error) => void }
+
+/**
+ * The longest a lazily appended line ({@link AppendLog.appendLazy}) waits for a batch of other
+ * lines to go with, wall ms: past it, it is written in a batch of its own (docs/storage.md#group-commit).
+ */
+export const LAZY_WRITE_MS = 20;
 
 const ignore = () => {};
 
@@ -215,6 +224,13 @@ export class AppendLog {
    * waits until its commit marker is written (docs/storage.md#frames).
    */
   private openFrameAt: number | null = null;
+  /** Lines queued that were not appended lazily: each asks for a batch. */
+  private eager = 0;
+  /** Set when the lazily appended lines waited {@link LAZY_WRITE_MS}: they ask for a batch too. */
+  private lazyDue = false;
+  private lazyTimer: NodeJS.Timeout | null = null;
+  /** Set by {@link close}: whatever is queued is written now. */
+  private closing = false;
 
   constructor(
     readonly path: string,
@@ -249,7 +265,7 @@ export class AppendLog {
    * write cuts the file back to the first of them. `tag` is returned by {@link queuedTags} for
    * each of them while it waits. With one line, this is {@link append}.
    */
-  appendFrame(lines: ReadonlyArray<Buffer | readonly Buffer[]>, tag?: unknown): Promise<void> {
+  appendFrame(lines: ReadonlyArray<Buffer | readonly Buffer[]>, tag?: unknown, lazy = false): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       for (let i = 0; i < lines.length; i++) {
@@ -258,10 +274,23 @@ export class AppendLog {
         let bytes = 0;
         for (const b of parts) bytes += b.length;
         const last = i === lines.length - 1;
-        this.queue.push({ parts, bytes, tag, continues: !last, resolve: last ? resolve : ignore, reject: last ? reject : ignore });
+        this.queue.push({ parts, bytes, tag, continues: !last, lazy, resolve: last ? resolve : ignore, reject: last ? reject : ignore });
       }
-      this.schedule();
+      if (!lazy) { this.eager += lines.length; this.schedule(); return; }
+      this.lazyTimer ??= setTimeout(() => { this.lazyTimer = null; this.lazyDue = true; this.schedule(); }, LAZY_WRITE_MS);
     });
+  }
+
+  /**
+   * {@link appendFrame} for lines that need not start a write of their own: they are queued in
+   * order like any other and go out with the next batch that other lines start, or after
+   * {@link LAZY_WRITE_MS} in a batch of their own; the promise resolves, as always, once they
+   * are written (and fdatasync'd when `sync`). For writes whose loss in a crash only repeats
+   * work (a webhook attempt's outcome: docs/storage.md#group-commit): under load they add no
+   * write and no fdatasync, and no wait to the batches of requests.
+   */
+  appendLazy(lines: ReadonlyArray<Buffer | readonly Buffer[]>, tag?: unknown): Promise<void> {
+    return this.appendFrame(lines, tag, true);
   }
 
   /**
@@ -270,7 +299,8 @@ export class AppendLog {
    * pause waits for its commit marker).
    */
   private mayStart(): boolean {
-    return !this.writing && !this.holding && (!this.paused || this.openFrameAt !== null) && this.queue.length > 0;
+    return !this.writing && !this.holding && (!this.paused || this.openFrameAt !== null) && this.queue.length > 0
+      && (this.eager > 0 || this.lazyDue || this.openFrameAt !== null || this.closing);
   }
 
   private schedule(): void {
@@ -296,6 +326,11 @@ export class AppendLog {
     }
     const batch = n === this.queue.length ? this.queue : this.queue.slice(0, n);
     this.queue = n === this.queue.length ? [] : this.queue.slice(n);
+    for (const p of batch) if (!p.lazy) this.eager--;
+    if (!this.queue.some((p) => p.lazy)) {
+      this.lazyDue = false;
+      if (this.lazyTimer !== null) { clearTimeout(this.lazyTimer); this.lazyTimer = null; }
+    }
     const prev = this.tail;
     let written!: () => void;
     this.writing = new Promise<void>((r) => { written = r; });
@@ -357,6 +392,7 @@ export class AppendLog {
       await prev;
       const failed = batch.concat(this.queue);
       this.queue = [];
+      this.eager = 0;
       for (const p of failed) p.reject(err as Error);
       this.holding = false;
       if (this.queue.length) this.schedule();
@@ -423,6 +459,8 @@ export class AppendLog {
 
   /** Waits until everything appended so far is written, then closes the file. */
   async close(): Promise<void> {
+    this.closing = true;
+    if (this.queue.length) this.schedule();
     while (this.writing || this.unsettled || this.queue.length || this.scheduled || this.holding) {
       if (this.writing) await this.writing;
       else if (this.unsettled) await this.tail;

@@ -304,6 +304,9 @@ export class WebhookDispatcher {
     const open = this.batches.get(ws);
     if (open !== undefined) return open;
     const tx = ws.db.begin();
+    // Outcomes ride with the next batch of request writes (docs/storage.md#group-commit): lost
+    // in a crash, an attempt is made again (at least once, docs/api.md#webhook-deliveries).
+    tx.lazy = true;
     const committed = new Promise<void>((resolve, reject) => setImmediate(() => {
       this.batches.delete(ws);
       ws.db.commit(tx).then(resolve, reject);
