@@ -2,13 +2,16 @@
  * Where delivery attempts are made (docs/api.md#webhook-deliveries): on a worker thread of their
  * own, so the HTTP client's work — connections, framing, keep-alive pools, timeouts — stays off
  * the thread that answers API requests. The dispatcher hands each attempt over as data (URL,
- * body, signature headers) and gets its {@link AttemptOutcome} back; a worker that dies fails the
+ * body, signature secrets) and gets its {@link AttemptOutcome} back; a worker that dies fails the
  * attempts it held (they are retried) and the next attempt starts a new one.
  *
- * Messages are batched per event-loop turn in both directions: the attempts handed over in one
- * turn go in one `postMessage`, and the worker posts the outcomes that ended in one of its turns
- * together. A `postMessage` wakes the other thread, which on a small machine costs more than the
- * attempt's own data; a batch pays it once (docs/api.md#webhook-deliveries).
+ * Attempts and outcomes cross in shared memory, not in messages
+ * (docs/decisions.md#shared-memory-between-the-api-thread-and-the-delivery-worker): each
+ * direction is a {@link ByteRing}. The worker reads the attempts on a 1 ms timer while it has
+ * work and sleeps when it has none — then the next hand-over wakes it with one message; this
+ * thread reads the outcomes on a {@link OUTCOME_POLL_MS} timer while attempts are out. Under
+ * load nobody is woken and nothing is serialized but the attempt's own bytes. An attempt too
+ * large for its ring goes as a message instead; so do the endpoints to drop.
  *
  * The worker holds the concurrency bounds: it may be handed more attempts than it makes at once,
  * queues the rest per endpoint, and starts the next the moment a request ends. An endpoint that
@@ -17,6 +20,7 @@
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../../core/workerThread.js';
 import type { AttemptOutcome } from './send.js';
+import { ByteRing, type RingMemory } from './ring.js';
 
 /**
  * One attempt, as the worker takes it: the worker signs `body` with `secrets` (the endpoint's
@@ -38,22 +42,70 @@ export interface SendTask {
  * and `concurrency` over all of them (`WEBHOOK_CONCURRENCY_PER_ENDPOINT`, `WEBHOOK_CONCURRENCY`).
  */
 export interface SenderSettings { timeoutMs: number; allowPrivate: boolean; poolSize: number; concurrency: number }
+/** What the worker starts with: its settings and the two rings' memory. */
+export interface SenderWorkerData { settings: SenderSettings; tasks: RingMemory; outcomes: RingMemory }
+/** A message to the worker: `wake` (records wait in the ring and it was sleeping), or attempts too large for the ring (`sends`). */
+export interface SenderMessage { wake?: true; sends?: SendTask[] }
 /**
- * A message to the worker: the attempts of one turn (`sends`), the endpoints whose keep-alive
- * pools to close first (`drops`: deleted or disabled endpoints), and the settings.
+ * What goes to the worker through the ring, in order: an attempt, or an endpoint to drop — its
+ * keep-alive pool closed and its queued attempts given back (deleted or disabled endpoints).
  */
-export interface SenderMessage { sends: SendTask[]; drops: string[]; settings: SenderSettings }
-/** The worker's answers: the outcome of each attempt `n` that ended in one of its turns. */
-export type SenderReply = Array<{ n: number; outcome: AttemptOutcome }>;
+export type SenderRecord = SendTask | { drop: string };
+
+/** Bytes of the ring of attempts (a record may take at most half) and of the ring of outcomes. */
+export const TASK_RING_BYTES = 4 * 1024 * 1024;
+export const OUTCOME_RING_BYTES = 1024 * 1024;
+/** How often this thread reads the outcomes while attempts are out, wall ms. */
+export const OUTCOME_POLL_MS = 2;
+/** Past {@link QUIET_MS} without an outcome (only slow receivers are out), it reads them every {@link QUIET_POLL_MS}. */
+const QUIET_MS = 20;
+const QUIET_POLL_MS = 10;
+
+/**
+ * A record of the ring of attempts: a latin1 head of tab-separated fields, a newline, then the
+ * body (UTF-8); a drop is `D`, a tab, the endpoint id. Ids, URLs (as the URL parser writes them:
+ * no tab or newline), numbers and base64 secrets never hold a tab or a newline.
+ */
+export function encodeTask(t: SenderRecord): [head: string, body: string] {
+  if ('drop' in t) return [`D\t${t.drop}\n`, ''];
+  return [`${t.n}\t${t.timestamp}\t${t.endpointId}\t${t.url}\t${t.eventId}\t${t.secrets.join(' ')}\n`, t.body];
+}
+/** The attempt or drop of a record made by {@link encodeTask}. */
+export function decodeTask(rec: Buffer): SenderRecord {
+  const nl = rec.indexOf(10);
+  const fields = rec.toString('latin1', 0, nl).split('\t');
+  if (fields[0] === 'D') return { drop: fields[1] };
+  const [n, timestamp, endpointId, url, eventId, secrets] = fields;
+  return { n: Number(n), timestamp: Number(timestamp), endpointId, url, eventId, secrets: secrets === '' ? [] : secrets.split(' '), body: rec.toString('utf8', nl + 1) };
+}
+/** An outcome's record: a latin1 head of tab-separated fields, a newline, then the error text (UTF-8). */
+export function encodeOutcome(n: number, o: AttemptOutcome): [head: string, body: string] {
+  // Header values may hold a tab; ids, numbers and flags never do.
+  const retryAfter = o.retryAfter === undefined ? '' : o.retryAfter.replace(/[\t\n]/g, ' ').replace(/[^\x00-\xff]/g, '?');
+  return [`${n}\t${o.ok ? 1 : 0}\t${o.status ?? ''}\t${o.durationMs}\t${o.notSent ? 1 : 0}\t${o.retryAfter === undefined ? 0 : 1}\t${retryAfter}\t${o.error === null ? 0 : 1}\n`, o.error ?? ''];
+}
+/** The outcome (and its attempt's number) of a record made by {@link encodeOutcome}. */
+export function decodeOutcome(rec: Buffer): { n: number; outcome: AttemptOutcome } {
+  const nl = rec.indexOf(10);
+  const [n, ok, status, durationMs, notSent, hasRetryAfter, retryAfter, hasError] = rec.toString('latin1', 0, nl).split('\t');
+  const outcome: AttemptOutcome = { ok: ok === '1', status: status === '' ? null : Number(status), error: hasError === '1' ? rec.toString('utf8', nl + 1) : null, durationMs: Number(durationMs) };
+  if (hasRetryAfter === '1') outcome.retryAfter = retryAfter;
+  if (notSent === '1') outcome.notSent = true;
+  return { n: Number(n), outcome };
+}
 
 /** Sends attempts on the sender worker (see the module's comment). */
 export class WorkerSender {
   private worker: Worker | null = null;
+  private rings: { tasks: ByteRing; outcomes: ByteRing } | null = null;
   private next = 0;
   private readonly pending = new Map<number, (o: AttemptOutcome) => void>();
   private closed = false;
-  /** What this turn hands over, posted at its end (null: nothing yet). */
-  private batch: SenderMessage | null = null;
+  /** Attempts and drops handed over but not yet in the ring (this turn's, or the ring was full), in order. */
+  private waiting: SenderRecord[] = [];
+  private flushScheduled = false;
+  private poller: NodeJS.Timeout | null = null;
+  private lastOutcomeAt = performance.now();
 
   constructor(private readonly settings: SenderSettings) {}
 
@@ -68,31 +120,39 @@ export class WorkerSender {
     const n = ++this.next;
     return new Promise((resolve) => {
       this.pending.set(n, resolve);
-      this.batched().sends.push({ ...task, n });
+      this.waiting.push({ ...task, n });
+      this.scheduleFlush();
     });
   }
 
   /**
    * Closes the keep-alive pool of endpoint `id` (deleted, disabled) and gives back its queued
-   * attempts unmade, before this turn's attempts are handed over.
+   * attempts unmade, before the attempts handed over after this call.
    */
-  drop(id: string): void { if (this.worker !== null || this.batch !== null) this.batched().drops.push(id); }
-
-  /** Posts what was handed over so far (the dispatcher calls it at the end of a pass; else it goes on the next `setImmediate`). */
-  flush(): void {
-    const batch = this.batch;
-    if (batch === null) return;
-    this.batch = null;
-    if (!this.closed) this.spawned().postMessage(batch);
+  drop(id: string): void {
+    if (this.worker === null && this.waiting.length === 0) return;
+    this.waiting.push({ drop: id });
+    this.scheduleFlush();
   }
 
-  /** This turn's message, posted by {@link flush}. */
-  private batched(): SenderMessage {
-    if (this.batch !== null) return this.batch;
-    const batch: SenderMessage = { sends: [], drops: [], settings: this.settings };
-    this.batch = batch;
-    setImmediate(() => { if (this.batch === batch) this.flush(); });
-    return batch;
+  /** Hands over what waits (the dispatcher calls it at the end of a pass; else it goes on the next `setImmediate`). */
+  flush(): void {
+    if (this.closed || this.waiting.length === 0) return;
+    const w = this.spawned();
+    const rings = this.rings!;
+    let i = 0;
+    const large: SendTask[] = [];
+    for (; i < this.waiting.length; i++) {
+      const t = this.waiting[i];
+      const [head, body] = encodeTask(t);
+      let written: boolean;
+      try { written = rings.tasks.write(head, body); } catch { large.push(t as SendTask); continue; } // too large for the ring
+      if (!written) break; // full: the rest waits for the next poll
+    }
+    this.waiting = i === this.waiting.length ? [] : this.waiting.slice(i);
+    if (large.length > 0) w.postMessage({ sends: large } satisfies SenderMessage);
+    else if (rings.tasks.takeSleeper()) w.postMessage({ wake: true } satisfies SenderMessage);
+    this.startPolling();
   }
 
   /** Stops the worker; attempts in flight end as stopped. */
@@ -100,30 +160,77 @@ export class WorkerSender {
     this.closed = true;
     const w = this.worker;
     this.worker = null;
+    this.rings = null;
+    this.stopPolling();
     this.failAll('the attempt was stopped');
     if (w) await w.terminate();
   }
 
-  private spawned(): Worker {
-    if (this.worker) return this.worker;
-    const w = startWorker(import.meta.url, 'senderWorker');
-    w.on('message', (replies: SenderReply) => {
-      for (const { n, outcome } of replies) {
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => { this.flushScheduled = false; this.flush(); });
+  }
+
+  private startPolling(): void {
+    if (this.poller !== null || this.pending.size === 0) return;
+    this.poller = setTimeout(() => { this.poller = null; this.poll(); }, this.quietFor() < QUIET_MS ? OUTCOME_POLL_MS : QUIET_POLL_MS).unref();
+  }
+
+  /** How long no outcome came, wall ms. */
+  private quietFor(): number { return performance.now() - this.lastOutcomeAt; }
+
+  private stopPolling(): void {
+    if (this.poller !== null) { clearTimeout(this.poller); this.poller = null; }
+  }
+
+  /** Takes the outcomes the worker wrote; hands over what waited for room; stops when nothing is out. */
+  private poll(): void {
+    const rings = this.rings;
+    if (rings !== null) {
+      const recs = rings.outcomes.readAll();
+      if (recs.length > 0) this.lastOutcomeAt = performance.now();
+      for (const rec of recs) {
+        const { n, outcome } = decodeOutcome(rec);
         const done = this.pending.get(n);
         this.pending.delete(n);
         done?.(outcome);
       }
-    });
-    const lost = (): void => { if (this.worker === w) { this.worker = null; this.failAll('the delivery worker stopped'); } };
+    }
+    if (this.waiting.length > 0) this.flush();
+    this.startPolling();
+  }
+
+  private spawned(): Worker {
+    if (this.worker) return this.worker;
+    const tasks = ByteRing.memory(TASK_RING_BYTES);
+    const outcomes = ByteRing.memory(OUTCOME_RING_BYTES);
+    const w = startWorker(import.meta.url, 'senderWorker', { workerData: { settings: this.settings, tasks, outcomes } satisfies SenderWorkerData });
+    const lost = (): void => {
+      if (this.worker !== w) return;
+      this.worker = null;
+      this.rings = null;
+      this.stopPolling();
+      // Attempts still waiting were never handed to the dead worker: the next worker takes them.
+      const waiting = new Set(this.waiting.map((t) => ('drop' in t ? -1 : t.n)));
+      for (const [n, done] of [...this.pending]) {
+        if (waiting.has(n)) continue;
+        this.pending.delete(n);
+        done(stopped('the delivery worker stopped'));
+      }
+      if (this.waiting.length > 0) this.scheduleFlush();
+    };
     w.on('error', lost);
     w.on('exit', lost);
     this.worker = w;
+    this.rings = { tasks: new ByteRing(tasks), outcomes: new ByteRing(outcomes) };
     return w;
   }
 
   private failAll(error: string): void {
     const all = [...this.pending.values()];
     this.pending.clear();
+    this.waiting = [];
     for (const done of all) done(stopped(error));
   }
 }

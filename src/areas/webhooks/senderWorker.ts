@@ -1,15 +1,30 @@
 /**
- * The delivery worker's thread (src/areas/webhooks/sender.ts): signs each attempt it is handed
- * ({@link signatureHeaders}) and makes it with {@link sendAttempt} through one keep-alive pool
- * per endpoint and URL — at most `poolSize` at once per endpoint and `concurrency` in all, the
- * rest queued per endpoint and started the moment a request ends — and posts the outcomes back in
- * batches: those that ended in one turn, or within {@link MIN_REPLY_GAP_MS} of the last reply.
+ * The delivery worker's thread (src/areas/webhooks/sender.ts): reads the attempts from its ring
+ * (docs/decisions.md#shared-memory-between-the-api-thread-and-the-delivery-worker) every
+ * {@link POLL_MS} while it has work, signs each ({@link signatureHeaders}) and makes it with
+ * {@link sendAttempt} through one keep-alive pool per endpoint and URL — at most `poolSize` at
+ * once per endpoint and `concurrency` in all, the rest queued per endpoint and started the
+ * moment a request ends — and writes each outcome to the ring of outcomes as it comes. With
+ * nothing to do it sleeps until the API thread wakes it with a message.
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { ConnectionPool } from './http1.js';
 import { sendAttempt, type AttemptOutcome } from './send.js';
 import { signatureHeaders } from './signature.js';
-import type { SendTask, SenderMessage, SenderReply, SenderSettings } from './sender.js';
+import { ByteRing } from './ring.js';
+import { decodeTask, encodeOutcome, type SendTask, type SenderMessage, type SenderWorkerData } from './sender.js';
+
+/** How often the attempts' ring is read while there is work, wall ms. */
+const POLL_MS = 1;
+/** How long it keeps looking after the last attempt came, with nothing else to do, before it sleeps, wall ms. */
+const LINGER_MS = 20;
+/** How often the ring is read when only requests are in flight (nothing came for {@link LINGER_MS}), wall ms. */
+const IDLE_POLL_MS = 10;
+
+const data = workerData as SenderWorkerData;
+const settings = data.settings;
+const tasks = new ByteRing(data.tasks);
+const outcomes = new ByteRing(data.outcomes);
 
 const pools = new Map<string, { url: string; pool: ConnectionPool }>();
 
@@ -26,27 +41,16 @@ function poolOf(endpointId: string, url: string): ConnectionPool {
   return pool;
 }
 
-/**
- * The shortest time between two replies, ms: outcomes that end meanwhile go back together, so
- * a busy endpoint's answers wake the API thread once per batch, not once each.
- */
-const MIN_REPLY_GAP_MS = 2;
-/** The outcomes not yet posted (null: none), and when the last reply went. */
-let replies: SenderReply | null = null;
-let lastReply = -Infinity;
-function flushReplies(): void {
-  const batch = replies;
-  replies = null;
-  lastReply = performance.now();
-  if (batch !== null) parentPort!.postMessage(batch);
-}
+/** Outcomes that did not fit the ring yet (the API thread is behind), in order. */
+let unsent: Array<[string, string]> = [];
 function reply(n: number, outcome: AttemptOutcome): void {
-  if (replies === null) {
-    replies = [];
-    const wait = lastReply + MIN_REPLY_GAP_MS - performance.now();
-    if (wait > 0) setTimeout(flushReplies, wait); else setImmediate(flushReplies);
-  }
-  replies.push({ n, outcome });
+  const rec = encodeOutcome(n, outcome);
+  if (unsent.length > 0 || !outcomes.write(rec[0], rec[1])) { unsent.push(rec); ensureTicking(); }
+}
+function writeUnsent(): void {
+  let i = 0;
+  while (i < unsent.length && outcomes.write(unsent[i][0], unsent[i][1])) i++;
+  unsent = i === unsent.length ? [] : unsent.slice(i);
 }
 
 /** Attempts waiting for a free slot, per endpoint, in the order they were handed over. */
@@ -54,7 +58,6 @@ const queued = new Map<string, SendTask[]>();
 /** Requests being made per endpoint, and in all. */
 const active = new Map<string, number>();
 let activeAll = 0;
-let settings: SenderSettings = { timeoutMs: 10_000, allowPrivate: false, poolSize: 1, concurrency: 1 };
 
 /** Gives back endpoint `id`'s queued attempts unmade. */
 function drop(id: string): void {
@@ -94,16 +97,44 @@ function start(t: SendTask): void {
     });
 }
 
+function enqueue(t: SendTask): void {
+  const q = queued.get(t.endpointId);
+  if (q === undefined) queued.set(t.endpointId, [t]); else q.push(t);
+}
+
+let lastTaskAt = performance.now();
+/** Reads the ring: attempts are queued, drops applied, in the order they were handed over. */
+function drain(): void {
+  let any = false;
+  for (const rec of tasks.readAll()) {
+    const r = decodeTask(rec);
+    any = true;
+    if ('drop' in r) {
+      drop(r.drop);
+      pools.get(r.drop)?.pool.close();
+      pools.delete(r.drop);
+    } else enqueue(r);
+  }
+  if (any) { lastTaskAt = performance.now(); pump(); }
+}
+
+let ticker: NodeJS.Timeout | null = null;
+function tick(): void {
+  ticker = null;
+  drain();
+  if (unsent.length > 0) writeUnsent();
+  const busy = activeAll > 0 || queued.size > 0 || unsent.length > 0 || performance.now() - lastTaskAt < LINGER_MS;
+  // Nothing to do: sleep, unless an attempt came in meanwhile (then the API thread saw no sleeper).
+  if (!busy && tasks.trySleep()) return;
+  // Only requests in flight (a slow receiver): look less often; a hand-over then waits ≤ IDLE_POLL_MS.
+  ticker = setTimeout(tick, performance.now() - lastTaskAt < LINGER_MS ? POLL_MS : IDLE_POLL_MS);
+}
+function ensureTicking(): void { if (ticker === null) ticker = setTimeout(tick, POLL_MS); }
+
 parentPort!.on('message', (m: SenderMessage) => {
-  settings = m.settings;
-  for (const id of m.drops) {
-    drop(id);
-    pools.get(id)?.pool.close();
-    pools.delete(id);
-  }
-  for (const t of m.sends) {
-    const q = queued.get(t.endpointId);
-    if (q === undefined) queued.set(t.endpointId, [t]); else q.push(t);
-  }
-  pump();
+  if (m.sends) { for (const t of m.sends) enqueue(t); lastTaskAt = performance.now(); pump(); }
+  tasks.awake();
+  if (ticker !== null) clearTimeout(ticker);
+  tick();
 });
+tick();
