@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { startTestServer, tempDir, type TestServer } from './helpers/server.js';
 import { App } from '../src/http/pipeline.js';
 import { loadConfig } from '../src/core/config.js';
-import { createLogger } from '../src/core/logger.js';
+import { createLogger, batchedWriter, LOG_FLUSH_BYTES, LOG_FLUSH_MS } from '../src/core/logger.js';
 import { ManualClock } from '../src/core/clock.js';
 import type { Route } from '../src/http/route.js';
 import { route } from '../src/domain/route.js';
@@ -576,3 +576,25 @@ test('HEAD with oversized headers → 431 headers without a body (RFC 9110 §9.3
   assert.equal(r.status, 400);
   assert.deepEqual(r.body, { code: 'invalid_request', error: 'Request body is invalid: subject must be well-formed Unicode text (it has a lone surrogate).' });
 }));
+
+test('log lines are written in batches: every LOG_FLUSH_MS, or at once when the next might not fit LOG_FLUSH_BYTES, never one write per line', () => {
+  const writes: string[] = [];
+  const timers: Array<() => void> = [];
+  const out = batchedWriter((b) => writes.push(b.toString('utf8')), (fn, ms) => { assert.equal(ms, LOG_FLUSH_MS); timers.push(fn); });
+  out.write('a\n');
+  out.write('é\n');
+  assert.deepEqual([writes, timers.length], [[], 1], 'nothing written yet, one timer armed');
+  timers[0]();
+  assert.deepEqual(writes, ['a\né\n']);
+  // Lines that fill the buffer: written when the next might not fit; a line longer than the buffer alone.
+  const line = 'x'.repeat(1000) + '\n';
+  for (let i = 0; i < 70; i++) out.write(line);
+  assert.equal(writes.length, 2, 'one write of the lines that fit');
+  assert.ok(writes[1].length > LOG_FLUSH_BYTES / 2 && writes[1].length <= LOG_FLUSH_BYTES && writes[1].length % line.length === 0);
+  out.write('y'.repeat(LOG_FLUSH_BYTES));
+  assert.equal(writes.length, 4, 'what was pending, then the long line alone');
+  assert.equal(writes[3].length, LOG_FLUSH_BYTES);
+  out.write('d\n');
+  assert.equal(out.take().toString(), 'd\n', 'what is pending at exit is taken and written synchronously by the caller');
+  assert.equal(writes.join('').length, 4 + 70 * line.length + LOG_FLUSH_BYTES);
+});
