@@ -36,11 +36,14 @@ export interface ReadsKit {
   startServer(label: string, dataDir: string, env?: Record<string, string>): Proc;
   /** `node --import tsx bench/<script>` with `env` (PORT=0 added). */
   spawnPeer(label: string, script: string, env: Record<string, string>): Proc;
+  /** `--against DIR`: another build of our server, started on `dataDir` (SYNC=always). */
+  against?: { label: string; start(label: string, dataDir: string): Proc };
 }
 
 /** Targets of the comparison: the rows' keys. */
 const OURS = 'ours';
 const OURS_NOLOG = 'ours, no access log';
+const OURS_AGAINST = 'ours, other build';
 const FASTIFY = 'fastify';
 const BARE = 'bare JSON.stringify';
 const CEILING = 'bare ready Buffer';
@@ -151,8 +154,14 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
     // what compares with fastify's logger left off.
     const logged = opts.logLevel === 'info' || opts.logLevel === 'debug';
     const nolog = logged && opts.only.has('reads') ? spawned(k.startServer(OURS_NOLOG, k.copyDir(c.seedDir, join(c.tmp, 'reads-nolog')), { LOG_LEVEL: 'warn' })) : undefined;
+    const other = k.against ? spawned(k.against.start(OURS_AGAINST, k.copyDir(c.seedDir, join(c.tmp, 'reads-against')))) : undefined;
     for (const t of peers) await ready(t.p);
     if (nolog) await ready(nolog);
+    if (other) await ready(other);
+    const otherTarget: Target[] = other ? [{ key: OURS_AGAINST, p: other }] : [];
+    const otherRow = (got: Record<string, Run[]>): void => {
+      if (other) rows.push({ scenario: `↳ ours, the other build (--against ${k.against!.label})`, figure: figure(summarize(got[OURS_AGAINST]), other), target: '(new/old)', status: `${against(got, OURS, OURS_AGAINST)} of it` });
+    };
     for (const t of peers) await sameAnswers(ours, t.p, t.key, c.issueIds, auth);
     log(`  same answers: ${peers.map((t) => t.key).join(', ')} answer three issues, the list page, an unknown key and no key with our server's status, Content-Type and bytes`);
     if (k.pin.on) pin(c.load.pid, k.pin.load);
@@ -167,11 +176,12 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
       for (const client of opts.readClients) {
         const via = client === 'raw' ? 'raw node:net client' : 'node:http client';
         log(`  GET /api/v1/issues/{id}, random over ${issuePaths.length} ids, ${opts.connections} connections, ${via}`);
-        const targets: Target[] = [{ key: OURS, p: ours }, ...(nolog ? [{ key: OURS_NOLOG, p: nolog }] : []), ...peers];
+        const targets: Target[] = [{ key: OURS, p: ours }, ...otherTarget, ...(nolog ? [{ key: OURS_NOLOG, p: nolog }] : []), ...peers];
         const got = await rounds(c, k, targets, readGroup('read', issuePaths), `GET issue, ${client}`, client);
         const s = summarize(got[OURS]);
         rows.push({ scenario: `GET /api/v1/issues/{id} (random over ${int(issuePaths.length)} issues, ${Math.round(avg)}-byte answer, ${opts.connections} conns, ${via}): ours, LOG_LEVEL=${opts.logLevel}`,
           figure: figure(s, ours), target: `ours/fastify ${TARGETS.fastify}, ours/bare ${TARGETS.bare}`, status: 'ours / each peer below:' });
+        otherRow(got);
         if (nolog) rows.push({ scenario: '↳ ours without the access log (LOG_LEVEL=warn)', figure: `${figure(summarize(got[OURS_NOLOG]), nolog)}${k.peer.ok ? `; ${against(got, OURS_NOLOG, FASTIFY)} of fastify (both without a log)` : ''}`, target: '(the log\'s cost)', status: `${against(got, OURS, OURS_NOLOG)} of it` });
         if (k.peer.ok) rows.push({ scenario: `↳ ${fastifyLabel}, same work (key check in onRequest, reply.send of the object: JSON.stringify), logger off`, figure: figure(summarize(got[FASTIFY]), proc(FASTIFY)), target: TARGETS.fastify, status: against(got, OURS, FASTIFY, TARGETS.fastify) });
         else fastifyMissing(TARGETS.fastify);
@@ -184,9 +194,10 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
 
     if (opts.only.has('list')) {
       log(`  GET ${LIST}, ${opts.connections} connections`);
-      const targets: Target[] = [{ key: OURS, p: ours }, ...peers];
+      const targets: Target[] = [{ key: OURS, p: ours }, ...otherTarget, ...peers];
       const got = await rounds(c, k, targets, readGroup('list', [LIST]), 'list');
       rows.push({ scenario: `GET ${LIST} (10,000 conversations, a third open; ${int(page.body.length)}-byte page): ours, LOG_LEVEL=${opts.logLevel}`, figure: figure(summarize(got[OURS]), ours), target: '—', status: 'ours / each peer below:' });
+      otherRow(got);
       if (k.peer.ok) rows.push({ scenario: `↳ ${fastifyLabel}, same page, same work`, figure: figure(summarize(got[FASTIFY]), proc(FASTIFY)), target: '—', status: against(got, OURS, FASTIFY) });
       else fastifyMissing('—');
       rows.push({ scenario: '↳ bare node:http, JSON.stringify of the same page', figure: figure(summarize(got[BARE]), proc(BARE)), target: '—', status: against(got, OURS, BARE) });

@@ -38,7 +38,7 @@ const { values: argv } = parseArgs({
     seconds: { type: 'string' }, warmup: { type: 'string' }, rounds: { type: 'string' }, connections: { type: 'string' },
     records: { type: 'string' }, 'log-level': { type: 'string' }, only: { type: 'string' }, quick: { type: 'boolean' },
     keep: { type: 'boolean' }, out: { type: 'string' }, 'read-connections': { type: 'string' }, client: { type: 'string' },
-    'cpu-prof': { type: 'string' }, pin: { type: 'string' }, peers: { type: 'string' },
+    'cpu-prof': { type: 'string' }, pin: { type: 'string' }, peers: { type: 'string' }, against: { type: 'string' },
   },
 });
 const quick = argv.quick ?? false;
@@ -60,6 +60,12 @@ const opts = {
   readClients: (argv.client ? [argv.client] : ['http', 'raw']) as Array<'http' | 'raw'>,
   /** `--cpu-prof DIR`: every server (ours and the peers) runs with `--cpu-prof`, one profile per thread written to DIR when it stops. */
   cpuProf: argv['cpu-prof'],
+  /**
+   * `--against DIR`: another build of this server (a checkout with `dist/` built, e.g. a git
+   * worktree of the commit before a change) runs beside ours in the reads and list rounds,
+   * alternating: the old/new comparison a change to the read path is kept or dropped by.
+   */
+  against: argv.against,
   /** `--pin on|off` (default: on when taskset exists and there are ≥ 2 cores): servers on CPU 0, the load generator on CPU 1 in reads and list. */
   pin: argv.pin,
   /** `--peers fastify|none` (default fastify): install fastify 5 outside the project and measure it beside ours in reads and list. */
@@ -194,9 +200,9 @@ export class Proc {
   }
 }
 
-function startServer(label: string, dataDir: string, sync: 'always' | 'none', probe = false, env: Record<string, string> = {}): Proc {
+function startServer(label: string, dataDir: string, sync: 'always' | 'none', probe = false, env: Record<string, string> = {}, serverJs = SERVER_JS): Proc {
   const prof = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : [];
-  const args = probe ? [...prof, '--expose-gc', '--import', join(ROOT, 'bench', 'memprobe.mjs'), SERVER_JS] : [...prof, SERVER_JS];
+  const args = probe ? [...prof, '--expose-gc', '--import', join(ROOT, 'bench', 'memprobe.mjs'), serverJs] : [...prof, serverJs];
   // LOG_LEVEL=warn or error also hides the `listening` line waited for: the preload prints it.
   const quiet: Record<string, string> = ['warn', 'error'].includes(env.LOG_LEVEL ?? opts.logLevel) ? { NODE_OPTIONS: `--import "${join(ROOT, 'bench', 'listening-probe.mjs')}"` } : {};
   return new Proc(label, args, { ...quiet,
@@ -360,6 +366,7 @@ async function main(): Promise<void> {
       await reads(ctx, {
         opts, pin: pinning, peer, rows, notes, abRun, copyDir, detail,
         startServer: (label, dataDir, env) => startServer(label, dataDir, 'always', false, env),
+        against: opts.against === undefined ? undefined : { label: opts.against, start: (label, dataDir) => startServer(label, dataDir, 'always', false, {}, join(opts.against!, 'dist', 'server.js')) },
         spawnPeer: (label, script, env) => new Proc(label, [...(opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : []), '--import', 'tsx', join(ROOT, 'bench', script)], { PORT: '0', ...env }),
       });
     }
