@@ -14,7 +14,7 @@
  * orders, client aggregates, the search index) register their own listeners with `Db.on`.
  */
 import { SortedIndex } from './sorted.js';
-import type { Db, RecordMap, TypeOf } from './db.js';
+import type { Columns, Db, Persist, RecordMap, RestoreContext, SaveContext, TypeOf } from './db.js';
 
 /** The key a record has in an index; undefined, null or empty: none. */
 export type KeyOf<V> = (rec: V) => string | null | undefined;
@@ -36,7 +36,7 @@ export const groupBy = <V>(key: KeyOf<V>): GroupDecl<V> => ({ kind: 'group', key
 
 /** Key → the one id that has it. */
 export class UniqueIndex {
-  private readonly ids = new Map<string, string>();
+  private ids = new Map<string, string>();
   /** The number of keys. */
   get size(): number { return this.ids.size; }
   /** The id of the record whose key is `key`, or undefined. */
@@ -49,11 +49,19 @@ export class UniqueIndex {
     if (before !== undefined && before !== after && this.ids.get(before) === id) this.ids.delete(before);
     if (after !== undefined) this.ids.set(after, id);
   }
+  /** @internal the entries, copied (compaction's capture). */
+  copy(): { keys: string[]; ids: string[] } { return { keys: [...this.ids.keys()], ids: [...this.ids.values()] }; }
+  /** @internal replaces every entry (a restored snapshot state). */
+  replace(keys: string[], ids: string[]): void {
+    const m = new Map<string, string>();
+    for (let i = 0; i < keys.length; i++) m.set(keys[i], ids[i]);
+    this.ids = m;
+  }
 }
 
 /** Key → the ids of every record that has it. */
 export class GroupIndex {
-  private readonly groups = new Map<string, Set<string>>();
+  private groups = new Map<string, Set<string>>();
   /** The number of keys. */
   get size(): number { return this.groups.size; }
   /** The ids of the records whose key is `key` (a live view: do not change it), or undefined. */
@@ -70,6 +78,83 @@ export class GroupIndex {
       if (g === undefined) this.groups.set(after, new Set([id])); else g.add(id);
     }
   }
+  /** @internal the groups, copied (compaction's capture). */
+  copy(): Array<[string, string[]]> { return [...this.groups].map(([k, g]) => [k, [...g]]); }
+  /** @internal replaces every group (a restored snapshot state). */
+  replace(groups: Map<string, Set<string>>): void { this.groups = groups; }
+}
+
+/**
+ * The columns of sorted entries (`keys[i]`, `ids[i]`) of records of `type`: `keys`, and `refs`
+ * naming the records (docs/storage.md#snapshots); entries of records not in the block are left out.
+ */
+export function sortedColumns(type: string, keys: readonly string[], ids: readonly string[], ctx: SaveContext): Columns {
+  const outKeys: string[] = [];
+  const refs: number[] = [];
+  for (let i = 0; i < ids.length; i++) {
+    const r = ctx.ref(type, ids[i]);
+    if (r < 0) continue;
+    outKeys.push(keys[i]);
+    refs.push(r);
+  }
+  return { keys: outKeys, refs };
+}
+
+/** Reads back {@link sortedColumns}: the keys and the ids (the tables' own strings). @throws Error when malformed. */
+export function restoreSorted(cols: Columns, ctx: RestoreContext): { keys: string[]; ids: string[] } {
+  const keys = ctx.strings(cols.keys);
+  const ids = ctx.ids(cols.refs);
+  if (keys.length !== ids.length) throw new Error('keys and refs differ in length');
+  return { keys, ids };
+}
+
+/** How a {@link SortedIndex} of records of `type` is saved in the snapshot block under `name`. */
+export function persistSorted(name: string, type: string, index: () => SortedIndex): Persist {
+  return {
+    name,
+    capture() { const { keys, ids } = index().copy(); return (ctx) => sortedColumns(type, keys, ids, ctx); },
+    restore(cols, ctx) { const { keys, ids } = restoreSorted(cols, ctx); return () => index().replace(keys, ids); },
+  };
+}
+
+/** How a {@link UniqueIndex} of records of `type` is saved under `name`. */
+function persistUnique(name: string, type: string, index: UniqueIndex): Persist {
+  return {
+    name,
+    capture() { const { keys, ids } = index.copy(); return (ctx) => sortedColumns(type, keys, ids, ctx); },
+    restore(cols, ctx) { const { keys, ids } = restoreSorted(cols, ctx); return () => index.replace(keys, ids); },
+  };
+}
+
+/** How a {@link GroupIndex} of records of `type` is saved under `name`: `keys`, `counts` (ids per key), `refs` (every group's, one after the other). */
+function persistGroup(name: string, type: string, index: GroupIndex): Persist {
+  return {
+    name,
+    capture() {
+      const groups = index.copy();
+      return (ctx) => {
+        const keys: string[] = [];
+        const counts: number[] = [];
+        const refs: number[] = [];
+        for (const [k, ids] of groups) {
+          let n = 0;
+          for (const id of ids) { const r = ctx.ref(type, id); if (r >= 0) { refs.push(r); n++; } }
+          if (n > 0) { keys.push(k); counts.push(n); }
+        }
+        return { keys, counts, refs };
+      };
+    },
+    restore(cols, ctx) {
+      const keys = ctx.strings(cols.keys);
+      const counts = ctx.numbers(cols.counts);
+      const ids = ctx.ids(cols.refs);
+      if (keys.length !== counts.length || counts.reduce((a, b) => a + b, 0) !== ids.length) throw new Error('group counts do not add up');
+      const groups = new Map<string, Set<string>>();
+      let at = 0;
+      for (let i = 0; i < keys.length; i++) { groups.set(keys[i], new Set(ids.slice(at, at + counts[i]))); at += counts[i]; }
+      return () => index.replace(groups);
+    },
+  };
 }
 
 /** The index each declaration of `D` builds. */
@@ -86,7 +171,8 @@ const keyOf = <V>(key: KeyOf<V>, rec: V | undefined): string | undefined => {
 
 /**
  * Builds the indexes `decls` declares over the records of `type` in `db`, and keeps them
- * current from now on (register before {@link Db.load}: the replay fills them).
+ * current from now on (register before {@link Db.load}: the replay fills them, or the snapshot
+ * block restores them — each is saved there as `<type>.<name>/1`, docs/storage.md#snapshots).
  * @returns the indexes, by the names of their declarations.
  */
 export function attachIndexes<R extends RecordMap<R>, K extends TypeOf<R>, D extends Record<string, IndexDecl<R[K]>>>(
@@ -105,14 +191,72 @@ export function attachIndexes<R extends RecordMap<R>, K extends TypeOf<R>, D ext
         if (before === after) return;
         if (before !== undefined) sorted.remove(before, id);
         if (after !== undefined) sorted.add(after, id);
-      });
+      }, persistSorted(`${type}.${name}/1`, type, () => sorted));
       built[name] = sorted;
-    } else {
-      const index = decl.kind === 'unique' ? new UniqueIndex() : new GroupIndex();
+    } else if (decl.kind === 'unique') {
+      const index = new UniqueIndex();
       const key = decl.key;
-      db.on(type, (id, prev, next) => index.apply(id, keyOf(key, prev), keyOf(key, next)));
+      db.on(type, (id, prev, next) => index.apply(id, keyOf(key, prev), keyOf(key, next)), persistUnique(`${type}.${name}/1`, type, index));
+      built[name] = index;
+    } else {
+      const index = new GroupIndex();
+      const key = decl.key;
+      db.on(type, (id, prev, next) => index.apply(id, keyOf(key, prev), keyOf(key, next)), persistGroup(`${type}.${name}/1`, type, index));
       built[name] = index;
     }
   }
   return built as Built<D>;
+}
+
+/**
+ * How a map of sorted indexes of records of `type` (each conversation's messages, each
+ * endpoint's deliveries…) is saved under `name` (docs/storage.md#snapshots): `names` (the map's
+ * keys), `counts` (entries per index), and the entries of every index one after the other
+ * (`keys`, `refs`). Restored, `make(name)` builds each index; empty ones are left out.
+ */
+export function persistSortedMap<I extends SortedIndex>(name: string, type: string, map: () => Map<string, I>, make: (key: string) => I): Persist {
+  return {
+    name,
+    capture() {
+      const copies: Array<[string, { keys: string[]; ids: string[] }]> = [];
+      for (const [k, idx] of map()) copies.push([k, idx.copy()]);
+      return (ctx) => {
+        const names: string[] = [];
+        const counts: number[] = [];
+        const keys: string[] = [];
+        const refs: number[] = [];
+        for (const [k, c] of copies) {
+          let n = 0;
+          for (let i = 0; i < c.ids.length; i++) {
+            const r = ctx.ref(type, c.ids[i]);
+            if (r < 0) continue;
+            keys.push(c.keys[i]);
+            refs.push(r);
+            n++;
+          }
+          if (n > 0) { names.push(k); counts.push(n); }
+        }
+        return { names, counts, keys, refs };
+      };
+    },
+    restore(cols, ctx) {
+      const names = ctx.strings(cols.names);
+      const counts = ctx.numbers(cols.counts);
+      const { keys, ids } = restoreSorted(cols, ctx);
+      if (names.length !== counts.length || counts.reduce((a, b) => a + b, 0) !== ids.length) throw new Error('index counts do not add up');
+      const built: Array<[string, I]> = [];
+      let at = 0;
+      for (let i = 0; i < names.length; i++) {
+        const idx = make(names[i]);
+        idx.replace(keys.slice(at, at + counts[i]), ids.slice(at, at + counts[i]));
+        built.push([names[i], idx]);
+        at += counts[i];
+      }
+      return () => {
+        const m = map();
+        m.clear();
+        for (const [k, idx] of built) m.set(k, idx);
+      };
+    },
+  };
 }

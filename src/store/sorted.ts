@@ -21,6 +21,20 @@ export class SortedIndex {
 
   get size(): number { return this.ids.length; }
 
+  /** A copy of the entries as two parallel arrays (compaction's capture, docs/storage.md#snapshots). */
+  copy(): { keys: string[]; ids: string[] } { return { keys: this.sortKeys.slice(), ids: this.ids.slice() }; }
+
+  /**
+   * Replaces every entry by `keys[i]`, `ids[i]` (parallel arrays, already in order: a restored
+   * snapshot state; the arrays are kept, not copied).
+   * @throws Error when their lengths differ.
+   */
+  replace(keys: string[], ids: string[]): void {
+    if (keys.length !== ids.length) throw new Error('a sorted index needs as many keys as ids');
+    this.sortKeys = keys;
+    this.ids = ids;
+  }
+
   /** Adds the entry (no-op when present). */
   add(sortKey: string, id: string): void {
     const n = this.ids.length;
