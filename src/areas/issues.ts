@@ -48,7 +48,7 @@ export class IssueNumbers {
       name: 'issue.numbers/1',
       capture: () => { const max = this.max; return () => ({ max: [max] }); },
       restore: (cols, ctx) => {
-        const [max] = ctx.numbers(cols.max);
+        const max = ctx.numbers(cols.max)[0];
         if (max === undefined) throw new Error('no highest number');
         return () => { this.max = max; };
       },

@@ -10,12 +10,21 @@
 import { dirname, join } from 'node:path';
 import { promises as fsp } from 'node:fs';
 import { LINE_BYTES, encodeLine } from './log.js';
-import { endJson, headJson, jsonSlices, writeCrc, type Columns } from './snapshot.js';
-import type { Entry, LazyRecords } from './lazy.js';
+import { endJson, headJson, jsonSlices, packNumbers, writeCrc, type Columns } from './snapshot.js';
+import type { LazyRecords } from './lazy.js';
+import type { Entry } from './table.js';
+import { packableWidth } from './ids.js';
 import type { StoreFs } from './fs.js';
 
 /** Bytes gathered before a write: large enough for few system calls, small enough to yield to requests often. */
 const WRITE_BYTES = 4 << 20;
+
+/**
+ * The longest snapshot block line (within the log's bound): its JSON text, parsed at start, is
+ * a short-lived string of the young generation — a longer one goes to V8's large-object space,
+ * where it stays until a full collection (docs/storage.md#snapshots).
+ */
+export const BLOCK_LINE_BYTES = 64 * 1024;
 
 /** Maps a record (type, id) to its position in the snapshot block (a ref), -1 when it is not in it. */
 export interface SaveContext { ref(type: string, id: string): number }
@@ -112,7 +121,7 @@ export async function writeCompacted(
   try {
     await fs.ftruncate(fd, 0);
     const out = new Out(fs, fd);
-    out.line(encodeLine(headJson(0)));
+    out.line(encodeLine(headJson(0, 0)));
 
     // The put lines; the block's columns gathered on the way.
     const recType: number[] = [];
@@ -167,6 +176,7 @@ export async function writeCompacted(
         lineOps++;
         recType.push(t);
         recId.push(id);
+        if (at - lastEnd > 0xffffffff) throw new Error('a record id too long for the snapshot block');
         recGap.push(at - lastEnd);
         recLen.push(valueBytes);
         lastEnd = at + valueBytes;
@@ -183,18 +193,22 @@ export async function writeCompacted(
       blockLines++;
       if (out.pos >= WRITE_BYTES) await out.flush();
     };
-    const budget = Math.max(64, lineBytes - 10);
+    const budget = Math.max(64, Math.min(lineBytes, BLOCK_LINE_BYTES) - 10);
     for (let from = 0; from < recId.length;) {
       const t = recType[from];
       let to = from;
       while (to < recId.length && recType[to] === t) to++;
-      const prefix = `{"snapshot":"records","type":${JSON.stringify(typeNames[t])},"ids":`;
+      // Ids of one width are packed (src/store/ids.ts): one string per line, not one per id.
+      const width = packableWidth(recId.slice(from, to));
+      const prefix = `{"snapshot":"records","type":${JSON.stringify(typeNames[t])},`;
       let at = from;
       let per = 64;
       while (at < to) {
         let count = Math.max(1, Math.min(to - at, Math.floor((budget - prefix.length) / per)));
         for (;;) {
-          const json = `${prefix}${JSON.stringify(recId.slice(at, at + count))},"gaps":${JSON.stringify(recGap.slice(at, at + count))},"lens":${JSON.stringify(recLen.slice(at, at + count))}}`;
+          const ids = recId.slice(at, at + count);
+          const idJson = width > 0 ? `"idw":${width},"idp":"${ids.join('')}"` : `"ids":${JSON.stringify(ids)}`;
+          const json = `${prefix}${idJson},"gaps":"${packNumbers(Uint32Array.from(recGap.slice(at, at + count)))}","lens":"${packNumbers(Uint32Array.from(recLen.slice(at, at + count)))}"}`;
           const bytes = Buffer.byteLength(json, 'utf8');
           if (bytes <= budget || count === 1) {
             await blockLine(json);
@@ -222,22 +236,50 @@ export async function writeCompacted(
         return refs.get(id) ?? -1;
       },
     };
+    // Each type's ids in order (positions within the type's records), for the lookups of a
+    // table loaded from the block (src/store/table.ts): `table:<type>/1`, column `perm`.
+    const orders: CapturedState[] = [];
+    for (let from = 0; from < recId.length;) {
+      const t = recType[from];
+      let to = from;
+      while (to < recId.length && recType[to] === t) to++;
+      const lo = from;
+      const perm = Array.from({ length: to - from }, (_, i) => i);
+      perm.sort((a, b) => { const x = recId[lo + a]; const y = recId[lo + b]; return x < y ? -1 : x > y ? 1 : 0; });
+      orders.push({ name: `table:${typeNames[t]}/1`, save: () => ({ perm: Uint32Array.from(perm) }) });
+      from = to;
+      await new Promise((r) => setImmediate(r));
+    }
     const declared: Record<string, Record<string, number>> = {};
-    for (const { name, save } of capture.states) {
+    for (const { name, save } of [...orders, ...capture.states]) {
       const cols = save(ctx);
       declared[name] = {};
       for (const [column, values] of Object.entries(cols)) {
         declared[name][column] = values.length;
         if (values.length === 0) continue;
         const prefix = `{"snapshot":"state","name":${JSON.stringify(name)},"column":${JSON.stringify(column)},"from":`;
-        for (const { from, json } of jsonSlices(values, Math.max(16, budget - prefix.length - 40))) await blockLine(`${prefix}${from},"values":${json}}`);
+        const room = Math.max(16, budget - prefix.length - 40);
+        if (Array.isArray(values)) {
+          for (const { from, json } of jsonSlices(values, room)) await blockLine(`${prefix}${from},"values":${json}}`);
+        } else {
+          const kind = values instanceof Float64Array ? 'f64' : 'u32';
+          const per = Math.max(1, Math.floor((room * 3) / 4 / values.BYTES_PER_ELEMENT));
+          for (let from = 0; from < values.length; from += per) await blockLine(`${prefix}${from},"${kind}":"${packNumbers(values.subarray(from, from + per))}"}`);
+        }
       }
       await new Promise((r) => setImmediate(r));
     }
-    await blockLine(endJson(puts, blockLines, recId.length, declared));
+    const typeCounts: Array<[string, number]> = [];
+    for (let i = 0; i < recId.length; i++) {
+      const name = typeNames[recType[i]];
+      if (typeCounts.length > 0 && typeCounts[typeCounts.length - 1][0] === name) typeCounts[typeCounts.length - 1][1]++;
+      else typeCounts.push([name, 1]);
+    }
+    const endAt = out.offset;
+    await blockLine(endJson(puts, blockLines, recId.length, typeCounts, declared));
     await out.flush();
     // The head, rewritten in place (same width) with the block's offset.
-    await fs.write(fd, encodeLine(headJson(blockAt)), 0);
+    await fs.write(fd, encodeLine(headJson(blockAt, endAt)), 0);
     await fs.fdatasync(fd);
     return { fd, size: out.offset, tmp, records: recId.length };
   } catch (err) {

@@ -28,23 +28,33 @@ import { dirname, basename, join } from 'node:path';
 import { AppendLog, LINE_BYTES, StorageFailedError, encodeTransaction, type JsonText } from './log.js';
 import { replayLog, type ReplayResult } from './recovery.js';
 import { discard, writeCompacted, type Capture, type SaveContext } from './compaction.js';
-import { readBlock, walkPuts, type Block, type Columns } from './snapshot.js';
-import { LazyRecords, TableView, type Entry } from './lazy.js';
+import { readBlock, walkPuts, type Block, type Column, type Columns } from './snapshot.js';
+import { LazyRecords } from './lazy.js';
+import { Table, TableView } from './table.js';
+import type { IdList } from './ids.js';
 import type { StoreFs } from './fs.js';
 
 export type { SaveContext } from './compaction.js';
-export type { Columns } from './snapshot.js';
+export type { Column, Columns } from './snapshot.js';
 
 /** What a persisted state's restore gets (docs/storage.md#snapshots): the block's record ids by ref, checked. */
 export interface RestoreContext {
   /** Records in the block (refs are 0…records-1). */
   readonly records: number;
-  /** The id of each ref of `refs` — the very strings the tables hold as keys. @throws Error for a value that is not a ref. */
-  ids(refs: unknown): string[];
+  /** The ids of the block's records of `type`, by position in its run (the list the table shares). @throws Error when the block has no record of `type`. */
+  typeIds(type: string): IdList;
+  /** `refs`, checked to be refs of records of `type`, as positions in {@link typeIds}. @throws Error otherwise. */
+  positions(type: string, refs: Column | undefined): Uint32Array;
+  /** The id of each ref of `refs` — the very strings the tables hold. @throws Error for a value that is not a ref. */
+  ids(refs: Column | undefined): string[];
+  /** `refs`, checked to be refs (a packed column). @throws Error otherwise. */
+  refs(refs: Column | undefined): Uint32Array;
   /** `values`, checked to be strings. @throws Error otherwise. */
-  strings(values: unknown): string[];
+  strings(values: Column | undefined): string[];
   /** `values`, checked to be finite numbers. @throws Error otherwise. */
-  numbers(values: unknown): number[];
+  numbers(values: Column | undefined): ArrayLike<number>;
+  /** `values`, checked to be a packed `f64` column. @throws Error otherwise. */
+  float64(values: Column | undefined): Float64Array;
 }
 
 /**
@@ -273,8 +283,8 @@ export class Tx<R extends RecordMap<R> = Untyped> {
 }
 
 export class Db<R extends RecordMap<R> = Untyped> {
-  /** Records by type and id: the record, or a lazy ref to its bytes in {@link lazy} ({@link get} parses it). */
-  private readonly tables = new Map<string, Map<string, Entry>>();
+  /** Records by type and id (a table's base: records loaded from the snapshot block, parsed on first read). */
+  private readonly tables = new Map<string, Table>();
   private readonly views = new Map<string, TableView<object>>();
   /** The bytes of the records loaded from a snapshot block and not read yet (docs/storage.md#snapshots). */
   private lazy: LazyRecords | null = null;
@@ -376,78 +386,74 @@ export class Db<R extends RecordMap<R> = Untyped> {
       throw e;
     }
     try {
-      const size = fstatSync(fd).size;
-      const block = readBlock(fd, size);
+      const block = readBlock(fd, fstatSync(fd).size);
       if ('reason' in block) return { reason: block.reason.startsWith('no snapshot block') ? null : block.reason };
-      const n = block.ids.length;
-      // Which types go lazy: every listener of theirs persisted, and its state restorable.
-      const installs: Array<() => void> = [];
+      const n = block.gaps.length;
+      const runs = block.runs;
+      // Which types stay unparsed: every listener of theirs persisted, its state restorable,
+      // and the block's order of their ids there. The others are parsed and replayed.
       const ctx = restoreContext(block);
-      const fastType = block.types.map(() => true);
-      const replayedTypes: string[] = [];
-      const decide = (type: string): boolean => {
+      const installs: Array<() => void> = [];
+      const perms = new Map<number, Uint32Array>();
+      const decide = (type: string, t: number): boolean => {
         if (this.listeners.length > 0) return false;
-        const list = this.persisted.get(type) ?? [];
         const mine: Array<() => void> = [];
-        for (const p of list) {
+        for (const p of this.persisted.get(type) ?? []) {
           if (p === undefined) return false;
           if (p === STATELESS) continue;
           const cols = block.states.get(p.name);
           if (cols === undefined) return false;
           try { mine.push(p.restore(cols, ctx)); } catch { return false; }
         }
+        if (t >= 0) {
+          const order = block.states.get(`table:${type}/1`)?.perm;
+          if (order === undefined || order.length !== runs[t].count) return false;
+          try { perms.set(t, Uint32Array.from(ctx.numbers(order))); } catch { return false; }
+        }
         installs.push(...mine);
         return true;
       };
-      for (let t = 0; t < block.types.length; t++) {
-        fastType[t] = decide(block.types[t]);
-        if (!fastType[t]) replayedTypes.push(block.types[t]);
-      }
+      const lazyType = block.types.map((type, t) => decide(type, t));
+      const replayedTypes = block.types.filter((_, t) => !lazyType[t]);
       // Listened types without records in the block: their (empty) states are restored too.
-      for (const type of this.persisted.keys()) if (!block.types.includes(type) && !decide(type)) { /* nothing to replay: the listeners saw no record */ }
-      // The records: bytes kept for lazy types, parsed now for the others.
-      const lazyLens: number[] = [];
-      for (let i = 0; i < n; i++) if (fastType[block.typeOf[i]]) lazyLens.push(block.lengths[i]);
-      const lazy = new LazyRecords(lazyLens);
-      const refOf = new Int32Array(n);
-      const parsed = new Map<number, object>();
+      for (const type of this.persisted.keys()) if (!block.types.includes(type)) decide(type, -1);
+      // The records: bytes copied out for unparsed types, parsed now for the others.
+      const typeAt = (ref: number) => { let t = 0; while (ref >= runs[t].from + runs[t].count) t++; return t; };
+      let lazyCount = 0;
+      for (let t = 0; t < runs.length; t++) if (lazyType[t]) lazyCount += runs[t].count;
+      const lazy = new LazyRecords(block.lengths, lazyCount === n ? () => true : (ref) => lazyType[typeAt(ref)]);
+      const parsed: Array<[number, number, object]> = [];
       let bad: string | null = null;
-      const walked = walkPuts(path, fd, block, (rec, buf, start, end) => {
-        if (fastType[block.typeOf[rec]]) { refOf[rec] = lazy.add(buf, start, end); return; }
-        refOf[rec] = -1;
-        try { parsed.set(rec, JSON.parse(buf.toString('utf8', start, end)) as object); } catch { bad ??= `snapshot record ${rec} does not parse`; }
+      const walked = walkPuts(path, fd, block, (rec, t, buf, start, end) => {
+        if (lazyType[t]) { lazy.add(rec, buf, start, end); return; }
+        try { parsed.push([rec, t, JSON.parse(buf.toString('utf8', start, end)) as object]); } catch { bad ??= `snapshot record ${rec} does not parse`; }
       });
-      if (walked.reason !== null || bad !== null) return { reason: walked.reason ?? bad };
-      // Install: tables first, so that replayed listeners and restored states see every record.
-      const tables = new Map<string, Map<string, Entry>>();
-      for (let i = 0; i < n; i++) {
-        const type = block.types[block.typeOf[i]];
-        let table = tables.get(type);
-        if (table === undefined) tables.set(type, (table = new Map()));
-        if (refOf[i] >= 0) table.set(block.ids[i], refOf[i]);
+      if (walked !== null || bad !== null) return { reason: walked ?? bad };
+      // Tables, checked before anything is installed.
+      const tables = new Map<string, Table>();
+      for (let t = 0; t < runs.length; t++) {
+        const table = new Table();
+        tables.set(block.types[t], table);
+        if (!lazyType[t]) continue;
+        try {
+          table.setBase(runs[t].ids, perms.get(t)!, runs[t].from, lazy);
+        } catch (e) {
+          return { reason: `the snapshot block's records of ${block.types[t]}: ${(e as Error).message}` };
+        }
       }
-      let count = 0;
-      for (const [type, table] of tables) { this.tables.set(type, table); count += table.size; }
+      // Install: tables first, so that restored states and replayed listeners see every record.
+      for (const [type, table] of tables) this.tables.set(type, table);
       this.lazy = lazy;
-      this.live = count;
-      if (count !== lazy.size) return this.unload(`the snapshot block names a record twice`);
+      this.live = lazyCount;
       for (const install of installs) install();
-      for (let i = 0; i < n; i++) if (refOf[i] < 0) this.set(block.types[block.typeOf[i]], block.ids[i], parsed.get(i)!);
+      for (const [rec, t, value] of parsed) this.set(block.types[t], runs[t].ids.at(rec - runs[t].from), value);
       if (this.live !== n) throw new Error(`${path}: the snapshot block names a record twice`);
       this.ops = n;
       this.covered = n;
-      return { tail: { offset: block.tailOffset, line: block.puts + block.lines + 1 }, records: n, lazy: lazy.size, replayedTypes };
+      return { tail: { offset: block.tailOffset, line: block.puts + block.lines + 1 }, records: n, lazy: lazyCount, replayedTypes };
     } finally {
       closeSync(fd);
     }
-  }
-
-  /** Undoes a snapshot load cut short before any listener saw anything: empty tables, for a full replay. */
-  private unload(reason: string): { reason: string } {
-    this.tables.clear();
-    this.lazy = null;
-    this.live = 0;
-    return { reason };
   }
 
   /**
@@ -519,11 +525,10 @@ export class Db<R extends RecordMap<R> = Untyped> {
    */
   set(type: string, id: string, value: object | undefined, prepared?: unknown): object | undefined {
     let table = this.tables.get(type);
-    if (!table) { table = new Map(); this.tables.set(type, table); }
-    let prev = table.get(id);
-    if (typeof prev === 'number') prev = this.lazy!.parse(prev);
-    if (value === undefined) { if (prev !== undefined) { table.delete(id); this.live--; } }
-    else { table.set(id, value); if (prev === undefined) this.live++; }
+    if (!table) { table = new Table(); this.tables.set(type, table); }
+    const prev = table.set(id, value);
+    if (value === undefined) { if (prev !== undefined) this.live--; }
+    else if (prev === undefined) this.live++;
     const typed = this.onChange.get(type);
     if (typed !== undefined) for (const l of typed) l(id, prev, value, prepared);
     for (const l of this.listeners) l(type, id, prev as Rec | undefined, value as Rec | undefined);
@@ -532,13 +537,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
 
   /** The record (type, id), or undefined. A record loaded from a snapshot block is parsed on its first read. */
   get<K extends TypeOf<R>>(type: K, id: string): R[K] | undefined {
-    const table = this.tables.get(type);
-    if (table === undefined) return undefined;
-    const v = table.get(id);
-    if (typeof v !== 'number') return v as R[K] | undefined;
-    const rec = this.lazy!.parse(v);
-    table.set(id, rec);
-    return rec as R[K];
+    return this.tables.get(type)?.get(id) as R[K] | undefined;
   }
 
   /** All records of `type` by id (a live view: do not change it); records are parsed as they are read. */
@@ -546,8 +545,8 @@ export class Db<R extends RecordMap<R> = Untyped> {
     let view = this.views.get(type);
     if (view === undefined) {
       let table = this.tables.get(type);
-      if (table === undefined) this.tables.set(type, (table = new Map()));
-      this.views.set(type, (view = new TableView(table, () => this.lazy)));
+      if (table === undefined) this.tables.set(type, (table = new Table()));
+      this.views.set(type, (view = new TableView(table)));
     }
     return view as unknown as ReadonlyMap<string, R[K]>;
   }
@@ -689,7 +688,10 @@ export class Db<R extends RecordMap<R> = Untyped> {
     const tables: Capture['tables'] = [];
     for (const [type, table] of this.tables) {
       if (table.size === 0) continue;
-      tables.push({ type, ids: [...table.keys()], values: [...table.values()] });
+      const ids: string[] = [];
+      const values: Capture['tables'][number]['values'] = [];
+      table.capture(ids, values);
+      tables.push({ type, ids, values });
     }
     const states: Capture['states'] = [];
     for (const list of this.persisted.values()) {
@@ -787,29 +789,62 @@ async function copyRange(src: number, fs: StoreFs, dst: number, from: number, to
 
 /** The {@link RestoreContext} of `block`. */
 function restoreContext(block: Block): RestoreContext {
-  const ids = block.ids;
-  const n = ids.length;
+  const n = block.gaps.length;
+  const { runs } = block;
+  const typeAt = (ref: number) => { let lo = 0, hi = runs.length - 1; while (lo < hi) { const mid = (lo + hi + 1) >>> 1; if (runs[mid].from <= ref) lo = mid; else hi = mid - 1; } return lo; };
+  const typeIndex = new Map(block.types.map((t, i) => [t, i]));
+  const runOf = (type: string) => {
+    const t = typeIndex.get(type);
+    if (t === undefined) throw new Error(`no record of ${type} in the block`);
+    return runs[t];
+  };
+  const refs = (col: Column | undefined): Uint32Array => {
+    if (col instanceof Uint32Array) { for (let i = 0; i < col.length; i++) if (col[i] >= n) throw new Error(`not a ref: ${col[i]}`); return col; }
+    if (!Array.isArray(col)) throw new Error('not a column of refs');
+    const out = new Uint32Array(col.length);
+    for (let i = 0; i < col.length; i++) {
+      const r = col[i];
+      if (typeof r !== 'number' || !(r >= 0 && r < n) || r % 1 !== 0) throw new Error(`not a ref: ${String(r)}`);
+      out[i] = r;
+    }
+    return out;
+  };
   return {
     records: n,
-    ids(refs) {
-      if (!Array.isArray(refs)) throw new Error('not an array of refs');
-      const out = new Array<string>(refs.length);
-      for (let i = 0; i < refs.length; i++) {
-        const r = refs[i];
-        if (typeof r !== 'number' || !(r >= 0 && r < n) || r % 1 !== 0) throw new Error(`not a ref: ${String(r)}`);
-        out[i] = ids[r];
+    refs,
+    typeIds: (type) => runOf(type).ids,
+    positions(type, col) {
+      const run = runOf(type);
+      const r = refs(col);
+      const out = new Uint32Array(r.length);
+      for (let i = 0; i < r.length; i++) {
+        const at = r[i] - run.from;
+        if (!(at >= 0 && at < run.count)) throw new Error(`ref ${r[i]} is not a record of ${type}`);
+        out[i] = at;
       }
       return out;
     },
+    ids(col) {
+      const r = refs(col);
+      const out = new Array<string>(r.length);
+      for (let i = 0; i < r.length; i++) { const run = runs[typeAt(r[i])]; out[i] = run.ids.at(r[i] - run.from); }
+      return out;
+    },
     strings(values) {
-      if (!Array.isArray(values)) throw new Error('not an array of strings');
+      if (!Array.isArray(values)) throw new Error('not a column of strings');
       for (const v of values) if (typeof v !== 'string') throw new Error('not a string');
       return values as string[];
     },
     numbers(values) {
-      if (!Array.isArray(values)) throw new Error('not an array of numbers');
+      if (values instanceof Uint32Array) return values;
+      if (values instanceof Float64Array) { for (const v of values) if (!Number.isFinite(v)) throw new Error('not a number'); return values; }
+      if (!Array.isArray(values)) throw new Error('not a column of numbers');
       for (const v of values) if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error('not a number');
       return values as number[];
+    },
+    float64(values) {
+      if (!(values instanceof Float64Array)) throw new Error('not a packed column of f64');
+      return values;
     },
   };
 }

@@ -13,7 +13,7 @@
  * group index. Indexes that are not a function of one record (per-conversation message
  * orders, client aggregates, the search index) register their own listeners with `Db.on`.
  */
-import { SortedIndex } from './sorted.js';
+import { SortedIndex, isoMs, type Packed, type SortedCopy } from './sorted.js';
 import type { Columns, Db, Persist, RecordMap, RestoreContext, SaveContext, TypeOf } from './db.js';
 
 /** The key a record has in an index; undefined, null or empty: none. */
@@ -85,44 +85,94 @@ export class GroupIndex {
 }
 
 /**
- * The columns of sorted entries (`keys[i]`, `ids[i]`) of records of `type`: `keys`, and `refs`
- * naming the records (docs/storage.md#snapshots); entries of records not in the block are left out.
+ * The columns of a sorted index's entries (a {@link SortedCopy}) of records of `type`
+ * (docs/storage.md#snapshots): `ms`, each sort key as epoch milliseconds when it is a canonical
+ * ISO time, else NaN; `keys`, the other sort keys, in order; `refs`, the records. Entries of
+ * records not in the block are left out.
  */
-export function sortedColumns(type: string, keys: readonly string[], ids: readonly string[], ctx: SaveContext): Columns {
-  const outKeys: string[] = [];
-  const refs: number[] = [];
-  for (let i = 0; i < ids.length; i++) {
-    const r = ctx.ref(type, ids[i]);
+export function sortedColumns(type: string, copy: SortedCopy, ctx: SaveContext): { ms: Float64Array; keys: string[]; refs: Uint32Array } {
+  const n = copy.ids.length;
+  const ms = new Float64Array(n);
+  const refs = new Uint32Array(n);
+  const keys: string[] = [];
+  let k = 0;
+  for (let i = 0; i < n; i++) {
+    const r = ctx.ref(type, copy.ids[i]);
     if (r < 0) continue;
-    outKeys.push(keys[i]);
-    refs.push(r);
+    refs[k] = r;
+    if (copy.ms !== undefined) ms[k] = copy.ms[i];
+    else {
+      ms[k] = isoMs(copy.keys[i]);
+      if (ms[k] !== ms[k]) keys.push(copy.keys[i]);
+    }
+    k++;
   }
-  return { keys: outKeys, refs };
+  return { ms: ms.slice(0, k), keys, refs: refs.slice(0, k) };
 }
 
-/** Reads back {@link sortedColumns}: the keys and the ids (the tables' own strings). @throws Error when malformed. */
-export function restoreSorted(cols: Columns, ctx: RestoreContext): { keys: string[]; ids: string[] } {
-  const keys = ctx.strings(cols.keys);
-  const ids = ctx.ids(cols.refs);
-  if (keys.length !== ids.length) throw new Error('keys and refs differ in length');
+/**
+ * Reads back {@link sortedColumns}: packed entries (every key a canonical time), else the keys
+ * and ids as arrays (the ids the tables' own strings).
+ * @throws Error when malformed.
+ */
+export function restoreSorted(cols: Columns, ctx: RestoreContext, type: string): { packed: Packed } | { keys: string[]; ids: string[] } {
+  const ms = ctx.float64(cols.ms);
+  const odd = ctx.strings(cols.keys);
+  if (ms.length === 0) return { keys: [], ids: [] };
+  const refs = ctx.positions(type, cols.refs);
+  if (ms.length !== refs.length) throw new Error('times and refs differ in length');
+  const list = ctx.typeIds(type);
+  if (odd.length === 0) {
+    for (let i = 0; i < ms.length; i++) if (!(ms[i] >= 0)) throw new Error('a time is missing');
+    return { packed: { ms, refs, ids: list } };
+  }
+  const keys = new Array<string>(ms.length);
+  const ids = new Array<string>(ms.length);
+  let o = 0;
+  for (let i = 0; i < ms.length; i++) {
+    if (ms[i] === ms[i]) keys[i] = new Date(ms[i]).toISOString();
+    else if (o < odd.length) keys[i] = odd[o++];
+    else throw new Error('a key is missing');
+    ids[i] = list.at(refs[i]);
+  }
+  if (o !== odd.length) throw new Error('keys left over');
   return { keys, ids };
+}
+
+/** Installs what {@link restoreSorted} read into `index`. */
+function install(index: SortedIndex, r: ReturnType<typeof restoreSorted>, start = 0, count?: number): void {
+  if ('packed' in r) index.replacePacked(r.packed, start, count ?? r.packed.ms.length);
+  else index.replace(r.keys.slice(start, count === undefined ? undefined : start + count), r.ids.slice(start, count === undefined ? undefined : start + count));
 }
 
 /** How a {@link SortedIndex} of records of `type` is saved in the snapshot block under `name`. */
 export function persistSorted(name: string, type: string, index: () => SortedIndex): Persist {
   return {
     name,
-    capture() { const { keys, ids } = index().copy(); return (ctx) => sortedColumns(type, keys, ids, ctx); },
-    restore(cols, ctx) { const { keys, ids } = restoreSorted(cols, ctx); return () => index().replace(keys, ids); },
+    capture() { const copy = index().copy(); return (ctx) => sortedColumns(type, copy, ctx); },
+    restore(cols, ctx) { const r = restoreSorted(cols, ctx, type); return () => install(index(), r); },
   };
 }
 
-/** How a {@link UniqueIndex} of records of `type` is saved under `name`. */
+/** How a {@link UniqueIndex} of records of `type` is saved under `name`: `keys`, and `refs` naming the records. */
 function persistUnique(name: string, type: string, index: UniqueIndex): Persist {
   return {
     name,
-    capture() { const { keys, ids } = index.copy(); return (ctx) => sortedColumns(type, keys, ids, ctx); },
-    restore(cols, ctx) { const { keys, ids } = restoreSorted(cols, ctx); return () => index.replace(keys, ids); },
+    capture() {
+      const { keys, ids } = index.copy();
+      return (ctx) => {
+        const outKeys: string[] = [];
+        const refs: number[] = [];
+        for (let i = 0; i < ids.length; i++) { const r = ctx.ref(type, ids[i]); if (r >= 0) { outKeys.push(keys[i]); refs.push(r); } }
+        return { keys: outKeys, refs: Uint32Array.from(refs) };
+      };
+    },
+    restore(cols, ctx) {
+      const keys = ctx.strings(cols.keys);
+      const ids = ctx.ids(cols.refs);
+      if (keys.length !== ids.length) throw new Error('keys and refs differ in length');
+      return () => index.replace(keys, ids);
+    },
   };
 }
 
@@ -141,14 +191,16 @@ function persistGroup(name: string, type: string, index: GroupIndex): Persist {
           for (const id of ids) { const r = ctx.ref(type, id); if (r >= 0) { refs.push(r); n++; } }
           if (n > 0) { keys.push(k); counts.push(n); }
         }
-        return { keys, counts, refs };
+        return { keys, counts: Uint32Array.from(counts), refs: Uint32Array.from(refs) };
       };
     },
     restore(cols, ctx) {
       const keys = ctx.strings(cols.keys);
       const counts = ctx.numbers(cols.counts);
       const ids = ctx.ids(cols.refs);
-      if (keys.length !== counts.length || counts.reduce((a, b) => a + b, 0) !== ids.length) throw new Error('group counts do not add up');
+      let sum = 0;
+      for (let i = 0; i < counts.length; i++) sum += counts[i];
+      if (keys.length !== counts.length || sum !== ids.length) throw new Error('group counts do not add up');
       const groups = new Map<string, Set<string>>();
       let at = 0;
       for (let i = 0; i < keys.length; i++) { groups.set(keys[i], new Set(ids.slice(at, at + counts[i]))); at += counts[i]; }
@@ -218,37 +270,41 @@ export function persistSortedMap<I extends SortedIndex>(name: string, type: stri
   return {
     name,
     capture() {
-      const copies: Array<[string, { keys: string[]; ids: string[] }]> = [];
+      const copies: Array<[string, SortedCopy]> = [];
       for (const [k, idx] of map()) copies.push([k, idx.copy()]);
       return (ctx) => {
         const names: string[] = [];
         const counts: number[] = [];
-        const keys: string[] = [];
-        const refs: number[] = [];
+        const parts: Array<ReturnType<typeof sortedColumns>> = [];
+        let total = 0;
         for (const [k, c] of copies) {
-          let n = 0;
-          for (let i = 0; i < c.ids.length; i++) {
-            const r = ctx.ref(type, c.ids[i]);
-            if (r < 0) continue;
-            keys.push(c.keys[i]);
-            refs.push(r);
-            n++;
-          }
-          if (n > 0) { names.push(k); counts.push(n); }
+          const cols = sortedColumns(type, c, ctx);
+          if (cols.refs.length === 0) continue;
+          names.push(k);
+          counts.push(cols.refs.length);
+          parts.push(cols);
+          total += cols.refs.length;
         }
-        return { names, counts, keys, refs };
+        const ms = new Float64Array(total);
+        const refs = new Uint32Array(total);
+        const keys: string[] = [];
+        let at = 0;
+        for (const p of parts) { ms.set(p.ms, at); refs.set(p.refs, at); for (const k of p.keys) keys.push(k); at += p.refs.length; }
+        return { names, counts: Uint32Array.from(counts), ms, keys, refs };
       };
     },
     restore(cols, ctx) {
       const names = ctx.strings(cols.names);
       const counts = ctx.numbers(cols.counts);
-      const { keys, ids } = restoreSorted(cols, ctx);
-      if (names.length !== counts.length || counts.reduce((a, b) => a + b, 0) !== ids.length) throw new Error('index counts do not add up');
+      const r = restoreSorted(cols, ctx, type);
+      let sum = 0;
+      for (let i = 0; i < counts.length; i++) sum += counts[i];
+      if (names.length !== counts.length || sum !== ctx.refs(cols.refs).length) throw new Error('index counts do not add up');
       const built: Array<[string, I]> = [];
       let at = 0;
       for (let i = 0; i < names.length; i++) {
         const idx = make(names[i]);
-        idx.replace(keys.slice(at, at + counts[i]), ids.slice(at, at + counts[i]));
+        install(idx, r, at, counts[i]);
         built.push([names[i], idx]);
         at += counts[i];
       }

@@ -164,7 +164,7 @@ export function eachLine(fd: number, total: number, visit: (buf: Buffer, start: 
   let lineNo = firstLine - 1;
   for (;;) {
     if (filled === buf.length) { const bigger = Buffer.allocUnsafe(buf.length * 2); buf.copy(bigger, 0, 0, filled); buf = bigger; }
-    const n = readPos < total ? fs.readSync(fd, buf, filled, buf.length - filled, readPos) : 0;
+    const n = readPos < total ? fs.readSync(fd, buf, filled, Math.min(buf.length - filled, total - readPos), readPos) : 0;
     readPos += n;
     filled += n;
     let start = 0;

@@ -13,7 +13,7 @@ import { newId } from '../../core/ids.js';
 import type { Db, Tx } from '../../store/db.js';
 import { SortedIndex } from '../../store/sorted.js';
 import { orderBy, attachIndexes, persistSortedMap } from '../../store/indexes.js';
-import { STATELESS, type Persist } from '../../store/db.js';
+import { STATELESS, type Columns, type Persist } from '../../store/db.js';
 import type { EventRecords } from '../events/events.js';
 import { DELIVERY_RETENTION_MS, subscribes, type DeliveryRec, type WebhookRecords } from './model.js';
 
@@ -32,8 +32,8 @@ export class WebhookState {
   private persist(): Persist {
     const by = persistSortedMap('webhook_delivery.byEndpoint/1', 'webhook_delivery', () => this.byEndpoint, () => new SortedIndex());
     const due = persistSortedMap('webhook_delivery.due/1', 'webhook_delivery', () => this.dueByEndpoint, () => new SortedIndex());
-    const cols = (prefix: string, c: Record<string, unknown[]>) => Object.fromEntries(Object.entries(c).map(([k, v]) => [`${prefix}.${k}`, v]));
-    const part = (prefix: string, c: Record<string, unknown[]>) => Object.fromEntries(Object.entries(c).filter(([k]) => k.startsWith(`${prefix}.`)).map(([k, v]) => [k.slice(prefix.length + 1), v]));
+    const cols = (prefix: string, c: Columns) => Object.fromEntries(Object.entries(c).map(([k, v]) => [`${prefix}.${k}`, v]));
+    const part = (prefix: string, c: Columns) => Object.fromEntries(Object.entries(c).filter(([k]) => k.startsWith(`${prefix}.`)).map(([k, v]) => [k.slice(prefix.length + 1), v]));
     return {
       name: 'webhook_delivery.state/1',
       capture: () => {
