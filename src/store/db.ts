@@ -644,15 +644,21 @@ export class Db<R extends RecordMap<R> = Untyped> {
    * docs/storage.md#snapshots). Writes go on meanwhile: the records and states are taken at a
    * moment with no transaction open, the lines appended after it are copied to the new file,
    * and writing pauses only for the last of them, the sync and the rename. A compaction whose
-   * capture point a failed write undid is abandoned (the log stays as it was).
+   * capture point a failed write undid is abandoned (the log stays as it was). Asked for while one
+   * runs, it runs after it, from a capture point of its own.
    * @throws fs errors of the new file (the log is untouched), or of the folder fsync (the new
    *   file is the log; it then refuses writes, as after a failed fdatasync).
    */
   compact(): Promise<void> {
-    if (this.compacting) return this.compacting;
+    // One running already took its capture point earlier: this call's comes after it (calls
+    // made meanwhile share that one).
+    if (this.compacting) return (this.nextCompaction ??= this.compacting.catch(() => {}).then(() => { this.nextCompaction = null; return this.compact(); }));
     this.compacting = this.runCompaction().finally(() => { this.compacting = null; this.capturing = null; });
     return this.compacting;
   }
+
+  /** A compaction asked for while one runs: it starts when that one ends. */
+  private nextCompaction: Promise<void> | null = null;
 
   /** Resolvers of {@link quiet}, called once no transaction is open. */
   private quietWaiters: Array<() => void> = [];
@@ -702,7 +708,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
 
   private async runCompaction(): Promise<void> {
     const log = this.log;
-    if (!(await this.quiet()) || log.failed) return;
+    if (this.closing || !(await this.quiet()) || log.failed) return;
     // The capture point: memory now equals the file plus the lines handed to the log so far.
     const capture = this.capture();
     const from = log.handedEnd;
@@ -760,7 +766,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
   /** Waits for compaction and pending writes, then closes the log. */
   async close(): Promise<void> {
     this.closing = true;
-    if (this.compacting) await this.compacting.catch(() => {});
+    while (this.compacting || this.nextCompaction) await (this.nextCompaction ?? this.compacting)!.catch(() => {});
     await this.log.close();
   }
 }

@@ -170,9 +170,8 @@ export function readBlock(fd: number, size: number): Block | { reason: string } 
   const h = head.json;
   if (h === null || h.snapshot !== 'head') return { reason: 'no snapshot block (the log does not begin with a snapshot head line)' };
   if (h.v !== SNAPSHOT_VERSION) return { reason: `the snapshot block has format version ${String(h.v)}, not ${SNAPSHOT_VERSION}` };
-  if (!isCount(h.block) || !isCount(h.end) || h.block < head.end || h.end < h.block || h.end >= size) {
-    return { reason: `the snapshot head line places the block at bytes ${String(h.block)}–${String(h.end)}, outside the file (${size} bytes)` };
-  }
+  if (!isCount(h.block) || !isCount(h.end) || h.block < head.end || h.end < h.block) return { reason: 'the snapshot head line is malformed' };
+  if (h.end >= size) return { reason: `the file ends inside the snapshot block (its end line would be at byte ${h.end}; the file has ${size} bytes)` };
   const endLine = first(h.end, size);
   if (endLine.reason !== undefined) return { reason: endLine.reason === 'damaged' ? 'the snapshot end line is damaged (checksum mismatch)' : 'the snapshot end line is missing (the file ends inside the block)' };
   const e = endLine.json;
