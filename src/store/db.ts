@@ -849,6 +849,8 @@ function restoreContext(block: Block): RestoreContext {
       return values as number[];
     },
     float64(values) {
+      // An empty column has no line to say its kind: it reads as an empty array.
+      if (Array.isArray(values) && values.length === 0) return new Float64Array(0);
       if (!(values instanceof Float64Array)) throw new Error('not a packed column of f64');
       return values;
     },
