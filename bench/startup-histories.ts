@@ -128,13 +128,16 @@ export async function startupHistories(d: HistoryDeps): Promise<{ ms: number; re
     const rss = median(got.map((g) => g.rss));
     const heap = median(got.map((g) => g.heap));
     let full: string;
+    // A full replay holds every record parsed: past a few million it needs a larger heap than V8's default (~4 GiB).
+    const env = { STARTUP_SNAPSHOT: 'ignore', ...heapEnv() };
+    const note = env.NODE_OPTIONS ? ` with ${env.NODE_OPTIONS}` : '';
     try {
-      const f = await d.startOnce(`${shape}, block ignored`, dir, { STARTUP_SNAPSHOT: 'ignore' }, 900_000);
+      const f = await d.startOnce(`${shape}, block ignored`, dir, env, 1_800_000);
       await f.proc.stop();
-      full = `${secs(f.ms)}, RSS ${mb(f.rss)} (${(f.rss / live.bytes).toFixed(2)}×)`;
-      d.detail(`    [start] ${shape}, block ignored (full replay): ${secs(f.ms)}, RSS ${mb(f.rss)}, heap after GC ${mb(f.heap)}`);
+      full = `${secs(f.ms)}, RSS ${mb(f.rss)} (${(f.rss / live.bytes).toFixed(2)}×)${note}`;
+      d.detail(`    [start] ${shape}, block ignored (full replay${note}): ${secs(f.ms)}, RSS ${mb(f.rss)}, heap after GC ${mb(f.heap)}`);
     } catch (e) {
-      full = `did not start with the default heap: ${String((e as Error).message).split('\n').find((l) => /heap|memory|exited/i.test(l))?.slice(0, 120) ?? 'failed'}`;
+      full = `did not start${note}: ${String((e as Error).message).split('\n').find((l) => /heap|memory|exited|timed out/i.test(l))?.slice(0, 120) ?? 'failed'}`;
       d.detail(`    [start] ${shape}, block ignored (full replay): ${full}`);
     }
     const ratio = rss / live.bytes;
