@@ -129,7 +129,7 @@ export async function startupHistories(d: HistoryDeps): Promise<{ ms: number; re
     const heap = median(got.map((g) => g.heap));
     let full: string;
     // A full replay holds every record parsed: past a few million it needs a larger heap than V8's default (~4 GiB).
-    const env = { STARTUP_SNAPSHOT: 'ignore', ...heapEnv() };
+    const env: Record<string, string> = { STARTUP_SNAPSHOT: 'ignore', ...heapEnv() };
     const note = env.NODE_OPTIONS ? ` with ${env.NODE_OPTIONS}` : '';
     try {
       const f = await d.startOnce(`${shape}, block ignored`, dir, env, 1_800_000);
