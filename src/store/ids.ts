@@ -11,6 +11,8 @@ export interface IdList {
   readonly length: number;
   /** The id at position `i` (0 ≤ i < length). */
   at(i: number): string;
+  /** How the id at position `i` compares with `id` (as JavaScript compares strings): negative, 0 or positive. No string is made. */
+  compare(i: number, id: string): number;
 }
 
 /** Ids in an array of strings. */
@@ -18,6 +20,7 @@ export class ArrayIds implements IdList {
   constructor(private readonly ids: readonly string[]) {}
   get length(): number { return this.ids.length; }
   at(i: number): string { return this.ids[i]; }
+  compare(i: number, id: string): number { const k = this.ids[i]; return k < id ? -1 : k > id ? 1 : 0; }
 }
 
 /** Node's own Latin-1 decoder of a Buffer range, without `toString`'s argument checks. */
@@ -72,6 +75,21 @@ export class PackedIds implements IdList {
     const b = (i / per) | 0;
     const o = (i - b * per) * this.width;
     return latin1Slice.call(b === this.bufs.length ? this.last : this.bufs[b], o, o + this.width);
+  }
+
+  compare(i: number, id: string): number {
+    const per = this.perBuf;
+    const b = (i / per) | 0;
+    const w = this.width;
+    const o = (i - b * per) * w;
+    const buf = b === this.bufs.length ? this.last : this.bufs[b];
+    // The packed ids are ASCII: a byte is the UTF-16 code unit of its character.
+    const n = Math.min(w, id.length);
+    for (let k = 0; k < n; k++) {
+      const d = buf[o + k] - id.charCodeAt(k);
+      if (d !== 0) return d;
+    }
+    return w - id.length;
   }
 }
 

@@ -21,6 +21,12 @@ export type Entry = object | number;
 class Base {
   /** Parsed (or changed) records by base position; null until the first one. */
   objs: Array<object | undefined> | null = null;
+  /**
+   * Base positions of the ids looked up so far: a second lookup of a record (most reads and
+   * writes touch the same few, and a write touches its record twice) costs a `Map` lookup, not
+   * ~20 comparisons of a binary search.
+   */
+  private readonly hot = new Map<string, number>();
   readonly dead: Uint8Array;
   live: number;
   /** Records in the base: positions 0…n-1. */
@@ -36,15 +42,21 @@ class Base {
 
   /** The base position of live record `id`, or -1. */
   find(id: string): number {
+    const h = this.hot.get(id);
+    if (h !== undefined) return this.dead[h] === 1 ? -1 : h;
     const { ids, perm } = this;
     let lo = 0;
     let hi = perm.length - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
       const at = perm[mid];
-      const k = ids.at(at);
-      if (k === id) return this.dead[at] === 1 ? -1 : at;
-      if (k < id) lo = mid + 1; else hi = mid - 1;
+      const c = ids.compare(at, id);
+      if (c === 0) {
+        if (this.dead[at] === 1) return -1;
+        this.hot.set(id, at);
+        return at;
+      }
+      if (c < 0) lo = mid + 1; else hi = mid - 1;
     }
     return -1;
   }
