@@ -408,7 +408,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
         if (t >= 0) {
           const order = block.states.get(`table:${type}/1`)?.perm;
           if (order === undefined || order.length !== runs[t].count) return false;
-          try { perms.set(t, Uint32Array.from(ctx.numbers(order))); } catch { return false; }
+          try { const p = ctx.numbers(order); perms.set(t, p instanceof Uint32Array ? p : Uint32Array.from(p)); } catch { return false; }
         }
         installs.push(...mine);
         return true;

@@ -13,6 +13,8 @@ export interface IdList {
   at(i: number): string;
   /** How the id at position `i` compares with `id` (as JavaScript compares strings): negative, 0 or positive. No string is made. */
   compare(i: number, id: string): number;
+  /** How the ids at positions `i` and `j` compare, likewise. */
+  compareAt(i: number, j: number): number;
 }
 
 /** Ids in an array of strings. */
@@ -21,6 +23,7 @@ export class ArrayIds implements IdList {
   get length(): number { return this.ids.length; }
   at(i: number): string { return this.ids[i]; }
   compare(i: number, id: string): number { const k = this.ids[i]; return k < id ? -1 : k > id ? 1 : 0; }
+  compareAt(i: number, j: number): number { return this.compare(i, this.ids[j]); }
 }
 
 /** Node's own Latin-1 decoder of a Buffer range, without `toString`'s argument checks. */
@@ -90,6 +93,22 @@ export class PackedIds implements IdList {
       if (d !== 0) return d;
     }
     return w - id.length;
+  }
+
+  compareAt(i: number, j: number): number {
+    const per = this.perBuf;
+    const w = this.width;
+    const bi = (i / per) | 0;
+    const bj = (j / per) | 0;
+    const a = bi === this.bufs.length ? this.last : this.bufs[bi];
+    const b = bj === this.bufs.length ? this.last : this.bufs[bj];
+    const oa = (i - bi * per) * w;
+    const ob = (j - bj * per) * w;
+    for (let k = 0; k < w; k++) {
+      const d = a[oa + k] - b[ob + k];
+      if (d !== 0) return d;
+    }
+    return 0;
   }
 }
 

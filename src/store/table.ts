@@ -153,14 +153,11 @@ function checkOrder(ids: IdList, perm: Uint32Array): void {
   const n = perm.length;
   if (n !== ids.length) throw new Error('the id order does not list every record');
   const seen = new Uint8Array(n);
-  let prev: string | null = null;
   for (let k = 0; k < n; k++) {
     const at = perm[k];
     if (at >= n || seen[at] === 1) throw new Error('the id order is not a permutation');
     seen[at] = 1;
-    const id = ids.at(at);
-    if (prev !== null && !(prev < id)) throw new Error('the id order is not strictly increasing');
-    prev = id;
+    if (k > 0 && !(ids.compareAt(perm[k - 1], at) < 0)) throw new Error('the id order is not strictly increasing');
   }
 }
 
