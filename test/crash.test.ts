@@ -413,6 +413,23 @@ test('kill -9 while a compaction writes its new file (its put lines, its snapsho
         for (const m of lane.messages) assert.ok(msgs.has(m), `round ${round}, lane ${l}: acknowledged message ${m} lost`);
       }
     } finally { await again.stop('SIGKILL'); }
+    if (delay !== Infinity) continue;
+    // The last round's log has a fresh block: a flipped byte in it costs a warning and a full replay, no data.
+    const file = join(dataDir, 'workspaces', `${wsId}.log`);
+    const buf = readFileSync(file);
+    const at = buf.indexOf('{"snapshot":"state"');
+    assert.ok(at > 0, 'the compacted log has a snapshot block');
+    buf[at + 50] ^= 0x02;
+    writeFileSync(file, buf);
+    const third = await startServer({ dataDir, env });
+    try {
+      const warned = third.logLines().find((l) => l.msg === 'snapshot block not used: the log was replayed in full');
+      assert.ok(warned && /damaged/.test(String(warned.reason)), 'a warning names the damaged block');
+      const all = await listAll(third.url, key, '/api/v1/conversations', 'conversations');
+      assert.equal(all.length, CONVS);
+      for (const lane of lanes) assert.ok([lane.acked, lane.inFlight].includes(all.find((x) => x.id === lane.id).subject));
+      landed[landed.length - 1] += '; then a flipped byte in its block: a warning, a full replay, every acknowledged write there';
+    } finally { await third.stop('SIGKILL'); }
   }
   for (const l of landed) t.diagnostic(l);
   assert.ok(landed.some((l) => l.includes('while the temp file was being written')), 'a kill landed while the new file was written');
