@@ -32,7 +32,8 @@ const USAGE = `usage: cli.js <command> [--data-dir DIR]
   agent create --workspace ID --name N [--description D]
   custom-field|tag|agent disable --workspace ID ITEM_ID
   secrets rotate
-  repair --workspace ID | --system`;
+  repair --workspace ID | --system
+  compact --workspace ID | --system`;
 
 class UsageError extends Error {}
 
@@ -72,6 +73,10 @@ function plan(argv: string[]): { dataDir: string; op: string; args: Record<strin
     if (values.system && values.workspace !== undefined) throw new UsageError('give --workspace ID or --system, not both');
     if (values.system) return { dataDir, op: SYSTEM_REPAIR, args: {} };
     return { dataDir, op: 'workspace.repair', args: { workspace: need(values.workspace, '--workspace (or --system)') } };
+  }
+  if (area === 'compact' && verb === undefined) {
+    if (values.system && values.workspace !== undefined) throw new UsageError('give --workspace ID or --system, not both');
+    return { dataDir, op: 'log.compact', args: values.system ? { system: true } : { workspace: need(values.workspace, '--workspace (or --system)') } };
   }
   const kinds: Record<string, string> = { 'custom-field': 'customField', tag: 'tag', agent: 'agent' };
   if (area in kinds && verb === 'create') {

@@ -58,3 +58,41 @@ test('SortedIndex: 20 seeds × 400 random operations agree with a sorted array o
     }
   }
 });
+
+test('SortedIndex packed (restored from a snapshot block: times as epoch ms, ids by position) reads as the same index in arrays, and unpacks on its first change (10 seeds)', async () => {
+  const { ArrayIds } = await import('../src/store/ids.js');
+  for (let seed = 1; seed <= 10; seed++) {
+    const r = rng(seed);
+    const base = Date.UTC(2025, 0, 1);
+    const n = 1 + Math.floor(r() * 60);
+    const entries: Array<[string, string]> = [];
+    for (let i = 0; i < n; i++) entries.push([new Date(base + Math.floor(r() * 20) * 1000).toISOString(), `id${Math.floor(r() * 1000)}`]);
+    entries.sort((a, b) => (a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]) ? -1 : a[0] === b[0] && a[1] === b[1] ? 0 : 1));
+    const uniq = entries.filter((e, i) => i === 0 || e[0] !== entries[i - 1][0] || e[1] !== entries[i - 1][1]);
+    const plain = new SortedIndex();
+    for (const [k, id] of uniq) plain.add(k, id);
+    // Packed in the middle of shared arrays, as a map of indexes restores them.
+    const pad = 3;
+    const ms = new Float64Array(uniq.length + 2 * pad).fill(0);
+    const refs = new Uint32Array(uniq.length + 2 * pad);
+    const ids = uniq.map(([, id]) => id).reverse();
+    uniq.forEach(([k], i) => { ms[pad + i] = Date.parse(k); refs[pad + i] = uniq.length - 1 - i; });
+    const packed = new SortedIndex();
+    packed.replacePacked({ ms, refs, ids: new ArrayIds(ids) }, pad, uniq.length);
+    const bounds = [undefined, '2025-01-01', '2025-01-01T00:00:05.000Z', compositeKey('2025-01-01T00:00:07.000Z', 'id5'), ...uniq.slice(0, 5).map(([k, id]) => compositeKey(k, id)), 'zzz', ''];
+    for (const b of bounds) {
+      assert.deepEqual(asc(packed, b), asc(plain, b), `seed ${seed} asc ${b}`);
+      assert.deepEqual(desc(packed, b), desc(plain, b), `seed ${seed} desc ${b}`);
+    }
+    assert.equal(packed.size, plain.size);
+    for (let i = 0; i < plain.size; i++) assert.deepEqual([packed.idAt(i), packed.sortKeyAt(i), packed.keyAt(i)], [plain.idAt(i), plain.sortKeyAt(i), plain.keyAt(i)]);
+    assert.deepEqual(packed.copy().ids, plain.copy().ids);
+    for (let op = 0; op < 40; op++) {
+      const k = new Date(base + Math.floor(r() * 25) * 1000).toISOString();
+      const id = `id${Math.floor(r() * 1000)}`;
+      const [x] = r() < 0.5 ? uniq[Math.floor(r() * uniq.length)] ?? [k, id] : [k, id];
+      if (r() < 0.6) { packed.add(x, id); plain.add(x, id); } else { packed.remove(x, id); plain.remove(x, id); }
+      assert.deepEqual(asc(packed), asc(plain), `seed ${seed} after op ${op}`);
+    }
+  }
+});

@@ -349,7 +349,7 @@ test('compaction runs by itself when dead records outweigh live ones', async () 
   await db.close();
 });
 
-test('compaction leaves out changes of a transaction that is open (not yet committed), and its abort stays consistent', async () => {
+test('compaction waits for a transaction that is open (not yet committed): its capture point comes once it is aborted, and leaves its changes out', async () => {
   const file = join(tmp(), 'a.log');
   const db = await open(file, nodeFs, { compactionSlack: 1_000_000 });
   const t0 = db.begin(); t0.put('t', 'k', { v: 0 }); t0.put('t', 'gone', { v: 0 }); await db.commit(t0);
@@ -357,10 +357,15 @@ test('compaction leaves out changes of a transaction that is open (not yet commi
   openTx.put('t', 'k', { v: 1 });
   openTx.del('t', 'gone');
   openTx.put('t', 'new', { v: 1 });
-  await db.compact();
+  const compaction = db.compact();
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  assert.equal(db.stats().covered, 0, 'no capture while a transaction is open');
   openTx.abort();
+  await compaction;
+  assert.equal(db.stats().covered, 2, 'compacted once the transaction was aborted');
   await db.close();
   const db2 = await open(file);
+  assert.ok(db2.loadInfo.snapshot);
   assert.deepEqual(db2.get('t', 'k'), { v: 0 });
   assert.deepEqual(db2.get('t', 'gone'), { v: 0 });
   assert.equal(db2.get('t', 'new'), undefined);

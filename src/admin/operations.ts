@@ -89,6 +89,7 @@ export class Admin {
   private dispatch(op: string, args: Record<string, unknown>): Promise<unknown> {
     switch (op) {
       case 'workspace.repair': return this.repairWorkspace(String(args.workspace ?? ''));
+      case 'log.compact': return this.compactLog(args.system === true ? null : String(args.workspace ?? ''));
       case 'workspace.create': return this.createWorkspace(String(args.name ?? ''));
       case 'workspace.list': return Promise.resolve(this.listWorkspaces());
       case 'key.create': return this.createKey(args as Parameters<Admin['createKey']>[0]);
@@ -129,6 +130,31 @@ export class Admin {
       throw new AdminError(`the repair of workspace ${workspaceId} failed: ${(e as Error).message}; the workspace stays offline`, { cause: e });
     }
     return repairView(r, { workspaceId });
+  }
+
+  /**
+   * Compacts a workspace's log (or, with null, the system log) now (docs/storage.md#compaction):
+   * its live records and a snapshot block, written beside it and renamed over it; writes go on
+   * meanwhile. Resolves once the new file is the log.
+   * @returns `{object:"compaction", workspaceId | log:"system", file, records, bytesBefore, bytesAfter, ms}`.
+   * @throws NotFoundError for an unknown workspace; WorkspaceUnavailableError when it is offline;
+   *   the log's errors (a full disk: the log stays as it was).
+   */
+  async compactLog(workspaceId: string | null) {
+    let db;
+    if (workspaceId === null) db = this.store.system;
+    else {
+      if (!this.store.workspaceRec(workspaceId)) throw noWorkspace(workspaceId);
+      db = this.store.workspace(workspaceId)!.db;
+    }
+    const before = db.stats().bytes;
+    const t0 = performance.now();
+    await db.compact();
+    const after = db.stats();
+    return {
+      object: 'compaction', ...(workspaceId === null ? { log: 'system' } : { workspaceId }), file: db.path,
+      records: after.covered, bytesBefore: before, bytesAfter: after.bytes, ms: Math.round(performance.now() - t0),
+    };
   }
 
   listWorkspaces() {

@@ -43,6 +43,15 @@ export class IssueNumbers {
   constructor(private readonly db: Db<IssueRecords>) {
     db.on('issue', (_id, prev, next) => {
       if (next) { if (next.number > this.max) this.max = next.number; } else if (prev!.number === this.max) this.recompute();
+    }, {
+      // Saved in the snapshot block (docs/storage.md#snapshots); issues are never dropped by compaction.
+      name: 'issue.numbers/1',
+      capture: () => { const max = this.max; return () => ({ max: [max] }); },
+      restore: (cols, ctx) => {
+        const max = ctx.numbers(cols.max)[0];
+        if (max === undefined) throw new Error('no highest number');
+        return () => { this.max = max; };
+      },
     });
   }
 

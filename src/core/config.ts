@@ -53,6 +53,11 @@ export interface Config {
    * trailing slash; null: `http://HOST:PORT` with the port actually bound.
    */
   publicUrl: string | null;
+  /**
+   * `ignore`: every log is loaded with a full replay of its lines, its snapshot block unused
+   * (tests and benchmarks, to compare; docs/storage.md#snapshots). Default `use`.
+   */
+  startupSnapshot: 'use' | 'ignore';
 }
 
 /** Thrown for an invalid setting; `message` is the one line printed before exit code 2. */
@@ -190,6 +195,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookConcurrencyPerEndpoint: int(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 16, 1, 1_000),
     webUi: bool(env, 'WEB_UI', true),
     publicUrl: env.PUBLIC_URL === undefined || env.PUBLIC_URL === '' ? null : httpUrl(env, 'PUBLIC_URL', ''),
+    startupSnapshot: oneOf(env, 'STARTUP_SNAPSHOT', 'use', ['use', 'ignore'] as const),
   };
 }
 

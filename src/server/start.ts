@@ -133,10 +133,15 @@ async function openServices(config: Config, deps: ServerDeps, publicUrl: string)
   let usage: UsageCounter | undefined;
   try {
     store = await openStore({ dataDir: config.dataDir, sync: config.sync === 'always', clock, fs: deps.fs,
-      onError: (e) => logger.error('background store error', { error: e.message }), compactionSlack: deps.compactionSlack });
-    // A torn last line was cut off during replay: say so, never drop it quietly (docs/storage.md#torn-tail).
+      onError: (e) => logger.error('background store error', { error: e.message }), compactionSlack: deps.compactionSlack, snapshot: config.startupSnapshot });
     for (const db of [store.system, ...[...store.workspaces.values()].map((w) => w.db)]) {
       const r = db.replay;
+      const l = db.loadInfo;
+      // How each log was loaded: from its snapshot block (records left as bytes) or by a full replay (docs/storage.md#snapshots).
+      logger.info('log loaded', { file: db.path, snapshot: l.snapshot, records: l.records, lazyRecords: l.lazy, replayedOps: l.replayedOps, replayedTypes: l.replayedTypes, ms: Math.round(l.ms) });
+      if (l.ignoredBlock) logger.warn('snapshot block not used: the log was replayed in full', { file: db.path, reason: l.ignoredBlock });
+      if (r.damagedSnapshotLines) logger.warn('damaged snapshot lines skipped', { file: db.path, lines: r.damagedSnapshotLines.map((d) => d.line) });
+      // A torn last line was cut off during replay: say so, never drop it quietly (docs/storage.md#torn-tail).
       if (r.tornTailSavedTo) logger.warn('torn log tail set aside', { file: db.path, keptBytes: r.size, savedTo: r.tornTailSavedTo });
     }
     // A workspace whose log has a corrupt line is offline (503 `storage_failed`); the others serve.

@@ -1,70 +1,295 @@
 /**
- * Crash-safe rewrite of a log to its live records (docs/storage.md#compaction): write a temp file beside the
- * log, fdatasync it, rename it over the log, fsync the folder. A crash at any point leaves
+ * Writing a compacted log (docs/storage.md#compaction, docs/storage.md#snapshots): the live
+ * records as put lines, then the snapshot block that describes them — where each record's
+ * JSON lies, and the saved state of every persisted index — to a temp file beside the log,
+ * fdatasync'd. src/store/db.ts then copies the lines appended to the log meanwhile, syncs
+ * again, renames the file over the log and fsyncs the folder. A crash at any point leaves
  * either the old log or the new one, complete; a leftover temp file is removed at the next
  * start.
  */
 import { dirname, join } from 'node:path';
-import { LINE_BYTES, LinePacker } from './log.js';
+import { promises as fsp } from 'node:fs';
+import { LINE_BYTES, encodeLine } from './log.js';
+import { endJson, headJson, jsonSlices, packNumbers, writeCrc, type Columns } from './snapshot.js';
+import type { LazyRecords } from './lazy.js';
+import type { Entry } from './table.js';
+import { packableWidth } from './ids.js';
 import type { StoreFs } from './fs.js';
 
-/** Bytes per write: small enough to yield to requests often. */
-const WRITE_BYTES = 1 << 20;
+/** Bytes gathered before a write: large enough for few system calls, small enough to yield to requests often. */
+const WRITE_BYTES = 4 << 20;
 
 /**
- * Writes `records` as put-transactions to `<dir>/<tmpName>`, then atomically replaces `path`.
- * Each line holds as many records as fit in `lineBytes` (a record larger than that is a line of
- * its own), and is a transaction of its own: the file replaces the log whole, by a rename, so
- * it needs no frame (docs/storage.md#compaction). Yields to the event loop between writes.
- * Returns the new file's fd (open for appending) and size. A failure before the rename removes
- * the temp file and throws; `path` is untouched. A failed folder fsync after the rename is
- * returned as `dirSyncError`: the new file is the log.
+ * The longest snapshot block line (within the log's bound): its JSON text, parsed at start, is
+ * a short-lived string of the young generation — a longer one goes to V8's large-object space,
+ * where it stays until a full collection (docs/storage.md#snapshots).
  */
-export async function writeSnapshot(
+export const BLOCK_LINE_BYTES = 64 * 1024;
+
+/** Maps a record (type, id) to its position in the snapshot block (a ref), -1 when it is not in it. */
+export interface SaveContext { ref(type: string, id: string): number }
+
+/** A persisted state taken at the capture point, turned into columns once the records are written. */
+export interface CapturedState { name: string; save: (ctx: SaveContext) => Columns }
+
+/** What compaction writes: every table as it was at the capture point, and the persisted states taken then. */
+export interface Capture {
+  tables: Array<{ type: string; ids: string[]; values: Entry[] }>;
+  states: CapturedState[];
+}
+
+/** Where the written file is: open (`fd`, for appending at `size`) under its temp name. */
+export interface Written { fd: number; size: number; tmp: string; records: number }
+
+/**
+ * An output file written through a buffer of whole lines: {@link beginLine}, the line's bytes,
+ * {@link endLine} (which checksums it), and {@link flush} when enough has gathered.
+ */
+class Out {
+  buf = Buffer.allocUnsafe(WRITE_BYTES * 2);
+  pos = 0;
+  /** File offset of `buf[0]`. */
+  base = 0;
+  lineStart = -1;
+  constructor(private readonly fs: StoreFs, readonly fd: number) {}
+
+  /** Makes room for `n` more bytes in the buffer (growing it: a line longer than it, a record of megabytes). */
+  room(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
+    this.buf.copy(bigger, 0, 0, this.pos);
+    this.buf = bigger;
+  }
+  /** Writes the whole lines gathered so far; an open line moves to the buffer's start. */
+  async flush(): Promise<void> {
+    const upTo = this.lineStart >= 0 ? this.lineStart : this.pos;
+    if (upTo === 0) return;
+    await this.fs.write(this.fd, this.buf.subarray(0, upTo), this.base);
+    this.base += upTo;
+    if (this.pos > upTo) this.buf.copy(this.buf, 0, upTo, this.pos);
+    this.pos -= upTo;
+    if (this.lineStart >= 0) this.lineStart = 0;
+    if (this.buf.length > WRITE_BYTES * 2 && this.pos < WRITE_BYTES) this.buf = Buffer.from(this.buf.subarray(0, Math.max(this.pos, WRITE_BYTES * 2)));
+  }
+  beginLine(): void {
+    this.room(9);
+    this.lineStart = this.pos;
+    this.pos += 9;
+  }
+  endLine(): void {
+    this.room(1);
+    const start = this.lineStart;
+    this.buf[start + 8] = 0x20;
+    writeCrc(this.buf, start, start + 9, this.pos);
+    this.buf[this.pos++] = 0x0a;
+    this.lineStart = -1;
+  }
+  /** Appends a whole line made elsewhere. */
+  line(bytes: Buffer): void {
+    this.room(bytes.length);
+    bytes.copy(this.buf, this.pos);
+    this.pos += bytes.length;
+  }
+  get offset(): number { return this.base + this.pos; }
+}
+
+/**
+ * Writes the compacted log of `capture` to `<dir of path>/<tmpName>` and fdatasyncs it
+ * (docs/storage.md#compaction, docs/storage.md#snapshots): a head line, the live records as
+ * put lines of at most `lineBytes` (a record longer than that alone on its line; each line a
+ * transaction of its own: the file replaces the log whole, by a rename, so it needs no frame),
+ * then the snapshot block — records lines, state lines, the end line — and the head line
+ * rewritten with the block's offset. A record whose type's `retained` says no is left out (and
+ * out of every state: {@link SaveContext.ref} gives -1 for it). Lazy records are written from
+ * their bytes, never parsed, unless their type has retention rules (`hasRetention`).
+ * Yields to the event loop between writes.
+ * @returns the open file, its size and how many records it holds.
+ * @throws fs errors (the temp file is removed first).
+ */
+export async function writeCompacted(
   path: string,
-  records: ReadonlyArray<readonly [string, string, object]>,
+  capture: Capture,
+  lazy: LazyRecords | null,
+  retained: (type: string, rec: object) => boolean,
+  hasRetention: (type: string) => boolean,
   fs: StoreFs,
   tmpName: string,
   lineBytes: number = LINE_BYTES,
-): Promise<{ fd: number; size: number; dirSyncError?: Error }> {
+): Promise<Written> {
   const tmp = join(dirname(path), tmpName);
   const fd = await fs.open(tmp);
-  let size = 0;
   try {
     await fs.ftruncate(fd, 0);
-    let parts: Buffer[] = [];
-    let partBytes = 0;
-    const take = async (line: Buffer | Buffer[]) => {
-      for (const b of Buffer.isBuffer(line) ? [line] : line) { parts.push(b); partBytes += b.length; }
-      if (partBytes >= WRITE_BYTES) {
-        await fs.write(fd, Buffer.concat(parts), size);
-        size += partBytes;
-        parts = [];
-        partBytes = 0;
-      }
+    const out = new Out(fs, fd);
+    out.line(encodeLine(headJson(0, 0)));
+
+    // The put lines; the block's columns gathered on the way.
+    const recType: number[] = [];
+    const recId: string[] = [];
+    const recGap: number[] = [];
+    const recLen: number[] = [];
+    const typeNames: string[] = [];
+    let lastEnd = 0;
+    let puts = 0;
+    let lineBytesSoFar = 0;
+    let lineOps = 0;
+    const closeLine = () => {
+      out.room(1);
+      out.buf[out.pos++] = 0x5d; // ]
+      out.endLine();
+      puts++;
+      lineOps = 0;
     };
-    const packer = new LinePacker(lineBytes);
-    for (const [type, id, rec] of records) {
-      const op = JSON.stringify(['p', type, id, rec]);
-      const line = packer.add(op, Buffer.byteLength(op, 'utf8'));
-      if (line !== undefined) await take(line);
+    for (const { type, ids, values } of capture.tables) {
+      const t = typeNames.length;
+      typeNames.push(type);
+      const typeJson = JSON.stringify(type);
+      const keeps = hasRetention(type);
+      for (let i = 0; i < ids.length; i++) {
+        const v = values[i];
+        const id = ids[i];
+        if (keeps && !retained(type, typeof v === 'number' ? lazy!.peek(v) : v)) continue;
+        const head = `["p",${typeJson},${JSON.stringify(id)},`;
+        const headBytes = Buffer.byteLength(head, 'utf8');
+        const text = typeof v === 'number' ? null : JSON.stringify(v);
+        const valueBytes = text === null ? lazy!.length(v as number) : Buffer.byteLength(text, 'utf8');
+        const opBytes = headBytes + valueBytes + 1;
+        // `<crc> [` + ops joined by `,` + `]\n`
+        if (lineOps > 0 && lineBytesSoFar + 1 + opBytes + 2 > lineBytes) closeLine();
+        if (lineOps === 0) {
+          if (out.pos >= WRITE_BYTES) await out.flush();
+          out.beginLine();
+          out.room(1);
+          out.buf[out.pos++] = 0x5b; // [
+          lineBytesSoFar = 10;
+        } else {
+          out.room(1);
+          out.buf[out.pos++] = 0x2c; // ,
+          lineBytesSoFar++;
+        }
+        out.room(opBytes);
+        out.pos += out.buf.write(head, out.pos, 'utf8');
+        const at = out.offset;
+        if (text === null) { out.buf.set(lazy!.bytes(v as number), out.pos); out.pos += valueBytes; } else out.pos += out.buf.write(text, out.pos, 'utf8');
+        out.buf[out.pos++] = 0x5d; // ]
+        lineBytesSoFar += opBytes;
+        lineOps++;
+        recType.push(t);
+        recId.push(id);
+        if (at - lastEnd > 0xffffffff) throw new Error('a record id too long for the snapshot block');
+        recGap.push(at - lastEnd);
+        recLen.push(valueBytes);
+        lastEnd = at + valueBytes;
+      }
     }
-    const last = packer.finish();
-    if (last !== undefined) await take(last);
-    if (parts.length) { await fs.write(fd, Buffer.concat(parts), size); size += partBytes; }
+    if (lineOps > 0) closeLine();
+    await out.flush();
+    const blockAt = out.offset;
+
+    // The block: records lines, type by type, each line within the bound.
+    let blockLines = 0;
+    const blockLine = async (json: string) => {
+      out.line(encodeLine(json));
+      blockLines++;
+      if (out.pos >= WRITE_BYTES) await out.flush();
+    };
+    const budget = Math.max(64, Math.min(lineBytes, BLOCK_LINE_BYTES) - 10);
+    for (let from = 0; from < recId.length;) {
+      const t = recType[from];
+      let to = from;
+      while (to < recId.length && recType[to] === t) to++;
+      // Ids of one width are packed (src/store/ids.ts): one string per line, not one per id.
+      const width = packableWidth(recId.slice(from, to));
+      const prefix = `{"snapshot":"records","type":${JSON.stringify(typeNames[t])},`;
+      let at = from;
+      let per = 64;
+      while (at < to) {
+        let count = Math.max(1, Math.min(to - at, Math.floor((budget - prefix.length) / per)));
+        for (;;) {
+          const ids = recId.slice(at, at + count);
+          const idJson = width > 0 ? `"idw":${width},"idp":"${ids.join('')}"` : `"ids":${JSON.stringify(ids)}`;
+          const json = `${prefix}${idJson},"gaps":"${packNumbers(Uint32Array.from(recGap.slice(at, at + count)))}","lens":"${packNumbers(Uint32Array.from(recLen.slice(at, at + count)))}"}`;
+          const bytes = Buffer.byteLength(json, 'utf8');
+          if (bytes <= budget || count === 1) {
+            await blockLine(json);
+            per = Math.max(1, Math.ceil(bytes / count));
+            at += count;
+            break;
+          }
+          count = Math.max(1, Math.floor(count * (budget / bytes) * 0.9));
+        }
+      }
+      from = to;
+    }
+
+    // The states, column by column, with record ids as refs.
+    const refsOf = new Map<string, Map<string, number>>();
+    const ctx: SaveContext = {
+      ref(type, id) {
+        let refs = refsOf.get(type);
+        if (refs === undefined) {
+          refs = new Map();
+          const t = typeNames.indexOf(type);
+          if (t >= 0) for (let i = 0; i < recId.length; i++) if (recType[i] === t) refs.set(recId[i], i);
+          refsOf.set(type, refs);
+        }
+        return refs.get(id) ?? -1;
+      },
+    };
+    // Each type's ids in order (positions within the type's records), for the lookups of a
+    // table loaded from the block (src/store/table.ts): `table:<type>/1`, column `perm`.
+    const orders: CapturedState[] = [];
+    for (let from = 0; from < recId.length;) {
+      const t = recType[from];
+      let to = from;
+      while (to < recId.length && recType[to] === t) to++;
+      const lo = from;
+      const perm = Array.from({ length: to - from }, (_, i) => i);
+      perm.sort((a, b) => { const x = recId[lo + a]; const y = recId[lo + b]; return x < y ? -1 : x > y ? 1 : 0; });
+      orders.push({ name: `table:${typeNames[t]}/1`, save: () => ({ perm: Uint32Array.from(perm) }) });
+      from = to;
+      await new Promise((r) => setImmediate(r));
+    }
+    const declared: Record<string, Record<string, number>> = {};
+    for (const { name, save } of [...orders, ...capture.states]) {
+      const cols = save(ctx);
+      declared[name] = {};
+      for (const [column, values] of Object.entries(cols)) {
+        declared[name][column] = values.length;
+        if (values.length === 0) continue;
+        const prefix = `{"snapshot":"state","name":${JSON.stringify(name)},"column":${JSON.stringify(column)},"from":`;
+        const room = Math.max(16, budget - prefix.length - 40);
+        if (Array.isArray(values)) {
+          for (const { from, json } of jsonSlices(values, room)) await blockLine(`${prefix}${from},"values":${json}}`);
+        } else {
+          const kind = values instanceof Float64Array ? 'f64' : 'u32';
+          const per = Math.max(1, Math.floor((room * 3) / 4 / values.BYTES_PER_ELEMENT));
+          for (let from = 0; from < values.length; from += per) await blockLine(`${prefix}${from},"${kind}":"${packNumbers(values.subarray(from, from + per))}"}`);
+        }
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+    const typeCounts: Array<[string, number]> = [];
+    for (let i = 0; i < recId.length; i++) {
+      const name = typeNames[recType[i]];
+      if (typeCounts.length > 0 && typeCounts[typeCounts.length - 1][0] === name) typeCounts[typeCounts.length - 1][1]++;
+      else typeCounts.push([name, 1]);
+    }
+    const endAt = out.offset;
+    await blockLine(endJson(puts, blockLines, recId.length, typeCounts, declared));
+    await out.flush();
+    // The head, rewritten in place (same width) with the block's offset.
+    await fs.write(fd, encodeLine(headJson(blockAt, endAt)), 0);
     await fs.fdatasync(fd);
-    await fs.rename(tmp, path);
+    return { fd, size: out.offset, tmp, records: recId.length };
   } catch (err) {
-    await fs.close(fd).catch(() => {});
-    await import('node:fs').then((m) => m.promises.unlink(tmp)).catch(() => {});
+    await discard(fs, fd, tmp);
     throw err;
   }
-  // The rename is done: from here on the new file is the log, whatever happens next. A failed
-  // folder fsync means the rename may not survive a crash; the caller must stop writing.
-  try {
-    await fs.fsyncDir(dirname(path));
-  } catch (err) {
-    return { fd, size, dirSyncError: err as Error };
-  }
-  return { fd, size };
+}
+
+/** Closes and removes an unfinished compacted file (best effort). */
+export async function discard(fs: StoreFs, fd: number, tmp: string): Promise<void> {
+  await fs.close(fd).catch(() => {});
+  await fsp.unlink(tmp).catch(() => {});
 }

@@ -16,13 +16,72 @@
  * `{ conversation: Conversation; message: Message }`): `get`, `table` and `Tx.put` take a name
  * of `R` and give or take that shape. A log opened without a map ({@link Untyped}) takes any
  * name and any JSON object.
+ *
+ * A compacted log ends its put lines with a snapshot block (docs/storage.md#snapshots): loaded
+ * from it, the tables hold lazy refs to the records' bytes ({@link LazyRecords}) instead of
+ * parsed objects, and each persisted index restores its saved state instead of seeing every
+ * record; every read still gives parsed records ({@link Db.get}, {@link Db.table}).
  */
-import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readdirSync, unlinkSync, openSync, closeSync, fstatSync, read as readCb } from 'node:fs';
+import { promisify } from 'node:util';
 import { dirname, basename, join } from 'node:path';
 import { AppendLog, LINE_BYTES, StorageFailedError, encodeTransaction, type JsonText } from './log.js';
 import { replayLog, type ReplayResult } from './recovery.js';
-import { writeSnapshot } from './compaction.js';
+import { discard, writeCompacted, type Capture, type SaveContext } from './compaction.js';
+import { readBlock, walkPuts, type Block, type Column, type Columns } from './snapshot.js';
+import { LazyRecords } from './lazy.js';
+import { Table, TableView } from './table.js';
+import type { IdList } from './ids.js';
 import type { StoreFs } from './fs.js';
+
+export type { SaveContext } from './compaction.js';
+export type { Column, Columns } from './snapshot.js';
+
+/** What a persisted state's restore gets (docs/storage.md#snapshots): the block's record ids by ref, checked. */
+export interface RestoreContext {
+  /** Records in the block (refs are 0…records-1). */
+  readonly records: number;
+  /** The ids of the block's records of `type`, by position in its run (the list the table shares). @throws Error when the block has no record of `type`. */
+  typeIds(type: string): IdList;
+  /** `refs`, checked to be refs of records of `type`, as positions in {@link typeIds}. @throws Error otherwise. */
+  positions(type: string, refs: Column | undefined): Uint32Array;
+  /** The id of each ref of `refs` — the very strings the tables hold. @throws Error for a value that is not a ref. */
+  ids(refs: Column | undefined): string[];
+  /** `refs`, checked to be refs (a packed column). @throws Error otherwise. */
+  refs(refs: Column | undefined): Uint32Array;
+  /** `values`, checked to be strings. @throws Error otherwise. */
+  strings(values: Column | undefined): string[];
+  /** `values`, checked to be finite numbers. @throws Error otherwise. */
+  numbers(values: Column | undefined): ArrayLike<number>;
+  /** `values`, checked to be a packed `f64` column. @throws Error otherwise. */
+  float64(values: Column | undefined): Float64Array;
+}
+
+/**
+ * How a listener's state is kept in the snapshot block (docs/storage.md#snapshots), so that a
+ * start restores it instead of calling the listener with every record:
+ *
+ * - `capture()`, at compaction's capture point (synchronous, with no transaction open): takes a
+ *   copy of the state — records are immutable, so copying arrays of ids and keys is enough —
+ *   and returns the function that turns that copy into columns once the records are written,
+ *   naming records by ref ({@link SaveContext.ref}; a record compaction dropped has none, -1,
+ *   and leaves the state);
+ * - `restore(columns, ctx)`: checks the columns and returns the function that installs them
+ *   (called only once every state of the block checked out, so a malformed one changes nothing).
+ *
+ * `name` identifies the state in the block: unique in a log, and changed (a version suffix)
+ * whenever the columns' meaning changes — a block without it falls back to the listener.
+ * The state must be a function of the live records alone, each on its own (what replaying them
+ * in any order would build).
+ */
+export interface Persist {
+  readonly name: string;
+  capture(): (ctx: SaveContext) => Columns;
+  restore(columns: Columns, ctx: RestoreContext): () => void;
+}
+
+/** A listener that keeps no state a start must rebuild (it only drops what others keep): nothing to save. */
+export const STATELESS = 'stateless' as const;
 
 /** A stored record: a JSON object, never mutated after it was put. */
 export type Rec = Readonly<Record<string, unknown>>;
@@ -76,6 +135,34 @@ export interface DbOptions {
   now?: () => number;
   /** The longest line of a transaction or of a compacted log, in bytes (default {@link LINE_BYTES}; tests set it small). */
   lineBytes?: number;
+  /**
+   * Compact by itself when the operations written after the snapshot block exceed those it
+   * covers by this many (default: `compactionSlack`, else 1000): what bounds the parsing at start
+   * (docs/storage.md#compaction). Tests set it high to watch the other rules alone.
+   */
+  tailSlack?: number;
+  /**
+   * `ignore`: load with a full replay even when the log has a snapshot block (tests and
+   * benchmarks: `STARTUP_SNAPSHOT=ignore`, docs/configuration.md). Default `use`.
+   */
+  snapshot?: 'use' | 'ignore';
+}
+
+/** How a log was loaded (the start-up log line, tests, the benchmark). */
+export interface LoadInfo {
+  /** Whether the snapshot block was used: records left unparsed, indexes restored. */
+  snapshot: boolean;
+  /** Why a snapshot block was not used (a warning): damaged, cut, counts off… Absent when there was none or it was used. */
+  ignoredBlock?: string;
+  /** Records loaded from the block, and how many of them are held as bytes (the rest: types replayed through their listeners). */
+  records: number;
+  lazy: number;
+  /** Record types whose listeners had no saved state: parsed and replayed at start. */
+  replayedTypes: string[];
+  /** Operations replayed from lines (after the block, or all of them in a full replay). */
+  replayedOps: number;
+  /** Milliseconds the load took. */
+  ms: number;
 }
 
 /**
@@ -203,10 +290,17 @@ export class Tx<R extends RecordMap<R> = Untyped> {
 }
 
 export class Db<R extends RecordMap<R> = Untyped> {
-  private readonly tables = new Map<string, Map<string, object>>();
+  /** Records by type and id (a table's base: records loaded from the snapshot block, parsed on first read). */
+  private readonly tables = new Map<string, Table>();
+  private readonly views = new Map<string, TableView<object>>();
+  /** The bytes of the records loaded from a snapshot block and not read yet (docs/storage.md#snapshots). */
+  private lazy: LazyRecords | null = null;
   private readonly listeners: ChangeListener[];
   /** The hooks registered per record type (see {@link on}, {@link derive}, {@link retain}). */
   private readonly onChange = new Map<string, Array<Change<object>>>();
+  /** Per record type, parallel to {@link onChange}: how each listener's state is saved (undefined: it is not). */
+  private readonly persisted = new Map<string, Array<Persist | typeof STATELESS | undefined>>();
+  private readonly persistNames = new Set<string>();
   private readonly onPut = new Map<string, Array<DeriveHook<R>>>();
   private readonly keep = new Map<string, Array<(rec: object) => boolean>>();
   private readonly durable: Array<CommitHook<R>> = [];
@@ -219,8 +313,19 @@ export class Db<R extends RecordMap<R> = Untyped> {
   private live = 0;
   /** Ops in the log file (live + dead). */
   private ops = 0;
+  /** Ops of the file the snapshot block covers (its records); the others are parsed at start. */
+  private covered = 0;
+  /** Transactions handed to the log so far (their number orders them against a capture point). */
+  private handed = 0;
+  /** The last transaction the current file's snapshot holds: later ones add their ops to the file's. */
+  private coveredThrough = 0;
+  /** The compaction in progress, from its capture point: transactions handed after `handed` add their ops to `after`. */
+  private capturing: { handed: number; after: number } | null = null;
   private compacting: Promise<void> | null = null;
+  private closing = false;
   replay!: ReplayResult;
+  /** How the log was loaded (see {@link LoadInfo}). */
+  loadInfo!: LoadInfo;
 
   private constructor(readonly path: string, private readonly opts: DbOptions) {
     this.listeners = opts.listeners ?? [];
@@ -247,15 +352,115 @@ export class Db<R extends RecordMap<R> = Untyped> {
   async load(): Promise<this> {
     if (this.loaded) throw new Error(`${this.path} is already loaded`);
     this.loaded = true;
+    const t0 = performance.now();
     const { path, opts } = this;
     mkdirSync(dirname(path), { recursive: true });
     for (const f of readdirSync(dirname(path))) {
       if (f.startsWith(`${basename(path)}.compact-`)) unlinkSync(join(dirname(path), f)); // a compaction cut short
     }
-    this.replay = replayLog(path, (tx) => this.applyLine(tx), opts.now?.());
+    let replayedOps = 0;
+    const apply = (tx: unknown) => { replayedOps += (tx as unknown[]).length; this.applyLine(tx); };
+    const fast = opts.snapshot === 'ignore' ? null : this.loadSnapshot(path);
+    if (fast !== null && 'tail' in fast) {
+      this.replay = replayLog(path, apply, opts.now?.(), fast.tail);
+      this.loadInfo = { snapshot: true, records: fast.records, lazy: fast.lazy, replayedTypes: fast.replayedTypes, replayedOps, ms: 0 };
+    } else {
+      this.replay = replayLog(path, apply, opts.now?.());
+      this.loadInfo = { snapshot: false, records: 0, lazy: 0, replayedTypes: [], replayedOps, ms: 0 };
+      if (fast !== null && fast.reason !== null) this.loadInfo.ignoredBlock = fast.reason;
+    }
+    this.loadInfo.replayedOps = replayedOps;
     const fd = await opts.fs.open(path);
     this.log = new AppendLog(path, fd, this.replay.size, opts.fs, opts.sync);
+    this.loadInfo.ms = performance.now() - t0;
     return this;
+  }
+
+  /**
+   * Loads the records and persisted states of `path`'s snapshot block (docs/storage.md#snapshots):
+   * the block is read and checked, then the put lines (their checksums, and that each record
+   * lies where the block says) while the records' bytes are copied out; only then is anything
+   * installed — tables of lazy refs, the saved states, and, for a type whose listeners are not
+   * all persisted, its records parsed and given to them in file order.
+   * @returns where the lines after the block begin (to be replayed), or why the block was not
+   *   used (`reason` null: there is none) — nothing is installed then, and a full replay follows.
+   * @throws CorruptLogError for a put line whose checksum fails (a full replay would stop there too).
+   */
+  private loadSnapshot(path: string): { tail: { offset: number; line: number }; records: number; lazy: number; replayedTypes: string[] } | { reason: string | null } {
+    let fd: number;
+    try { fd = openSync(path, 'r'); } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { reason: null };
+      throw e;
+    }
+    try {
+      const block = readBlock(fd, fstatSync(fd).size);
+      if ('reason' in block) return { reason: block.reason.startsWith('no snapshot block') ? null : block.reason };
+      const n = block.gaps.length;
+      const runs = block.runs;
+      // Which types stay unparsed: every listener of theirs persisted, its state restorable,
+      // and the block's order of their ids there. The others are parsed and replayed.
+      const ctx = restoreContext(block);
+      const installs: Array<() => void> = [];
+      const perms = new Map<number, Uint32Array>();
+      const decide = (type: string, t: number): boolean => {
+        if (this.listeners.length > 0) return false;
+        const mine: Array<() => void> = [];
+        for (const p of this.persisted.get(type) ?? []) {
+          if (p === undefined) return false;
+          if (p === STATELESS) continue;
+          const cols = block.states.get(p.name);
+          if (cols === undefined) return false;
+          try { mine.push(p.restore(cols, ctx)); } catch { return false; }
+        }
+        if (t >= 0) {
+          const order = block.states.get(`table:${type}/1`)?.perm;
+          if (order === undefined || order.length !== runs[t].count) return false;
+          try { const p = ctx.numbers(order); perms.set(t, p instanceof Uint32Array ? p : Uint32Array.from(p)); } catch { return false; }
+        }
+        installs.push(...mine);
+        return true;
+      };
+      const lazyType = block.types.map((type, t) => decide(type, t));
+      const replayedTypes = block.types.filter((_, t) => !lazyType[t]);
+      // Listened types without records in the block: their (empty) states are restored too.
+      for (const type of this.persisted.keys()) if (!block.types.includes(type)) decide(type, -1);
+      // The records: bytes copied out for unparsed types, parsed now for the others.
+      const typeAt = (ref: number) => { let t = 0; while (ref >= runs[t].from + runs[t].count) t++; return t; };
+      let lazyCount = 0;
+      for (let t = 0; t < runs.length; t++) if (lazyType[t]) lazyCount += runs[t].count;
+      const lazy = new LazyRecords(block.lengths, lazyCount === n ? () => true : (ref) => lazyType[typeAt(ref)]);
+      const parsed: Array<[number, number, object]> = [];
+      let bad: string | null = null;
+      const walked = walkPuts(path, fd, block, (rec, t, buf, start, end) => {
+        if (lazyType[t]) { lazy.add(rec, buf, start, end); return; }
+        try { parsed.push([rec, t, JSON.parse(buf.toString('utf8', start, end)) as object]); } catch { bad ??= `snapshot record ${rec} does not parse`; }
+      });
+      if (walked !== null || bad !== null) return { reason: walked ?? bad };
+      // Tables, checked before anything is installed.
+      const tables = new Map<string, Table>();
+      for (let t = 0; t < runs.length; t++) {
+        const table = new Table();
+        tables.set(block.types[t], table);
+        if (!lazyType[t]) continue;
+        try {
+          table.setBase(runs[t].ids, perms.get(t)!, runs[t].from, lazy);
+        } catch (e) {
+          return { reason: `the snapshot block's records of ${block.types[t]}: ${(e as Error).message}` };
+        }
+      }
+      // Install: tables first, so that restored states and replayed listeners see every record.
+      for (const [type, table] of tables) this.tables.set(type, table);
+      this.lazy = lazy;
+      this.live = lazyCount;
+      for (const install of installs) install();
+      for (const [rec, t, value] of parsed) this.set(block.types[t], runs[t].ids.at(rec - runs[t].from), value);
+      if (this.live !== n) throw new Error(`${path}: the snapshot block names a record twice`);
+      this.ops = n;
+      this.covered = n;
+      return { tail: { offset: block.tailOffset, line: block.puts + block.lines + 1 }, records: n, lazy: lazyCount, replayedTypes };
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /**
@@ -263,9 +468,20 @@ export class Db<R extends RecordMap<R> = Untyped> {
    * the change is in memory, in the order listeners were registered. A listener registered
    * after {@link load} sees only later changes (it reads {@link table} for the earlier ones).
    * Listeners keep derived state in memory; they must not throw, nor write.
+   *
+   * `persist` saves the listener's state in the snapshot block, so that a start restores it
+   * instead of calling the listener with every record (docs/storage.md#snapshots); {@link STATELESS}
+   * for a listener with nothing to restore. A type with a listener registered before
+   * {@link load} without one is parsed and replayed through its listeners at every start.
+   * @throws Error when another persisted state of this log has the same name.
    */
-  on<K extends TypeOf<R>>(type: K, listener: Change<R[K]>): void {
+  on<K extends TypeOf<R>>(type: K, listener: Change<R[K]>, persist?: Persist | typeof STATELESS): void {
+    if (persist !== undefined && persist !== STATELESS) {
+      if (this.persistNames.has(persist.name)) throw new Error(`${this.path}: two persisted states are named ${persist.name}`);
+      this.persistNames.add(persist.name);
+    }
     push(this.onChange, type, listener as Change<object>);
+    push(this.persisted, type, persist);
   }
 
   /**
@@ -316,32 +532,41 @@ export class Db<R extends RecordMap<R> = Untyped> {
    */
   set(type: string, id: string, value: object | undefined, prepared?: unknown): object | undefined {
     let table = this.tables.get(type);
-    if (!table) { table = new Map(); this.tables.set(type, table); }
-    const prev = table.get(id);
-    if (value === undefined) { if (prev !== undefined) { table.delete(id); this.live--; } }
-    else { table.set(id, value); if (prev === undefined) this.live++; }
+    if (!table) { table = new Table(); this.tables.set(type, table); }
+    const prev = table.set(id, value);
+    if (value === undefined) { if (prev !== undefined) this.live--; }
+    else if (prev === undefined) this.live++;
     const typed = this.onChange.get(type);
     if (typed !== undefined) for (const l of typed) l(id, prev, value, prepared);
     for (const l of this.listeners) l(type, id, prev as Rec | undefined, value as Rec | undefined);
     return prev;
   }
 
-  /** The record (type, id), or undefined. */
+  /** The record (type, id), or undefined. A record loaded from a snapshot block is parsed on its first read. */
   get<K extends TypeOf<R>>(type: K, id: string): R[K] | undefined {
     return this.tables.get(type)?.get(id) as R[K] | undefined;
   }
 
-  /** All records of `type` by id (a live view: do not change it). */
+  /** All records of `type` by id (a live view: do not change it); records are parsed as they are read. */
   table<K extends TypeOf<R>>(type: K): ReadonlyMap<string, R[K]> {
-    return (this.tables.get(type) ?? new Map()) as ReadonlyMap<string, R[K]>;
+    let view = this.views.get(type);
+    if (view === undefined) {
+      let table = this.tables.get(type);
+      if (table === undefined) this.tables.set(type, (table = new Table()));
+      this.views.set(type, (view = new TableView(table)));
+    }
+    return view as unknown as ReadonlyMap<string, R[K]>;
   }
+
+  /** Records loaded from the snapshot block and parsed since, on their first read (tests, the start-up log). */
+  get parsedSinceLoad(): number { return this.lazy?.parsed ?? 0; }
 
   /** A new transaction (nothing is written until {@link commit}). */
   begin(): Tx<R> { return new Tx<R>(this); }
   /** @internal bookkeeping of {@link Tx}. */
   opened(tx: Tx<R>): void { this.open.add(tx); }
   /** @internal */
-  closed(tx: Tx<R>): void { this.open.delete(tx); }
+  closed(tx: Tx<R>): void { this.open.delete(tx); this.closedOne(); }
   /** @internal */
   nextSeq(): number { return ++this.seq; }
   /** @internal */
@@ -371,13 +596,24 @@ export class Db<R extends RecordMap<R> = Untyped> {
     if (tx.undone) throw new Error('transaction was aborted');
     if (tx.ops.length === 0) return;
     this.inflight.add(tx);
+    let n = 0;
+    let handed = 0;
     try {
       const ops = tx.written();
+      n = ops.length;
       const lines = encodeTransaction(ops, this.opts.lineBytes ?? LINE_BYTES);
       const written = this.log.appendFrame(lines.length === 0 ? [[]] : lines, tx, tx.lazy);
+      handed = ++this.handed;
       this.open.delete(tx); // now queued: compaction sees it through the log's queue
+      this.closedOne();
       await written;
-      this.ops += ops.length; // the operations in the file: dead and live ones (docs/storage.md#compaction)
+      // The operations in the file: dead and live ones (docs/storage.md#compaction). A
+      // transaction the current file's snapshot already holds (handed before its capture point)
+      // is in it as records, not as its own line.
+      if (handed > this.coveredThrough) {
+        this.ops += n;
+        if (this.capturing !== null && handed > this.capturing.handed) this.capturing.after += n;
+      }
     } catch (err) {
       const later = [...this.inflight];
       for (let i = later.length - 1; i >= 0 && later[i] !== tx; i--) later[i].abort();
@@ -387,73 +623,245 @@ export class Db<R extends RecordMap<R> = Untyped> {
       this.inflight.delete(tx);
     }
     for (const h of this.durable) h.committed(tx);
-    // Dead operations past a third of the log (docs/storage.md#compaction): with events, every
-    // update also adds a live record, so "dead outnumber live" would never come.
-    if (!this.compacting && this.ops - this.live > this.live / 2 + (this.opts.compactionSlack ?? 1000)) {
-      this.compact().catch((e) => this.opts.onError?.(e as Error));
-    }
-  }
-
-  /** Live and total op counts (for compaction decisions and tests). */
-  stats(): { live: number; ops: number; bytes: number } {
-    return { live: this.live, ops: this.ops, bytes: this.log.size };
+    if (!this.compacting && this.shouldCompact()) this.compact().catch((e) => this.opts.onError?.(e as Error));
   }
 
   /**
-   * Rewrites the log to its live records, crash-safely: temp file, fsync, rename, fsync the
-   * folder (docs/storage.md#compaction). Writes wait meanwhile and go to the new file afterwards.
+   * Whether the log should compact by itself (docs/storage.md#compaction): dead operations past
+   * half the live records (plus the slack) — with events, every update also adds a live record,
+   * so "dead outnumber live" would never come; dead operations at half the file's; or the
+   * operations written after the snapshot block (parsed at every start) past those it covers.
+   */
+  private shouldCompact(): boolean {
+    const slack = this.opts.compactionSlack ?? 1000;
+    const dead = this.ops - this.live;
+    if (dead > this.live / 2 + slack) return true;
+    if (dead > slack && dead >= this.ops / 2) return true;
+    return this.ops - this.covered > this.covered + (this.opts.tailSlack ?? slack);
+  }
+
+  /** Live and total op counts, and the ops the snapshot block covers (for compaction decisions and tests). */
+  stats(): { live: number; ops: number; bytes: number; covered: number } {
+    return { live: this.live, ops: this.ops, bytes: this.log.size, covered: this.covered };
+  }
+
+  /**
+   * Rewrites the log to its live records and a snapshot block describing them, crash-safely —
+   * temp file, fdatasync, rename, fsync the folder (docs/storage.md#compaction,
+   * docs/storage.md#snapshots). Writes go on meanwhile: the records and states are taken at a
+   * moment with no transaction open, the lines appended after it are copied to the new file,
+   * and writing pauses only for the last of them, the sync and the rename. A compaction whose
+   * capture point a failed write undid is abandoned (the log stays as it was). Asked for while one
+   * runs, it runs after it, from a capture point of its own.
+   * @throws fs errors of the new file (the log is untouched), or of the folder fsync (the new
+   *   file is the log; it then refuses writes, as after a failed fdatasync).
    */
   compact(): Promise<void> {
-    if (this.compacting) return this.compacting;
-    this.compacting = this.runCompaction().finally(() => { this.compacting = null; });
+    // One running already took its capture point earlier: this call's comes after it (calls
+    // made meanwhile share that one).
+    if (this.compacting) return (this.nextCompaction ??= this.compacting.catch(() => {}).then(() => { this.nextCompaction = null; return this.compact(); }));
+    this.compacting = this.runCompaction().finally(() => { this.compacting = null; this.capturing = null; });
     return this.compacting;
   }
 
+  /** A compaction asked for while one runs: it starts when that one ends. */
+  private nextCompaction: Promise<void> | null = null;
+
+  /** Resolvers of {@link quiet}, called once no transaction is open. */
+  private quietWaiters: Array<() => void> = [];
+
+  /** Called when a transaction is no longer open (queued, or aborted): wakes a waiting capture. */
+  private closedOne(): void {
+    if (this.open.size > 0 || this.quietWaiters.length === 0) return;
+    const w = this.quietWaiters;
+    this.quietWaiters = [];
+    for (const f of w) f();
+  }
+
+  /**
+   * Resolves at a moment with no transaction open (every change in memory handed to the log),
+   * or false after `ms` (a transaction held open that long, e.g. across a slow step) or when
+   * the log is being closed.
+   */
+  private async quiet(ms = 30_000): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (this.open.size > 0) {
+      if (this.closing || Date.now() > deadline) return false;
+      await new Promise<void>((r) => { this.quietWaiters.push(r); setTimeout(r, 50).unref(); });
+    }
+    return true;
+  }
+
+  /**
+   * The state at the capture point (docs/storage.md#compaction): every table's ids and entries
+   * (records are immutable, so references are enough; lazy refs stay valid) and every
+   * persisted state's copy. Synchronous: nothing changes meanwhile.
+   */
+  private capture(): Capture {
+    const tables: Capture['tables'] = [];
+    for (const [type, table] of this.tables) {
+      if (table.size === 0) continue;
+      const ids: string[] = [];
+      const values: Capture['tables'][number]['values'] = [];
+      table.capture(ids, values);
+      tables.push({ type, ids, values });
+    }
+    const states: Capture['states'] = [];
+    for (const list of this.persisted.values()) {
+      for (const p of list) if (p !== undefined && p !== STATELESS) states.push({ name: p.name, save: p.capture() });
+    }
+    return { tables, states };
+  }
+
   private async runCompaction(): Promise<void> {
-    await this.log.pause();
+    const log = this.log;
+    if (this.closing || !(await this.quiet()) || log.failed) return;
+    // The capture point: memory now equals the file plus the lines handed to the log so far.
+    const capture = this.capture();
+    const from = log.handedEnd;
+    const failures = log.failures;
+    const mark = { handed: this.handed, after: 0 };
+    this.capturing = mark;
+    const fs = this.opts.fs;
+    const oldFd = log.descriptor;
+    const written = await writeCompacted(this.path, capture, this.lazy, (type, rec) => this.retained(type, rec), (type) => this.keep.has(type),
+      fs, `${basename(this.path)}.compact-${process.pid}`, this.opts.lineBytes);
     let replacement: { fd: number; size: number } | undefined;
+    let renamed = false;
+    const abandoned = () => log.failures !== failures || log.failed !== null || log.descriptor !== oldFd;
     try {
-      // Memory holds changes not yet on disk — queued lines and transactions still open; the
-      // snapshot must be the durable state, so take each record they touched as it was
-      // before the earliest of those changes.
-      const before = new Map<string, { prev: object | undefined; seq: number }>();
-      // A frame's lines all carry its transaction: each transaction once.
-      for (const tx of new Set([...(this.log.queuedTags() as Array<Tx<R>>), ...this.open])) {
-        for (const [type, id, prev, seq] of tx.undo) {
-          const k = `${type}\u0000${id}`;
-          const seen = before.get(k);
-          if (!seen || seq < seen.seq) before.set(k, { prev, seq });
+      // Catch up with the lines appended meanwhile, without stopping writes, until little is left.
+      let copied = from;
+      for (let round = 0; round < 10 && !abandoned(); round++) {
+        const upTo = log.size;
+        if (round > 0 && upTo - copied < CATCH_UP_BYTES) break;
+        written.size += await copyRange(oldFd, fs, written.fd, copied, upTo, written.size);
+        copied = upTo;
+      }
+      if (abandoned()) return;
+      if (copied > from) await fs.fdatasync(written.fd);
+      // The last lines: writing pauses (a frame partly written is finished first) for them, the sync and the rename.
+      await log.pause();
+      try {
+        if (abandoned()) return;
+        if (log.size > copied) {
+          written.size += await copyRange(oldFd, fs, written.fd, copied, log.size, written.size);
+          await fs.fdatasync(written.fd);
         }
-      }
-      const records: Array<readonly [string, string, object]> = [];
-      for (const [type, table] of this.tables) {
-        for (const [id, rec] of table) {
-          const k = `${type}\u0000${id}`;
-          const value = before.has(k) ? before.get(k)!.prev : rec;
-          if (value !== undefined && this.retained(type, value)) records.push([type, id, value]);
+        await fs.rename(written.tmp, this.path);
+        renamed = true;
+        replacement = { fd: written.fd, size: written.size };
+        this.coveredThrough = mark.handed;
+        this.ops = written.records + mark.after;
+        this.covered = written.records;
+        await fs.close(oldFd).catch(() => {});
+        // The rename may not survive a crash until the folder is synced: like a failed fdatasync,
+        // a failure here refuses further writes (docs/storage.md#faults).
+        try {
+          await fs.fsyncDir(dirname(this.path));
+        } catch (err) {
+          log.fail(new StorageFailedError(`fsync of ${dirname(this.path)} after compacting ${this.path} failed: ${(err as Error).message}; writes are refused until restart`));
         }
+      } finally {
+        log.resume(replacement);
       }
-      for (const [k, { prev }] of before) {
-        const [type, id] = k.split('\u0000');
-        if (prev !== undefined && !this.tables.get(type)?.has(id) && this.retained(type, prev)) records.push([type, id, prev]);
-      }
-      const oldFd = this.log.descriptor;
-      const written = await writeSnapshot(this.path, records, this.opts.fs, `${basename(this.path)}.compact-${process.pid}`, this.opts.lineBytes);
-      replacement = { fd: written.fd, size: written.size };
-      await this.opts.fs.close(oldFd).catch(() => {});
-      // The renamed log may not survive a crash: like a failed fdatasync, refuse further writes.
-      if (written.dirSyncError) this.log.fail(new StorageFailedError(`fsync of ${dirname(this.path)} after compacting ${this.path} failed: ${written.dirSyncError.message}; writes are refused until restart`));
-      this.ops = records.length; // queued transactions add theirs when they are written
     } finally {
-      this.log.resume(replacement);
+      if (!renamed) await discard(fs, written.fd, written.tmp);
     }
   }
 
   /** Waits for compaction and pending writes, then closes the log. */
   async close(): Promise<void> {
-    if (this.compacting) await this.compacting.catch(() => {});
+    this.closing = true;
+    while (this.compacting || this.nextCompaction) await (this.nextCompaction ?? this.compacting)!.catch(() => {});
     await this.log.close();
   }
+}
+
+/** Below this many bytes appended during a compaction, the rest is copied with writes paused. */
+const CATCH_UP_BYTES = 256 * 1024;
+
+const readAt = promisify(readCb);
+
+/**
+ * Copies bytes [from, to) of the file open as `src` to `dst` at `at`, 4 MiB at a time;
+ * returns how many were copied.
+ * @throws fs errors; Error when `src` ends before `to`.
+ */
+async function copyRange(src: number, fs: StoreFs, dst: number, from: number, to: number, at: number): Promise<number> {
+  const buf = Buffer.allocUnsafe(Math.min(4 << 20, Math.max(to - from, 1)));
+  let done = 0;
+  while (from + done < to) {
+    const { bytesRead } = await readAt(src, buf, 0, Math.min(buf.length, to - from - done), from + done);
+    if (bytesRead === 0) throw new Error('the log ended before the lines to copy');
+    await fs.write(dst, buf.subarray(0, bytesRead), at + done);
+    done += bytesRead;
+  }
+  return done;
+}
+
+/** The {@link RestoreContext} of `block`. */
+function restoreContext(block: Block): RestoreContext {
+  const n = block.gaps.length;
+  const { runs } = block;
+  const typeAt = (ref: number) => { let lo = 0, hi = runs.length - 1; while (lo < hi) { const mid = (lo + hi + 1) >>> 1; if (runs[mid].from <= ref) lo = mid; else hi = mid - 1; } return lo; };
+  const typeIndex = new Map(block.types.map((t, i) => [t, i]));
+  const runOf = (type: string) => {
+    const t = typeIndex.get(type);
+    if (t === undefined) throw new Error(`no record of ${type} in the block`);
+    return runs[t];
+  };
+  const refs = (col: Column | undefined): Uint32Array => {
+    if (col instanceof Uint32Array) { for (let i = 0; i < col.length; i++) if (col[i] >= n) throw new Error(`not a ref: ${col[i]}`); return col; }
+    if (!Array.isArray(col)) throw new Error('not a column of refs');
+    const out = new Uint32Array(col.length);
+    for (let i = 0; i < col.length; i++) {
+      const r = col[i];
+      if (typeof r !== 'number' || !(r >= 0 && r < n) || r % 1 !== 0) throw new Error(`not a ref: ${String(r)}`);
+      out[i] = r;
+    }
+    return out;
+  };
+  return {
+    records: n,
+    refs,
+    typeIds: (type) => runOf(type).ids,
+    positions(type, col) {
+      const run = runOf(type);
+      const r = refs(col);
+      const out = new Uint32Array(r.length);
+      for (let i = 0; i < r.length; i++) {
+        const at = r[i] - run.from;
+        if (!(at >= 0 && at < run.count)) throw new Error(`ref ${r[i]} is not a record of ${type}`);
+        out[i] = at;
+      }
+      return out;
+    },
+    ids(col) {
+      const r = refs(col);
+      const out = new Array<string>(r.length);
+      for (let i = 0; i < r.length; i++) { const run = runs[typeAt(r[i])]; out[i] = run.ids.at(r[i] - run.from); }
+      return out;
+    },
+    strings(values) {
+      if (!Array.isArray(values)) throw new Error('not a column of strings');
+      for (const v of values) if (typeof v !== 'string') throw new Error('not a string');
+      return values as string[];
+    },
+    numbers(values) {
+      if (values instanceof Uint32Array) return values;
+      if (values instanceof Float64Array) { for (const v of values) if (!Number.isFinite(v)) throw new Error('not a number'); return values; }
+      if (!Array.isArray(values)) throw new Error('not a column of numbers');
+      for (const v of values) if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error('not a number');
+      return values as number[];
+    },
+    float64(values) {
+      // An empty column has no line to say its kind: it reads as an empty array.
+      if (Array.isArray(values) && values.length === 0) return new Float64Array(0);
+      if (!(values instanceof Float64Array)) throw new Error('not a packed column of f64');
+      return values;
+    },
+  };
 }
 
 /** Appends `fn` to the list of `type` in `hooks`. */

@@ -231,6 +231,14 @@ export class AppendLog {
   private lazyTimer: NodeJS.Timeout | null = null;
   /** Set by {@link close}: whatever is queued is written now. */
   private closing = false;
+  /**
+   * Where the file will end once every line handed to {@link appendFrame} so far is written:
+   * {@link size} plus the lines in flight and queued. Compaction's capture point
+   * (docs/storage.md#compaction): lines from here on are copied to the compacted file.
+   */
+  handedEnd: number;
+  /** Batches that failed (a write or an fdatasync) so far: a compaction that saw this change abandons. */
+  failures = 0;
 
   constructor(
     readonly path: string,
@@ -239,7 +247,7 @@ export class AppendLog {
     public size: number,
     private readonly fs: StoreFs,
     private readonly sync: boolean,
-  ) {}
+  ) { this.handedEnd = size; }
 
   /** Stops accepting writes for good (a durability failure seen elsewhere, e.g. a folder fsync). */
   fail(err: StorageFailedError): void {
@@ -273,6 +281,7 @@ export class AppendLog {
         const parts = Buffer.isBuffer(line) ? [line] : line;
         let bytes = 0;
         for (const b of parts) bytes += b.length;
+        this.handedEnd += bytes;
         const last = i === lines.length - 1;
         this.queue.push({ parts, bytes, tag, continues: !last, lazy, resolve: last ? resolve : ignore, reject: last ? reject : ignore });
       }
@@ -374,6 +383,7 @@ export class AppendLog {
         end += buf.length;
       }
     } catch (err) {
+      this.failures++;
       // Cut the partial batch so the file still parses, then fail this batch and everything
       // queued behind it (those transactions were built on this batch's state) — including
       // lines appended while the truncate ran: the Db undoes every transaction committed after
@@ -393,6 +403,7 @@ export class AppendLog {
       const failed = batch.concat(this.queue);
       this.queue = [];
       this.eager = 0;
+      this.handedEnd = this.size;
       for (const p of failed) p.reject(err as Error);
       this.holding = false;
       if (this.queue.length) this.schedule();
@@ -407,6 +418,7 @@ export class AppendLog {
       try {
         await this.fs.fdatasync(this.fd);
       } catch (err) {
+        this.failures++;
         // After a failed fdatasync the page cache may claim data the disk lost; never retry
         // and carry on (the "fsyncgate" lesson): stop accepting writes.
         this.failure ??= new StorageFailedError(`fdatasync failed on ${this.path}: ${(err as Error).message}; writes are refused until restart`);
@@ -419,6 +431,7 @@ export class AppendLog {
         await this.fs.ftruncate(this.fd, cutAt).then(() => { this.size = cutAt; }, () => {});
         const queued = this.queue;
         this.queue = [];
+        this.handedEnd = this.size;
         return fail(this.failure, true, queued);
       }
     }
@@ -446,7 +459,7 @@ export class AppendLog {
 
   /** Starts writing batches again, to `fd` at `size` when the file was replaced meanwhile. */
   resume(replacement?: { fd: number; size: number }): void {
-    if (replacement) { this.fd = replacement.fd; this.size = replacement.size; }
+    if (replacement) { this.handedEnd += replacement.size - this.size; this.fd = replacement.fd; this.size = replacement.size; }
     this.paused = false;
     if (this.queue.length) this.schedule();
   }

@@ -11,6 +11,10 @@
  * file, line number and byte offset, and the file is left untouched. {@link repairLog} is the
  * explicit way out: it keeps a copy of the damaged file and cuts it at the last good
  * transaction.
+ *
+ * Snapshot lines (docs/storage.md#snapshots) are JSON objects `{"snapshot":…}`: no transaction,
+ * so a replay passes over them. One whose checksum fails is skipped with a warning rather than
+ * taken for corruption: no state depends on it, and the put lines it describes suffice.
  */
 import * as fs from 'node:fs';
 import { dirname } from 'node:path';
@@ -32,13 +36,32 @@ export class CorruptLogError extends Error {
 export interface ReplayResult {
   /** Bytes of valid log (the file is truncated to this when the tail was torn). */
   size: number;
-  /** Lines replayed (a frame's markers included). */
+  /** Lines replayed (a frame's markers included), counted from the start of the file. */
   lines: number;
   /** The `.corrupt-*` file the torn tail (an incomplete line, or a frame without its commit marker) was moved to, if any. */
   tornTailSavedTo?: string;
+  /** Snapshot lines whose checksum failed, skipped (docs/storage.md#snapshots): line number and byte offset. */
+  damagedSnapshotLines?: Array<{ line: number; offset: number }>;
 }
 
-const CHUNK = 4 * 1024 * 1024;
+/** Bytes read at a time. */
+export const CHUNK = 4 * 1024 * 1024;
+
+/** `{"snapshot":`: how every snapshot line's JSON begins (docs/storage.md#snapshots). */
+const SNAPSHOT_PREFIX = Buffer.from('{"snapshot":');
+
+/** Whether the JSON of the line `buf[start, end)` begins as a snapshot line's does (its checksum unchecked). */
+export function looksLikeSnapshotLine(buf: Buffer, start: number, end: number): boolean {
+  return end - start >= 9 + SNAPSHOT_PREFIX.length && buf.compare(SNAPSHOT_PREFIX, 0, SNAPSHOT_PREFIX.length, start + 9, start + 9 + SNAPSHOT_PREFIX.length) === 0;
+}
+
+/** A snapshot line's JSON, parsed: an object whose `snapshot` member names its kind. */
+export interface SnapshotLine { readonly snapshot: string; readonly [k: string]: unknown }
+
+/** Whether `v` is a snapshot line (docs/storage.md#snapshots): a JSON object whose `snapshot` member is a string. */
+export function isSnapshotLine(v: unknown): v is SnapshotLine {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { snapshot?: unknown }).snapshot === 'string';
+}
 
 /** Whether `v` is a frame marker (docs/storage.md#frames): `{"frame":"begin"|"commit","lines":L,"ops":N}`, L and N ≥ 1. */
 function isMarker(v: unknown): v is FrameMarker {
@@ -49,28 +72,38 @@ function isMarker(v: unknown): v is FrameMarker {
 }
 
 /**
- * Checks one line (`buf[start, end)`, without its newline): its checksum, its JSON, and that it
- * is a line of operations (an array) or a frame marker.
+ * Checks one line's checksum (`buf[start, end)`, without its newline); returns why it fails, or
+ * null when it matches. No JSON is parsed.
  */
-function checkLine(buf: Buffer, start: number, end: number): { value?: unknown[] | FrameMarker; reason?: string } {
-  if (end - start < 10 || buf[start + 8] !== 0x20) return { reason: 'missing checksum' };
+export function checkCrc(buf: Buffer, start: number, end: number): string | null {
+  if (end - start < 10 || buf[start + 8] !== 0x20) return 'missing checksum';
   // The 8 hex digits are read from the bytes: no string, no regex per line (a start replays millions).
   let want = 0;
   for (let i = start; i < start + 8; i++) {
     const c = buf[i];
     const d = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1;
-    if (d < 0) return { reason: 'malformed checksum' };
+    if (d < 0) return 'malformed checksum';
     want = want * 16 + d;
   }
+  if ((crc32(buf.subarray(start + 9, end)) >>> 0) !== want) return 'checksum mismatch';
+  return null;
+}
+
+/**
+ * Checks one line (`buf[start, end)`, without its newline): its checksum, its JSON, and that it
+ * is a line of operations (an array), a frame marker or a snapshot line.
+ */
+export function checkLine(buf: Buffer, start: number, end: number): { value?: unknown[] | FrameMarker | SnapshotLine; reason?: string } {
+  const bad = checkCrc(buf, start, end);
+  if (bad !== null) return { reason: bad };
   const body = buf.subarray(start + 9, end);
-  if ((crc32(body) >>> 0) !== want) return { reason: 'checksum mismatch' };
   let value: unknown;
   try {
     value = JSON.parse(body.toString('utf8'));
   } catch {
     return { reason: 'checksum matches but the JSON does not parse' };
   }
-  if (!Array.isArray(value) && !isMarker(value)) return { reason: 'checksum matches but the line is not a transaction' };
+  if (!Array.isArray(value) && !isMarker(value) && !isSnapshotLine(value)) return { reason: 'checksum matches but the line is not a transaction' };
   return { value };
 }
 
@@ -91,8 +124,9 @@ class Transactions {
    * operations of the transaction it completes (one, or a frame's), none while a frame is
    * being read, or the reason the line breaks the frame rules (corruption).
    */
-  take(value: unknown[] | FrameMarker, lineNo: number, offset: number): { tx?: unknown[][]; reason?: string } {
+  take(value: unknown[] | FrameMarker | SnapshotLine, lineNo: number, offset: number): { tx?: unknown[][]; reason?: string } {
     const f = this.open;
+    if (isSnapshotLine(value)) return f === null ? {} : { reason: `a snapshot line inside the frame begun at line ${f.line}` };
     if (Array.isArray(value)) {
       if (f === null) return { tx: [value] };
       if (f.lines.length === f.marker.lines) return { reason: `the frame begun at line ${f.line} has its ${f.marker.lines} lines, but this line is not its commit marker` };
@@ -115,20 +149,22 @@ class Transactions {
 }
 
 /**
- * Calls `visit` with every complete (newline-terminated) line of the open file `fd`, in order,
- * reading 4 MiB at a time, until `visit` returns false. Returns the byte offset where the
- * unvisited rest begins: the line `visit` stopped at, or the incomplete last line (= `total`
- * when the file ends with a newline).
+ * Calls `visit` with every complete (newline-terminated) line of the open file `fd` from byte
+ * `from` (a line start; line number `firstLine`) up to byte `total`, in order, reading 4 MiB at
+ * a time (more for a longer line), until `visit` returns false. `buf[start, end)` is the line
+ * without its newline, `offset` its byte offset in the file; the buffer is reused, so `visit`
+ * copies what it keeps. Returns the byte offset where the unvisited rest begins: the line
+ * `visit` stopped at, or the incomplete last line (= `total` when the file ends with a newline).
  */
-function eachLine(fd: number, total: number, visit: (buf: Buffer, start: number, end: number, offset: number, lineNo: number) => boolean): number {
-  let buf = Buffer.allocUnsafe(CHUNK);
+export function eachLine(fd: number, total: number, visit: (buf: Buffer, start: number, end: number, offset: number, lineNo: number) => boolean, from = 0, firstLine = 1): number {
+  let buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(total - from, 1)));
   let filled = 0; // bytes of buf holding data
-  let fileOffset = 0; // file offset of buf[0]
-  let readPos = 0;
-  let lineNo = 0;
+  let fileOffset = from; // file offset of buf[0]
+  let readPos = from;
+  let lineNo = firstLine - 1;
   for (;;) {
     if (filled === buf.length) { const bigger = Buffer.allocUnsafe(buf.length * 2); buf.copy(bigger, 0, 0, filled); buf = bigger; }
-    const n = readPos < total ? fs.readSync(fd, buf, filled, buf.length - filled, readPos) : 0;
+    const n = readPos < total ? fs.readSync(fd, buf, filled, Math.min(buf.length - filled, total - readPos), readPos) : 0;
     readPos += n;
     filled += n;
     let start = 0;
@@ -152,11 +188,16 @@ function eachLine(fd: number, total: number, visit: (buf: Buffer, start: number,
  * lines only once its commit marker is read, one after the other (docs/storage.md#recovery). A
  * missing file replays as empty. The torn tail — an incomplete last line, and a frame whose
  * commit marker is missing at the end of the file, from its begin marker on — is copied to
- * `<file>.corrupt-<now>` (mode 0600) and cut off (the file is fsync'd).
+ * `<file>.corrupt-<now>` (mode 0600) and cut off (the file is fsync'd). Snapshot lines are
+ * passed over; one whose checksum fails is skipped and named in `damagedSnapshotLines`
+ * (docs/storage.md#snapshots).
+ *
+ * `from` starts the replay at a line boundary other than the file's start (after a snapshot
+ * block, whose records were loaded from it): byte `offset`, line number `line`.
  * @throws CorruptLogError for a complete line that fails its check or breaks the frame rules
  *   (the file is not changed); errors of `apply` propagate.
  */
-export function replayLog(file: string, apply: (tx: unknown, line: number) => void, now: number = Date.now()): ReplayResult {
+export function replayLog(file: string, apply: (tx: unknown, line: number) => void, now: number = Date.now(), from: { offset: number; line: number } = { offset: 0, line: 1 }): ReplayResult {
   let fd: number;
   try { fd = fs.openSync(file, 'r+'); } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { size: 0, lines: 0 };
@@ -164,11 +205,15 @@ export function replayLog(file: string, apply: (tx: unknown, line: number) => vo
   }
   try {
     const total = fs.fstatSync(fd).size;
-    let good = 0;
+    let good = from.line - 1;
     const txs = new Transactions();
+    const damaged: Array<{ line: number; offset: number }> = [];
     const lineEnd = eachLine(fd, total, (buf, start, end, offset, lineNo) => {
       const r = checkLine(buf, start, end);
-      if (r.reason) throw new CorruptLogError(file, lineNo, offset, r.reason);
+      if (r.reason) {
+        if (txs.open === null && looksLikeSnapshotLine(buf, start, end)) { damaged.push({ line: lineNo, offset }); good++; return true; }
+        throw new CorruptLogError(file, lineNo, offset, r.reason);
+      }
       const t = txs.take(r.value!, lineNo, offset);
       if (t.reason) throw new CorruptLogError(file, lineNo, offset, t.reason);
       if (t.tx) {
@@ -178,7 +223,8 @@ export function replayLog(file: string, apply: (tx: unknown, line: number) => vo
       }
       good++;
       return true;
-    });
+    }, from.offset, from.line);
+    const extra = damaged.length > 0 ? { damagedSnapshotLines: damaged } : {};
     // A frame still open at the end: its commit marker was never written (docs/storage.md#frames).
     const validEnd = txs.open === null ? lineEnd : txs.open.offset;
     if (txs.open !== null) good = txs.open.line - 1;
@@ -197,9 +243,9 @@ export function replayLog(file: string, apply: (tx: unknown, line: number) => vo
       } finally { fs.closeSync(out); }
       fs.ftruncateSync(fd, validEnd);
       fs.fsyncSync(fd);
-      return { size: validEnd, lines: good, tornTailSavedTo: saved };
+      return { size: validEnd, lines: good, tornTailSavedTo: saved, ...extra };
     }
-    return { size: total, lines: good };
+    return { size: total, lines: good, ...extra };
   } finally {
     fs.closeSync(fd);
   }
@@ -244,7 +290,9 @@ export function scanLog(file: string): ScanResult {
     const end = eachLine(fd, size, (buf, start, stop, offset, lineNo) => {
       const c = checkLine(buf, start, stop);
       if (r.firstBad) { r.droppedLines++; if (!c.reason) r.droppedValidLines++; return true; }
-      const bad = c.reason ?? txs.take(c.value!, lineNo, offset).reason;
+      // A damaged snapshot line is skipped by a replay, not corruption (docs/storage.md#snapshots).
+      const skipped = c.reason !== undefined && txs.open === null && looksLikeSnapshotLine(buf, start, stop);
+      const bad = skipped ? undefined : c.reason ?? txs.take(c.value!, lineNo, offset).reason;
       if (bad) {
         // The cut is at a transaction boundary: before the frame the bad line is in, if any.
         r.firstBad = { line: lineNo, offset, reason: bad };

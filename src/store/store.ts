@@ -43,7 +43,7 @@ export interface SystemRecords { workspace: WorkspaceRec; key: KeyRec; user: Use
 /** What the store needs of a workspace it serves: its id and its log. */
 export interface ServedWorkspace {
   readonly id: string;
-  readonly db: Pick<Db, 'path' | 'replay' | 'failed' | 'close'>;
+  readonly db: Pick<Db, 'path' | 'replay' | 'loadInfo' | 'failed' | 'close' | 'compact'>;
 }
 
 /** How a workspace's log is opened (the store's settings). */
@@ -54,6 +54,8 @@ export interface LogOptions {
   now: () => number;
   onError?: (err: Error) => void;
   compactionSlack?: number;
+  /** `ignore`: load with a full replay, the snapshot block unused (docs/storage.md#snapshots). */
+  snapshot?: 'use' | 'ignore';
 }
 
 export interface StoreOptions<W extends ServedWorkspace = ServedWorkspace> {
@@ -63,6 +65,8 @@ export interface StoreOptions<W extends ServedWorkspace = ServedWorkspace> {
   fs?: StoreFs;
   onError?: (err: Error) => void;
   compactionSlack?: number;
+  /** `ignore`: every log is loaded with a full replay, its snapshot block unused (`STARTUP_SNAPSHOT`, docs/storage.md#snapshots). */
+  snapshot?: 'use' | 'ignore';
   /**
    * Opens workspace `id` from its log at `path` (created when missing): replays it with
    * everything the workspace derives from it.
@@ -126,7 +130,7 @@ export class Store<W extends ServedWorkspace = ServedWorkspace> {
       st.secret = loadSecret(join(dir, 'secret'));
       const sfs = opts.fs ?? nodeFs;
       const system = Db.create<SystemRecords>(join(dir, 'system.log'), {
-        fs: sfs, sync: opts.sync, now: () => opts.clock.now(), onError: opts.onError, compactionSlack: opts.compactionSlack,
+        fs: sfs, sync: opts.sync, now: () => opts.clock.now(), onError: opts.onError, compactionSlack: opts.compactionSlack, snapshot: opts.snapshot,
       });
       st.keys = attachIndexes(system, 'key', keyIndexes);
       st.users = attachIndexes(system, 'user', userIndexes);
@@ -154,6 +158,7 @@ export class Store<W extends ServedWorkspace = ServedWorkspace> {
       now: () => this.opts.clock.now(),
       onError: this.opts.onError,
       compactionSlack: this.opts.compactionSlack,
+      snapshot: this.opts.snapshot,
     });
     this.workspaces.set(id, ws);
     return ws;

@@ -10,7 +10,7 @@ import { iso } from '../../core/clock.js';
 import type { Workspace } from '../../domain/workspace.js';
 import { SortedIndex } from '../../store/sorted.js';
 import type { Db, Tx } from '../../store/db.js';
-import { attachIndexes, orderBy, uniqueBy } from '../../store/indexes.js';
+import { attachIndexes, orderBy, persistSortedMap, uniqueBy } from '../../store/indexes.js';
 import { CustomerIds } from './customerIds.js';
 import { compact, listSchema, notFound, pageParams, paginate, preview, priority, type Priority } from '../common.js';
 
@@ -49,7 +49,9 @@ export class MessagesByConversation {
   private readonly byConversation = new Map<string, MessageIndex>();
 
   constructor(db: Db<ConversationRecords>) {
-    db.on('message', (id, prev, next) => this.apply(id, prev, next));
+    // Saved in the snapshot block (docs/storage.md#snapshots): a start restores it as it was.
+    db.on('message', (id, prev, next) => this.apply(id, prev, next),
+      persistSortedMap('message.byConversation/1', 'message', () => this.byConversation, (cid) => new MessageIndex(cid)));
   }
 
   /** The number of conversations with messages. */
@@ -78,7 +80,7 @@ export class MessagesByConversation {
  */
 export function attachConversations(db: Db<ConversationRecords>) {
   const customerIds = new CustomerIds();
-  db.on('conversation', (_id, prev, next) => customerIds.apply(prev?.customer, next?.customer));
+  db.on('conversation', (_id, prev, next) => customerIds.apply(prev?.customer, next?.customer), customerIds.persist('conversation.customerIds/1'));
   return { ...attachIndexes(db, 'conversation', conversationIndexes), messages: new MessagesByConversation(db), customerIds };
 }
 

@@ -1,3 +1,5 @@
+import type { Persist } from '../../store/db.js';
+
 /**
  * One customer id per email in a workspace (docs/decisions.md#one-customer-id-per-email).
  * Emails are compared without case, as everywhere else customers are matched. Each email
@@ -5,7 +7,32 @@
  * id, so that an undone create (a write that failed) frees an email no conversation holds.
  */
 export class CustomerIds {
-  private readonly byEmail = new Map<string, { id: string; conversations: number }>();
+  private byEmail = new Map<string, { id: string; conversations: number }>();
+
+  /**
+   * How this state is saved in the snapshot block under `name` (docs/storage.md#snapshots):
+   * `emails`, `ids`, `counts` (conversations per email). Conversations are never dropped by
+   * compaction, so the counts are those of the records the block holds.
+   */
+  persist(name: string): Persist {
+    return {
+      name,
+      capture: () => {
+        const emails = [...this.byEmail.keys()];
+        const entries = [...this.byEmail.values()].map((e) => [e.id, e.conversations] as const);
+        return () => ({ emails, ids: entries.map((e) => e[0]), counts: entries.map((e) => e[1]) });
+      },
+      restore: (cols, ctx) => {
+        const emails = ctx.strings(cols.emails);
+        const ids = ctx.strings(cols.ids);
+        const counts = ctx.numbers(cols.counts);
+        if (emails.length !== ids.length || ids.length !== counts.length) throw new Error('columns differ in length');
+        const m = new Map<string, { id: string; conversations: number }>();
+        for (let i = 0; i < emails.length; i++) m.set(emails[i], { id: ids[i], conversations: counts[i] });
+        return () => { this.byEmail = m; };
+      },
+    };
+  }
 
   /** The number of emails with an id. */
   get size(): number { return this.byEmail.size; }

@@ -14,7 +14,7 @@ import { s } from '../../http/schema.js';
 import { iso } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
 import type { Db, Tx } from '../../store/db.js';
-import { orderBy, attachIndexes } from '../../store/indexes.js';
+import { orderBy, attachIndexes, persistSortedMap } from '../../store/indexes.js';
 import { SortedIndex } from '../../store/sorted.js';
 import { listJson, ViewCache } from '../../http/viewCache.js';
 import { route } from '../../domain/route.js';
@@ -84,7 +84,7 @@ export class EventState {
       if (idx === undefined) this.byResource.set(resourceOf(e.type), (idx = new SortedIndex()));
       if (prev) idx.remove(prev.createdAt, id);
       if (next) idx.add(next.createdAt, id);
-    });
+    }, persistSortedMap('event.byResource/1', 'event', () => this.byResource, () => new SortedIndex()));
   }
 
   /** The events of `resource` by (createdAt, id); an empty index when there are none. */

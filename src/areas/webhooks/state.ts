@@ -12,7 +12,8 @@
 import { newId } from '../../core/ids.js';
 import type { Db, Tx } from '../../store/db.js';
 import { SortedIndex } from '../../store/sorted.js';
-import { orderBy, attachIndexes } from '../../store/indexes.js';
+import { orderBy, attachIndexes, persistSortedMap } from '../../store/indexes.js';
+import { STATELESS, type Columns, type Persist } from '../../store/db.js';
 import type { EventRecords } from '../events/events.js';
 import { DELIVERY_RETENTION_MS, subscribes, type DeliveryRec, type WebhookRecords } from './model.js';
 
@@ -24,6 +25,29 @@ export class WebhookState {
   private readonly byEndpoint = new Map<string, SortedIndex>();
   /** Each endpoint's pending deliveries by (nextAttemptAt, id): what the dispatcher sends next. */
   private readonly dueByEndpoint = new Map<string, SortedIndex>();
+  /**
+   * Both maps saved in the snapshot block (docs/storage.md#snapshots). `unconfirmed` is not: what
+   * a block holds is on disk once the block is.
+   */
+  private persist(): Persist {
+    const by = persistSortedMap('webhook_delivery.byEndpoint/1', 'webhook_delivery', () => this.byEndpoint, () => new SortedIndex());
+    const due = persistSortedMap('webhook_delivery.due/1', 'webhook_delivery', () => this.dueByEndpoint, () => new SortedIndex());
+    const cols = (prefix: string, c: Columns) => Object.fromEntries(Object.entries(c).map(([k, v]) => [`${prefix}.${k}`, v]));
+    const part = (prefix: string, c: Columns) => Object.fromEntries(Object.entries(c).filter(([k]) => k.startsWith(`${prefix}.`)).map(([k, v]) => [k.slice(prefix.length + 1), v]));
+    return {
+      name: 'webhook_delivery.state/1',
+      capture: () => {
+        const a = by.capture();
+        const b = due.capture();
+        return (ctx) => ({ ...cols('byEndpoint', a(ctx)), ...cols('due', b(ctx)) });
+      },
+      restore: (c, ctx) => {
+        const a = by.restore(part('byEndpoint', c), ctx);
+        const b = due.restore(part('due', c), ctx);
+        return () => { a(); b(); };
+      },
+    };
+  }
   /** Deliveries whose transaction is not on disk yet (not to be sent). */
   private readonly unconfirmed = new Set<string>();
   /** The deliveries each open transaction made. */
@@ -50,10 +74,10 @@ export class WebhookState {
         }
       }
       if (next === undefined) this.unconfirmed.delete(id);
-    });
+    }, this.persist());
     db.on('webhook_endpoint', (id, _prev, next) => {
       if (next === undefined) { this.byEndpoint.delete(id); this.dueByEndpoint.delete(id); }
-    });
+    }, STATELESS);
     db.afterCommit((tx) => {
       const made = this.madeBy.get(tx);
       if (made === undefined) return;
