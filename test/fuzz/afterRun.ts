@@ -38,10 +38,10 @@ export async function postRun(f: Fuzzer): Promise<void> {
 export function dumpState(f: Fuzzer): Map<string, string> {
   const out = new Map<string, string>();
   for (const tag of ['A', 'B'] as const) {
-    const tables = (f.workspace(tag).db as unknown as { tables: Map<string, Map<string, Rec>> }).tables;
+    const tables = (f.workspace(tag).db as unknown as { tables: Map<string, { entries(): Iterable<[string, Rec]> }> }).tables;
     for (const [type, t] of tables) {
       if (type === 'usage') continue;
-      for (const [id, r] of t) out.set(`${tag}:${type}/${id}`, createHash('sha256').update(JSON.stringify(r)).digest('hex'));
+      for (const [id, r] of t.entries()) out.set(`${tag}:${type}/${id}`, createHash('sha256').update(JSON.stringify(r)).digest('hex'));
     }
   }
   for (const part of indexSizes(f).split(' ')) { const i = part.indexOf('='); out.set(`index ${part.slice(0, i)}`, part.slice(i + 1)); }

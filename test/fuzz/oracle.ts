@@ -208,7 +208,7 @@ export function targetSnapshot(f: Fuzzer, ids: string[]): Map<string, string> {
   const out = new Map<string, string>();
   for (const id of ids.slice(0, 4)) {
     for (const tag of ['A', 'B'] as const) {
-      const tables = (f.workspace(tag).db as unknown as { tables: Map<string, Map<string, Rec>> }).tables;
+      const tables = (f.workspace(tag).db as unknown as { tables: Map<string, { get(id: string): Rec | undefined }> }).tables;
       for (const [type, t] of tables) {
         if (type === 'usage') continue;
         const r = t.get(id);
@@ -224,7 +224,7 @@ export function indexSizes(f: Fuzzer): string {
   const parts: string[] = [];
   for (const tag of ['A', 'B'] as const) {
     const ws = f.workspace(tag);
-    const tables = (ws.db as unknown as { tables: Map<string, Map<string, Rec>> }).tables;
+    const tables = (ws.db as unknown as { tables: Map<string, { size: number }> }).tables;
     for (const [type, t] of tables) if (type !== 'usage') parts.push(`${tag}.${type}=${t.size}`);
     for (const [k, v] of Object.entries(ws)) {
       if (k === 'db') continue;
