@@ -262,10 +262,10 @@ test('kill -9 during 200+ concurrent writes, repeated: every acknowledged write 
 test('kill -9 while the log is being compacted under 200 concurrent updates: each record is its last acknowledged or its in-flight value', async (t) => {
   const env = { SYNC: 'always', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000', ...ONE_CLIENT };
   const LANES = 200;
-  // Compaction starts once the operations written after the last snapshot block pass the ones
-  // it holds by 1,000 (docs/storage.md#compaction): a fresh log holds none, so the first one
+  // Compaction starts once the operations written after the last snapshot block pass twice the
+  // ones it holds by 1,000 (docs/storage.md#compaction): a fresh log holds none, so the first one
   // starts near 1,000 operations (each update writes two, the conversation and its event), and
-  // the next ones each time the log doubles. Each kill lands after 2 × (LANES + 1,000) updates,
+  // the next ones as the dead versions and the log grow. Each kill lands after 2 × (LANES + 1,000) updates,
   // while a compaction may run. Each round starts from a fresh data dir.
   const COMPACTS_AT = 2 * (LANES + 1000);
   const seed = Date.now() % 1_000_000;
