@@ -537,7 +537,7 @@ test('kill -9 during an admin CLI import of a big file (one transaction, a frame
     } finally { await srv.stop('SIGKILL'); }
 
     // What the kill left in the file: the frame not begun, cut inside, or whole. (A compaction
-    // may have run meanwhile — the lines after 1,000 written since the last one start one —
+    // may have run meanwhile — the first 1,000 operations of a log without a block start one —
     // copying the frame's lines, whole or partly written, after its snapshot block.)
     const text = readFileSync(log, 'utf8');
     const markers = text.split('\n').slice(0, -1).filter((l) => l.startsWith('{"frame"', 9)).map((l) => (JSON.parse(l.slice(9)) as { frame: string }).frame);
