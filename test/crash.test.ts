@@ -262,10 +262,10 @@ test('kill -9 during 200+ concurrent writes, repeated: every acknowledged write 
 test('kill -9 while the log is being compacted under 200 concurrent updates: each record is its last acknowledged or its in-flight value', async (t) => {
   const env = { SYNC: 'always', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000', ...ONE_CLIENT };
   const LANES = 200;
-  // Compaction starts once the operations written after the last snapshot block pass the ones
-  // it holds by 1,000 (docs/storage.md#compaction): a fresh log holds none, so the first one
+  // Compaction starts once the operations written after the last snapshot block pass twice the
+  // ones it holds by 1,000 (docs/storage.md#compaction): a fresh log holds none, so the first one
   // starts near 1,000 operations (each update writes two, the conversation and its event), and
-  // the next ones each time the log doubles. Each kill lands after 2 × (LANES + 1,000) updates,
+  // the next ones as the dead versions and the log grow. Each kill lands after 2 × (LANES + 1,000) updates,
   // while a compaction may run. Each round starts from a fresh data dir.
   const COMPACTS_AT = 2 * (LANES + 1000);
   const seed = Date.now() % 1_000_000;
@@ -537,7 +537,7 @@ test('kill -9 during an admin CLI import of a big file (one transaction, a frame
     } finally { await srv.stop('SIGKILL'); }
 
     // What the kill left in the file: the frame not begun, cut inside, or whole. (A compaction
-    // may have run meanwhile — the lines after 1,000 written since the last one start one —
+    // may have run meanwhile — the first 1,000 operations of a log without a block start one —
     // copying the frame's lines, whole or partly written, after its snapshot block.)
     const text = readFileSync(log, 'utf8');
     const markers = text.split('\n').slice(0, -1).filter((l) => l.startsWith('{"frame"', 9)).map((l) => (JSON.parse(l.slice(9)) as { frame: string }).frame);

@@ -78,7 +78,7 @@ test('SortedIndex packed (restored from a snapshot block: times as epoch ms, ids
     const ids = uniq.map(([, id]) => id).reverse();
     uniq.forEach(([k], i) => { ms[pad + i] = Date.parse(k); refs[pad + i] = uniq.length - 1 - i; });
     const packed = new SortedIndex();
-    packed.replacePacked({ ms, refs, ids: new ArrayIds(ids) }, pad, uniq.length);
+    packed.replacePacked({ ms, refs, ids: new ArrayIds(ids), first: 1000 }, pad, uniq.length);
     const bounds = [undefined, '2025-01-01', '2025-01-01T00:00:05.000Z', compositeKey('2025-01-01T00:00:07.000Z', 'id5'), ...uniq.slice(0, 5).map(([k, id]) => compositeKey(k, id)), 'zzz', ''];
     for (const b of bounds) {
       assert.deepEqual(asc(packed, b), asc(plain, b), `seed ${seed} asc ${b}`);
@@ -86,7 +86,10 @@ test('SortedIndex packed (restored from a snapshot block: times as epoch ms, ids
     }
     assert.equal(packed.size, plain.size);
     for (let i = 0; i < plain.size; i++) assert.deepEqual([packed.idAt(i), packed.sortKeyAt(i), packed.keyAt(i)], [plain.idAt(i), plain.sortKeyAt(i), plain.keyAt(i)]);
-    assert.deepEqual(packed.copy().ids, plain.copy().ids);
+    // A packed copy names its records by their refs in the block (first + position), with their times.
+    const pc = packed.copy();
+    assert.deepEqual([...pc.loaded!].map((r) => ids[r - 1000]), plain.copy().ids);
+    assert.deepEqual([...pc.ms!].map((t) => new Date(t).toISOString()), plain.copy().keys);
     for (let op = 0; op < 40; op++) {
       const k = new Date(base + Math.floor(r() * 25) * 1000).toISOString();
       const id = `id${Math.floor(r() * 1000)}`;

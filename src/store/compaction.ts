@@ -26,15 +26,21 @@ const WRITE_BYTES = 4 << 20;
  */
 export const BLOCK_LINE_BYTES = 64 * 1024;
 
-/** Maps a record (type, id) to its position in the snapshot block (a ref), -1 when it is not in it. */
-export interface SaveContext { ref(type: string, id: string): number }
+/** Maps a record to its position in the snapshot block being written (its ref), -1 when it is not in it. */
+export interface SaveContext {
+  /** The record (type, id). */
+  ref(type: string, id: string): number;
+  /** The record whose ref in the block the log was loaded from is `loaded` (a packed index's entry: no id to look up). */
+  refOfLoaded(loaded: number): number;
+}
 
 /** A persisted state taken at the capture point, turned into columns once the records are written. */
 export interface CapturedState { name: string; save: (ctx: SaveContext) => Columns }
 
 /** What compaction writes: every table as it was at the capture point, and the persisted states taken then. */
 export interface Capture {
-  tables: Array<{ type: string; ids: string[]; values: Entry[] }>;
+  /** Per table, parallel: ids, entries, and each record's ref in the block the log was loaded from (-1: put since). */
+  tables: Array<{ type: string; ids: string[]; values: Entry[]; loaded: number[] }>;
   states: CapturedState[];
 }
 
@@ -124,10 +130,15 @@ export async function writeCompacted(
     out.line(encodeLine(headJson(0, 0)));
 
     // The put lines; the block's columns gathered on the way.
-    const recType: number[] = [];
+    // Typed where they can be: a compaction of a million records makes no million-number arrays.
+    let total = 0;
+    for (const t of capture.tables) total += t.ids.length;
+    const runs: Array<{ t: number; from: number; to: number }> = [];
     const recId: string[] = [];
-    const recGap: number[] = [];
-    const recLen: number[] = [];
+    const recGap = new Uint32Array(total);
+    const recLen = new Uint32Array(total);
+    /** Loaded ref → ref in this block (-1: not written). */
+    const ofLoaded = new Int32Array(lazy?.size ?? 0).fill(-1);
     const typeNames: string[] = [];
     let lastEnd = 0;
     let puts = 0;
@@ -140,9 +151,11 @@ export async function writeCompacted(
       puts++;
       lineOps = 0;
     };
-    for (const { type, ids, values } of capture.tables) {
+    for (const { type, ids, values, loaded } of capture.tables) {
       const t = typeNames.length;
       typeNames.push(type);
+      const run = { t, from: recId.length, to: recId.length };
+      runs.push(run);
       const typeJson = JSON.stringify(type);
       const keeps = hasRetention(type);
       for (let i = 0; i < ids.length; i++) {
@@ -174,11 +187,12 @@ export async function writeCompacted(
         out.buf[out.pos++] = 0x5d; // ]
         lineBytesSoFar += opBytes;
         lineOps++;
-        recType.push(t);
-        recId.push(id);
         if (at - lastEnd > 0xffffffff) throw new Error('a record id too long for the snapshot block');
-        recGap.push(at - lastEnd);
-        recLen.push(valueBytes);
+        recGap[recId.length] = at - lastEnd;
+        recLen[recId.length] = valueBytes;
+        if (loaded[i] >= 0) ofLoaded[loaded[i]] = recId.length;
+        recId.push(id);
+        run.to = recId.length;
         lastEnd = at + valueBytes;
       }
     }
@@ -194,12 +208,10 @@ export async function writeCompacted(
       if (out.pos >= WRITE_BYTES) await out.flush();
     };
     const budget = Math.max(64, Math.min(lineBytes, BLOCK_LINE_BYTES) - 10);
-    for (let from = 0; from < recId.length;) {
-      const t = recType[from];
-      let to = from;
-      while (to < recId.length && recType[to] === t) to++;
+    for (const { t, from, to } of runs) {
+      if (to === from) continue;
       // Ids of one width are packed (src/store/ids.ts): one string per line, not one per id.
-      const width = packableWidth(recId.slice(from, to));
+      const width = packableWidth(recId, from, to);
       const prefix = `{"snapshot":"records","type":${JSON.stringify(typeNames[t])},`;
       let at = from;
       let per = 64;
@@ -208,7 +220,7 @@ export async function writeCompacted(
         for (;;) {
           const ids = recId.slice(at, at + count);
           const idJson = width > 0 ? `"idw":${width},"idp":"${ids.join('')}"` : `"ids":${JSON.stringify(ids)}`;
-          const json = `${prefix}${idJson},"gaps":"${packNumbers(Uint32Array.from(recGap.slice(at, at + count)))}","lens":"${packNumbers(Uint32Array.from(recLen.slice(at, at + count)))}"}`;
+          const json = `${prefix}${idJson},"gaps":"${packNumbers(recGap.subarray(at, at + count))}","lens":"${packNumbers(recLen.subarray(at, at + count))}"}`;
           const bytes = Buffer.byteLength(json, 'utf8');
           if (bytes <= budget || count === 1) {
             await blockLine(json);
@@ -219,7 +231,6 @@ export async function writeCompacted(
           count = Math.max(1, Math.floor(count * (budget / bytes) * 0.9));
         }
       }
-      from = to;
     }
 
     // The states, column by column, with record ids as refs.
@@ -229,25 +240,22 @@ export async function writeCompacted(
         let refs = refsOf.get(type);
         if (refs === undefined) {
           refs = new Map();
-          const t = typeNames.indexOf(type);
-          if (t >= 0) for (let i = 0; i < recId.length; i++) if (recType[i] === t) refs.set(recId[i], i);
+          const run = runs.find((r) => typeNames[r.t] === type);
+          if (run !== undefined) for (let i = run.from; i < run.to; i++) refs.set(recId[i], i);
           refsOf.set(type, refs);
         }
         return refs.get(id) ?? -1;
       },
+      refOfLoaded: (r) => (r < ofLoaded.length ? ofLoaded[r] : -1),
     };
     // Each type's ids in order (positions within the type's records), for the lookups of a
     // table loaded from the block (src/store/table.ts): `table:<type>/1`, column `perm`.
     const orders: CapturedState[] = [];
-    for (let from = 0; from < recId.length;) {
-      const t = recType[from];
-      let to = from;
-      while (to < recId.length && recType[to] === t) to++;
-      const lo = from;
-      const perm = Array.from({ length: to - from }, (_, i) => i);
+    for (const { t, from: lo, to } of runs) {
+      if (to === lo) continue;
+      const perm = Array.from({ length: to - lo }, (_, i) => i);
       perm.sort((a, b) => { const x = recId[lo + a]; const y = recId[lo + b]; return x < y ? -1 : x > y ? 1 : 0; });
       orders.push({ name: `table:${typeNames[t]}/1`, save: () => ({ perm: Uint32Array.from(perm) }) });
-      from = to;
       await new Promise((r) => setImmediate(r));
     }
     const declared: Record<string, Record<string, number>> = {};
@@ -269,12 +277,7 @@ export async function writeCompacted(
       }
       await new Promise((r) => setImmediate(r));
     }
-    const typeCounts: Array<[string, number]> = [];
-    for (let i = 0; i < recId.length; i++) {
-      const name = typeNames[recType[i]];
-      if (typeCounts.length > 0 && typeCounts[typeCounts.length - 1][0] === name) typeCounts[typeCounts.length - 1][1]++;
-      else typeCounts.push([name, 1]);
-    }
+    const typeCounts: Array<[string, number]> = runs.filter((r) => r.to > r.from).map((r) => [typeNames[r.t], r.to - r.from]);
     const endAt = out.offset;
     await blockLine(endJson(puts, blockLines, recId.length, typeCounts, declared));
     await out.flush();

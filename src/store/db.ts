@@ -45,6 +45,8 @@ export interface RestoreContext {
   typeIds(type: string): IdList;
   /** `refs`, checked to be refs of records of `type`, as positions in {@link typeIds}. @throws Error otherwise. */
   positions(type: string, refs: Column | undefined): Uint32Array;
+  /** The ref of position 0 of {@link typeIds}. */
+  firstRef(type: string): number;
   /** The id of each ref of `refs` — the very strings the tables hold. @throws Error for a value that is not a ref. */
   ids(refs: Column | undefined): string[];
   /** `refs`, checked to be refs (a packed column). @throws Error otherwise. */
@@ -136,7 +138,7 @@ export interface DbOptions {
   /** The longest line of a transaction or of a compacted log, in bytes (default {@link LINE_BYTES}; tests set it small). */
   lineBytes?: number;
   /**
-   * Compact by itself when the operations written after the snapshot block exceed those it
+   * Compact by itself when the operations written after the snapshot block exceed twice those it
    * covers by this many (default: `compactionSlack`, else 1000): what bounds the parsing at start
    * (docs/storage.md#compaction). Tests set it high to watch the other rules alone.
    */
@@ -630,14 +632,16 @@ export class Db<R extends RecordMap<R> = Untyped> {
    * Whether the log should compact by itself (docs/storage.md#compaction): dead operations past
    * half the live records (plus the slack) — with events, every update also adds a live record,
    * so "dead outnumber live" would never come; dead operations at half the file's; or the
-   * operations written after the snapshot block (parsed at every start) past those it covers.
+   * operations written after the snapshot block (parsed at every start) past twice those it
+   * covers — twice, so that under updates this rule comes no sooner than the first one, and a
+   * start parses at most two thirds of a log that only grows.
    */
   private shouldCompact(): boolean {
     const slack = this.opts.compactionSlack ?? 1000;
     const dead = this.ops - this.live;
     if (dead > this.live / 2 + slack) return true;
     if (dead > slack && dead >= this.ops / 2) return true;
-    return this.ops - this.covered > this.covered + (this.opts.tailSlack ?? slack);
+    return this.ops - this.covered > 2 * this.covered + (this.opts.tailSlack ?? slack);
   }
 
   /** Live and total op counts, and the ops the snapshot block covers (for compaction decisions and tests). */
@@ -703,8 +707,9 @@ export class Db<R extends RecordMap<R> = Untyped> {
       if (table.size === 0) continue;
       const ids: string[] = [];
       const values: Capture['tables'][number]['values'] = [];
-      table.capture(ids, values);
-      tables.push({ type, ids, values });
+      const loaded: number[] = [];
+      table.capture(ids, values, loaded);
+      tables.push({ type, ids, values, loaded });
     }
     const states: Capture['states'] = [];
     for (const list of this.persisted.values()) {
@@ -826,6 +831,7 @@ function restoreContext(block: Block): RestoreContext {
     records: n,
     refs,
     typeIds: (type) => runOf(type).ids,
+    firstRef: (type) => runOf(type).from,
     positions(type, col) {
       const run = runOf(type);
       const r = refs(col);

@@ -113,14 +113,15 @@ export class PackedIds implements IdList {
 }
 
 /**
- * Whether `ids` can be packed: all of one length (returned), and every character printable
- * ASCII but `"` and `\` (so that their JSON text is the characters themselves); else 0.
+ * Whether `ids[from, to)` can be packed: all of one length (returned), and every character
+ * printable ASCII but `"` and `\` (so that their JSON text is the characters themselves); else 0.
  */
-export function packableWidth(ids: readonly string[]): number {
-  if (ids.length === 0) return 0;
-  const w = ids[0].length;
+export function packableWidth(ids: readonly string[], from = 0, to = ids.length): number {
+  if (to <= from) return 0;
+  const w = ids[from].length;
   if (w === 0 || w > 64) return 0;
-  for (const id of ids) {
+  for (let j = from; j < to; j++) {
+    const id = ids[j];
     if (id.length !== w) return 0;
     for (let i = 0; i < w; i++) {
       const c = id.charCodeAt(i);

@@ -91,13 +91,14 @@ export class GroupIndex {
  * records not in the block are left out.
  */
 export function sortedColumns(type: string, copy: SortedCopy, ctx: SaveContext): { ms: Float64Array; keys: string[]; refs: Uint32Array } {
-  const n = copy.ids.length;
+  const n = copy.loaded !== undefined ? copy.loaded.length : copy.ids.length;
   const ms = new Float64Array(n);
   const refs = new Uint32Array(n);
   const keys: string[] = [];
   let k = 0;
   for (let i = 0; i < n; i++) {
-    const r = ctx.ref(type, copy.ids[i]);
+    // A packed copy names its records by their refs in the block they were loaded from: no id looked up.
+    const r = copy.loaded !== undefined ? ctx.refOfLoaded(copy.loaded[i]) : ctx.ref(type, copy.ids[i]);
     if (r < 0) continue;
     refs[k] = r;
     if (copy.ms !== undefined) ms[k] = copy.ms[i];
@@ -124,7 +125,7 @@ export function restoreSorted(cols: Columns, ctx: RestoreContext, type: string):
   const list = ctx.typeIds(type);
   if (odd.length === 0) {
     for (let i = 0; i < ms.length; i++) if (!(ms[i] >= 0)) throw new Error('a time is missing');
-    return { packed: { ms, refs, ids: list } };
+    return { packed: { ms, refs, ids: list, first: ctx.firstRef(type) } };
   }
   const keys = new Array<string>(ms.length);
   const ids = new Array<string>(ms.length);

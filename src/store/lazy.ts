@@ -101,10 +101,6 @@ export class LazyRecords {
     return JSON.parse(utf8Slice.call(this.arena(ref), off, off + this.lengths[ref])) as object;
   }
 
-  /** Bytes held in the arenas. */
-  get bytesHeld(): number {
-    let n = 0;
-    for (const a of this.arenas) n += a.length;
-    return n;
-  }
+  /** Refs 0…size-1 (the records of the block loaded, held here or not). */
+  get size(): number { return this.lengths.length; }
 }

@@ -33,17 +33,39 @@ const MAX_ISO_MS = 253402300799999;
  * strings; else NaN.
  */
 export function isoMs(key: string): number {
-  if (key.length !== 24 || key.charCodeAt(23) !== 0x5a /* Z */ || key.charCodeAt(10) !== 0x54 /* T */) return NaN;
-  const ms = Date.parse(key);
-  if (!(ms >= 0 && ms <= MAX_ISO_MS)) return NaN;
-  return new Date(ms).toISOString() === key ? ms : NaN;
+  // Read from the characters, without a Date or a string made (compaction runs this on every key).
+  if (key.length !== 24 || key.charCodeAt(4) !== 0x2d || key.charCodeAt(7) !== 0x2d || key.charCodeAt(10) !== 0x54 || key.charCodeAt(13) !== 0x3a
+    || key.charCodeAt(16) !== 0x3a || key.charCodeAt(19) !== 0x2e || key.charCodeAt(23) !== 0x5a) return NaN;
+  const y = digits(key, 0, 4), mo = digits(key, 5, 7), d = digits(key, 8, 10), h = digits(key, 11, 13), mi = digits(key, 14, 16), s = digits(key, 17, 19), ms = digits(key, 20, 23);
+  if (y < 1970 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59 || ms < 0) return NaN;
+  const t = Date.UTC(y, mo - 1, d, h, mi, s, ms);
+  // A day past the month's end (Feb 30) rolls over: not the canonical text of its time.
+  return new Date(Date.UTC(y, mo - 1, d)).getUTCDate() === d && t <= MAX_ISO_MS ? t : NaN;
 }
 
-/** The packed entries of one or more indexes: times (epoch ms) and positions in `ids`, window by window. */
-export interface Packed { readonly ms: Float64Array; readonly refs: Uint32Array; readonly ids: IdList }
+/** The number the decimal digits `key[from, to)` write; -1 when one is not a digit. */
+function digits(key: string, from: number, to: number): number {
+  let v = 0;
+  for (let i = from; i < to; i++) {
+    const d = key.charCodeAt(i) - 0x30;
+    if (d < 0 || d > 9) return -1;
+    v = v * 10 + d;
+  }
+  return v;
+}
 
-/** A copy of an index's entries (compaction's capture): ids, and either the keys or, packed, their times. */
-export type SortedCopy = { ids: string[]; keys: string[]; ms?: undefined } | { ids: string[]; ms: Float64Array; keys?: undefined };
+/**
+ * The packed entries of one or more indexes: times (epoch ms) and positions in `ids`, window by
+ * window; `first` is the ref, in the block they were loaded from, of position 0 (so a position
+ * is also the record's ref there: `first + position`).
+ */
+export interface Packed { readonly ms: Float64Array; readonly refs: Uint32Array; readonly ids: IdList; readonly first: number }
+
+/**
+ * A copy of an index's entries (compaction's capture): the ids and keys; or, packed, the times
+ * and the records' refs in the block they were loaded from (no id string made).
+ */
+export type SortedCopy = { ids: string[]; keys: string[]; ms?: undefined; loaded?: undefined } | { loaded: Uint32Array; ms: Float64Array; ids?: undefined; keys?: undefined };
 
 /** The arrays of an index with no entry of its own yet (shared: a restored index holds none until it changes). */
 const NONE: string[] = [];
@@ -62,9 +84,9 @@ export class SortedIndex {
   copy(): SortedCopy {
     const p = this.p;
     if (p === null) return { keys: this.sortKeys.slice(), ids: this.ids.slice() };
-    const ids = new Array<string>(this.pCount);
-    for (let i = 0; i < this.pCount; i++) ids[i] = p.ids.at(p.refs[this.pStart + i]);
-    return { ids, ms: p.ms.slice(this.pStart, this.pStart + this.pCount) };
+    const loaded = new Uint32Array(this.pCount);
+    for (let i = 0; i < this.pCount; i++) loaded[i] = p.first + p.refs[this.pStart + i];
+    return { loaded, ms: p.ms.slice(this.pStart, this.pStart + this.pCount) };
   }
 
   /**

@@ -131,17 +131,22 @@ export class Table {
     yield* this.map.entries();
   }
 
-  /** Every (id, entry) as compaction captures it: base records not read yet as their lazy refs (nothing parsed). */
-  capture(ids: string[], values: Entry[]): void {
+  /**
+   * Every (id, entry) as compaction captures it — base records not read yet as their lazy refs
+   * (nothing parsed) — and, in `loaded`, each one's ref in the block it was loaded from (-1 for
+   * a record put since).
+   */
+  capture(ids: string[], values: Entry[], loaded: number[]): void {
     const b = this.base;
     if (b !== null) {
       for (let i = 0; i < b.n; i++) {
         if (b.dead[i] === 1) continue;
         ids.push(b.id(i));
         values.push(b.objs?.[i] ?? b.first + i);
+        loaded.push(b.first + i);
       }
     }
-    for (const [id, v] of this.map) { ids.push(id); values.push(v); }
+    for (const [id, v] of this.map) { ids.push(id); values.push(v); loaded.push(-1); }
   }
 }
 
