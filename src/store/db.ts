@@ -68,8 +68,10 @@ export interface RestoreContext {
  *   and returns the function that turns that copy into columns once the records are written,
  *   naming records by ref ({@link SaveContext.ref}; a record compaction dropped has none, -1,
  *   and leaves the state);
- * - `restore(columns, ctx)`: checks the columns and returns the function that installs them
- *   (called only once every state of the block checked out, so a malformed one changes nothing).
+ * - `restore(columns, ctx)`: checks the columns and returns the function that installs them,
+ *   called only when the record type stays unparsed — every state of its listeners checked out —
+ *   and before anything else is installed; a malformed state changes nothing (its type is
+ *   replayed through its listeners instead).
  *
  * `name` identifies the state in the block: unique in a log, and changed (a version suffix)
  * whenever the columns' meaning changes — a block without it falls back to the listener.
@@ -347,7 +349,10 @@ export class Db<R extends RecordMap<R> = Untyped> {
   }
 
   /**
-   * Replays `path` (creating it when missing) and opens it for appending.
+   * Loads `path` (creating it when missing) and opens it for appending: from its snapshot block
+   * when it has a sound one, then the lines after it; else — no block, one found damaged (a
+   * warning in {@link loadInfo}), or `snapshot: 'ignore'` — by a full replay of its lines
+   * (docs/storage.md#recovery, docs/storage.md#snapshots).
    * @throws CorruptLogError for a complete line that fails its check (only an incomplete
    *   last line is a torn write, cut off by the replay).
    */
