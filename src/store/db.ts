@@ -557,11 +557,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
   /** All records of `type` by id (a live view: do not change it); records are parsed as they are read. */
   table<K extends TypeOf<R>>(type: K): ReadonlyMap<string, R[K]> {
     let view = this.views.get(type);
-    if (view === undefined) {
-      let table = this.tables.get(type);
-      if (table === undefined) this.tables.set(type, (table = new Table()));
-      this.views.set(type, (view = new TableView(table)));
-    }
+    if (view === undefined) this.views.set(type, (view = new TableView(() => this.tables.get(type))));
     return view as unknown as ReadonlyMap<string, R[K]>;
   }
 

@@ -117,6 +117,9 @@ export class Table {
     return prev;
   }
 
+  /** Every (id, record), as {@link entries}. */
+  [Symbol.iterator](): Generator<[string, object]> { return this.entries(); }
+
   /** Every id, in iteration order. */
   *keys(): Generator<string> {
     const b = this.base;
@@ -171,15 +174,16 @@ function checkOrder(ids: IdList, perm: Uint32Array): void {
  * are read (a `ReadonlyMap`, live: it sees later changes).
  */
 export class TableView<V> implements ReadonlyMap<string, V> {
-  constructor(private readonly table: Table) {}
-  get size(): number { return this.table.size; }
-  has(id: string): boolean { return this.table.has(id); }
-  get(id: string): V | undefined { return this.table.get(id) as V | undefined; }
-  keys(): MapIterator<string> { return this.table.keys() as MapIterator<string>; }
-  *values(): MapIterator<V> { for (const [, v] of this.table.entries()) yield v as V; }
-  entries(): MapIterator<[string, V]> { return this.table.entries() as MapIterator<[string, V]>; }
+  /** `table()` gives the type's table, or undefined while the type has none (no empty table is made for a read). */
+  constructor(private readonly table: () => Table | undefined) {}
+  get size(): number { return this.table()?.size ?? 0; }
+  has(id: string): boolean { return this.table()?.has(id) ?? false; }
+  get(id: string): V | undefined { return this.table()?.get(id) as V | undefined; }
+  *keys(): MapIterator<string> { const t = this.table(); if (t !== undefined) yield* t.keys(); }
+  *values(): MapIterator<V> { const t = this.table(); if (t !== undefined) for (const [, v] of t.entries()) yield v as V; }
+  *entries(): MapIterator<[string, V]> { const t = this.table(); if (t !== undefined) yield* t.entries() as Generator<[string, V]>; }
   [Symbol.iterator](): MapIterator<[string, V]> { return this.entries(); }
   forEach(fn: (value: V, key: string, map: ReadonlyMap<string, V>) => void, thisArg?: unknown): void {
-    for (const [id, v] of this.table.entries()) fn.call(thisArg, v as V, id, this);
+    for (const [id, v] of this.entries()) fn.call(thisArg, v, id, this);
   }
 }
