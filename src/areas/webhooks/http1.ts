@@ -15,7 +15,7 @@
  */
 import net from 'node:net';
 import tls from 'node:tls';
-import type { ResolvedAddress } from '../../ingest/fetch/addresses.js';
+import { fixedLookup, type ResolvedAddress } from '../../ingest/fetch/addresses.js';
 
 /** The most bytes an answer's status line and headers (and, apart, its chunked trailers) may take. */
 export const MAX_HEAD_BYTES = 16 * 1024;
@@ -324,16 +324,10 @@ function open(t: Target): Connection {
   const host = t.url.hostname.startsWith('[') ? t.url.hostname.slice(1, -1) : t.url.hostname;
   const secure = t.url.protocol === 'https:';
   const port = Number(t.url.port) || (secure ? 443 : 80);
-  const addresses = t.addresses;
-  const lookup = (_h: string, o: { all?: boolean; family?: number | string }, cb: (e: Error | null, a: unknown, f?: number) => void): void => {
-    if (o.all) { cb(null, addresses); return; }
-    const want = o.family === 6 || o.family === 'IPv6' ? 6 : o.family === 4 || o.family === 'IPv4' ? 4 : 0;
-    const a = addresses.find((x) => want === 0 || x.family === want) ?? addresses[0];
-    cb(null, a.address, a.family);
-  };
+  const lookup = fixedLookup(t.addresses);
   const socket = secure
-    ? tls.connect({ host, port, lookup: lookup as net.LookupFunction, servername: net.isIP(host) ? undefined : host, ca: t.ca, ALPNProtocols: ['http/1.1'] })
-    : net.connect({ host, port, lookup: lookup as net.LookupFunction });
+    ? tls.connect({ host, port, lookup: lookup as unknown as net.LookupFunction, servername: net.isIP(host) ? undefined : host, ca: t.ca, ALPNProtocols: ['http/1.1'] })
+    : net.connect({ host, port, lookup: lookup as unknown as net.LookupFunction });
   socket.setNoDelay(true);
   return new Connection(socket);
 }

@@ -123,3 +123,19 @@ export async function resolveReachable(host: string, allowPrivate: boolean): Pro
   if (!allowPrivate && addresses.some((a) => isPrivateAddress(a.address))) return undefined;
   return addresses;
 }
+
+type LookupCallback = (err: Error | null, address: string | readonly ResolvedAddress[], family?: number) => void;
+
+/**
+ * A `lookup` for `net.connect`/`http.request` that answers with already-checked addresses only
+ * (docs/sources.md#fetching; webhook deliveries pin their connections with it too,
+ * docs/api.md#webhook-endpoint-urls): DNS is not asked a second time.
+ */
+export function fixedLookup(addresses: readonly ResolvedAddress[]) {
+  return (_host: string, options: { all?: boolean; family?: number | string }, cb: LookupCallback): void => {
+    if (options.all) return cb(null, addresses);
+    const want = options.family === 6 || options.family === 'IPv6' ? 6 : options.family === 4 || options.family === 'IPv4' ? 4 : 0;
+    const a = addresses.find((x) => want === 0 || x.family === want) ?? addresses[0];
+    cb(null, a.address, a.family);
+  };
+}

@@ -20,7 +20,7 @@ import net from 'node:net';
 import { Writable, type Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
-import { resolveReachable, unreachableMessage, type ResolvedAddress } from './addresses.js';
+import { fixedLookup, resolveReachable, unreachableMessage, type ResolvedAddress } from './addresses.js';
 
 export { isPrivateAddress, unreachableMessage } from './addresses.js';
 
@@ -117,17 +117,6 @@ async function resolveChecked(url: URL, opts: FetchOptions, trusted: Set<string>
   return addresses;
 }
 
-type LookupCallback = (err: Error | null, address: string | Address[], family?: number) => void;
-
-/** A `lookup` for http.request that answers with the already-checked addresses only (webhook deliveries pin their connection with it too). */
-export function fixedLookup(addresses: Address[]) {
-  return (_host: string, options: { all?: boolean; family?: number | string }, cb: LookupCallback): void => {
-    if (options.all) return cb(null, addresses);
-    const want = options.family === 6 || options.family === 'IPv6' ? 6 : options.family === 4 || options.family === 'IPv4' ? 4 : 0;
-    const a = addresses.find((x) => want === 0 || x.family === want) ?? addresses[0];
-    cb(null, a.address, a.family);
-  };
-}
 
 /** One request to the checked addresses; resolves at the response headers. */
 function request(url: URL, addresses: Address[], method: string, headers: Record<string, string>, body: string | Buffer | undefined, signal: AbortSignal): Promise<http.IncomingMessage> {
