@@ -30,6 +30,7 @@ import type { SearchReport } from './search.js';
 import { median, int, ms, secs, mb, mb1, ratio, pct, verdict, log, DISTURBED, paired, quietNote, runLine, summarize, type Run } from './figures.js';
 import { installFastify, pinPlan, type PeerInstall } from './peers.js';
 import { reads } from './reads.js';
+import { startReceiver, type ReceiverStats } from './receiver.js';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -40,6 +41,7 @@ const { values: argv } = parseArgs({
     records: { type: 'string' }, 'log-level': { type: 'string' }, only: { type: 'string' }, quick: { type: 'boolean' },
     keep: { type: 'boolean' }, out: { type: 'string' }, 'read-connections': { type: 'string' }, client: { type: 'string' },
     'cpu-prof': { type: 'string' }, pin: { type: 'string' }, peers: { type: 'string' }, against: { type: 'string' },
+    receiver: { type: 'string' },
   },
 });
 const quick = argv.quick ?? false;
@@ -71,9 +73,12 @@ const opts = {
   pin: argv.pin,
   /** `--peers fastify|none` (default fastify): install fastify 5 outside the project and measure it beside ours in reads and list. */
   peers: argv.peers ?? 'fastify',
+  /** `--receiver raw|http` (default raw): the webhooks scenario's receiver, bench/receiver.ts or bare node:http. */
+  receiver: argv.receiver ?? 'raw',
 };
 if (opts.pin !== undefined && !['on', 'off'].includes(opts.pin)) { console.error('--pin is on or off'); process.exit(2); }
 if (!['fastify', 'none'].includes(opts.peers)) { console.error('--peers is fastify or none'); process.exit(2); }
+if (!['http', 'raw'].includes(opts.receiver)) { console.error('--receiver is raw or http'); process.exit(2); }
 if (!['http', 'raw'].includes(opts.client)) { console.error('--client is http or raw'); process.exit(2); }
 for (const [k, v] of Object.entries(opts)) {
   if (typeof v === 'number' && !(v > 0)) { console.error(`--${k} must be a positive number`); process.exit(2); }
@@ -477,12 +482,20 @@ async function webhooks(c: Ctx): Promise<void> {
   // client takes ~0.4 of the 2 cores, and with an endpoint the receiver needs a share of them
   // too; the cheaper client leaves the cores to the server (both sides of the pair alike).
   const client = argv.client ? opts.client : 'raw';
-  log(`\n## Webhooks (SYNC=always; load generator client: ${client})`);
-  // The receiver: bare node:http in this process, answering 204 to every delivery.
-  let received = 0;
-  const receiver = http.createServer((req, res) => { req.resume(); req.on('end', () => { received++; res.writeHead(204).end(); }); });
-  await new Promise<void>((ok) => receiver.listen(0, '127.0.0.1', ok));
-  const hookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+  log(`\n## Webhooks (SYNC=always; load generator client: ${client}; receiver: ${opts.receiver})`);
+  // The receiver, in this process, answering 204 to every delivery: bench/receiver.ts (raw
+  // node:net, a sample of signatures checked) unless `--receiver http` (bare node:http).
+  let secret: string | null = null;
+  let httpReceived = 0;
+  let receiver: { port: number; stats: ReceiverStats | null; close(): Promise<void> };
+  if (opts.receiver === 'raw') receiver = await startReceiver(() => secret);
+  else {
+    const srv = http.createServer((req, res) => { req.resume(); req.on('end', () => { httpReceived++; res.writeHead(204).end(); }); });
+    await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok));
+    receiver = { port: (srv.address() as { port: number }).port, stats: null, close: () => new Promise<void>((ok) => srv.close(() => ok())) };
+  }
+  const receivedSoFar = (): number => receiver.stats?.received ?? httpReceived;
+  const hookUrl = `http://127.0.0.1:${receiver.port}/hook`;
   const env = { WEBHOOK_ALLOW_PRIVATE: 'true' };
   const hooked = startServer('server, 1 endpoint', copyDir(c.seedDir, join(c.tmp, 'wh-on')), 'always', false, env);
   const plain = startServer('server, no endpoint', copyDir(c.seedDir, join(c.tmp, 'wh-off')), 'always', false, env);
@@ -495,14 +508,16 @@ async function webhooks(c: Ctx): Promise<void> {
   const got: Record<string, Run[]> = {};
   const deliveries: Array<{ rate: number; writes: number; backlog: number; drainS: number }> = [];
   const mainCpu: Record<string, number[]> = {};
-  const endpointId = ((await made.json()) as { webhookEndpoint: { id: string } }).webhookEndpoint.id;
+  const madeBody = (await made.json()) as { webhookEndpoint: { id: string; secret: string } };
+  const endpointId = madeBody.webhookEndpoint.id;
+  secret = madeBody.webhookEndpoint.secret;
   for (let r = 0; r < opts.rounds; r++) {
     for (const [k, p] of (r % 2 === 0 ? [hooked, plain] : [plain, hooked]).entries()) {
       // Deliveries are counted over the measured window, as the writes are (warm-up left out).
-      let before = received;
+      let before = receivedSoFar();
       let main0 = NaN;
       const runs = await abRun(c.load, p, [{ name: 'write', connections: opts.connections, request }], 'write',
-        { client, onMeasuring: () => { before = received; main0 = p.mainThreadCpuSeconds(); } });
+        { client, onMeasuring: () => { before = receivedSoFar(); main0 = p.mainThreadCpuSeconds(); } });
       // The window's length: the deliveries counted since it began include those owed for its
       // writes that arrived just after it (the answer's way back to this process takes a moment).
       const seconds = opts.seconds;
@@ -514,7 +529,7 @@ async function webhooks(c: Ctx): Promise<void> {
       if (p !== hooked) continue;
       // Each PATCH made one conversation.updated event, owed to the endpoint: the pending
       // deliveries left when the load stops are the backlog, then they drain.
-      const rate = (received - before) / seconds;
+      const rate = (receivedSoFar() - before) / seconds;
       const backlog = await pendingDeliveries(hooked, c.auth, endpointId);
       const t1 = performance.now();
       let left = backlog;
@@ -532,14 +547,19 @@ async function webhooks(c: Ctx): Promise<void> {
   // counted in the next one, so "keeps up" allows 5 % and asks that the backlog drains in 5 s.
   const perWrite = median(deliveries.map((d) => d.rate / d.writes));
   const keepsUp = perWrite >= 0.95 && deliveries.every((d) => d.drainS < 5);
-  rows.push({ scenario: `PATCH /api/v1/conversations/{id}, ${opts.connections} conns, SYNC=always, one webhook endpoint subscribed to every event (a local receiver answering 204); ${client} load client`,
+  rows.push({ scenario: `PATCH /api/v1/conversations/{id}, ${opts.connections} conns, SYNC=always, one webhook endpoint subscribed to every event (a local receiver answering 204, ${opts.receiver === 'raw' ? 'bench/receiver.ts' : 'node:http'}); ${client} load client`,
     figure: `${int(on.rps)} writes/s, p50 ${ms(on.p50)}, p99 ${ms(on.p99)}; server peak RSS ${mb(hooked.memory().hwm)}; API thread ${median(mainCpu.on).toFixed(0)} µs of CPU per write (no endpoint: ${median(mainCpu.off).toFixed(0)} µs)`,
     target: '≥ 0.8× without an endpoint', status: `${ratio(ratio_)} of no endpoint${quietNote(got.on, got.off)} ${verdict(ratio_ >= 0.8)}` });
   rows.push({ scenario: '↳ same, no endpoint', figure: `${int(off.rps)} writes/s, p50 ${ms(off.p50)}, p99 ${ms(off.p99)}`, target: 'reference', status: '1.00×' });
   rows.push({ scenario: '↳ deliveries (one per write)', figure: `${int(rate)} deliveries/s during the measured windows (median); owed at the end of a run ${deliveries.map((d) => int(d.backlog)).join(', ')}, all received within ${Math.max(...deliveries.map((d) => d.drainS)).toFixed(2)} s`,
     target: 'deliveries/s ≥ writes/s', status: `${ratio(perWrite)} of the same window's writes ${verdict(keepsUp)}` });
   await Promise.all([hooked.stop(), plain.stop()]);
-  await new Promise((ok) => receiver.close(ok));
+  await receiver.close();
+  const st = receiver.stats;
+  if (st !== null) {
+    detail(`    [webhooks] receiver: ${int(st.received)} deliveries; ${int(st.checked)} signatures checked (one in 64), ${st.badSignatures} wrong; ${st.framingErrors} framing errors`);
+    if (st.badSignatures > 0 || st.framingErrors > 0) notes.push(`The webhooks receiver saw ${st.badSignatures} wrong signatures and ${st.framingErrors} framing errors.`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

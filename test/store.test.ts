@@ -349,6 +349,32 @@ test('compaction runs by itself when dead records outweigh live ones', async () 
   await db.close();
 });
 
+test('compaction writes the text a record of a keepText type was put with, without serializing the record again; other types are serialized', async () => {
+  const file = join(tmp(), 'a.log');
+  const db = await open(file, nodeFs, { compactionSlack: 1_000_000 });
+  db.keepText('event');
+  let serialized = 0;
+  // A record whose serialization is counted: compaction must not call it for a kept text.
+  const counted = (v: Record<string, unknown>) => Object.defineProperty({ ...v }, 'toJSON', { value: () => { serialized++; return v; }, enumerable: false });
+  const tx = db.begin();
+  tx.put('event', 'e1', counted({ id: 'e1', data: { object: { n: 1 } } }), ['{"id":"e1","data":{"object":', '{"n":1}', '}}']);
+  tx.put('event', 'e2', counted({ id: 'e2', n: 2 }), '{"id":"e2","n":2}');
+  tx.put('event', 'e3', counted({ id: 'e3', n: 3 })); // no text given: serialized
+  tx.put('other', 'o1', counted({ id: 'o1' }), '{"id":"o1"}'); // a type without keepText: serialized
+  await db.commit(tx);
+  serialized = 0;
+  await db.compact();
+  assert.equal(serialized, 2);
+  await db.close();
+  const db2 = await open(file);
+  assert.deepEqual(db2.get('event', 'e1'), { id: 'e1', data: { object: { n: 1 } } });
+  assert.deepEqual(db2.get('event', 'e2'), { id: 'e2', n: 2 });
+  assert.deepEqual(db2.get('event', 'e3'), { id: 'e3', n: 3 });
+  assert.deepEqual(db2.get('other', 'o1'), { id: 'o1' });
+  assert.equal(db2.loadInfo.snapshot, true);
+  await db2.close();
+});
+
 test('compaction waits for a transaction that is open (not yet committed): its capture point comes once it is aborted, and leaves its changes out', async () => {
   const file = join(tmp(), 'a.log');
   const db = await open(file, nodeFs, { compactionSlack: 1_000_000 });

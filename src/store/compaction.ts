@@ -9,7 +9,7 @@
  */
 import { dirname, join } from 'node:path';
 import { promises as fsp } from 'node:fs';
-import { LINE_BYTES, encodeLine } from './log.js';
+import { LINE_BYTES, encodeLine, jsonBytes, type JsonText } from './log.js';
 import { endJson, headJson, jsonSlices, packNumbers, writeCrc, type Columns } from './snapshot.js';
 import type { LazyRecords } from './lazy.js';
 import type { Entry } from './table.js';
@@ -42,6 +42,11 @@ export interface Capture {
   /** Per table, parallel: ids, entries, and each record's ref in the block the log was loaded from (-1: put since). */
   tables: Array<{ type: string; ids: string[]; values: Entry[]; loaded: number[] }>;
   states: CapturedState[];
+  /**
+   * The JSON text a record was put with, when its type keeps it (`Db.keepText`): written as it
+   * is instead of serializing the record again (docs/storage.md#compaction).
+   */
+  textOf?: (rec: object) => JsonText | undefined;
 }
 
 /** Where the written file is: open (`fd`, for appending at `size`) under its temp name. */
@@ -164,8 +169,8 @@ export async function writeCompacted(
         if (keeps && !retained(type, typeof v === 'number' ? lazy!.peek(v) : v)) continue;
         const head = `["p",${typeJson},${JSON.stringify(id)},`;
         const headBytes = Buffer.byteLength(head, 'utf8');
-        const text = typeof v === 'number' ? null : JSON.stringify(v);
-        const valueBytes = text === null ? lazy!.length(v as number) : Buffer.byteLength(text, 'utf8');
+        const text = typeof v === 'number' ? null : (capture.textOf?.(v) ?? JSON.stringify(v));
+        const valueBytes = text === null ? lazy!.length(v as number) : jsonBytes(text);
         const opBytes = headBytes + valueBytes + 1;
         // `<crc> [` + ops joined by `,` + `]\n`
         if (lineOps > 0 && lineBytesSoFar + 1 + opBytes + 2 > lineBytes) closeLine();
@@ -183,7 +188,7 @@ export async function writeCompacted(
         out.room(opBytes);
         out.pos += out.buf.write(head, out.pos, 'utf8');
         const at = out.offset;
-        if (text === null) { out.buf.set(lazy!.bytes(v as number), out.pos); out.pos += valueBytes; } else out.pos += out.buf.write(text, out.pos, 'utf8');
+        if (text === null) { out.buf.set(lazy!.bytes(v as number), out.pos); out.pos += valueBytes; } else writeText(out, text);
         out.buf[out.pos++] = 0x5d; // ]
         lineBytesSoFar += opBytes;
         lineOps++;
@@ -288,6 +293,15 @@ export async function writeCompacted(
   } catch (err) {
     await discard(fs, fd, tmp);
     throw err;
+  }
+}
+
+/** Writes `text` at the output's position (room for its bytes was made). */
+function writeText(out: Out, text: JsonText): void {
+  if (typeof text === 'string') { out.pos += out.buf.write(text, out.pos, 'utf8'); return; }
+  for (const piece of text instanceof Uint8Array ? [text] : text) {
+    if (typeof piece === 'string') out.pos += out.buf.write(piece, out.pos, 'utf8');
+    else { out.buf.set(piece, out.pos); out.pos += piece.byteLength; }
   }
 }
 

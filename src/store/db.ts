@@ -268,7 +268,7 @@ export class Tx<R extends RecordMap<R> = Untyped> {
     this.db.opened(this);
     const prev = this.db.set(type, id, value, prepared);
     this.undo.push([type, id, prev, this.db.nextSeq()]);
-    if (json !== undefined) (this.raw ??= [])[this.ops.length] = json;
+    if (json !== undefined) { (this.raw ??= [])[this.ops.length] = json; this.db.putText(type, value, json); }
     this.ops.push(['p', type, id, value]);
     this.db.derived(this, type, id, prev, value);
   }
@@ -509,6 +509,20 @@ export class Db<R extends RecordMap<R> = Untyped> {
     push(this.onPut, type, { derive: (tx, id, prev, next) => { if (next === undefined && prev !== undefined) derive(tx, id, prev as R[K]); } });
   }
 
+  /**
+   * Keeps, for each record of `type` put with its JSON text (the `json` of {@link Tx.put}), that
+   * text beside the record for as long as the record lives, so that compaction writes it as it
+   * is rather than serializing the record again (docs/storage.md#compaction). For types whose
+   * text is built from pieces held anyway (an event around its resource's cached view): the
+   * pieces are shared, not copied. Records loaded or put without text are serialized as before.
+   */
+  keepText(type: TypeOf<R>): void { this.textTypes.add(type); }
+  private readonly textTypes = new Set<string>();
+  /** The texts kept by {@link keepText}, by record. */
+  private readonly texts = new WeakMap<object, JsonText>();
+  /** @internal {@link Tx.put}'s: remembers `json` as `value`'s text when its type keeps it. */
+  putText(type: string, value: object, json: JsonText): void { if (this.textTypes.has(type)) this.texts.set(value, json); }
+
   /** Compaction keeps a record of `type` only when every `keep` of its type says so (e.g. drops expired idempotency records). */
   retain<K extends TypeOf<R>>(type: K, keep: (rec: R[K]) => boolean): void {
     push(this.keep, type, keep as (rec: object) => boolean);
@@ -716,7 +730,8 @@ export class Db<R extends RecordMap<R> = Untyped> {
     for (const list of this.persisted.values()) {
       for (const p of list) if (p !== undefined && p !== STATELESS) states.push({ name: p.name, save: p.capture() });
     }
-    return { tables, states };
+    const texts = this.texts;
+    return { tables, states, textOf: this.textTypes.size === 0 ? undefined : (rec) => texts.get(rec) };
   }
 
   private async runCompaction(): Promise<void> {

@@ -133,6 +133,9 @@ export function attachEvents(ws: Workspace, db: Db<EventRecords & ConversationRe
   db.derive('source', change('source', sourceView));
   db.deriveOnDelete('source', (tx, _id, prev) => emit(tx, 'source.deleted', { ...sourceView(prev), deleted: true }));
   db.retain('event', (e) => Date.parse(e.createdAt) >= now() - EVENT_RETENTION_MS);
+  // An event's text is made of pieces kept anyway (its view text is cached with it, above):
+  // compaction writes them rather than serializing every event again.
+  db.keepText('event');
   return state;
 }
 

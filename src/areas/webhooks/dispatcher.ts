@@ -163,6 +163,9 @@ export class WebhookDispatcher {
 
   private startDue(): void {
     const now = this.opts.clock.now();
+    // Due times are canonical ISO strings, which order as the instants do: compared as text, no
+    // Date.parse per delivery walked (attempts in flight stay in the index until settled).
+    const nowIso = iso(now);
     const overall = HANDOFF_FACTOR * this.opts.config.webhookConcurrency;
     const perEndpoint = HANDOFF_FACTOR * this.opts.config.webhookConcurrencyPerEndpoint;
     let next = Infinity;
@@ -173,8 +176,8 @@ export class WebhookDispatcher {
         const ready: DeliveryRec[] = [];
         let free = perEndpoint - (this.perEndpoint.get(endpointId) ?? 0);
         for (const at of due.asc()) {
-          const dueAt = Date.parse(due.sortKeyAt(at));
-          if (dueAt > now) { next = Math.min(next, dueAt); break; }
+          const dueAt = due.sortKeyAt(at);
+          if (dueAt > nowIso) { next = Math.min(next, Date.parse(dueAt)); break; }
           if (free <= 0) break;
           const id = due.idAt(at);
           if (this.running.has(id) || ws.webhooks.isUnconfirmed(id)) continue;
