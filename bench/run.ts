@@ -13,7 +13,8 @@
  * log size, default 1,000,000), --log-level L (server LOG_LEVEL, default info),
  * --only reads,list,writes,webhooks,sources,startup,search, --quick (1 s runs, 1 round, 100,000 records,
  * a 200,000-chunk search index: a smoke test), --keep (keep the temp dir), --out FILE (default
- * bench/results.md), --pin on|off (reads and list: servers on CPU 0, the load generator on
+ * bench/results.md), --against DIR (another build beside ours in reads, list and writes), --receiver raw|http
+ * (the webhooks receiver), --pin on|off (reads and list: servers on CPU 0, the load generator on
  * CPU 1; on by default with taskset and ≥ 2 cores), --peers fastify|none (default fastify:
  * installed outside the project by bench/peers.ts). The reads scenario is bench/reads.ts.
  */
@@ -66,7 +67,8 @@ const opts = {
   /**
    * `--against DIR`: another build of this server (a checkout with `dist/` built, e.g. a git
    * worktree of the commit before a change) runs beside ours in the reads and list rounds,
-   * alternating: the old/new comparison a change to the read path is kept or dropped by.
+   * alternating: the old/new comparison a change to the read path is kept or dropped by; and in
+   * the writes rounds (SYNC=always, on a seed its own CLI made from the same import file).
    */
   against: argv.against,
   /** `--pin on|off` (default: on when taskset exists and there are ≥ 2 cores): servers on CPU 0, the load generator on CPU 1 in reads and list. */
@@ -360,13 +362,14 @@ async function main(): Promise<void> {
     const baseDir = join(tmp, 'base');
     const { workspaceId, key } = makeBase(baseDir);
     const seedDir = copyDir(baseDir, join(tmp, 'seed'));
-    const imported = importFile(seedDir, workspaceId, writeImportFile(tmp, 10_000, 10_000));
+    const importJson = writeImportFile(tmp, 10_000, 10_000);
+    const imported = importFile(seedDir, workspaceId, importJson);
     const ids = liveIds(join(seedDir, 'workspaces', `${workspaceId}.log`));
     const issueIds = [...(ids.get('issue') ?? [])];
     const convIds = [...(ids.get('conversation') ?? [])];
     log(`seeded ${JSON.stringify(imported)} in ${secs((performance.now() - t) / 1000)}`);
     const auth = { authorization: `Bearer ${key}` };
-    const ctx: Ctx = { tmp, baseDir, seedDir, workspaceId, key, auth, issueIds, convIds, load };
+    const ctx: Ctx = { tmp, baseDir, seedDir, workspaceId, key, auth, issueIds, convIds, load, importJson, cliJs: join(app, 'dist', 'cli.js') };
 
     if (readsOn) {
       await reads(ctx, {
@@ -420,6 +423,8 @@ async function main(): Promise<void> {
 export interface Ctx {
   tmp: string; baseDir: string; seedDir: string; workspaceId: string; key: string;
   auth: Record<string, string>; issueIds: string[]; convIds: string[]; load: LoadClient;
+  /** The seed's import file, and the CLI of the build measured. */
+  importJson: string; cliJs: string;
 }
 
 function detail(s: string): void { details.push(s.trimStart()); log(s); }
@@ -427,25 +432,46 @@ function detail(s: string): void { details.push(s.trimStart()); log(s); }
 // ---------------------------------------------------------------------------------------------
 // Writes: PATCH /api/v1/conversations/{id} and POST …/messages, SYNC=always vs SYNC=none
 
+/**
+ * With `--against DIR`: the other build's own seed — the same import file through its own CLI
+ * (its log format: a build from before frames cannot read ours, while ours reads its) — and its
+ * workspace's key and conversation ids.
+ */
+function seedOther(c: Ctx, dir: string): { seedDir: string; auth: Record<string, string>; convIds: string[] } {
+  useCli(join(dir, 'dist', 'cli.js'));
+  try {
+    const seedDir = join(c.tmp, 'seed-against');
+    const { workspaceId, key } = makeBase(seedDir);
+    importFile(seedDir, workspaceId, c.importJson);
+    const convIds = [...(liveIds(join(seedDir, 'workspaces', `${workspaceId}.log`)).get('conversation') ?? [])];
+    return { seedDir, auth: { authorization: `Bearer ${key}` }, convIds };
+  } finally { useCli(c.cliJs); }
+}
+
 async function writes(c: Ctx): Promise<void> {
-  log('\n## Writes');
+  log(`\n## Writes${opts.against ? ` (and the other build, --against ${opts.against}, SYNC=always)` : ''}`);
   const always = startServer('server SYNC=always', copyDir(c.seedDir, join(c.tmp, 'w-always')), 'always');
   const none = startServer('server SYNC=none', copyDir(c.seedDir, join(c.tmp, 'w-none')), 'none');
-  await Promise.all([always.ready(), none.ready()]);
-  const targets = [{ label: 'SYNC=always', p: always }, { label: 'SYNC=none', p: none }];
+  const other = opts.against === undefined ? undefined : seedOther(c, opts.against);
+  const old = other && startServer('other build SYNC=always', copyDir(other.seedDir, join(c.tmp, 'w-against')), 'always', false, {}, join(opts.against!, 'dist', 'server.js'));
+  await Promise.all([always.ready(), none.ready(), old?.ready()]);
+  const targets: Array<{ label: string; p: Proc; auth: Record<string, string>; convIds: string[] }> = [
+    { label: 'SYNC=always', p: always, auth: c.auth, convIds: c.convIds }, { label: 'SYNC=none', p: none, auth: c.auth, convIds: c.convIds },
+    ...(old && other ? [{ label: 'other build', p: old, ...other }] : []),
+  ];
   const scenarios = [
-    { name: 'PATCH /api/v1/conversations/{id}', short: 'PATCH', request: { method: 'PATCH' as const, paths: c.convIds.map((id) => `/api/v1/conversations/${id}`), headers: c.auth, body: 'patchSubject' as const } },
-    { name: 'POST /api/v1/conversations/{id}/messages', short: 'POST message', request: { method: 'POST' as const, paths: c.convIds.map((id) => `/api/v1/conversations/${id}/messages`), headers: c.auth, body: 'message' as const } },
+    { name: 'PATCH /api/v1/conversations/{id}', short: 'PATCH', request: (t: { auth: Record<string, string>; convIds: string[] }) => ({ method: 'PATCH' as const, paths: t.convIds.map((id) => `/api/v1/conversations/${id}`), headers: t.auth, body: 'patchSubject' as const }) },
+    { name: 'POST /api/v1/conversations/{id}/messages', short: 'POST message', request: (t: { auth: Record<string, string>; convIds: string[] }) => ({ method: 'POST' as const, paths: t.convIds.map((id) => `/api/v1/conversations/${id}/messages`), headers: t.auth, body: 'message' as const }) },
   ];
   for (const sc of scenarios) {
     log(`  ${sc.name}, random over ${c.convIds.length} conversations, ${opts.connections} connections`);
     const got: Record<string, Run[]> = {};
     for (let r = 0; r < opts.rounds; r++) {
       for (let k = 0; k < targets.length; k++) {
-        const { label, p } = targets[(k + r) % targets.length];
-        const runs = await abRun(c.load, p, [{ name: 'write', connections: opts.connections, request: sc.request }], 'write');
-        (got[label] ??= []).push(runs.write);
-        detail(runLine(`[${sc.short}] round ${r + 1} ${label}`, runs.write));
+        const t = targets[(k + r) % targets.length];
+        const runs = await abRun(c.load, t.p, [{ name: 'write', connections: opts.connections, request: sc.request(t) }], 'write');
+        (got[t.label] ??= []).push(runs.write);
+        detail(runLine(`[${sc.short}] round ${r + 1} ${t.label}`, runs.write));
       }
     }
     const a = summarize(got['SYNC=always']);
@@ -455,8 +481,14 @@ async function writes(c: Ctx): Promise<void> {
     rows.push({ scenario: `${sc.name}, ${opts.connections} conns, SYNC=always`, figure: `${int(a.rps)} writes/s, p50 ${ms(a.p50)}, p99 ${ms(a.p99)}; server peak RSS ${mb(always.memory().hwm)}`,
       target: '≥ 0.8× SYNC=none and ≥ 10,000 writes/s', status: `${ratio(ab)} of SYNC=none${quietNote(got['SYNC=always'], got['SYNC=none'])} ${verdict(ok)}` });
     rows.push({ scenario: `↳ same, SYNC=none`, figure: `${int(n.rps)} writes/s, p50 ${ms(n.p50)}, p99 ${ms(n.p99)}; server peak RSS ${mb(none.memory().hwm)}`, target: 'reference', status: '1.00×' });
+    if (old) {
+      const o = summarize(got['other build']);
+      const vs = paired(got['SYNC=always'], got['other build']);
+      rows.push({ scenario: `↳ the other build (--against ${opts.against}), SYNC=always, its own seed of the same import`, figure: `${int(o.rps)} writes/s, p50 ${ms(o.p50)}, p99 ${ms(o.p99)}; server peak RSS ${mb(old.memory().hwm)}`,
+        target: 'ours ≥ 0.95× of it', status: `ours ${ratio(vs)} of it${quietNote(got['SYNC=always'], got['other build'])} ${verdict(vs >= 0.95)}` });
+    }
   }
-  await Promise.all([always.stop(), none.stop()]);
+  await Promise.all([always.stop(), none.stop(), old?.stop()]);
 }
 
 /** The pending deliveries of endpoint `id` on `p`, counted over at most `pages` pages of 100 (so ≥ 100 × pages means "at least"). */
