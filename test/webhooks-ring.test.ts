@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { ByteRing } from '../src/areas/webhooks/ring.js';
 import { decodeOutcome, decodeTask, encodeOutcome, encodeTask } from '../src/areas/webhooks/sender.js';
 import { mulberry32 } from './helpers/prng.js';
+import { deliveryRecJson, type DeliveryRec } from '../src/areas/webhooks/model.js';
 
 test('records come out whole and in order through thousands of wraps of a 256-byte ring, a full ring refusing until read', () => {
   const mem = ByteRing.memory(256);
@@ -81,4 +82,21 @@ test('attempts, drops and outcomes round-trip through their records', () => {
   for (const o of outcomes) assert.deepEqual(decodeOutcome(roundTrip(encodeOutcome(9, o))), { n: 9, outcome: o });
   // A tab in a Retry-After value (allowed in a header value) is a space in the record.
   assert.equal(decodeOutcome(roundTrip(encodeOutcome(1, { ok: false, status: 503, error: 'x', durationMs: 0, retryAfter: '1\t2' }))).outcome.retryAfter, '1 2');
+});
+
+test('a delivery record\'s text (deliveryRecJson) is JSON.stringify of the record, for every status and for errors with quotes, controls, U+2028 and astral characters', () => {
+  const base: DeliveryRec = {
+    id: '0197b5e5-3a01-7b22-9d10-4e5f6a7b8c91', endpointId: '0197b5e5-3a01-7b22-9d10-4e5f6a7b8c92', eventId: '0197b5e2-6a10-7f02-8b44-51d9e0a7c3b4',
+    eventType: 'conversation.updated', attempt: 0, status: 'pending', responseStatus: null, error: null, durationMs: null,
+    createdAt: '2026-11-24T09:00:00.000Z', nextAttemptAt: '2026-11-24T09:00:00.000Z',
+  };
+  const cases: DeliveryRec[] = [
+    base,
+    { ...base, attempt: 1, status: 'succeeded', responseStatus: 204, durationMs: 3, nextAttemptAt: null },
+    { ...base, attempt: 3, status: 'pending', responseStatus: 503, error: 'the endpoint answered HTTP 503 "busy"\n\u2028\u0001 😀 \\', durationMs: 0, nextAttemptAt: '2026-11-24T09:05:00.312Z' },
+    { ...base, attempt: 10, status: 'failed', responseStatus: null, error: 'could not connect to the endpoint: ECONNREFUSED', durationMs: 1234, nextAttemptAt: null },
+    // A field that is not an id-like string (never made by the area) is still quoted right.
+    { ...base, id: 'a"b\\c', eventType: 'issue.created' },
+  ];
+  for (const d of cases) assert.equal(deliveryRecJson(d), JSON.stringify(d));
 });

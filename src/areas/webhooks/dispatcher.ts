@@ -19,7 +19,7 @@ import { SecretError, type SecretBox } from '../../core/secrets.js';
 import type { Store } from '../../store/store.js';
 import type { Workspace } from '../../domain/workspace.js';
 import { eventViewJson } from '../events/events.js';
-import { DISABLE_AFTER_FAILED_DELIVERIES, DISABLE_AFTER_MS, secretContext, type DeliveryRec, type WebhookEndpointRec } from './model.js';
+import { DISABLE_AFTER_FAILED_DELIVERIES, DISABLE_AFTER_MS, deliveryRecJson, secretContext, type DeliveryRec, type WebhookEndpointRec } from './model.js';
 import { retryAfterAt, type AttemptOutcome } from './send.js';
 import { WorkerSender } from './sender.js';
 import { DISABLED_ERROR, putDisabled } from './endpoints.js';
@@ -284,18 +284,18 @@ export class WebhookDispatcher {
       responseStatus: outcome.status, error: outcome.error, durationMs: outcome.durationMs, nextAttemptAt: at === null ? null : iso(at),
     };
     const batch = this.batchOf(ws);
-    batch.tx.put('webhook_delivery', next.id, next);
+    batch.tx.put('webhook_delivery', next.id, next, deliveryRecJson(next));
     const endpoint = ws.get('webhook_endpoint', cur.endpointId);
     if (endpoint !== undefined && outcome.error !== DISABLED_ERROR) this.recordOutcome(ws, batch.tx, endpoint, next, gone, now);
-    const fields = { workspaceId: ws.id, endpointId: cur.endpointId, deliveryId: cur.id, eventId: cur.eventId, attempt, status: next.status, responseStatus: outcome.status, error: outcome.error };
+    const fields = () => ({ workspaceId: ws.id, endpointId: cur.endpointId, deliveryId: cur.id, eventId: cur.eventId, attempt, status: next.status, responseStatus: outcome.status, error: outcome.error });
     try {
       await batch.committed;
-      this.holdUntil.delete(cur.id);
-      if (outcome.ok) this.opts.logger.debug('webhook delivered', fields);
-      else this.opts.logger.info('webhook delivery attempt failed', fields);
+      if (this.holdUntil.size > 0) this.holdUntil.delete(cur.id);
+      if (!outcome.ok) this.opts.logger.info('webhook delivery attempt failed', fields());
+      else if (this.opts.logger.enabled('debug')) this.opts.logger.debug('webhook delivered', fields());
     } catch (e) {
       this.holdUntil.set(cur.id, now + WRITE_RETRY_MS);
-      this.opts.logger.warn('could not write a webhook delivery outcome; the attempt will be made again', { ...fields, writeError: (e as Error).message });
+      this.opts.logger.warn('could not write a webhook delivery outcome; the attempt will be made again', { ...fields(), writeError: (e as Error).message });
     }
   }
 

@@ -70,6 +70,20 @@ export interface DeliveryRec {
   nextAttemptAt: string | null;
 }
 
+/** A string as JSON: quoted as it is when it holds only characters JSON never escapes (ids, times, enum values). */
+const quote = (v: string): string => (/^[\w.:-]*$/.test(v) ? `"${v}"` : JSON.stringify(v));
+
+/**
+ * The JSON text of a delivery record, the same text as `JSON.stringify(d)` for a record whose
+ * keys are in {@link DeliveryRec}'s order (every record made by this area is), built without
+ * walking the object: a delivery is written twice per event and endpoint (pending, then its
+ * outcome), so its text goes with the put (docs/storage.md#transactions).
+ */
+export function deliveryRecJson(d: DeliveryRec): string {
+  const num = (n: number | null): string => (n === null ? 'null' : String(n));
+  return `{"id":${quote(d.id)},"endpointId":${quote(d.endpointId)},"eventId":${quote(d.eventId)},"eventType":${quote(d.eventType)},"attempt":${num(d.attempt)},"status":${quote(d.status)},"responseStatus":${num(d.responseStatus)},"error":${d.error === null ? 'null' : JSON.stringify(d.error)},"durationMs":${num(d.durationMs)},"createdAt":${quote(d.createdAt)},"nextAttemptAt":${d.nextAttemptAt === null ? 'null' : quote(d.nextAttemptAt)}}`;
+}
+
 /** The record types of the webhooks area. */
 export interface WebhookRecords { webhook_endpoint: WebhookEndpointRec; webhook_delivery: DeliveryRec }
 

@@ -15,7 +15,7 @@ import { SortedIndex } from '../../store/sorted.js';
 import { orderBy, attachIndexes, persistSortedMap } from '../../store/indexes.js';
 import { STATELESS, type Columns, type Persist } from '../../store/db.js';
 import type { EventRecords } from '../events/events.js';
-import { DELIVERY_RETENTION_MS, subscribes, type DeliveryRec, type WebhookRecords } from './model.js';
+import { DELIVERY_RETENTION_MS, deliveryRecJson, subscribes, type DeliveryRec, type WebhookEndpointRec, type WebhookRecords } from './model.js';
 
 /** The webhooks area's indexes of one workspace, and which deliveries may be sent yet. */
 export class WebhookState {
@@ -128,15 +128,23 @@ export class WebhookState {
  */
 export function attachWebhooks(db: Db<WebhookRecords & EventRecords>, now: () => number): WebhookState {
   const state = new WebhookState(db);
+  // The enabled endpoints, in creation order, as of the last endpoint change (every event walks
+  // them; a change of any endpoint, undone ones included, makes the list again on next use).
+  let enabled: WebhookEndpointRec[] | null = null;
+  db.on('webhook_endpoint', () => { enabled = null; }, STATELESS);
   db.derive('event', (tx: Tx<WebhookRecords & EventRecords>, eventId, prev, e) => {
     if (prev !== undefined || tx.bulk) return;
-    for (const endpoint of db.table('webhook_endpoint').values()) {
-      if (!endpoint.enabled || !subscribes(endpoint, e.type)) continue;
+    enabled ??= [...db.table('webhook_endpoint').values()].filter((x) => x.enabled);
+    if (enabled.length === 0) return;
+    let at = NaN;
+    for (const endpoint of enabled) {
+      if (!subscribes(endpoint, e.type)) continue;
+      if (Number.isNaN(at)) at = Date.parse(e.createdAt);
       const d: DeliveryRec = {
-        id: newId(Date.parse(e.createdAt)), endpointId: endpoint.id, eventId, eventType: e.type, attempt: 0, status: 'pending',
+        id: newId(at), endpointId: endpoint.id, eventId, eventType: e.type, attempt: 0, status: 'pending',
         responseStatus: null, error: null, durationMs: null, createdAt: e.createdAt, nextAttemptAt: e.createdAt,
       };
-      tx.put('webhook_delivery', d.id, d);
+      tx.put('webhook_delivery', d.id, d, deliveryRecJson(d));
       state.made(tx, d.id);
     }
   });
