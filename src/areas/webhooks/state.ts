@@ -141,6 +141,9 @@ export function attachWebhooks(db: Db<WebhookRecords & EventRecords>, now: () =>
     }
   });
   db.retain('webhook_delivery', (d) => d.status === 'pending' || Date.parse(d.createdAt) >= now() - DELIVERY_RETENTION_MS);
+  // A settled delivery changes no more: held as bytes once on disk (docs/storage.md#memory). A
+  // pending one, which the dispatcher reads and updates, stays an object.
+  db.holdAsBytes('webhook_delivery', (d) => d.status !== 'pending');
   return state;
 }
 
