@@ -121,9 +121,10 @@ class Out {
  * rewritten with the block's offset. A record whose type's `retained` says no is left out (and
  * out of every state: {@link SaveContext.ref} gives -1 for it), and told to `capture.dropped`.
  * Records held as bytes — refs of the loaded block's `lazy` records, or of the `cold` arena
- * (docs/storage.md#memory) — are copied from their bytes, never parsed, unless their type has
- * retention rules (`hasRetention`); the others are serialized (and their text offered to the
- * table's `hold`). The refs read must stay valid meanwhile (the caller pins `cold`).
+ * (docs/storage.md#memory) — are copied from their bytes, never parsed: a type with retention
+ * rules (`hasRetention`) asks the type's `retainedText` (null: it has none) first, and parses a
+ * record only when its text does not tell (or when it is dropped, for `capture.dropped`); the others are serialized (and their
+ * text offered to the table's `hold`). The refs read must stay valid meanwhile (the caller pins `cold`).
  * Yields to the event loop between writes.
  * @returns the open file, its size and how many records it holds.
  * @throws fs errors (the temp file is removed first).
@@ -135,6 +136,7 @@ export async function writeCompacted(
   cold: ByteArena | null,
   retained: (type: string, rec: object) => boolean,
   hasRetention: (type: string) => boolean,
+  retainedText: (type: string) => ((json: string) => boolean | undefined) | null,
   fs: StoreFs,
   tmpName: string,
   lineBytes: number = LINE_BYTES,
@@ -177,13 +179,19 @@ export async function writeCompacted(
       runs.push(run);
       const typeJson = JSON.stringify(type);
       const keeps = hasRetention(type);
+      const byText = keeps ? retainedText(type) : null;
       for (let i = 0; i < ids.length; i++) {
         const from = held[i];
         const ref = refs[i];
         const obj = from === HELD_OBJECT ? objs[i]! : undefined;
         if (keeps) {
-          const rec = obj ?? (from === HELD_BLOCK ? lazy!.peek(ref) : cold!.parse(ref));
-          if (!retained(type, rec)) { capture.dropped?.(ti, i, rec); continue; }
+          let rec = obj;
+          let keep = obj === undefined && byText !== null ? byText(from === HELD_BLOCK ? lazy!.text(ref) : cold!.text(ref)) : undefined;
+          if (keep === undefined) keep = retained(type, (rec ??= from === HELD_BLOCK ? lazy!.peek(ref) : cold!.parse(ref)));
+          if (!keep) {
+            capture.dropped?.(ti, i, rec ?? (from === HELD_BLOCK ? lazy!.peek(ref) : cold!.parse(ref)));
+            continue;
+          }
         }
         const id = ids[i];
         const head = `["p",${typeJson},${JSON.stringify(id)},`;

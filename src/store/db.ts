@@ -473,14 +473,27 @@ export class Db<R extends RecordMap<R> = Untyped> {
       const typeAt = (ref: number) => { let t = 0; while (ref >= runs[t].from + runs[t].count) t++; return t; };
       let lazyCount = 0;
       for (let t = 0; t < runs.length; t++) if (lazyType[t]) lazyCount += runs[t].count;
-      const lazy = new LazyRecords(block.lengths, lazyCount === n ? () => true : (ref) => lazyType[typeAt(ref)]);
+      // The unparsed records of a type held as bytes go to the arena (docs/storage.md#memory),
+      // where an overwrite, a delete or a drop frees them; the others to the block's buffers.
+      const arena = this.arena;
+      const coldRefs = runs.map((r, t) => (lazyType[t] && this.coldTypes.has(block.types[t]) ? new Uint32Array(r.count) : null));
+      const inBlock = (t: number) => lazyType[t] && coldRefs[t] === null;
+      const lazy = new LazyRecords(block.lengths, coldRefs.every((c, t) => c === null && lazyType[t]) ? () => true : (ref) => inBlock(typeAt(ref)));
+      const filled = new Array<number>(runs.length).fill(0);
+      /** Frees what the arena took, when the block is not used after all. */
+      const unused = (reason: string | null) => {
+        for (let t = 0; t < runs.length; t++) for (let i = 0; i < filled[t]; i++) arena!.free(coldRefs[t]![i]);
+        return { reason };
+      };
       const parsed: Array<[number, number, object]> = [];
       let bad: string | null = null;
       const walked = walkPuts(path, fd, block, (rec, t, buf, start, end) => {
+        const cold = coldRefs[t];
+        if (cold !== null) { cold[rec - runs[t].from] = arena!.add(new Uint8Array(buf.buffer, buf.byteOffset + start, end - start)); filled[t]++; return; }
         if (lazyType[t]) { lazy.add(rec, buf, start, end); return; }
         try { parsed.push([rec, t, JSON.parse(buf.toString('utf8', start, end)) as object]); } catch { bad ??= `snapshot record ${rec} does not parse`; }
       });
-      if (walked !== null || bad !== null) return { reason: walked ?? bad };
+      if (walked !== null || bad !== null) return unused(walked ?? bad);
       // Tables, checked before anything is installed.
       const tables = new Map<string, Table>();
       for (let t = 0; t < runs.length; t++) {
@@ -488,9 +501,9 @@ export class Db<R extends RecordMap<R> = Untyped> {
         tables.set(block.types[t], table);
         if (!lazyType[t]) continue;
         try {
-          table.setBase(runs[t].ids, perms.get(t)!, runs[t].from, lazy);
+          table.setBase(runs[t].ids, perms.get(t)!, runs[t].from, lazy, coldRefs[t] ?? undefined);
         } catch (e) {
-          return { reason: `the snapshot block's records of ${block.types[t]}: ${(e as Error).message}` };
+          return unused(`the snapshot block's records of ${block.types[t]}: ${(e as Error).message}`);
         }
       }
       // Install: tables first, so that restored states and replayed listeners see every record.
@@ -593,10 +606,19 @@ export class Db<R extends RecordMap<R> = Untyped> {
     return when !== undefined && (when === null || when(rec));
   }
 
-  /** Compaction keeps a record of `type` only when every `keep` of its type says so (e.g. drops expired idempotency records). */
-  retain<K extends TypeOf<R>>(type: K, keep: (rec: R[K]) => boolean): void {
+  /**
+   * Compaction keeps a record of `type` only when every `keep` of its type says so (e.g. drops
+   * expired idempotency records; docs/storage.md#compaction). `keepText`, when given, answers
+   * the same question from the record's JSON text, for a record held as bytes (docs/storage.md#memory),
+   * without parsing it: true or false, or undefined when the text does not tell (`keep` then
+   * gets the record, parsed). It must never answer otherwise than `keep` would.
+   */
+  retain<K extends TypeOf<R>>(type: K, keep: (rec: R[K]) => boolean, keepText?: (json: string) => boolean | undefined): void {
     push(this.keep, type, keep as (rec: object) => boolean);
+    push(this.keepText, type, keepText);
   }
+  /** Per type, parallel to {@link keep}: each rule's answer from a text, when it has one. */
+  private readonly keepText = new Map<string, Array<((json: string) => boolean | undefined) | undefined>>();
 
   /**
    * Calls `fn` with each transaction once its line is on disk (after {@link commit}'s write
@@ -666,6 +688,25 @@ export class Db<R extends RecordMap<R> = Untyped> {
   private retained(type: string, rec: object): boolean {
     const fns = this.keep.get(type);
     return fns === undefined || fns.every((f) => f(rec));
+  }
+
+  /**
+   * Whether compaction keeps a record of `type` from its JSON text alone (undefined: a rule
+   * cannot tell), or null when a rule of `type` has no text answer (see {@link retain}).
+   */
+  private retainedText(type: string): ((json: string) => boolean | undefined) | null {
+    const fns = this.keepText.get(type);
+    if (fns === undefined) return () => true;
+    if (fns.some((f) => f === undefined)) return null;
+    return (json) => {
+      let all: boolean | undefined = true;
+      for (const f of fns) {
+        const keep = f!(json);
+        if (keep === false) return false;
+        if (keep === undefined) all = undefined;
+      }
+      return all;
+    };
   }
 
   /** Why this log refuses writes, or null. */
@@ -871,6 +912,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
     let written: Awaited<ReturnType<typeof writeCompacted>>;
     try {
       written = await writeCompacted(this.path, capture, this.lazy, arena, (type, rec) => this.retained(type, rec), (type) => this.keep.has(type),
+        (type) => this.retainedText(type),
         fs, `${basename(this.path)}.compact-${process.pid}`, this.opts.lineBytes);
     } finally {
       arena?.unpin();

@@ -127,14 +127,21 @@ export class Table {
 
   /**
    * Gives this (empty) table a base: the records `ids` (file order), whose bytes are lazy refs
-   * `first`… of `lazy`, and `perm`, their positions ordered by id.
+   * `first`… of `lazy` — or, for a table held as bytes, the cold refs `cold` (by position) of the
+   * arena — and `perm`, their positions ordered by id.
    * @throws Error when `perm` is not a permutation of the positions with strictly increasing ids
-   *   (a record named twice, or an order that a binary search cannot use).
+   *   (a record named twice, or an order that a binary search cannot use), or `cold` is given to
+   *   a table not held as bytes or is not one ref a record.
    */
-  setBase(ids: IdList, perm: Uint32Array, first: number, lazy: LazyRecords): void {
+  setBase(ids: IdList, perm: Uint32Array, first: number, lazy: LazyRecords, cold?: Uint32Array): void {
     if (this.map.size > 0 || this.base !== null) throw new Error('a base goes into an empty table');
     checkOrder(ids, perm);
-    this.base = new Base(ids, first, perm, lazy);
+    const base = new Base(ids, first, perm, lazy);
+    if (cold !== undefined) {
+      if (this.cold === null || cold.length !== base.n) throw new Error('cold refs for a table not held as bytes, or not one a record');
+      base.objs = Array.from(cold);
+    }
+    this.base = base;
   }
 
   get size(): number { return this.map.size + (this.base?.live ?? 0); }

@@ -116,9 +116,9 @@ export function attachEvents(ws: Workspace, db: Db<EventRecords & ConversationRe
     // The same text as JSON.stringify(e): the keys in the order `e` has them.
     const fields = `"id":${JSON.stringify(e.id)},"type":${JSON.stringify(type)},"createdAt":${JSON.stringify(e.createdAt)},"data":{"object":`;
     const tail = previous === undefined ? '}}' : `},"previousAttributes":${JSON.stringify(previous)}}`;
+    // Once on disk the event is held as this text (docs/storage.md#memory), and its API view
+    // (what a webhook delivery sends and GET /events lists) is made from it: no view is cached here.
     tx.put('event', e.id, e, [`{${fields}`, objectJson, tail]);
-    // And the API view's text (what a webhook delivery sends and GET /events lists), made from the same parts.
-    eventJson.seed(e, `{"object":"event",${fields}${objectJson}${tail}`);
   };
   /** `created`, or `updated` when the API view changed (nothing when it did not). */
   const change = <V>(resource: string, view: (v: V) => Record<string, unknown>, json?: (v: V) => string) => (tx: Tx<EventRecords>, _id: string, prev: V | undefined, next: V): void => {
@@ -132,7 +132,11 @@ export function attachEvents(ws: Workspace, db: Db<EventRecords & ConversationRe
   db.derive('issue', change('issue', (i) => issueView(ws, i)));
   db.derive('source', change('source', sourceView));
   db.deriveOnDelete('source', (tx, _id, prev) => emit(tx, 'source.deleted', { ...sourceView(prev), deleted: true }));
-  db.retain('event', (e) => Date.parse(e.createdAt) >= now() - EVENT_RETENTION_MS);
+  // Held as bytes, an event's time is read from the start of its text: a compaction parses none.
+  db.retain('event', (e) => Date.parse(e.createdAt) >= now() - EVENT_RETENTION_MS, (json) => {
+    const head = EVENT_HEAD.exec(json);
+    return head === null ? undefined : Date.parse(head[2]) >= now() - EVENT_RETENTION_MS;
+  });
   // Events are many and read seldom: once on disk, each is held as the bytes of its log line's
   // text, not as an object (docs/storage.md#memory); reads below take the text as it is.
   db.holdAsBytes('event');
