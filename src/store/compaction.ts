@@ -121,10 +121,11 @@ class Out {
  * rewritten with the block's offset. A record whose type's `retained` says no is left out (and
  * out of every state: {@link SaveContext.ref} gives -1 for it), and told to `capture.dropped`.
  * Records held as bytes — refs of the loaded block's `lazy` records, or of the `cold` arena
- * (docs/storage.md#memory) — are copied from their bytes, never parsed: a type with retention
- * rules (`hasRetention`) asks the type's `retainedText` (null: it has none) first, and parses a
- * record only when its text does not tell (or when it is dropped, for `capture.dropped`); the others are serialized (and their
- * text offered to the table's `hold`). The refs read must stay valid meanwhile (the caller pins `cold`).
+ * (docs/storage.md#memory) — are copied from their bytes, never serialized: for a type with
+ * retention rules (`hasRetention`), the type's `retainedText` (null: it has none) answers from
+ * the text, and a record is parsed only when it does not tell (or when it is dropped, for
+ * `capture.dropped`). Records held as objects are serialized, and the text offered to their
+ * table's `hold`. The refs read must stay valid meanwhile (the caller pins `cold`).
  * Yields to the event loop between writes.
  * @returns the open file, its size and how many records it holds.
  * @throws fs errors (the temp file is removed first).

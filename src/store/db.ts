@@ -655,12 +655,15 @@ export class Db<R extends RecordMap<R> = Untyped> {
     return prev;
   }
 
-  /** The record (type, id), or undefined. A record loaded from a snapshot block is parsed on its first read. */
+  /**
+   * The record (type, id), or undefined. A record loaded from a snapshot block is parsed on its
+   * first read; one of a type held as bytes ({@link holdAsBytes}) at each read, a new object each time.
+   */
   get<K extends TypeOf<R>>(type: K, id: string): R[K] | undefined {
     return this.tables.get(type)?.get(id) as R[K] | undefined;
   }
 
-  /** All records of `type` by id (a live view: do not change it); records are parsed as they are read. */
+  /** All records of `type` by id (a live view: do not change it); records held as bytes are parsed as they are read. */
   table<K extends TypeOf<R>>(type: K): ReadonlyMap<string, R[K]> {
     let view = this.views.get(type);
     if (view === undefined) this.views.set(type, (view = new TableView(() => this.tables.get(type))));
