@@ -9,10 +9,11 @@
  */
 import { dirname, join } from 'node:path';
 import { promises as fsp } from 'node:fs';
-import { LINE_BYTES, encodeLine, jsonBytes, type JsonText } from './log.js';
+import { LINE_BYTES, encodeLine } from './log.js';
 import { endJson, headJson, jsonSlices, packNumbers, writeCrc, type Columns } from './snapshot.js';
 import type { LazyRecords } from './lazy.js';
-import type { Entry } from './table.js';
+import type { ByteArena } from './arena.js';
+import { HELD_BLOCK, HELD_OBJECT, type Captured } from './table.js';
 import { packableWidth } from './ids.js';
 import type { StoreFs } from './fs.js';
 
@@ -37,16 +38,23 @@ export interface SaveContext {
 /** A persisted state taken at the capture point, turned into columns once the records are written. */
 export interface CapturedState { name: string; save: (ctx: SaveContext) => Columns }
 
+/** One table as captured ({@link Captured}: records held as objects or as bytes, by position). */
+export interface CapturedTable extends Captured {
+  type: string;
+  /**
+   * Called with the text a record held as an object was just serialized to for the new file
+   * (position `i`): a type held as bytes keeps it, when the record is on disk and unchanged
+   * (docs/storage.md#memory).
+   */
+  hold?: (i: number, text: string) => void;
+}
+
 /** What compaction writes: every table as it was at the capture point, and the persisted states taken then. */
 export interface Capture {
-  /** Per table, parallel: ids, entries, and each record's ref in the block the log was loaded from (-1: put since). */
-  tables: Array<{ type: string; ids: string[]; values: Entry[]; loaded: number[] }>;
+  tables: CapturedTable[];
   states: CapturedState[];
-  /**
-   * The JSON text a record was put with, when its type keeps it (`Db.keepText`): written as it
-   * is instead of serializing the record again (docs/storage.md#compaction).
-   */
-  textOf?: (rec: object) => JsonText | undefined;
+  /** Called with each record a retention rule left out (table `t` of {@link tables}, position `i`), parsed. */
+  dropped?: (t: number, i: number, rec: object) => void;
 }
 
 /** Where the written file is: open (`fd`, for appending at `size`) under its temp name. */
@@ -111,8 +119,13 @@ class Out {
  * transaction of its own: the file replaces the log whole, by a rename, so it needs no frame),
  * then the snapshot block — records lines, state lines, the end line — and the head line
  * rewritten with the block's offset. A record whose type's `retained` says no is left out (and
- * out of every state: {@link SaveContext.ref} gives -1 for it). Lazy records are written from
- * their bytes, never parsed, unless their type has retention rules (`hasRetention`).
+ * out of every state: {@link SaveContext.ref} gives -1 for it), and told to `capture.dropped`.
+ * Records held as bytes — refs of the loaded block's `lazy` records, or of the `cold` arena
+ * (docs/storage.md#memory) — are copied from their bytes, never serialized: for a type with
+ * retention rules (`hasRetention`), the type's `retainedText` (null: it has none) answers from
+ * the text, and a record is parsed only when it does not tell (or when it is dropped, for
+ * `capture.dropped`). Records held as objects are serialized, and the text offered to their
+ * table's `hold`. The refs read must stay valid meanwhile (the caller pins `cold`).
  * Yields to the event loop between writes.
  * @returns the open file, its size and how many records it holds.
  * @throws fs errors (the temp file is removed first).
@@ -121,8 +134,10 @@ export async function writeCompacted(
   path: string,
   capture: Capture,
   lazy: LazyRecords | null,
+  cold: ByteArena | null,
   retained: (type: string, rec: object) => boolean,
   hasRetention: (type: string) => boolean,
+  retainedText: (type: string) => ((json: string) => boolean | undefined) | null,
   fs: StoreFs,
   tmpName: string,
   lineBytes: number = LINE_BYTES,
@@ -156,21 +171,34 @@ export async function writeCompacted(
       puts++;
       lineOps = 0;
     };
-    for (const { type, ids, values, loaded } of capture.tables) {
+    for (let ti = 0; ti < capture.tables.length; ti++) {
+      const table = capture.tables[ti];
+      const { type, ids, held, objs, refs, loaded } = table;
       const t = typeNames.length;
       typeNames.push(type);
       const run = { t, from: recId.length, to: recId.length };
       runs.push(run);
       const typeJson = JSON.stringify(type);
       const keeps = hasRetention(type);
+      const byText = keeps ? retainedText(type) : null;
       for (let i = 0; i < ids.length; i++) {
-        const v = values[i];
+        const from = held[i];
+        const ref = refs[i];
+        const obj = from === HELD_OBJECT ? objs[i]! : undefined;
+        if (keeps) {
+          let rec = obj;
+          let keep = obj === undefined && byText !== null ? byText(from === HELD_BLOCK ? lazy!.text(ref) : cold!.text(ref)) : undefined;
+          if (keep === undefined) keep = retained(type, (rec ??= from === HELD_BLOCK ? lazy!.peek(ref) : cold!.parse(ref)));
+          if (!keep) {
+            capture.dropped?.(ti, i, rec ?? (from === HELD_BLOCK ? lazy!.peek(ref) : cold!.parse(ref)));
+            continue;
+          }
+        }
         const id = ids[i];
-        if (keeps && !retained(type, typeof v === 'number' ? lazy!.peek(v) : v)) continue;
         const head = `["p",${typeJson},${JSON.stringify(id)},`;
         const headBytes = Buffer.byteLength(head, 'utf8');
-        const text = typeof v === 'number' ? null : (capture.textOf?.(v) ?? JSON.stringify(v));
-        const valueBytes = text === null ? lazy!.length(v as number) : jsonBytes(text);
+        const text = obj === undefined ? null : JSON.stringify(obj);
+        const valueBytes = text !== null ? Buffer.byteLength(text, 'utf8') : from === HELD_BLOCK ? lazy!.length(ref) : cold!.length(ref);
         const opBytes = headBytes + valueBytes + 1;
         // `<crc> [` + ops joined by `,` + `]\n`
         if (lineOps > 0 && lineBytesSoFar + 1 + opBytes + 2 > lineBytes) closeLine();
@@ -188,7 +216,9 @@ export async function writeCompacted(
         out.room(opBytes);
         out.pos += out.buf.write(head, out.pos, 'utf8');
         const at = out.offset;
-        if (text === null) { out.buf.set(lazy!.bytes(v as number), out.pos); out.pos += valueBytes; } else writeText(out, text);
+        if (text !== null) { out.pos += out.buf.write(text, out.pos, 'utf8'); table.hold?.(i, text); }
+        else if (from === HELD_BLOCK) { out.buf.set(lazy!.bytes(ref), out.pos); out.pos += valueBytes; }
+        else { cold!.copyTo(ref, out.buf, out.pos); out.pos += valueBytes; }
         out.buf[out.pos++] = 0x5d; // ]
         lineBytesSoFar += opBytes;
         lineOps++;
@@ -293,15 +323,6 @@ export async function writeCompacted(
   } catch (err) {
     await discard(fs, fd, tmp);
     throw err;
-  }
-}
-
-/** Writes `text` at the output's position (room for its bytes was made). */
-function writeText(out: Out, text: JsonText): void {
-  if (typeof text === 'string') { out.pos += out.buf.write(text, out.pos, 'utf8'); return; }
-  for (const piece of text instanceof Uint8Array ? [text] : text) {
-    if (typeof piece === 'string') out.pos += out.buf.write(piece, out.pos, 'utf8');
-    else { out.buf.set(piece, out.pos); out.pos += piece.byteLength; }
   }
 }
 

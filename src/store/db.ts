@@ -21,16 +21,21 @@
  * from it, the tables hold lazy refs to the records' bytes ({@link LazyRecords}) instead of
  * parsed objects, and each persisted index restores its saved state instead of seeing every
  * record; every read still gives parsed records ({@link Db.get}, {@link Db.table}).
+ *
+ * Records of a type declared with {@link Db.holdAsBytes} (events, settled webhook deliveries)
+ * are held as the bytes of their JSON once their transaction is on disk, in the log's
+ * {@link ByteArena}, and parsed at each read (docs/storage.md#memory).
  */
 import { mkdirSync, readdirSync, unlinkSync, openSync, closeSync, fstatSync, read as readCb } from 'node:fs';
 import { promisify } from 'node:util';
 import { dirname, basename, join } from 'node:path';
 import { AppendLog, LINE_BYTES, StorageFailedError, encodeTransaction, type JsonText } from './log.js';
 import { replayLog, type ReplayResult } from './recovery.js';
-import { discard, writeCompacted, type Capture, type SaveContext } from './compaction.js';
+import { discard, writeCompacted, type Capture, type CapturedTable, type SaveContext } from './compaction.js';
 import { readBlock, walkPuts, type Block, type Column, type Columns } from './snapshot.js';
 import { LazyRecords } from './lazy.js';
-import { Table, TableView } from './table.js';
+import { ByteArena, CHUNK_BYTES, type ArenaStats } from './arena.js';
+import { Table, TableView, type Held } from './table.js';
 import type { IdList } from './ids.js';
 import type { StoreFs } from './fs.js';
 
@@ -150,6 +155,8 @@ export interface DbOptions {
    * benchmarks: `STARTUP_SNAPSHOT=ignore`, docs/configuration.md). Default `use`.
    */
   snapshot?: 'use' | 'ignore';
+  /** The size of a chunk of the arena of records held as bytes, in bytes (default {@link CHUNK_BYTES}; tests set it small). */
+  chunkBytes?: number;
 }
 
 /** How a log was loaded (the start-up log line, tests, the benchmark). */
@@ -221,6 +228,36 @@ function opJson(op: Op, raw: JsonText | undefined): JsonText {
 }
 
 /**
+ * The value's JSON text inside `text`, the text {@link opJson} made for put `op` with `raw`: the
+ * pre-serialized value as it was given, or the part of `JSON.stringify(op)` after its head
+ * `["p",<type>,<id>,` and before its closing `]` — the same characters, not serialized again.
+ */
+function putValueText(op: Op, raw: JsonText | undefined, text: JsonText): JsonText {
+  if (raw !== undefined) return raw;
+  const s = text as string;
+  return s.slice(5 + JSON.stringify(op[1]).length + 1 + JSON.stringify(op[2]).length + 1, s.length - 1);
+}
+
+/**
+ * The JSON texts of the operations `tx`'s log line holds, in order ({@link Tx.written}); for each
+ * written put, `put(i, value text)` is called when given (`i` its index in `tx.ops`).
+ */
+function writtenTexts(tx: { readonly ops: readonly Op[]; readonly raw: ReadonlyArray<JsonText | undefined> | undefined; readonly undo: ReadonlyArray<readonly [string, string, object | undefined, number]> }, put?: (i: number, value: () => JsonText) => void): JsonText[] {
+  const { ops, raw } = tx;
+  const order = writtenOps(ops, tx.undo);
+  const n = order === null ? ops.length : order.length;
+  const out = new Array<JsonText>(n);
+  for (let k = 0; k < n; k++) {
+    const i = order === null ? k : order[k];
+    const op = ops[i];
+    const text = opJson(op, raw?.[i]);
+    out[k] = text;
+    if (put !== undefined && op[0] === 'p') put(i, () => putValueText(op, raw?.[i], text));
+  }
+  return out;
+}
+
+/**
  * A set of changes that becomes durable together: one log line, or one frame of lines for a
  * big one (docs/storage.md#transactions). In memory every operation is kept, in order, for
  * undo; the log holds each record once ({@link Tx.written}).
@@ -252,10 +289,7 @@ export class Tx<R extends RecordMap<R> = Untyped> {
    * given with, so a value replaced by a later plain put is not written.
    */
   written(): JsonText[] {
-    const raw = this.raw;
-    const order = writtenOps(this.ops, this.undo);
-    if (order === null) return this.ops.map((op, i) => opJson(op, raw?.[i]));
-    return order.map((i) => opJson(this.ops[i], raw?.[i]));
+    return writtenTexts(this);
   }
   /**
    * Puts `value` as the record (type, id); visible to readers at once. `json`, when given, must be
@@ -268,7 +302,7 @@ export class Tx<R extends RecordMap<R> = Untyped> {
     this.db.opened(this);
     const prev = this.db.set(type, id, value, prepared);
     this.undo.push([type, id, prev, this.db.nextSeq()]);
-    if (json !== undefined) { (this.raw ??= [])[this.ops.length] = json; this.db.putText(type, value, json); }
+    if (json !== undefined) (this.raw ??= [])[this.ops.length] = json;
     this.ops.push(['p', type, id, value]);
     this.db.derived(this, type, id, prev, value);
   }
@@ -299,6 +333,10 @@ export class Db<R extends RecordMap<R> = Untyped> {
   private readonly views = new Map<string, TableView<object>>();
   /** The bytes of the records loaded from a snapshot block and not read yet (docs/storage.md#snapshots). */
   private lazy: LazyRecords | null = null;
+  /** The bytes of the records of types held as bytes ({@link holdAsBytes}); made with the first such type. */
+  private arena: ByteArena | null = null;
+  /** The types held as bytes, each with its condition (null: every record). */
+  private readonly coldTypes = new Map<string, ((rec: object) => boolean) | null>();
   private readonly listeners: ChangeListener[];
   /** The hooks registered per record type (see {@link on}, {@link derive}, {@link retain}). */
   private readonly onChange = new Map<string, Array<Change<object>>>();
@@ -435,24 +473,37 @@ export class Db<R extends RecordMap<R> = Untyped> {
       const typeAt = (ref: number) => { let t = 0; while (ref >= runs[t].from + runs[t].count) t++; return t; };
       let lazyCount = 0;
       for (let t = 0; t < runs.length; t++) if (lazyType[t]) lazyCount += runs[t].count;
-      const lazy = new LazyRecords(block.lengths, lazyCount === n ? () => true : (ref) => lazyType[typeAt(ref)]);
+      // The unparsed records of a type held as bytes go to the arena (docs/storage.md#memory),
+      // where an overwrite, a delete or a drop frees them; the others to the block's buffers.
+      const arena = this.arena;
+      const coldRefs = runs.map((r, t) => (lazyType[t] && this.coldTypes.has(block.types[t]) ? new Uint32Array(r.count) : null));
+      const inBlock = (t: number) => lazyType[t] && coldRefs[t] === null;
+      const lazy = new LazyRecords(block.lengths, coldRefs.every((c, t) => c === null && lazyType[t]) ? () => true : (ref) => inBlock(typeAt(ref)));
+      const filled = new Array<number>(runs.length).fill(0);
+      /** Frees what the arena took, when the block is not used after all. */
+      const unused = (reason: string | null) => {
+        for (let t = 0; t < runs.length; t++) for (let i = 0; i < filled[t]; i++) arena!.free(coldRefs[t]![i]);
+        return { reason };
+      };
       const parsed: Array<[number, number, object]> = [];
       let bad: string | null = null;
       const walked = walkPuts(path, fd, block, (rec, t, buf, start, end) => {
+        const cold = coldRefs[t];
+        if (cold !== null) { cold[rec - runs[t].from] = arena!.add(new Uint8Array(buf.buffer, buf.byteOffset + start, end - start)); filled[t]++; return; }
         if (lazyType[t]) { lazy.add(rec, buf, start, end); return; }
         try { parsed.push([rec, t, JSON.parse(buf.toString('utf8', start, end)) as object]); } catch { bad ??= `snapshot record ${rec} does not parse`; }
       });
-      if (walked !== null || bad !== null) return { reason: walked ?? bad };
+      if (walked !== null || bad !== null) return unused(walked ?? bad);
       // Tables, checked before anything is installed.
       const tables = new Map<string, Table>();
       for (let t = 0; t < runs.length; t++) {
-        const table = new Table();
+        const table = this.newTable(block.types[t]);
         tables.set(block.types[t], table);
         if (!lazyType[t]) continue;
         try {
-          table.setBase(runs[t].ids, perms.get(t)!, runs[t].from, lazy);
+          table.setBase(runs[t].ids, perms.get(t)!, runs[t].from, lazy, coldRefs[t] ?? undefined);
         } catch (e) {
-          return { reason: `the snapshot block's records of ${block.types[t]}: ${(e as Error).message}` };
+          return unused(`the snapshot block's records of ${block.types[t]}: ${(e as Error).message}`);
         }
       }
       // Install: tables first, so that restored states and replayed listeners see every record.
@@ -510,23 +561,64 @@ export class Db<R extends RecordMap<R> = Untyped> {
   }
 
   /**
-   * Keeps, for each record of `type` put with its JSON text (the `json` of {@link Tx.put}), that
-   * text beside the record for as long as the record lives, so that compaction writes it as it
-   * is rather than serializing the record again (docs/storage.md#compaction). For types whose
-   * text is built from pieces held anyway (an event around its resource's cached view): the
-   * pieces are shared, not copied. Records loaded or put without text are serialized as before.
+   * Holds the records of `type` as bytes (docs/storage.md#memory): once the transaction that put
+   * a record is on disk (its commit's write succeeded), the record's JSON — the very text its log
+   * line holds, `Tx.put`'s `json` or the text the line serialized, not serialized again — is
+   * copied into the log's arena of chunks ({@link ByteArena}) and the object is dropped; each read
+   * ({@link get}, {@link table}) parses it again, a new object each time. With `when`, only the
+   * records it accepts (a webhook delivery once it is no longer pending); the others stay
+   * objects. A put not on disk yet, or of a transaction that failed or was aborted, stays an
+   * object (undo puts the previous values back as objects). Records replayed at load become
+   * bytes at the next compaction, which serializes them anyway; a compaction copies records held
+   * as bytes into the new file from their bytes (docs/storage.md#compaction), and those its
+   * retention rule drops are dropped from memory too, through the type's listeners, their bytes
+   * freed. Call it before {@link load}, with the other hooks.
    */
-  keepText(type: TypeOf<R>): void { this.textTypes.add(type); }
-  private readonly textTypes = new Set<string>();
-  /** The texts kept by {@link keepText}, by record. */
-  private readonly texts = new WeakMap<object, JsonText>();
-  /** @internal {@link Tx.put}'s: remembers `json` as `value`'s text when its type keeps it. */
-  putText(type: string, value: object, json: JsonText): void { if (this.textTypes.has(type)) this.texts.set(value, json); }
-
-  /** Compaction keeps a record of `type` only when every `keep` of its type says so (e.g. drops expired idempotency records). */
-  retain<K extends TypeOf<R>>(type: K, keep: (rec: R[K]) => boolean): void {
-    push(this.keep, type, keep as (rec: object) => boolean);
+  holdAsBytes<K extends TypeOf<R>>(type: K, when?: (rec: R[K]) => boolean): void {
+    this.arena ??= new ByteArena(this.opts.chunkBytes ?? CHUNK_BYTES);
+    this.coldTypes.set(type, (when as ((rec: object) => boolean) | undefined) ?? null);
+    this.tables.get(type)?.holdAsBytes(this.arena);
   }
+
+  /**
+   * The JSON text record (type, id) is held as — its bytes since its transaction was on disk
+   * ({@link holdAsBytes}), or those of the snapshot block while it is unread — exactly as its
+   * log line holds it, decoded but not parsed (docs/storage.md#memory). Undefined when the
+   * record is absent or held as an object: then {@link get} it.
+   */
+  text(type: TypeOf<R>, id: string): string | undefined {
+    return this.tables.get(type)?.text(id);
+  }
+
+  /** What the arena of records held as bytes holds (null: no type is; tests, the memory script). */
+  arenaStats(): ArenaStats | null { return this.arena?.stats() ?? null; }
+
+  /** A new table for `type`, held as bytes when the type is. */
+  private newTable(type: string): Table {
+    const t = new Table();
+    if (this.coldTypes.has(type)) t.holdAsBytes(this.arena!);
+    return t;
+  }
+
+  /** Whether a record of `type` is to be held as bytes once it is on disk. */
+  private heldAsBytes(type: string, rec: object): boolean {
+    const when = this.coldTypes.get(type);
+    return when !== undefined && (when === null || when(rec));
+  }
+
+  /**
+   * Compaction keeps a record of `type` only when every `keep` of its type says so (e.g. drops
+   * expired idempotency records; docs/storage.md#compaction). `keepText`, when given, answers
+   * the same question from the record's JSON text, for a record held as bytes (docs/storage.md#memory),
+   * without parsing it: true or false, or undefined when the text does not tell (`keep` then
+   * gets the record, parsed). It must never answer otherwise than `keep` would.
+   */
+  retain<K extends TypeOf<R>>(type: K, keep: (rec: R[K]) => boolean, keepText?: (json: string) => boolean | undefined): void {
+    push(this.keep, type, keep as (rec: object) => boolean);
+    push(this.keepText, type, keepText);
+  }
+  /** Per type, parallel to {@link keep}: each rule's answer from a text, when it has one. */
+  private readonly keepText = new Map<string, Array<((json: string) => boolean | undefined) | undefined>>();
 
   /**
    * Calls `fn` with each transaction once its line is on disk (after {@link commit}'s write
@@ -553,7 +645,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
    */
   set(type: string, id: string, value: object | undefined, prepared?: unknown): object | undefined {
     let table = this.tables.get(type);
-    if (!table) { table = new Table(); this.tables.set(type, table); }
+    if (!table) { table = this.newTable(type); this.tables.set(type, table); }
     const prev = table.set(id, value);
     if (value === undefined) { if (prev !== undefined) this.live--; }
     else if (prev === undefined) this.live++;
@@ -563,12 +655,15 @@ export class Db<R extends RecordMap<R> = Untyped> {
     return prev;
   }
 
-  /** The record (type, id), or undefined. A record loaded from a snapshot block is parsed on its first read. */
+  /**
+   * The record (type, id), or undefined. A record loaded from a snapshot block is parsed on its
+   * first read; one of a type held as bytes ({@link holdAsBytes}) at each read, a new object each time.
+   */
   get<K extends TypeOf<R>>(type: K, id: string): R[K] | undefined {
     return this.tables.get(type)?.get(id) as R[K] | undefined;
   }
 
-  /** All records of `type` by id (a live view: do not change it); records are parsed as they are read. */
+  /** All records of `type` by id (a live view: do not change it); records held as bytes are parsed as they are read. */
   table<K extends TypeOf<R>>(type: K): ReadonlyMap<string, R[K]> {
     let view = this.views.get(type);
     if (view === undefined) this.views.set(type, (view = new TableView(() => this.tables.get(type))));
@@ -598,6 +693,25 @@ export class Db<R extends RecordMap<R> = Untyped> {
     return fns === undefined || fns.every((f) => f(rec));
   }
 
+  /**
+   * Whether compaction keeps a record of `type` from its JSON text alone (undefined: a rule
+   * cannot tell), or null when a rule of `type` has no text answer (see {@link retain}).
+   */
+  private retainedText(type: string): ((json: string) => boolean | undefined) | null {
+    const fns = this.keepText.get(type);
+    if (fns === undefined) return () => true;
+    if (fns.some((f) => f === undefined)) return null;
+    return (json) => {
+      let all: boolean | undefined = true;
+      for (const f of fns) {
+        const keep = f!(json);
+        if (keep === false) return false;
+        if (keep === undefined) all = undefined;
+      }
+      return all;
+    };
+  }
+
   /** Why this log refuses writes, or null. */
   get failed(): Error | null { return this.log.failed; }
 
@@ -615,8 +729,13 @@ export class Db<R extends RecordMap<R> = Untyped> {
     this.inflight.add(tx);
     let n = 0;
     let handed = 0;
+    /** The puts of records to hold as bytes once on disk: (index in tx.ops, the value's text in the line). */
+    const held: Array<[number, JsonText]> = [];
     try {
-      const ops = tx.written();
+      const ops = this.coldTypes.size === 0 ? tx.written() : writtenTexts(tx, (i, value) => {
+        const op = tx.ops[i];
+        if (op[0] === 'p' && this.heldAsBytes(op[1], op[3])) held.push([i, value()]);
+      });
       n = ops.length;
       const lines = encodeTransaction(ops, this.opts.lineBytes ?? LINE_BYTES);
       const written = this.log.appendFrame(lines.length === 0 ? [[]] : lines, tx, tx.lazy);
@@ -639,8 +758,21 @@ export class Db<R extends RecordMap<R> = Untyped> {
     } finally {
       this.inflight.delete(tx);
     }
+    if (held.length > 0 && !tx.undone) this.holdWritten(tx, held);
     for (const h of this.durable) h.committed(tx);
     if (!this.compacting && this.shouldCompact()) this.compact().catch((e) => this.opts.onError?.(e as Error));
+  }
+
+  /**
+   * Turns the records `tx` put, now on disk, into their bytes (docs/storage.md#memory): each one
+   * the table still holds as the object `tx` put (a later put or delete changed nothing yet).
+   */
+  private holdWritten(tx: Tx<R>, held: ReadonlyArray<[number, JsonText]>): void {
+    const arena = this.arena!;
+    for (const [i, text] of held) {
+      const op = tx.ops[i] as readonly ['p', string, string, object];
+      this.tables.get(op[1])?.hold(op[2], op[3], () => arena.add(text));
+    }
   }
 
   /**
@@ -713,40 +845,81 @@ export class Db<R extends RecordMap<R> = Untyped> {
 
   /**
    * The state at the capture point (docs/storage.md#compaction): every table's ids and entries
-   * (records are immutable, so references are enough; lazy refs stay valid) and every
-   * persisted state's copy. Synchronous: nothing changes meanwhile.
+   * (records are immutable, so references are enough; refs of bytes stay valid: the arena is
+   * pinned until the file is written) and every persisted state's copy. Synchronous: nothing
+   * changes meanwhile. For a type held as bytes, a record the new file serializes becomes bytes
+   * when it is on disk already (not put by a transaction still being written) and unchanged; a
+   * record its retention rule drops is added to `drops`.
    */
-  private capture(): Capture {
-    const tables: Capture['tables'] = [];
+  private capture(drops: Array<[number, number, object]>): Capture {
+    /** Records of types held as bytes put by transactions not on disk yet, as `type\0id`. */
+    let unsure: Set<string> | null = null;
+    if (this.coldTypes.size > 0) {
+      for (const tx of this.inflight) for (const [type, id] of tx.undo) if (this.coldTypes.has(type)) (unsure ??= new Set()).add(`${type}\u0000${id}`);
+    }
+    const tables: CapturedTable[] = [];
     for (const [type, table] of this.tables) {
       if (table.size === 0) continue;
-      const ids: string[] = [];
-      const values: Capture['tables'][number]['values'] = [];
-      const loaded: number[] = [];
-      table.capture(ids, values, loaded);
-      tables.push({ type, ids, values, loaded });
+      const c: CapturedTable = { type, ...table.capture() };
+      if (this.coldTypes.has(type)) {
+        c.hold = (i, text) => {
+          const obj = c.objs[i]!;
+          if (!this.heldAsBytes(type, obj) || unsure?.has(`${type}\u0000${c.ids[i]}`)) return;
+          table.hold(c.ids[i], obj, () => this.arena!.add(text));
+        };
+      }
+      tables.push(c);
     }
     const states: Capture['states'] = [];
     for (const list of this.persisted.values()) {
       for (const p of list) if (p !== undefined && p !== STATELESS) states.push({ name: p.name, save: p.capture() });
     }
-    const texts = this.texts;
-    return { tables, states, textOf: this.textTypes.size === 0 ? undefined : (rec) => texts.get(rec) };
+    const dropped = this.coldTypes.size === 0 ? undefined : (t: number, i: number, rec: object) => { if (this.coldTypes.has(tables[t].type)) drops.push([t, i, rec]); };
+    return { tables, states, dropped };
+  }
+
+  /**
+   * Removes from memory the records of types held as bytes that the compaction just installed
+   * dropped by their retention rule (`drops`, of `capture`), each one memory still holds as it
+   * was captured — through the type's listeners, as a delete that is not written (the new file
+   * no longer holds it), its bytes freed (docs/storage.md#memory).
+   */
+  private dropRetained(capture: Capture, drops: ReadonlyArray<[number, number, object]>): void {
+    for (const [t, i, rec] of drops) {
+      const c = capture.tables[t];
+      const id = c.ids[i];
+      const table = this.tables.get(c.type);
+      if (table === undefined || !table.dropIf(id, c.held[i] as Held, c.objs[i], c.refs[i])) continue;
+      this.live--;
+      const typed = this.onChange.get(c.type);
+      if (typed !== undefined) for (const l of typed) l(id, rec, undefined);
+      for (const l of this.listeners) l(c.type, id, rec as Rec, undefined);
+    }
   }
 
   private async runCompaction(): Promise<void> {
     const log = this.log;
     if (this.closing || !(await this.quiet()) || log.failed) return;
     // The capture point: memory now equals the file plus the lines handed to the log so far.
-    const capture = this.capture();
+    const drops: Array<[number, number, object]> = [];
+    const capture = this.capture(drops);
     const from = log.handedEnd;
     const failures = log.failures;
     const mark = { handed: this.handed, after: 0 };
     this.capturing = mark;
     const fs = this.opts.fs;
     const oldFd = log.descriptor;
-    const written = await writeCompacted(this.path, capture, this.lazy, (type, rec) => this.retained(type, rec), (type) => this.keep.has(type),
-      fs, `${basename(this.path)}.compact-${process.pid}`, this.opts.lineBytes);
+    // The refs of bytes captured stay valid until the file is written: their frees wait.
+    const arena = this.arena;
+    arena?.pin();
+    let written: Awaited<ReturnType<typeof writeCompacted>>;
+    try {
+      written = await writeCompacted(this.path, capture, this.lazy, arena, (type, rec) => this.retained(type, rec), (type) => this.keep.has(type),
+        (type) => this.retainedText(type),
+        fs, `${basename(this.path)}.compact-${process.pid}`, this.opts.lineBytes);
+    } finally {
+      arena?.unpin();
+    }
     let replacement: { fd: number; size: number } | undefined;
     let renamed = false;
     const abandoned = () => log.failures !== failures || log.failed !== null || log.descriptor !== oldFd;
@@ -786,6 +959,7 @@ export class Db<R extends RecordMap<R> = Untyped> {
       } finally {
         log.resume(replacement);
       }
+      if (renamed) this.dropRetained(capture, drops);
     } finally {
       if (!renamed) await discard(fs, written.fd, written.tmp);
     }

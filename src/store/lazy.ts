@@ -95,10 +95,18 @@ export class LazyRecords {
     return this.peek(ref);
   }
 
-  /** Parses record `ref` without counting it as read (compaction checking a retention rule). */
+  /**
+   * Parses record `ref` without counting it as read (compaction checking a retention rule, a
+   * read of a type held as bytes, docs/storage.md#memory).
+   */
   peek(ref: number): object {
+    return JSON.parse(this.text(ref)) as object;
+  }
+
+  /** Record `ref`'s JSON text, decoded. */
+  text(ref: number): string {
     const off = this.offsetOf[ref];
-    return JSON.parse(utf8Slice.call(this.arena(ref), off, off + this.lengths[ref])) as object;
+    return utf8Slice.call(this.arena(ref), off, off + this.lengths[ref]);
   }
 
   /** Refs 0…size-1 (the records of the block loaded, held here or not). */

@@ -116,9 +116,9 @@ export function attachEvents(ws: Workspace, db: Db<EventRecords & ConversationRe
     // The same text as JSON.stringify(e): the keys in the order `e` has them.
     const fields = `"id":${JSON.stringify(e.id)},"type":${JSON.stringify(type)},"createdAt":${JSON.stringify(e.createdAt)},"data":{"object":`;
     const tail = previous === undefined ? '}}' : `},"previousAttributes":${JSON.stringify(previous)}}`;
+    // Once on disk the event is held as this text (docs/storage.md#memory), and its API view
+    // (what a webhook delivery sends and GET /events lists) is made from it: no view is cached here.
     tx.put('event', e.id, e, [`{${fields}`, objectJson, tail]);
-    // And the API view's text (what a webhook delivery sends and GET /events lists), made from the same parts.
-    eventJson.seed(e, `{"object":"event",${fields}${objectJson}${tail}`);
   };
   /** `created`, or `updated` when the API view changed (nothing when it did not). */
   const change = <V>(resource: string, view: (v: V) => Record<string, unknown>, json?: (v: V) => string) => (tx: Tx<EventRecords>, _id: string, prev: V | undefined, next: V): void => {
@@ -132,20 +132,70 @@ export function attachEvents(ws: Workspace, db: Db<EventRecords & ConversationRe
   db.derive('issue', change('issue', (i) => issueView(ws, i)));
   db.derive('source', change('source', sourceView));
   db.deriveOnDelete('source', (tx, _id, prev) => emit(tx, 'source.deleted', { ...sourceView(prev), deleted: true }));
-  db.retain('event', (e) => Date.parse(e.createdAt) >= now() - EVENT_RETENTION_MS);
-  // An event's text is made of pieces kept anyway (its view text is cached with it, above):
-  // compaction writes them rather than serializing every event again.
-  db.keepText('event');
+  // Held as bytes, an event's time is read from the start of its text: a compaction parses none.
+  db.retain('event', (e) => Date.parse(e.createdAt) >= now() - EVENT_RETENTION_MS, (json) => {
+    const head = EVENT_HEAD.exec(json);
+    return head === null ? undefined : Date.parse(head[2]) >= now() - EVENT_RETENTION_MS;
+  });
+  // Events are many and read seldom: once on disk, each is held as the bytes of its log line's
+  // text, not as an object (docs/storage.md#memory); reads below take the text as it is.
+  db.holdAsBytes('event');
   return state;
 }
 
-/** Whether `e` is still kept at `now` (older ones are hidden before compaction drops them). */
-const kept = (e: EventRec, now: number): boolean => Date.parse(e.createdAt) >= now - EVENT_RETENTION_MS;
+/** Whether an event created at `createdAt` (ISO) is still kept at `now` (older ones are hidden before compaction drops them). */
+const kept = (createdAt: string, now: number): boolean => Date.parse(createdAt) >= now - EVENT_RETENTION_MS;
 
 const eventView = (e: EventRec): Record<string, unknown> => ({ object: 'event', ...e });
 const eventJson = new ViewCache<EventRec>(eventView, 'event');
-/** The JSON text of `eventView(e)`, made once per event record: the body of its webhook deliveries. */
-export const eventViewJson = (e: EventRec): string => eventJson.json(e);
+
+/**
+ * The API view's JSON text of a stored event's JSON text `text`: `{"object":"event",` and the
+ * stored text after its `{` — what `JSON.stringify(eventView(e))` gives, without parsing it.
+ */
+const viewOfText = (text: string): string => (text === '{}' ? '{"object":"event"}' : `{"object":"event",${text.slice(1)}`);
+
+/** What reads of an event held as bytes need without parsing it (docs/storage.md#memory). */
+type EventReader = Pick<Db<EventRecords>, 'get' | 'text'>;
+
+/**
+ * The JSON text of event `id`'s API view — the body of its webhook deliveries — or undefined
+ * when there is no such event: from the text it is held as when it is held as bytes (no parse,
+ * docs/storage.md#memory), else from the record (made once per record object).
+ */
+export function eventViewJson(db: EventReader, id: string): string | undefined {
+  const text = db.text('event', id);
+  if (text !== undefined) return viewOfText(text);
+  const e = db.get('event', id);
+  return e === undefined ? undefined : eventJson.json(e);
+}
+
+/** An event as a list walks it: its type, its time (ISO) and its API view's JSON text. */
+interface EventItem { type: string; createdAt: string; json: string }
+
+/**
+ * How every stored event's text begins (`emit` writes the fields in this order, as
+ * `JSON.stringify` of an {@link EventRec} does): its type and time are read from there.
+ */
+const EVENT_HEAD = /^\{"id":"[^"\\]*","type":"([^"\\]*)","createdAt":"([^"\\]*)",/;
+
+/**
+ * Event `id` as a list or a retrieve needs it, or undefined: held as bytes, its type and time
+ * are read from the start of its text and its view made from the text, nothing parsed (a text
+ * that begins otherwise is parsed); held as an object, from the record.
+ */
+function eventItem(db: EventReader, id: string): EventItem | undefined {
+  const text = db.text('event', id);
+  if (text !== undefined) {
+    const json = viewOfText(text);
+    const head = EVENT_HEAD.exec(text);
+    if (head !== null) return { type: head[1], createdAt: head[2], json };
+    const e = JSON.parse(text) as EventRec;
+    return { type: e.type, createdAt: e.createdAt, json };
+  }
+  const e = db.get('event', id);
+  return e === undefined ? undefined : { type: e.type, createdAt: e.createdAt, json: eventJson.json(e) };
+}
 
 const eventFields = {
   object: s.enum(['event'] as const),
@@ -204,11 +254,11 @@ export const eventRoutes = [
       const oldest = iso(ctx.now - EVENT_RETENTION_MS);
       const index = q.type === undefined ? ctx.ws.events.order : ctx.ws.events.of(resourceOf(q.type));
       const exact = q.type === undefined || q.type.endsWith('.*') ? undefined : q.type;
-      const page = paginate(ctx, 'events', index, 'desc', q, (id) => ctx.ws.get('event', id),
+      const page = paginate(ctx, 'events', index, 'desc', q, (id) => eventItem(ctx.ws.db, id),
         (e) => exact === undefined || e.type === exact,
         // Newest first: the walk ends at the first event at or before `createdAfter` or past retention.
         (e) => (after !== undefined && e.createdAt <= after) || e.createdAt < oldest);
-      return { status: 200, body: null, json: listJson('events', page.hasMore, page.nextCursor, page.items.map((e) => eventJson.json(e))) };
+      return { status: 200, body: null, json: listJson('events', page.hasMore, page.nextCursor, page.items.map((e) => e.json)) };
     },
   }),
   route({
@@ -216,9 +266,9 @@ export const eventRoutes = [
     summary: 'Retrieve an event (404 once it is older than 30 days).',
     success: { status: 200, schema: s.named('EventResponse', s.object({ event: eventSchema })), description: 'The event.' },
     handler: (ctx) => {
-      const e = ctx.ws.get('event', ctx.params.eventId);
-      if (e === undefined || !kept(e, ctx.now)) throw notFound();
-      return { status: 200, body: null, json: eventJson.answer(e) };
+      const e = eventItem(ctx.ws.db, ctx.params.eventId);
+      if (e === undefined || !kept(e.createdAt, ctx.now)) throw notFound();
+      return { status: 200, body: null, json: `{"event":${e.json}}` };
     },
   }),
 ];

@@ -224,14 +224,15 @@ export class WebhookDispatcher {
     if (endpoint === undefined || !endpoint.enabled) this.sender.drop(d.endpointId);
     if (endpoint === undefined) return; // deleted: its deliveries went with it
     if (!endpoint.enabled) return this.settle(ws, d, { ok: false, status: null, error: DISABLED_ERROR, durationMs: 0 }, true);
-    const event = ws.get('event', d.eventId);
-    if (event === undefined) return this.settle(ws, d, { ok: false, status: null, error: EVENT_GONE_ERROR, durationMs: 0 }, true);
+    // The event's view as its text: an event on disk is held as bytes, sent without a parse (docs/storage.md#memory).
+    const body = eventViewJson(ws.db, d.eventId);
+    if (body === undefined) return this.settle(ws, d, { ok: false, status: null, error: EVENT_GONE_ERROR, durationMs: 0 }, true);
     let secrets: string[];
     try { secrets = this.signingSecrets(ws.id, endpoint); } catch (e) {
       if (!(e instanceof SecretError)) throw e;
       return this.settle(ws, d, { ok: false, status: null, error: "the endpoint's secret cannot be decrypted (its master key is missing); rotate the secret", durationMs: 0 });
     }
-    const outcome = await this.sender.send({ endpointId: endpoint.id, url: endpoint.url, body: eventViewJson(event), eventId: event.id, timestamp: Math.floor(this.opts.clock.now() / 1000), secrets });
+    const outcome = await this.sender.send({ endpointId: endpoint.id, url: endpoint.url, body, eventId: d.eventId, timestamp: Math.floor(this.opts.clock.now() / 1000), secrets });
     release();
     // Not made: the worker dropped it (the endpoint answered 410 Gone, or was dropped): the
     // delivery stays as it is, for the next pass to see the endpoint's new state.

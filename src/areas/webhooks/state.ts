@@ -148,8 +148,34 @@ export function attachWebhooks(db: Db<WebhookRecords & EventRecords>, now: () =>
       state.made(tx, d.id);
     }
   });
-  db.retain('webhook_delivery', (d) => d.status === 'pending' || Date.parse(d.createdAt) >= now() - DELIVERY_RETENTION_MS);
+  db.retain('webhook_delivery', (d) => d.status === 'pending' || Date.parse(d.createdAt) >= now() - DELIVERY_RETENTION_MS, (json) => {
+    // Held as bytes (below), a delivery's status and time are read from its text: a compaction parses none.
+    const status = flatString(json, 'status');
+    const createdAt = flatString(json, 'createdAt');
+    if (status === undefined || createdAt === undefined) return undefined;
+    return status === 'pending' || Date.parse(createdAt) >= now() - DELIVERY_RETENTION_MS;
+  });
+  // A settled delivery changes no more: held as bytes once on disk (docs/storage.md#memory). A
+  // pending one, which the dispatcher reads and updates, stays an object.
+  db.holdAsBytes('webhook_delivery', (d) => d.status !== 'pending');
   return state;
+}
+
+/**
+ * The string member `name` of `json`, the JSON text of a flat object (no object or array inside,
+ * as a delivery record): found as `"name":"` — a sequence no JSON string can hold, its quotes
+ * being escaped there, so in a flat object it is the member itself. Undefined when absent, not a
+ * string, or holding an escape.
+ */
+function flatString(json: string, name: string): string | undefined {
+  const key = `"${name}":"`;
+  const at = json.indexOf(key);
+  if (at < 0) return undefined;
+  const from = at + key.length;
+  const end = json.indexOf('"', from);
+  if (end < 0) return undefined;
+  const value = json.slice(from, end);
+  return value.includes('\\') ? undefined : value;
 }
 
 /** Whether `d` is still shown at `now` (settled deliveries older than 30 days are hidden before compaction drops them). */
