@@ -108,6 +108,24 @@ test('a transaction that puts a record three times writes it once, with its last
   await old.db.close();
 });
 
+test('the same id under two types is two records (both written); a transaction of more than 16 operations with a repeated record writes it once too', async () => {
+  const file = join(tmp(), 'a.log');
+  const { db } = await open(file);
+  const small = db.begin();
+  small.put('t', 'same', { name: 'as t', at: '01' });
+  small.put('u', 'same', { name: 'as u', at: '01' });
+  await db.commit(small);
+  const big = db.begin();
+  for (let i = 0; i < 20; i++) big.put('t', `k${i}`, { name: `v${i}`, at: '02' });
+  big.put('t', 'k3', { name: 'last', at: '03' });
+  await db.commit(big);
+  await db.close();
+  const [first, second] = lines(file);
+  assert.deepEqual(first, [['p', 't', 'same', { name: 'as t', at: '01' }], ['p', 'u', 'same', { name: 'as u', at: '01' }]]);
+  assert.equal(second.length, 20);
+  assert.deepEqual(second[3], ['p', 't', 'k3', { name: 'last', at: '03' }]);
+});
+
 test('a record created and deleted in one transaction is not written; deleted after a put it is one delete; a transaction whose changes cancel out writes nothing and still resolves in order', async () => {
   const file = join(tmp(), 'a.log');
   const { db, state } = await open(file);

@@ -199,6 +199,15 @@ export interface LoadInfo {
  */
 function writtenOps(ops: readonly Op[], undo: ReadonlyArray<readonly [string, string, object | undefined, number]>): readonly number[] | null {
   if (ops.length < 2) return null;
+  // A request's transaction has a handful of operations: whether any record repeats is found by
+  // comparing them pairwise, without a key string and a Map per operation (the common case: none).
+  if (ops.length <= 16) {
+    let repeats = false;
+    for (let i = 1; i < ops.length && !repeats; i++) {
+      for (let j = 0; j < i; j++) if (ops[i][2] === ops[j][2] && ops[i][1] === ops[j][1]) { repeats = true; break; }
+    }
+    if (!repeats) return null;
+  }
   /** Per record, in the order of the first operation on it: [first, last] operation index. */
   const slots: Array<[number, number]> = [];
   const byKey = new Map<string, number>();
