@@ -120,7 +120,7 @@ test('the same id under two types is two records (both written); a transaction o
   big.put('t', 'k3', { name: 'last', at: '03' });
   await db.commit(big);
   await db.close();
-  const [first, second] = lines(file);
+  const [first, second] = lines(file) as unknown[][];
   assert.deepEqual(first, [['p', 't', 'same', { name: 'as t', at: '01' }], ['p', 'u', 'same', { name: 'as u', at: '01' }]]);
   assert.equal(second.length, 20);
   assert.deepEqual(second[3], ['p', 't', 'k3', { name: 'last', at: '03' }]);

@@ -72,8 +72,12 @@ export function nextAttemptTime(attempt: number, schedule: readonly number[], no
 
 /** Sends the due deliveries of every workspace of the store (see the module's comment). */
 export class WebhookDispatcher {
-  /** Attempts in flight or writing their outcome, by delivery id (a delivery is never sent twice at once). */
-  private readonly running = new Map<string, Promise<void>>();
+  /** Deliveries with an attempt in flight or its outcome being written (a delivery is never sent twice at once). */
+  private readonly running = new Set<string>();
+  /** Outcome transactions opened and not yet committed (or failed). */
+  private unsettled = 0;
+  /** Called once nothing is running and every outcome transaction ended ({@link runDue}, {@link close}). */
+  private idleWaiters: Array<() => void> = [];
   /**
    * Attempts handed to the delivery worker per endpoint id, at most {@link HANDOFF_FACTOR} × the
    * per-endpoint bound (a hand-over ends once the answer came, before its outcome is written).
@@ -85,8 +89,8 @@ export class WebhookDispatcher {
   private readonly opened = new WeakMap<WebhookEndpointRec, { current: string[]; both: string[]; previousUntil: number }>();
   /** Makes the attempts, on a worker thread (src/areas/webhooks/sender.ts). */
   private readonly sender: WorkerSender;
-  /** The transaction collecting this turn's outcomes, per workspace, and its commit. */
-  private readonly batches = new Map<Workspace, { tx: ReturnType<Workspace['db']['begin']>; committed: Promise<void> }>();
+  /** The transaction collecting this turn's outcomes, per workspace, and what to do once it is written. */
+  private readonly batches = new Map<Workspace, { tx: ReturnType<Workspace['db']['begin']>; after: Array<(err: Error | null) => void> }>();
   /** Deliveries whose outcome could not be written: not retried before this clock time. */
   private readonly holdUntil = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
@@ -117,9 +121,22 @@ export class WebhookDispatcher {
   async runDue(): Promise<void> {
     for (;;) {
       this.pass();
-      if (this.running.size === 0) return;
-      await Promise.allSettled([...this.running.values()]);
+      if (this.running.size === 0 && this.unsettled === 0) return;
+      await this.idle();
     }
+  }
+
+  /** Resolves once no attempt is in flight and every outcome transaction ended. */
+  private idle(): Promise<void> {
+    if (this.running.size === 0 && this.unsettled === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private notifyIdle(): void {
+    if (this.running.size > 0 || this.unsettled > 0 || this.idleWaiters.length === 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
   }
 
   /** Stops: no new attempt; attempts in flight are cut off and their outcome not written (they stay pending). */
@@ -128,7 +145,7 @@ export class WebhookDispatcher {
     if (this.timer) clearTimeout(this.timer);
     if (this.immediate) clearImmediate(this.immediate);
     await this.sender.close();
-    await Promise.allSettled([...this.running.values()]);
+    await this.idle();
   }
 
   /** Number of attempts in flight (tests). */
@@ -198,6 +215,7 @@ export class WebhookDispatcher {
   private launch(ws: Workspace, d: DeliveryRec): void {
     this.perEndpoint.set(d.endpointId, (this.perEndpoint.get(d.endpointId) ?? 0) + 1);
     this.sending++;
+    this.running.add(d.id);
     let held = true;
     // The slot is freed when the answer came (or the attempt ended otherwise): writing the
     // outcome waits for the disk, and the next delivery need not wait for that.
@@ -209,35 +227,44 @@ export class WebhookDispatcher {
       if (n <= 0) this.perEndpoint.delete(d.endpointId); else this.perEndpoint.set(d.endpointId, n);
       this.poke();
     };
-    const p = this.attempt(ws, d, release)
-      .catch((e: unknown) => this.opts.logger.error('webhook delivery attempt failed unexpectedly', { workspaceId: ws.id, deliveryId: d.id, error: (e as Error).message }))
-      .finally(() => {
-        this.running.delete(d.id);
-        release();
-      });
-    this.running.set(d.id, p);
+    // The delivery leaves `running` once its outcome is written (or nothing is to be written).
+    const end = (): void => {
+      release();
+      this.running.delete(d.id);
+      this.notifyIdle();
+    };
+    const failed = (e: unknown): void => {
+      this.opts.logger.error('webhook delivery attempt failed unexpectedly', { workspaceId: ws.id, deliveryId: d.id, error: (e as Error).message });
+      end();
+    };
+    try { this.attempt(ws, d, release, end, failed); } catch (e) { failed(e); }
   }
 
-  /** One attempt of `d`: build and sign the request, send it, `release` its slot, write the outcome. */
-  private async attempt(ws: Workspace, d: DeliveryRec, release: () => void): Promise<void> {
+  /**
+   * One attempt of `d`: build the request, hand it to the delivery worker, and when its outcome
+   * comes `release` its slot and write the outcome ({@link settle}); `end` once that is written
+   * or nothing is to be; `failed` on an unexpected error.
+   */
+  private attempt(ws: Workspace, d: DeliveryRec, release: () => void, end: () => void, failed: (e: unknown) => void): void {
     const endpoint = ws.get('webhook_endpoint', d.endpointId);
     if (endpoint === undefined || !endpoint.enabled) this.sender.drop(d.endpointId);
-    if (endpoint === undefined) return; // deleted: its deliveries went with it
-    if (!endpoint.enabled) return this.settle(ws, d, { ok: false, status: null, error: DISABLED_ERROR, durationMs: 0 }, true);
+    if (endpoint === undefined) return end(); // deleted: its deliveries went with it
+    if (!endpoint.enabled) return this.settle(ws, d, { ok: false, status: null, error: DISABLED_ERROR, durationMs: 0 }, end, true);
     // The event's view as its text: an event on disk is held as bytes, sent without a parse (docs/storage.md#memory).
     const body = eventViewJson(ws.db, d.eventId);
-    if (body === undefined) return this.settle(ws, d, { ok: false, status: null, error: EVENT_GONE_ERROR, durationMs: 0 }, true);
+    if (body === undefined) return this.settle(ws, d, { ok: false, status: null, error: EVENT_GONE_ERROR, durationMs: 0 }, end, true);
     let secrets: string[];
     try { secrets = this.signingSecrets(ws.id, endpoint); } catch (e) {
       if (!(e instanceof SecretError)) throw e;
-      return this.settle(ws, d, { ok: false, status: null, error: "the endpoint's secret cannot be decrypted (its master key is missing); rotate the secret", durationMs: 0 });
+      return this.settle(ws, d, { ok: false, status: null, error: "the endpoint's secret cannot be decrypted (its master key is missing); rotate the secret", durationMs: 0 }, end);
     }
-    const outcome = await this.sender.send({ endpointId: endpoint.id, url: endpoint.url, body, eventId: d.eventId, timestamp: Math.floor(this.opts.clock.now() / 1000), secrets });
-    release();
-    // Not made: the worker dropped it (the endpoint answered 410 Gone, or was dropped): the
-    // delivery stays as it is, for the next pass to see the endpoint's new state.
-    if (outcome.notSent) return;
-    await this.settle(ws, d, outcome);
+    this.sender.send({ endpointId: endpoint.id, url: endpoint.url, body, eventId: d.eventId, timestamp: Math.floor(this.opts.clock.now() / 1000), secrets }, (outcome) => {
+      release();
+      // Not made: the worker dropped it (the endpoint answered 410 Gone, or was dropped): the
+      // delivery stays as it is, for the next pass to see the endpoint's new state.
+      if (outcome.notSent) return end();
+      try { this.settle(ws, d, outcome, end); } catch (e) { failed(e); }
+    });
   }
 
   /**
@@ -269,12 +296,14 @@ export class WebhookDispatcher {
    * with the next attempt's time, or failed (the last step passed, `final`, or a 410) — and the
    * endpoint's failure record, disabling it by the rules of docs/api.md#webhook-disabling.
    * Nothing is written when the delivery changed meanwhile (its endpoint was deleted or
-   * disabled) or the dispatcher is stopping.
+   * disabled) or the dispatcher is stopping. Synchronous: the outcome goes into this turn's
+   * batch ({@link batchOf}); `end` is called once it is written (or failed to be), or at once
+   * when nothing is written.
    */
-  private async settle(ws: Workspace, sent: DeliveryRec, outcome: AttemptOutcome, final = false): Promise<void> {
-    if (this.stopped) return;
+  private settle(ws: Workspace, sent: DeliveryRec, outcome: AttemptOutcome, end: () => void, final = false): void {
+    if (this.stopped) return end();
     const cur = ws.get('webhook_delivery', sent.id);
-    if (cur === undefined || cur.status !== 'pending' || cur.attempt !== sent.attempt) return;
+    if (cur === undefined || cur.status !== 'pending' || cur.attempt !== sent.attempt) return end();
     const now = this.opts.clock.now();
     const attempt = cur.attempt + 1;
     const gone = outcome.status === 410;
@@ -289,35 +318,46 @@ export class WebhookDispatcher {
     const endpoint = ws.get('webhook_endpoint', cur.endpointId);
     if (endpoint !== undefined && outcome.error !== DISABLED_ERROR) this.recordOutcome(ws, batch.tx, endpoint, next, gone, now);
     const fields = () => ({ workspaceId: ws.id, endpointId: cur.endpointId, deliveryId: cur.id, eventId: cur.eventId, attempt, status: next.status, responseStatus: outcome.status, error: outcome.error });
-    try {
-      await batch.committed;
-      if (this.holdUntil.size > 0) this.holdUntil.delete(cur.id);
-      if (!outcome.ok) this.opts.logger.info('webhook delivery attempt failed', fields());
-      else if (this.opts.logger.enabled('debug')) this.opts.logger.debug('webhook delivered', fields());
-    } catch (e) {
-      this.holdUntil.set(cur.id, now + WRITE_RETRY_MS);
-      this.opts.logger.warn('could not write a webhook delivery outcome; the attempt will be made again', { ...fields(), writeError: (e as Error).message });
-    }
+    // Once the batch is written (or failed): one callback per outcome, no promise of its own.
+    batch.after.push((err) => {
+      if (err === null) {
+        if (this.holdUntil.size > 0) this.holdUntil.delete(cur.id);
+        if (!outcome.ok) this.opts.logger.info('webhook delivery attempt failed', fields());
+        else if (this.opts.logger.enabled('debug')) this.opts.logger.debug('webhook delivered', fields());
+      } else {
+        this.holdUntil.set(cur.id, now + WRITE_RETRY_MS);
+        this.opts.logger.warn('could not write a webhook delivery outcome; the attempt will be made again', { ...fields(), writeError: err.message });
+      }
+      end();
+    });
   }
 
   /**
-   * The transaction the outcomes of this turn go into for `ws`, and its commit: one log line for
-   * all the attempts that ended in the same event-loop turn, committed on the next one.
+   * The transaction the outcomes of this turn go into for `ws`: one log line for all the
+   * attempts that ended in the same event-loop turn, committed on the next one; each outcome's
+   * `after` is called once it is written, or failed to be.
    */
-  private batchOf(ws: Workspace): { tx: ReturnType<Workspace['db']['begin']>; committed: Promise<void> } {
+  private batchOf(ws: Workspace): { tx: ReturnType<Workspace['db']['begin']>; after: Array<(err: Error | null) => void> } {
     const open = this.batches.get(ws);
     if (open !== undefined) return open;
     const tx = ws.db.begin();
     // Outcomes ride with the next batch of request writes (docs/storage.md#group-commit): lost
     // in a crash, an attempt is made again (at least once, docs/api.md#webhook-deliveries).
     tx.lazy = true;
-    const committed = new Promise<void>((resolve, reject) => setImmediate(() => {
-      this.batches.delete(ws);
-      ws.db.commit(tx).then(resolve, reject);
-    }));
-    committed.catch(() => {}); // each settle awaits it and handles the failure
-    const batch = { tx, committed };
+    const batch = { tx, after: [] as Array<(err: Error | null) => void> };
     this.batches.set(ws, batch);
+    this.unsettled++;
+    setImmediate(() => {
+      this.batches.delete(ws);
+      const done = (err: Error | null): void => {
+        for (const f of batch.after) {
+          try { f(err); } catch (e) { this.opts.logger.error('webhook outcome bookkeeping failed', { workspaceId: ws.id, error: (e as Error).message }); }
+        }
+        this.unsettled--;
+        this.notifyIdle();
+      };
+      ws.db.commit(tx).then(() => done(null), (e: unknown) => done(e as Error));
+    });
     return batch;
   }
 

@@ -111,18 +111,19 @@ export class WorkerSender {
 
   /**
    * Makes one attempt of POSTing `task.body`, signed (src/areas/webhooks/signature.ts), to
-   * `task.url` through endpoint `task.endpointId`'s keep-alive pool. Never rejects: every
-   * failure is an outcome (`the attempt was stopped` once {@link close} ran, `the delivery
-   * worker stopped` when the worker died).
+   * `task.url` through endpoint `task.endpointId`'s keep-alive pool, and calls `done` with its
+   * outcome once (a callback, not a promise: under load the outcomes of a poll are handed on
+   * in one synchronous pass). Every failure is an outcome (`the attempt was stopped` once
+   * {@link close} ran — then `done` is called at once —, `the delivery worker stopped` when the
+   * worker died). `task` is kept as it is (it gets its number `n`).
    */
-  send(task: Omit<SendTask, 'n'>): Promise<AttemptOutcome> {
-    if (this.closed) return Promise.resolve(stopped('the attempt was stopped'));
+  send(task: Omit<SendTask, 'n'>, done: (outcome: AttemptOutcome) => void): void {
+    if (this.closed) { done(stopped('the attempt was stopped')); return; }
     const n = ++this.next;
-    return new Promise((resolve) => {
-      this.pending.set(n, resolve);
-      this.waiting.push({ ...task, n });
-      this.scheduleFlush();
-    });
+    this.pending.set(n, done);
+    (task as SendTask).n = n;
+    this.waiting.push(task as SendTask);
+    this.scheduleFlush();
   }
 
   /**
