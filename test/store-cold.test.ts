@@ -373,3 +373,34 @@ test('loaded from the snapshot block, the records of a type held as bytes go to 
   assert.equal(db.parsedSinceLoad, 1, 'of the block buffers, only the record of the other type was parsed');
   await db.close();
 });
+
+test('textBytes copies the text a record is held as after the room asked for: from the arena, from an unread snapshot block record; undefined for an object or an absent record', async () => {
+  const file = join(tmp(), 'a.log');
+  const db = await create(file);
+  db.holdAsBytes('event');
+  await db.load();
+  const e1 = ev(1);
+  await put(db, 'event', 'e1', e1);
+  await put(db, 'other', 'o1', { id: 'o1' });
+  const check = (d: Db, id: string, text: string) => {
+    const out = d.textBytes('event', id, 5)!;
+    assert.equal(out.length, 5 + Buffer.byteLength(text));
+    assert.equal(out.subarray(5).toString('utf8'), text);
+    assert.equal(d.textBytes('event', id)!.toString('utf8'), text);
+  };
+  check(db, 'e1', JSON.stringify(e1));
+  assert.equal(db.textBytes('other', 'o1', 5), undefined, 'a type held as objects');
+  assert.equal(db.textBytes('event', 'nope', 5), undefined);
+  await db.compact();
+  await db.close();
+  // Reopened from the block: held as bytes there too.
+  const again = await create(file);
+  again.holdAsBytes('event');
+  await again.load();
+  check(again, 'e1', JSON.stringify(e1));
+  // A record of another type, unread since the block was loaded, is still its bytes there.
+  assert.equal(again.textBytes('other', 'o1', 5)!.subarray(5).toString('utf8'), '{"id":"o1"}');
+  again.get('other', 'o1');
+  assert.equal(again.textBytes('other', 'o1', 5), undefined, 'read: an object now');
+  await again.close();
+});

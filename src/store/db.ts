@@ -599,6 +599,14 @@ export class Db<R extends RecordMap<R> = Untyped> {
     return this.tables.get(type)?.text(id);
   }
 
+  /**
+   * {@link text} as UTF-8 bytes, copied (not decoded) into a new Buffer after `before` bytes of
+   * room for the caller (a delivery body's prefix); undefined when {@link text} would be.
+   */
+  textBytes(type: TypeOf<R>, id: string, before = 0): Buffer | undefined {
+    return this.tables.get(type)?.textBytes(id, before);
+  }
+
   /** What the arena of records held as bytes holds (null: no type is; tests, the memory script). */
   arenaStats(): ArenaStats | null { return this.arena?.stats() ?? null; }
 

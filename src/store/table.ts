@@ -174,6 +174,27 @@ export class Table {
     return e === undefined ? b.lazy.text(b.first + at) : undefined;
   }
 
+  /**
+   * Like {@link text}, as bytes: a new Buffer of `before` + the text's length bytes, the text
+   * copied in after the first `before` (left for the caller to fill) — no decoding, no string.
+   */
+  textBytes(id: string, before: number): Buffer | undefined {
+    const copyCold = (ref: number): Buffer => { const out = Buffer.allocUnsafe(before + this.cold!.length(ref)); this.cold!.copyTo(ref, out, before); return out; };
+    const v = this.map.get(id);
+    if (typeof v === 'number') return copyCold(v);
+    if (v !== undefined || this.base === null) return undefined;
+    const b = this.base;
+    const at = b.find(id);
+    if (at < 0) return undefined;
+    const e = b.objs?.[at];
+    if (typeof e === 'number') return copyCold(e);
+    if (e !== undefined) return undefined;
+    const bytes = b.lazy.bytes(b.first + at);
+    const out = Buffer.allocUnsafe(before + bytes.length);
+    bytes.copy(out, before);
+    return out;
+  }
+
   /** Puts `value` as record `id`, or deletes it (undefined); returns the previous record, parsed. */
   set(id: string, value: object | undefined): object | undefined {
     const base = this.base;

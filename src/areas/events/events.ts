@@ -158,6 +158,20 @@ const viewOfText = (text: string): string => (text === '{}' ? '{"object":"event"
 /** What reads of an event held as bytes need without parsing it (docs/storage.md#memory). */
 type EventReader = Pick<Db<EventRecords>, 'get' | 'text'>;
 
+const VIEW_PREFIX = Buffer.from('{"object":"event",');
+
+/**
+ * {@link eventViewJson} as UTF-8 bytes, for a webhook delivery's body: an event held as bytes is
+ * copied from them behind the view's prefix — never decoded to a string and encoded again.
+ */
+export function eventViewBytes(db: EventReader & Pick<Db<EventRecords>, 'textBytes'>, id: string): Uint8Array | string | undefined {
+  // The stored text's `{` goes where the prefix's last byte (`,`) is written over it.
+  const out = db.textBytes('event', id, VIEW_PREFIX.length - 1);
+  if (out === undefined || out.length <= VIEW_PREFIX.length + 1) return eventViewJson(db, id);
+  VIEW_PREFIX.copy(out, 0);
+  return out;
+}
+
 /**
  * The JSON text of event `id`'s API view — the body of its webhook deliveries — or undefined
  * when there is no such event: from the text it is held as when it is held as bytes (no parse,

@@ -18,7 +18,7 @@ import type { Logger } from '../../core/logger.js';
 import { SecretError, type SecretBox } from '../../core/secrets.js';
 import type { Store } from '../../store/store.js';
 import type { Workspace } from '../../domain/workspace.js';
-import { eventViewJson } from '../events/events.js';
+import { eventViewBytes } from '../events/events.js';
 import { DISABLE_AFTER_FAILED_DELIVERIES, DISABLE_AFTER_MS, deliveryRecJson, secretContext, type DeliveryRec, type WebhookEndpointRec } from './model.js';
 import { retryAfterAt, type AttemptOutcome } from './send.js';
 import { WorkerSender } from './sender.js';
@@ -251,7 +251,7 @@ export class WebhookDispatcher {
     if (endpoint === undefined) return end(); // deleted: its deliveries went with it
     if (!endpoint.enabled) return this.settle(ws, d, { ok: false, status: null, error: DISABLED_ERROR, durationMs: 0 }, end, true);
     // The event's view as its text: an event on disk is held as bytes, sent without a parse (docs/storage.md#memory).
-    const body = eventViewJson(ws.db, d.eventId);
+    const body = eventViewBytes(ws.db, d.eventId);
     if (body === undefined) return this.settle(ws, d, { ok: false, status: null, error: EVENT_GONE_ERROR, durationMs: 0 }, end, true);
     let secrets: string[];
     try { secrets = this.signingSecrets(ws.id, endpoint); } catch (e) {

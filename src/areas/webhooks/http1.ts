@@ -305,17 +305,17 @@ export class TimeoutError extends Error {}
  * The bytes of `POST url` with `headers` (plus `Host` and `Content-Length`) and `body`.
  * @throws Error when a header name is not a token or a value holds CR, LF or NUL.
  */
-export function requestBytes(url: URL, headers: Record<string, string>, body: string): Buffer {
+export function requestBytes(url: URL, headers: Record<string, string>, body: string | Uint8Array): Buffer {
   let head = `POST ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
   for (const [name, value] of Object.entries(headers)) {
     if (!TOKEN.test(name) || /[\r\n\0]/.test(value)) throw new Error(`the header ${JSON.stringify(name)} cannot be sent`);
     head += `${name}: ${value}\r\n`;
   }
-  const size = Buffer.byteLength(body, 'utf8');
+  const size = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.byteLength;
   head += `content-length: ${size}\r\n\r\n`;
   const bytes = Buffer.allocUnsafe(Buffer.byteLength(head, 'latin1') + size);
   const at = bytes.write(head, 0, 'latin1');
-  bytes.write(body, at, 'utf8');
+  if (typeof body === 'string') bytes.write(body, at, 'utf8'); else bytes.set(body, at);
   return bytes;
 }
 

@@ -46,12 +46,12 @@ export class ByteRing {
 
   /**
    * Writes one record made of `head` (latin1 text: no character above U+00FF) and `body`
-   * (UTF-8); false when it does not fit now (the reader is behind: try again later). Producer only.
+   * (a string written as UTF-8, or bytes copied as they are); false when it does not fit now (the reader is behind: try again later). Producer only.
    * @throws RangeError when the record could never fit (larger than half the ring).
    */
-  write(head: string, body: string): boolean {
+  write(head: string, body: string | Uint8Array): boolean {
     const headBytes = head.length;
-    const size = 4 + headBytes + Buffer.byteLength(body, 'utf8');
+    const size = 4 + headBytes + (typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.byteLength);
     if (size > this.capacity >> 1) throw new RangeError(`a record of ${size} bytes does not fit a ring of ${this.capacity}`);
     const w = Atomics.load(this.control, W);
     const r = Atomics.load(this.control, R);
@@ -67,7 +67,8 @@ export class ByteRing {
     else return false;
     this.data.writeUInt32LE(size - 4, at);
     this.data.write(head, at + 4, 'latin1');
-    this.data.write(body, at + 4 + headBytes, 'utf8');
+    if (typeof body === 'string') this.data.write(body, at + 4 + headBytes, 'utf8');
+    else this.data.set(body, at + 4 + headBytes);
     const next = at + size;
     Atomics.store(this.control, W, next === this.capacity ? 0 : next);
     return true;

@@ -52,7 +52,7 @@ const USER_AGENT = 'support-workspace-webhooks/1.0';
  * Sends `body` to `url` with `headers` (the caller's signature headers; content-type,
  * content-length, host and user-agent are added). Never throws: every failure is an outcome.
  */
-export async function sendAttempt(url: string, body: string, headers: Record<string, string>, opts: SendOptions): Promise<AttemptOutcome> {
+export async function sendAttempt(url: string, body: string | Uint8Array, headers: Record<string, string>, opts: SendOptions): Promise<AttemptOutcome> {
   const started = performance.now();
   const elapsed = (): number => Math.max(0, Math.round(performance.now() - started));
   const fail = (error: string, status: number | null = null, retryAfter?: string): AttemptOutcome => ({ ok: false, status, error, retryAfter, durationMs: elapsed() });

@@ -31,7 +31,8 @@ export interface SendTask {
   n: number;
   endpointId: string;
   url: string;
-  body: string;
+  /** The event's JSON: UTF-8 bytes (the worker always gets bytes from the ring; a message may give a plain Uint8Array), or a string. */
+  body: string | Uint8Array;
   eventId: string;
   timestamp: number;
   secrets: string[];
@@ -63,10 +64,10 @@ const QUIET_POLL_MS = 10;
 
 /**
  * A record of the ring of attempts: a latin1 head of tab-separated fields, a newline, then the
- * body (UTF-8); a drop is `D`, a tab, the endpoint id. Ids, URLs (as the URL parser writes them:
+ * body (UTF-8 bytes; decoded, the body is a view of the record's bytes, not a string); a drop is `D`, a tab, the endpoint id. Ids, URLs (as the URL parser writes them:
  * no tab or newline), numbers and base64 secrets never hold a tab or a newline.
  */
-export function encodeTask(t: SenderRecord): [head: string, body: string] {
+export function encodeTask(t: SenderRecord): [head: string, body: string | Uint8Array] {
   if ('drop' in t) return [`D\t${t.drop}\n`, ''];
   return [`${t.n}\t${t.timestamp}\t${t.endpointId}\t${t.url}\t${t.eventId}\t${t.secrets.join(' ')}\n`, t.body];
 }
@@ -76,7 +77,7 @@ export function decodeTask(rec: Buffer): SenderRecord {
   const fields = rec.toString('latin1', 0, nl).split('\t');
   if (fields[0] === 'D') return { drop: fields[1] };
   const [n, timestamp, endpointId, url, eventId, secrets] = fields;
-  return { n: Number(n), timestamp: Number(timestamp), endpointId, url, eventId, secrets: secrets === '' ? [] : secrets.split(' '), body: rec.toString('utf8', nl + 1) };
+  return { n: Number(n), timestamp: Number(timestamp), endpointId, url, eventId, secrets: secrets === '' ? [] : secrets.split(' '), body: rec.subarray(nl + 1) };
 }
 /** An outcome's record: a latin1 head of tab-separated fields, a newline, then the error text (UTF-8). */
 export function encodeOutcome(n: number, o: AttemptOutcome): [head: string, body: string] {
