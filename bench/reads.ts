@@ -164,7 +164,10 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
     };
     for (const t of peers) await sameAnswers(ours, t.p, t.key, c.issueIds, auth);
     log(`  same answers: ${peers.map((t) => t.key).join(', ')} answer three issues, the list page, an unknown key and no key with our server's status, Content-Type and bytes`);
-    if (k.pin.on) pin(c.load.pid, k.pin.load);
+    // This process (the orchestrator, which also reads every server's access log off its
+    // pipe) goes with the load generator: on CPU 0 it would take time from the server measured,
+    // and only from servers that log.
+    if (k.pin.on) { pin(c.load.pid, k.pin.load); pin(process.pid, k.pin.load); }
 
     const issuePaths = c.issueIds.map((id) => `/api/v1/issues/${id}`);
     const readGroup = (name: string, paths: string[]): GroupSpec => ({ name, connections: opts.connections, request: { method: 'GET', paths, headers: c.auth } });
@@ -204,7 +207,7 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
       rows.push({ scenario: '↳ bare node:http, the page as a ready Buffer (the ceiling)', figure: figure(summarize(got[CEILING]), proc(CEILING)), target: 'ceiling', status: against(got, OURS, CEILING) });
     }
   } finally {
-    if (k.pin.on) { try { pin(c.load.pid, k.pin.all); } catch { /* the generator is gone */ } }
+    if (k.pin.on) { try { pin(c.load.pid, k.pin.all); } catch { /* the generator is gone */ } pin(process.pid, k.pin.all); }
     await Promise.all(started.map((p) => p.stop()));
   }
 }

@@ -128,9 +128,11 @@ export class Proc {
   constructor(readonly label: string, args: string[], env: Record<string, string>) {
     this.child = spawn(process.execPath, args, { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(this.child);
-    this.child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      if (this.listening) return; // request logs: read and dropped
-      this.out += d;
+    // Bytes, decoded only until the "listening" line: the request logs after it are read and
+    // dropped undecoded (megabytes a second in the reads rounds).
+    this.child.stdout!.on('data', (chunk: Buffer) => {
+      if (this.listening) return;
+      this.out += chunk.toString('utf8');
       const m = /^(\{.*"msg":"listening".*\})$/m.exec(this.out);
       if (m) {
         this.startMs = performance.now() - this.spawnedAt;
