@@ -62,7 +62,9 @@ export function paginate<R>(
   const limit = q.limit ?? DEFAULT_LIMIT;
   const from = q.cursor === undefined ? undefined : ctx.cursors.decode(ctx.ws.id, list, q.cursor);
   const items: R[] = [];
-  let lastKey = '';
+  // The position of the last item kept: its key (the cursor) is made once, for the next page
+  // only — a key of a packed index is a time formatted as ISO text, ~0.5 µs each.
+  let last = -1;
   let hasMore = false;
   for (const at of order === 'desc' ? index.desc(from) : index.asc(from)) {
     const r = get(index.idAt(at));
@@ -71,9 +73,9 @@ export function paginate<R>(
     if (!keep(r)) continue;
     if (items.length === limit) { hasMore = true; break; }
     items.push(r);
-    lastKey = index.keyAt(at);
+    last = at;
   }
-  return { items, hasMore, nextCursor: hasMore ? ctx.cursors.encode(ctx.ws.id, list, lastKey) : null };
+  return { items, hasMore, nextCursor: hasMore ? ctx.cursors.encode(ctx.ws.id, list, index.keyAt(last)) : null };
 }
 
 /** A record that is missing or belongs to another workspace: answered 404 (docs/security.md#tenant-isolation). */
