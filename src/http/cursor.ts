@@ -6,7 +6,19 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { invalid } from './errors.js';
 
+/** How many cursors each cache below holds before it is emptied (a bound, not a working set). */
+const CACHE_SIZE = 4096;
+
 export class CursorCodec {
+  /**
+   * Cursors made lately, by workspace, list and key; and keys of cursors checked lately, by
+   * cursor. A cursor is a pure function of those three and the secret, so a cached one is the
+   * same text: an integration polling the first page of a list gets it without an HMAC each time
+   * (the MAC was ~8 % of a list page's CPU). Both hold only what answers already carried.
+   */
+  private readonly made = new Map<string, string>();
+  private readonly checked = new Map<string, string>();
+
   constructor(private readonly secret: Buffer) {}
 
   private mac(workspaceId: string, list: string, payload: string): Buffer {
@@ -15,8 +27,14 @@ export class CursorCodec {
 
   /** Encodes `key` for `list` in `workspaceId` as `<base64url payload>.<base64url mac>`. */
   encode(workspaceId: string, list: string, key: string): string {
+    const k = `${workspaceId}\n${list}\n${key}`;
+    const hit = this.made.get(k);
+    if (hit !== undefined) return hit;
     const payload = Buffer.from(key, 'utf8').toString('base64url');
-    return `${payload}.${this.mac(workspaceId, list, payload).toString('base64url')}`;
+    const cursor = `${payload}.${this.mac(workspaceId, list, payload).toString('base64url')}`;
+    if (this.made.size >= CACHE_SIZE) this.made.clear();
+    this.made.set(k, cursor);
+    return cursor;
   }
 
   /**
@@ -24,6 +42,17 @@ export class CursorCodec {
    * @throws ApiError 400 `invalid_request` (`Query parameter cursor is invalid.`) for anything else.
    */
   decode(workspaceId: string, list: string, cursor: string): string {
+    // Keyed by workspace and list too: the same text checked for another list is checked again.
+    const k = `${workspaceId}\n${list}\n${cursor}`;
+    const hit = this.checked.get(k);
+    if (hit !== undefined) return hit;
+    const key = this.verify(workspaceId, list, cursor);
+    if (this.checked.size >= CACHE_SIZE) this.checked.clear();
+    this.checked.set(k, key);
+    return key;
+  }
+
+  private verify(workspaceId: string, list: string, cursor: string): string {
     const dot = cursor.indexOf('.');
     if (dot <= 0 || cursor.length > 2048) throw invalid('cursor is invalid', 'query');
     const payload = cursor.slice(0, dot);
