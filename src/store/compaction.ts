@@ -2,7 +2,7 @@
  * Writing a compacted log (docs/storage.md#compaction, docs/storage.md#snapshots): the live
  * records as put lines, then the snapshot block that describes them — where each record's
  * JSON lies, and the saved state of every persisted index — to a temp file beside the log,
- * fdatasync'd. src/store/db.ts then copies the lines appended to the log meanwhile, syncs
+ * fdatasync'd. src/store/compactor.ts then copies the lines appended to the log meanwhile, syncs
  * again, renames the file over the log and fsyncs the folder. A crash at any point leaves
  * either the old log or the new one, complete; a leftover temp file is removed at the next
  * start.

@@ -26,8 +26,8 @@
  * single value longer than that is alone on its line) and carries its checksum.
  *
  * This module reads a block ({@link readBlock}) and walks the put lines it describes
- * ({@link walkPuts}); src/store/compaction.ts writes them, src/store/db.ts decides what to do
- * with them.
+ * ({@link walkPuts}); src/store/compaction.ts writes them, src/store/loadLog.ts decides what to
+ * do with them.
  */
 import { crc32 } from 'node:zlib';
 import { endianness } from 'node:os';
