@@ -410,8 +410,9 @@ export class Db<R extends RecordMap<R> = Untyped> implements TxOwner<R> {
    * and writing pauses only for the last of them, the sync and the rename. A compaction whose
    * capture point a failed write undid is abandoned (the log stays as it was). Asked for while one
    * runs, it runs after it, from a capture point of its own.
-   * @throws fs errors of the new file (the log is untouched), or of the folder fsync (the new
-   *   file is the log; it then refuses writes, as after a failed fdatasync).
+   * A failed folder fsync after the rename does not reject: the new file is the log, and the
+   * log then refuses writes, as after a failed fdatasync (docs/storage.md#faults).
+   * @throws fs errors of the new file (the log is untouched).
    */
   compact(): Promise<void> {
     // One running already took its capture point earlier: this call's comes after it (calls
