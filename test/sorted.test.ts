@@ -83,6 +83,12 @@ test('SortedIndex packed (restored from a snapshot block: times as epoch ms, ids
     for (const b of bounds) {
       assert.deepEqual(asc(packed, b), asc(plain, b), `seed ${seed} asc ${b}`);
       assert.deepEqual(desc(packed, b), desc(plain, b), `seed ${seed} desc ${b}`);
+      // With an upper bound (a time): exactly the entries whose sort key is below it.
+      for (const below of ['2025-01-01T00:00:10.000Z', '2025-01-01T00:00:00.000Z', '2025-01-02', '2024']) {
+        const want = asc(plain, b).filter((k) => k.slice(0, k.indexOf('\u0000')) < below);
+        assert.deepEqual([...packed.asc(b, below)].map((i) => packed.keyAt(i)), want, `seed ${seed} asc ${b} below ${below}`);
+        assert.deepEqual([...plain.asc(b, below)].map((i) => plain.keyAt(i)), want, `seed ${seed} plain asc ${b} below ${below}`);
+      }
     }
     assert.equal(packed.size, plain.size);
     for (let i = 0; i < plain.size; i++) assert.deepEqual([packed.idAt(i), packed.sortKeyAt(i), packed.keyAt(i)], [plain.idAt(i), plain.sortKeyAt(i), plain.keyAt(i)]);

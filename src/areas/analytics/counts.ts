@@ -76,8 +76,7 @@ export function computeAnalytics(ws: Workspace, from: string, to: string) {
   const firstResponse: number[] = [];
   const resolution: number[] = [];
   const conversations = ws.conversations.order;
-  for (const at of conversations.asc(start)) {
-    if (conversations.sortKeyAt(at) >= endDate) break;
+  for (const at of conversations.asc(start, endDate)) {
     const c = ws.get('conversation', conversations.idAt(at));
     if (!c) continue;
     byStatus[c.status]++;
@@ -89,8 +88,7 @@ export function computeAnalytics(ws: Workspace, from: string, to: string) {
   const byState = zeroes(ISSUE_STATES);
   const byPriority = zeroes(PRIORITIES);
   const issues = ws.issues.order;
-  for (const at of issues.asc(start)) {
-    if (issues.sortKeyAt(at) >= endDate) break;
+  for (const at of issues.asc(start, endDate)) {
     const i = ws.get('issue', issues.idAt(at));
     if (!i) continue;
     byState[i.state]++;
