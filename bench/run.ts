@@ -13,7 +13,7 @@
  * log size, default 1,000,000), --log-level L (server LOG_LEVEL, default info),
  * --only reads,list,writes,webhooks,sources,startup,search, --quick (1 s runs, 1 round, 100,000 records,
  * a 200,000-chunk search index: a smoke test), --keep (keep the temp dir), --out FILE (default
- * bench/results.md), --against DIR (another build beside ours in reads, list and writes), --receiver raw|http
+ * bench/results.md), --against DIR (another build beside ours in reads, list, writes and webhooks), --receiver raw|http
  * (the webhooks receiver), --pin on|off (reads and list: servers on CPU 0, the load generator on
  * CPU 1; on by default with taskset and ≥ 2 cores), --peers fastify|none (default fastify:
  * installed outside the project by bench/peers.ts). The reads scenario is bench/reads.ts.
@@ -68,7 +68,8 @@ const opts = {
    * `--against DIR`: another build of this server (a checkout with `dist/` built, e.g. a git
    * worktree of the commit before a change) runs beside ours in the reads and list rounds,
    * alternating: the old/new comparison a change to the read path is kept or dropped by; and in
-   * the writes rounds (SYNC=always, on a seed its own CLI made from the same import file).
+   * the writes rounds (SYNC=always, on a seed its own CLI made from the same import file) and the
+   * webhooks rounds (with one endpoint, same seed rule).
    */
   against: argv.against,
   /** `--pin on|off` (default: on when taskset exists and there are ≥ 2 cores): servers on CPU 0, the load generator on CPU 1 in reads and list. */
@@ -519,10 +520,10 @@ async function webhooks(c: Ctx): Promise<void> {
   log(`\n## Webhooks (SYNC=always; load generator client: ${client}; receiver: ${opts.receiver})`);
   // The receiver, in this process, answering 204 to every delivery: bench/receiver.ts (raw
   // node:net, a sample of signatures checked) unless `--receiver http` (bare node:http).
-  let secret: string | null = null;
+  const secrets: string[] = [];
   let httpReceived = 0;
   let receiver: { port: number; stats: ReceiverStats | null; close(): Promise<void> };
-  if (opts.receiver === 'raw') receiver = await startReceiver(() => secret);
+  if (opts.receiver === 'raw') receiver = await startReceiver(() => (secrets.length === 0 ? null : secrets));
   else {
     const srv = http.createServer((req, res) => { req.resume(); req.on('end', () => { httpReceived++; res.writeHead(204).end(); }); });
     await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok));
@@ -533,20 +534,33 @@ async function webhooks(c: Ctx): Promise<void> {
   const env = { WEBHOOK_ALLOW_PRIVATE: 'true' };
   const hooked = startServer('server, 1 endpoint', copyDir(c.seedDir, join(c.tmp, 'wh-on')), 'always', false, env);
   const plain = startServer('server, no endpoint', copyDir(c.seedDir, join(c.tmp, 'wh-off')), 'always', false, env);
-  await Promise.all([hooked.ready(), plain.ready()]);
-  const made = await fetch(`http://127.0.0.1:${hooked.port}/api/v1/webhook-endpoints`, {
-    method: 'POST', headers: { ...c.auth, 'content-type': 'application/json' }, body: JSON.stringify({ url: hookUrl, events: ['*'] }),
-  });
-  if (made.status !== 201) throw new Error(`creating the webhook endpoint: ${made.status} ${await made.text()}`);
-  const request = { method: 'PATCH' as const, paths: c.convIds.map((id) => `/api/v1/conversations/${id}`), headers: c.auth, body: 'patchSubject' as const };
+  // `--against DIR`: the other build with one endpoint too, on a seed its own CLI made.
+  const otherSeed = opts.against === undefined ? undefined : seedOther(c, opts.against);
+  const otherHooked = otherSeed && startServer('other build, 1 endpoint', copyDir(otherSeed.seedDir, join(c.tmp, 'wh-against')), 'always', false, env, join(opts.against!, 'dist', 'server.js'));
+  await Promise.all([hooked.ready(), plain.ready(), otherHooked?.ready()]);
+  const subscribe = async (p: Proc, auth: Record<string, string>): Promise<string> => {
+    const made = await fetch(`http://127.0.0.1:${p.port}/api/v1/webhook-endpoints`, {
+      method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ url: hookUrl, events: ['*'] }),
+    });
+    if (made.status !== 201) throw new Error(`creating the webhook endpoint on ${p.label}: ${made.status} ${await made.text()}`);
+    const body = (await made.json()) as { webhookEndpoint: { id: string; secret: string } };
+    secrets.push(body.webhookEndpoint.secret);
+    return body.webhookEndpoint.id;
+  };
+  type Target = { key: 'on' | 'off' | 'other'; p: Proc; auth: Record<string, string>; convIds: string[]; endpointId?: string };
+  const targets: Target[] = [
+    { key: 'on', p: hooked, auth: c.auth, convIds: c.convIds, endpointId: await subscribe(hooked, c.auth) },
+    { key: 'off', p: plain, auth: c.auth, convIds: c.convIds },
+  ];
+  if (otherHooked && otherSeed) targets.push({ key: 'other', p: otherHooked, auth: otherSeed.auth, convIds: otherSeed.convIds, endpointId: await subscribe(otherHooked, otherSeed.auth) });
   const got: Record<string, Run[]> = {};
   const deliveries: Array<{ rate: number; writes: number; backlog: number; drainS: number }> = [];
   const mainCpu: Record<string, number[]> = {};
-  const madeBody = (await made.json()) as { webhookEndpoint: { id: string; secret: string } };
-  const endpointId = madeBody.webhookEndpoint.id;
-  secret = madeBody.webhookEndpoint.secret;
   for (let r = 0; r < opts.rounds; r++) {
-    for (const [k, p] of (r % 2 === 0 ? [hooked, plain] : [plain, hooked]).entries()) {
+    for (let k = 0; k < targets.length; k++) {
+      const t = targets[(k + r) % targets.length];
+      const p = t.p;
+      const request = { method: 'PATCH' as const, paths: t.convIds.map((id) => `/api/v1/conversations/${id}`), headers: t.auth, body: 'patchSubject' as const };
       // Deliveries are counted over the measured window, as the writes are (warm-up left out).
       let before = receivedSoFar();
       let main0 = NaN;
@@ -557,20 +571,20 @@ async function webhooks(c: Ctx): Promise<void> {
       const seconds = opts.seconds;
       // The API thread's own CPU per write: what an endpoint adds to it, whatever else ran.
       const mainUs = ((p.mainThreadCpuSeconds() - main0) / (runs.write.rps * seconds)) * 1e6;
-      (mainCpu[p === hooked ? 'on' : 'off'] ??= []).push(mainUs);
-      (got[p === hooked ? 'on' : 'off'] ??= []).push(runs.write);
+      (mainCpu[t.key] ??= []).push(mainUs);
+      (got[t.key] ??= []).push(runs.write);
       detail(`${runLine(`[webhooks] round ${r + 1} ${p.label}`, runs.write)}   main thread ${mainUs.toFixed(0)} µs CPU/write`);
-      if (p !== hooked) continue;
+      if (t.endpointId === undefined) continue;
       // Each PATCH made one conversation.updated event, owed to the endpoint: the pending
       // deliveries left when the load stops are the backlog, then they drain.
       const rate = (receivedSoFar() - before) / seconds;
-      const backlog = await pendingDeliveries(hooked, c.auth, endpointId);
+      const backlog = await pendingDeliveries(p, t.auth, t.endpointId);
       const t1 = performance.now();
       let left = backlog;
-      while (left > 0 && performance.now() - t1 < 60_000) { await new Promise((ok) => setTimeout(ok, 50)); left = await pendingDeliveries(hooked, c.auth, endpointId, 1); }
+      while (left > 0 && performance.now() - t1 < 60_000) { await new Promise((ok) => setTimeout(ok, 50)); left = await pendingDeliveries(p, t.auth, t.endpointId, 1); }
       const drainS = (performance.now() - t1) / 1000;
-      deliveries.push({ rate, writes: runs.write.rps, backlog, drainS });
-      detail(`    [webhooks] round ${r + 1}: ${int(rate)} deliveries/s during the measured window (${k === 0 ? 'first' : 'second'} of the pair); ${backlog >= 5000 ? '≥ 5,000' : int(backlog)} pending when it ended, ${left === 0 ? `none left ${drainS.toFixed(2)} s later` : 'STILL PENDING after 60 s'}`);
+      if (t.key === 'on') deliveries.push({ rate, writes: runs.write.rps, backlog, drainS });
+      detail(`    [webhooks] round ${r + 1} ${p.label}: ${int(rate)} deliveries/s during the measured window; ${backlog >= 5000 ? '≥ 5,000' : int(backlog)} pending when it ended, ${left === 0 ? `none left ${drainS.toFixed(2)} s later` : 'STILL PENDING after 60 s'}`);
     }
   }
   const on = summarize(got.on);
@@ -587,7 +601,13 @@ async function webhooks(c: Ctx): Promise<void> {
   rows.push({ scenario: '↳ same, no endpoint', figure: `${int(off.rps)} writes/s, p50 ${ms(off.p50)}, p99 ${ms(off.p99)}`, target: 'reference', status: '1.00×' });
   rows.push({ scenario: '↳ deliveries (one per write)', figure: `${int(rate)} deliveries/s during the measured windows (median); owed at the end of a run ${deliveries.map((d) => int(d.backlog)).join(', ')}, all received within ${Math.max(...deliveries.map((d) => d.drainS)).toFixed(2)} s`,
     target: 'deliveries/s ≥ writes/s', status: `${ratio(perWrite)} of the same window's writes ${verdict(keepsUp)}` });
-  await Promise.all([hooked.stop(), plain.stop()]);
+  if (otherHooked) {
+    const o = summarize(got.other);
+    const vs = paired(got.on, got.other);
+    rows.push({ scenario: `↳ the other build with one endpoint (--against ${opts.against}), its own seed of the same import`, figure: `${int(o.rps)} writes/s, p50 ${ms(o.p50)}, p99 ${ms(o.p99)}; API thread ${median(mainCpu.other).toFixed(0)} µs of CPU per write`,
+      target: '(new/old)', status: `ours ${ratio(vs)} of it${quietNote(got.on, got.other)}` });
+  }
+  await Promise.all([hooked.stop(), plain.stop(), otherHooked?.stop()]);
   await receiver.close();
   const st = receiver.stats;
   if (st !== null) {
