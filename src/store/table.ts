@@ -158,20 +158,31 @@ export class Table {
   }
 
   /**
+   * Where the bytes record `id` is held as are: a ref of the arena (`cold`, held since it was
+   * written) or of the snapshot block's buffers (`block`, while unread and unchanged); null when
+   * it is absent or held as an object.
+   */
+  private held(id: string): { cold: number } | { block: number } | null {
+    const v = this.map.get(id);
+    if (typeof v === 'number') return { cold: v };
+    if (v !== undefined || this.base === null) return null;
+    const b = this.base;
+    const at = b.find(id);
+    if (at < 0) return null;
+    const e = b.objs?.[at];
+    if (typeof e === 'number') return { cold: e };
+    return e === undefined ? { block: b.first + at } : null;
+  }
+
+  /**
    * The JSON text record `id` is held as — its bytes held since it was written, or those of the
    * snapshot block while it is unchanged — or undefined when it is absent or held as an object
    * (docs/storage.md#memory).
    */
   text(id: string): string | undefined {
-    const v = this.map.get(id);
-    if (typeof v === 'number') return this.cold!.text(v);
-    if (v !== undefined || this.base === null) return undefined;
-    const b = this.base;
-    const at = b.find(id);
-    if (at < 0) return undefined;
-    const e = b.objs?.[at];
-    if (typeof e === 'number') return this.cold!.text(e);
-    return e === undefined ? b.lazy.text(b.first + at) : undefined;
+    const h = this.held(id);
+    if (h === null) return undefined;
+    return 'cold' in h ? this.cold!.text(h.cold) : this.base!.lazy.text(h.block);
   }
 
   /**
@@ -179,17 +190,14 @@ export class Table {
    * copied in after the first `before` (left for the caller to fill) — no decoding, no string.
    */
   textBytes(id: string, before: number): Buffer | undefined {
-    const copyCold = (ref: number): Buffer => { const out = Buffer.allocUnsafe(before + this.cold!.length(ref)); this.cold!.copyTo(ref, out, before); return out; };
-    const v = this.map.get(id);
-    if (typeof v === 'number') return copyCold(v);
-    if (v !== undefined || this.base === null) return undefined;
-    const b = this.base;
-    const at = b.find(id);
-    if (at < 0) return undefined;
-    const e = b.objs?.[at];
-    if (typeof e === 'number') return copyCold(e);
-    if (e !== undefined) return undefined;
-    const bytes = b.lazy.bytes(b.first + at);
+    const h = this.held(id);
+    if (h === null) return undefined;
+    if ('cold' in h) {
+      const out = Buffer.allocUnsafe(before + this.cold!.length(h.cold));
+      this.cold!.copyTo(h.cold, out, before);
+      return out;
+    }
+    const bytes = this.base!.lazy.bytes(h.block);
     const out = Buffer.allocUnsafe(before + bytes.length);
     bytes.copy(out, before);
     return out;
