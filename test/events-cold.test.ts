@@ -12,6 +12,7 @@ import { Workspace } from '../src/domain/workspace.js';
 import { eventViewJson } from '../src/areas/events/events.js';
 import type { Conversation } from '../src/areas/conversations/conversations.js';
 import type { DeliveryRec, WebhookEndpointRec } from '../src/areas/webhooks/model.js';
+import { owedRec } from '../src/areas/webhooks/state.js';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -43,8 +44,12 @@ test('events and settled deliveries become bytes once on disk, pending deliverie
     const e = ws.db.get('event', id)!;
     assert.equal(eventViewJson(ws.db, id), JSON.stringify({ object: 'event', ...e }), 'the view made from the text is the record\'s');
   }
-  const deliveries = [...ws.db.table('webhook_delivery').values()];
-  assert.equal(deliveries.length, 20);
+  // Each event owes the endpoint a delivery (no record yet); a first attempt failed for each: pending records.
+  const owed = [...ws.webhooks.owedOf(endpoint.id)!.values()];
+  assert.equal(owed.length, 20);
+  assert.equal(ws.db.table('webhook_delivery').size, 0, 'an owed delivery has no record');
+  const deliveries = owed.map((o): DeliveryRec => ({ ...owedRec(o), attempt: 1, responseStatus: 503, durationMs: 2, nextAttemptAt: iso(clock + DAY) }));
+  await put((tx) => { for (const d of deliveries) tx.put('webhook_delivery', d.id, d); });
   for (const d of deliveries) assert.equal(ws.db.text('webhook_delivery', d.id), undefined, 'a pending delivery is an object');
   // Settle all but the last of each day's ten; one with an error text that needs escapes.
   await put((tx) => {

@@ -181,10 +181,11 @@ test('a delivery is sent only once its event is on disk; an aborted change sends
   const ws = srv.store.workspace(srv.workspaceId)!;
   const tx = ws.db.begin();
   createConversation(ws, tx, { subject: 'Not yet durable', customer: { email: 'd@example.com' } }, srv.clock.now());
-  assert.equal((await w.deliveries()).length, 1, 'the delivery exists with its event');
+  assert.equal((await w.deliveries()).length, 0, 'no delivery is owed before its event is on disk');
   await srv.webhooks.runDue();
   assert.equal(rx.received.length, 0, 'not sent before the commit');
   await ws.db.commit(tx);
+  assert.deepEqual((await w.deliveries()).map((d) => [d.status, d.attempt, d.nextAttemptAt === d.createdAt]), [['pending', 0, true]], 'owed once on disk: pending, due since its event');
   await srv.webhooks.runDue();
   assert.equal(rx.received.length, 1);
 

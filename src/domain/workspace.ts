@@ -62,7 +62,7 @@ export class Workspace {
     countDailyEvents(db);
     expireIdempotency(db, now);
     this.events = attachEvents(this, db, now);
-    this.webhooks = attachWebhooks(db, now);
+    this.webhooks = attachWebhooks(db, this.events, now);
   }
 
   /** Replays the workspace's log at `path` into memory and opens it for writing. */
@@ -70,6 +70,7 @@ export class Workspace {
     const db = Db.create<Records>(path, { fs: opts.fs, sync: opts.sync, now: opts.now, onError: opts.onError, compactionSlack: opts.compactionSlack, snapshot: opts.snapshot });
     const ws = new Workspace(id, db, opts.now);
     await db.load();
+    ws.webhooks.resume();
     await failInterruptedIngestions(db, opts.now());
     return ws;
   }

@@ -35,7 +35,7 @@ function lastDeliveries(ws: Workspace, e: WebhookEndpointRec): DeliveryRec[] {
   const index = ws.webhooks.deliveriesOf(e.id);
   const out: DeliveryRec[] = [];
   for (const at of index.desc()) {
-    const d = ws.get('webhook_delivery', index.idAt(at));
+    const d = ws.webhooks.delivery(e.id, index.idAt(at));
     if (d) out.push(d);
     if (out.length === LAST_DELIVERIES) break;
   }

@@ -194,6 +194,24 @@ interface EventItem { type: string; createdAt: string; json: string }
 const EVENT_HEAD = /^\{"id":"[^"\\]*","type":"([^"\\]*)","createdAt":"([^"\\]*)",/;
 
 /**
+ * The type and time (ISO) of event `id`, or undefined when there is none: held as bytes, read
+ * from the start of its text with nothing parsed (a text that begins otherwise is parsed);
+ * held as an object, from the record. (A restart walks the events owed to webhook endpoints
+ * with it: docs/decisions.md#deliveries-owed-by-the-event-log.)
+ */
+export function eventHead(db: EventReader, id: string): { type: EventType; createdAt: string } | undefined {
+  const text = db.text('event', id);
+  if (text !== undefined) {
+    const head = EVENT_HEAD.exec(text);
+    if (head !== null) return { type: head[1] as EventType, createdAt: head[2] };
+    const e = JSON.parse(text) as EventRec;
+    return { type: e.type, createdAt: e.createdAt };
+  }
+  const e = db.get('event', id);
+  return e === undefined ? undefined : { type: e.type, createdAt: e.createdAt };
+}
+
+/**
  * Event `id` as a list or a retrieve needs it, or undefined: held as bytes, its type and time
  * are read from the start of its text and its view made from the text, nothing parsed (a text
  * that begins otherwise is parsed); held as an object, from the record.

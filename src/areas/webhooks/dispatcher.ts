@@ -22,6 +22,7 @@ import { eventViewBytes } from '../events/events.js';
 import { DISABLE_AFTER_FAILED_DELIVERIES, DISABLE_AFTER_MS, deliveryRecJson, secretContext, type DeliveryRec, type WebhookEndpointRec } from './model.js';
 import { retryAfterAt, type AttemptOutcome } from './send.js';
 import { WorkerSender } from './sender.js';
+import { owedRec, type Owed } from './state.js';
 import { DISABLED_ERROR, putDisabled } from './endpoints.js';
 
 /** The longest wait a `Retry-After` may ask for: 24 h (docs/api.md#webhook-retries). */
@@ -70,6 +71,9 @@ export function nextAttemptTime(attempt: number, schedule: readonly number[], no
   return at;
 }
 
+/** One turn's outcomes of one workspace: their transaction, what to do once it is written, the endpoints whose cursor may move. */
+interface Batch { tx: ReturnType<Workspace['db']['begin']>; after: Array<(err: Error | null) => void>; cursors: Set<string> }
+
 /** Sends the due deliveries of every workspace of the store (see the module's comment). */
 export class WebhookDispatcher {
   /** Deliveries with an attempt in flight or its outcome being written (a delivery is never sent twice at once). */
@@ -90,7 +94,7 @@ export class WebhookDispatcher {
   /** Makes the attempts, on a worker thread (src/areas/webhooks/sender.ts). */
   private readonly sender: WorkerSender;
   /** The transaction collecting this turn's outcomes, per workspace, and what to do once it is written. */
-  private readonly batches = new Map<Workspace, { tx: ReturnType<Workspace['db']['begin']>; after: Array<(err: Error | null) => void> }>();
+  private readonly batches = new Map<Workspace, Batch>();
   /** Deliveries whose outcome could not be written: not retried before this clock time. */
   private readonly holdUntil = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
@@ -189,30 +193,56 @@ export class WebhookDispatcher {
     for (const ws of this.opts.store.workspaces.values()) {
       ws.webhooks.onReady = this.poke;
       if (ws.db.failed) continue;
-      for (const [endpointId, due] of ws.webhooks.dueByEndpointId()) {
-        const ready: DeliveryRec[] = [];
+      const endpoints = ws.webhooks.endpoints;
+      for (const e of endpoints.asc()) {
+        const endpointId = endpoints.idAt(e);
         let free = perEndpoint - (this.perEndpoint.get(endpointId) ?? 0);
-        for (const at of due.asc()) {
-          const dueAt = due.sortKeyAt(at);
-          if (dueAt > nowIso) { next = Math.min(next, Date.parse(dueAt)); break; }
-          if (free <= 0) break;
-          const id = due.idAt(at);
-          if (this.running.has(id) || ws.webhooks.isUnconfirmed(id)) continue;
-          const hold = this.holdUntil.get(id);
-          if (hold !== undefined && hold > now) { next = Math.min(next, hold); continue; }
-          const d = ws.get('webhook_delivery', id);
-          if (d !== undefined) { ready.push(d); free--; }
+        // Retries whose time came, soonest due first; then the deliveries owed and never tried,
+        // in the order their events reached the disk (due since their event).
+        const ready: DeliveryRec[] = [];
+        const due = ws.webhooks.retriesOf(endpointId);
+        if (due !== undefined) {
+          for (const at of due.asc()) {
+            const dueAt = due.sortKeyAt(at);
+            if (dueAt > nowIso) { next = Math.min(next, Date.parse(dueAt)); break; }
+            if (free <= 0) break;
+            const id = due.idAt(at);
+            if (this.running.has(id)) continue;
+            const hold = this.holdUntil.get(id);
+            if (hold !== undefined && hold > now) { next = Math.min(next, hold); continue; }
+            const d = ws.get('webhook_delivery', id);
+            if (d !== undefined) { ready.push(d); free--; }
+          }
+        }
+        const owed: Owed[] = [];
+        const all = free > 0 ? ws.webhooks.owedOf(endpointId) : undefined;
+        if (all !== undefined) {
+          for (const o of all.values()) {
+            if (o.running) continue;
+            if (this.holdUntil.size > 0) {
+              const hold = this.holdUntil.get(o.id);
+              if (hold !== undefined && hold > now) { next = Math.min(next, hold); continue; }
+            }
+            owed.push(o);
+            if (--free <= 0) break;
+          }
         }
         for (const d of ready) {
           if (this.sending >= overall) break;
-          this.launch(ws, d);
+          this.launch(ws, d, undefined);
+        }
+        for (const o of owed) {
+          if (this.sending >= overall) break;
+          o.running = true;
+          this.launch(ws, owedRec(o), o);
         }
       }
     }
     this.arm(next === Infinity ? IDLE_PASS_MS : next - now);
   }
 
-  private launch(ws: Workspace, d: DeliveryRec): void {
+  /** Sends `d`: a pending record, or `o`, an owed delivery never tried, as its record would be. */
+  private launch(ws: Workspace, d: DeliveryRec, o: Owed | undefined): void {
     this.perEndpoint.set(d.endpointId, (this.perEndpoint.get(d.endpointId) ?? 0) + 1);
     this.sending++;
     this.running.add(d.id);
@@ -230,6 +260,7 @@ export class WebhookDispatcher {
     // The delivery leaves `running` once its outcome is written (or nothing is to be written).
     const end = (): void => {
       release();
+      if (o !== undefined) o.running = false;
       this.running.delete(d.id);
       this.notifyIdle();
     };
@@ -237,7 +268,7 @@ export class WebhookDispatcher {
       this.opts.logger.error('webhook delivery attempt failed unexpectedly', { workspaceId: ws.id, deliveryId: d.id, error: (e as Error).message });
       end();
     };
-    try { this.attempt(ws, d, release, end, failed); } catch (e) { failed(e); }
+    try { this.attempt(ws, d, o, release, end, failed); } catch (e) { failed(e); }
   }
 
   /**
@@ -245,25 +276,25 @@ export class WebhookDispatcher {
    * comes `release` its slot and write the outcome ({@link settle}); `end` once that is written
    * or nothing is to be; `failed` on an unexpected error.
    */
-  private attempt(ws: Workspace, d: DeliveryRec, release: () => void, end: () => void, failed: (e: unknown) => void): void {
+  private attempt(ws: Workspace, d: DeliveryRec, o: Owed | undefined, release: () => void, end: () => void, failed: (e: unknown) => void): void {
     const endpoint = ws.get('webhook_endpoint', d.endpointId);
     if (endpoint === undefined || !endpoint.enabled) this.sender.drop(d.endpointId);
     if (endpoint === undefined) return end(); // deleted: its deliveries went with it
-    if (!endpoint.enabled) return this.settle(ws, d, { ok: false, status: null, error: DISABLED_ERROR, durationMs: 0 }, end, true);
+    if (!endpoint.enabled) return this.settle(ws, d, o, { ok: false, status: null, error: DISABLED_ERROR, durationMs: 0 }, end, true);
     // The event's view as its text: an event on disk is held as bytes, sent without a parse (docs/storage.md#memory).
     const body = eventViewBytes(ws.db, d.eventId);
-    if (body === undefined) return this.settle(ws, d, { ok: false, status: null, error: EVENT_GONE_ERROR, durationMs: 0 }, end, true);
+    if (body === undefined) return this.settle(ws, d, o, { ok: false, status: null, error: EVENT_GONE_ERROR, durationMs: 0 }, end, true);
     let secrets: string[];
     try { secrets = this.signingSecrets(ws.id, endpoint); } catch (e) {
       if (!(e instanceof SecretError)) throw e;
-      return this.settle(ws, d, { ok: false, status: null, error: "the endpoint's secret cannot be decrypted (its master key is missing); rotate the secret", durationMs: 0 }, end);
+      return this.settle(ws, d, o, { ok: false, status: null, error: "the endpoint's secret cannot be decrypted (its master key is missing); rotate the secret", durationMs: 0 }, end);
     }
     this.sender.send({ endpointId: endpoint.id, url: endpoint.url, body, eventId: d.eventId, timestamp: Math.floor(this.opts.clock.now() / 1000), secrets }, (outcome) => {
       release();
       // Not made: the worker dropped it (the endpoint answered 410 Gone, or was dropped): the
       // delivery stays as it is, for the next pass to see the endpoint's new state.
       if (outcome.notSent) return end();
-      try { this.settle(ws, d, outcome, end); } catch (e) { failed(e); }
+      try { this.settle(ws, d, o, outcome, end); } catch (e) { failed(e); }
     });
   }
 
@@ -295,14 +326,16 @@ export class WebhookDispatcher {
    * Writes the outcome of the attempt of `sent` (docs/api.md#webhook-retries): succeeded, pending
    * with the next attempt's time, or failed (the last step passed, `final`, or a 410) — and the
    * endpoint's failure record, disabling it by the rules of docs/api.md#webhook-disabling.
-   * Nothing is written when the delivery changed meanwhile (its endpoint was deleted or
-   * disabled) or the dispatcher is stopping. Synchronous: the outcome goes into this turn's
-   * batch ({@link batchOf}); `end` is called once it is written (or failed to be), or at once
-   * when nothing is written.
+   * `o`, for a delivery owed and never tried, is then recorded (owed no more). Nothing is
+   * written when the delivery changed meanwhile (its endpoint was deleted or disabled) or the
+   * dispatcher is stopping. Synchronous: the outcome goes into this turn's batch
+   * ({@link batchOf}); `end` is called once it is written (or failed to be), or at once when
+   * nothing is written.
    */
-  private settle(ws: Workspace, sent: DeliveryRec, outcome: AttemptOutcome, end: () => void, final = false): void {
+  private settle(ws: Workspace, sent: DeliveryRec, o: Owed | undefined, outcome: AttemptOutcome, end: () => void, final = false): void {
     if (this.stopped) return end();
-    const cur = ws.get('webhook_delivery', sent.id);
+    // An owed delivery has no record until now (one put meanwhile, by a disabling, wins).
+    const cur = ws.get('webhook_delivery', sent.id) ?? (o !== undefined && ws.webhooks.owedOf(o.endpointId)?.get(o.id) === o ? sent : undefined);
     if (cur === undefined || cur.status !== 'pending' || cur.attempt !== sent.attempt) return end();
     const now = this.opts.clock.now();
     const attempt = cur.attempt + 1;
@@ -315,6 +348,10 @@ export class WebhookDispatcher {
     };
     const batch = this.batchOf(ws);
     batch.tx.put('webhook_delivery', next.id, next, deliveryRecJson(next));
+    if (o !== undefined && cur === sent) {
+      ws.webhooks.recorded(o);
+      batch.cursors.add(o.endpointId);
+    }
     const endpoint = ws.get('webhook_endpoint', cur.endpointId);
     if (endpoint !== undefined && outcome.error !== DISABLED_ERROR) this.recordOutcome(ws, batch.tx, endpoint, next, gone, now);
     const fields = () => ({ workspaceId: ws.id, endpointId: cur.endpointId, deliveryId: cur.id, eventId: cur.eventId, attempt, status: next.status, responseStatus: outcome.status, error: outcome.error });
@@ -326,6 +363,7 @@ export class WebhookDispatcher {
         else if (this.opts.logger.enabled('debug')) this.opts.logger.debug('webhook delivered', fields());
       } else {
         this.holdUntil.set(cur.id, now + WRITE_RETRY_MS);
+        if (o !== undefined && cur === sent) ws.webhooks.reowe(o);
         this.opts.logger.warn('could not write a webhook delivery outcome; the attempt will be made again', { ...fields(), writeError: err.message });
       }
       end();
@@ -337,18 +375,25 @@ export class WebhookDispatcher {
    * attempts that ended in the same event-loop turn, committed on the next one; each outcome's
    * `after` is called once it is written, or failed to be.
    */
-  private batchOf(ws: Workspace): { tx: ReturnType<Workspace['db']['begin']>; after: Array<(err: Error | null) => void> } {
+  private batchOf(ws: Workspace): Batch {
     const open = this.batches.get(ws);
     if (open !== undefined) return open;
     const tx = ws.db.begin();
     // Outcomes ride with the next batch of request writes (docs/storage.md#group-commit): lost
     // in a crash, an attempt is made again (at least once, docs/api.md#webhook-deliveries).
     tx.lazy = true;
-    const batch = { tx, after: [] as Array<(err: Error | null) => void> };
+    const batch: Batch = { tx, after: [], cursors: new Set() };
     this.batches.set(ws, batch);
     this.unsettled++;
     setImmediate(() => {
       this.batches.delete(ws);
+      // The cursors of the endpoints whose owed deliveries got their records here move with them
+      // (docs/decisions.md#deliveries-owed-by-the-event-log).
+      for (const id of batch.cursors) {
+        const from = ws.webhooks.cursorNow(id);
+        if (from === undefined || ws.get('webhook_endpoint', id) === undefined || ws.get('webhook_cursor', id)?.from === from) continue;
+        tx.put('webhook_cursor', id, { id, from });
+      }
       const done = (err: Error | null): void => {
         for (const f of batch.after) {
           try { f(err); } catch (e) { this.opts.logger.error('webhook outcome bookkeeping failed', { workspaceId: ws.id, error: (e as Error).message }); }

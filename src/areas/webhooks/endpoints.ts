@@ -10,7 +10,8 @@ import { ConflictError } from '../../core/errors.js';
 import type { SecretBox } from '../../core/secrets.js';
 import type { Tx } from '../../store/db.js';
 import type { Workspace } from '../../domain/workspace.js';
-import { MAX_ENDPOINTS, endpointView, generateSecret, secretContext, type Subscribable, type WebhookEndpointRec, type WebhookRecords } from './model.js';
+import { MAX_ENDPOINTS, deliveryRecJson, endpointView, generateSecret, secretContext, type Subscribable, type WebhookEndpointRec, type WebhookRecords } from './model.js';
+import { owedRec } from './state.js';
 
 /** `events` with repeated items dropped (the first of each kept, in order). */
 export const distinct = (events: Subscribable[]): Subscribable[] => [...new Set(events)];
@@ -27,6 +28,16 @@ export function putDisabled(ws: Workspace, tx: Tx<WebhookRecords>, next: Webhook
   for (const id of ws.webhooks.pendingOf(next.id)) {
     const d = ws.get('webhook_delivery', id);
     if (d !== undefined && d.status === 'pending') tx.put('webhook_delivery', id, { ...d, status: 'failed', nextAttemptAt: null, error: DISABLED_ERROR });
+  }
+  // The deliveries owed and not yet recorded get their record, failed, and are owed no more
+  // (should this transaction fail, they are owed again after a restart: the cursor is behind them).
+  const owed = ws.webhooks.owedOf(next.id);
+  if (owed !== undefined) {
+    for (const o of [...owed.values()]) {
+      const d = owedRec(o);
+      tx.put('webhook_delivery', o.id, { ...d, status: 'failed', nextAttemptAt: null, error: DISABLED_ERROR }, deliveryRecJson({ ...d, status: 'failed', nextAttemptAt: null, error: DISABLED_ERROR }));
+      ws.webhooks.recorded(o);
+    }
   }
 }
 
@@ -48,6 +59,7 @@ export function createEndpoint(ws: Workspace, tx: Tx<WebhookRecords>, secrets: S
     createdAt: at, updatedAt: at, secret: secrets.seal(secret, secretContext(ws.id, id)),
   };
   tx.put('webhook_endpoint', id, rec);
+  tx.put('webhook_cursor', id, { id, from: ws.webhooks.cursorAtNewest() });
   return { rec, secret };
 }
 
@@ -61,9 +73,20 @@ export function setEnabled(ws: Workspace, tx: Tx<WebhookRecords>, e: WebhookEndp
   if (JSON.stringify(endpointView(next)) === JSON.stringify(endpointView(e))) return e;
   next.updatedAt = iso(now);
   if (!next.enabled) putDisabled(ws, tx, next);
-  else tx.put('webhook_endpoint', e.id, next);
+  else putEnabled(ws, tx, e, next);
   return next;
 }
+
+/**
+ * Puts `next`, the endpoint `prev` changed and still (or again) enabled. One enabled again is
+ * owed the events from now on, none of those made while it was disabled: its cursor tells a
+ * restart where to start (docs/decisions.md#deliveries-owed-by-the-event-log).
+ */
+export function putEnabled(ws: Workspace, tx: Tx<WebhookRecords>, prev: WebhookEndpointRec, next: WebhookEndpointRec): void {
+  tx.put('webhook_endpoint', next.id, next);
+  if (next.enabled && !prev.enabled) tx.put('webhook_cursor', next.id, { id: next.id, from: ws.webhooks.cursorAtNewest() });
+}
+
 
 /** A copy of `e` enabled or disabled (nothing put, `updatedAt` unchanged). */
 export function enabledAs(e: WebhookEndpointRec, enabled: boolean): WebhookEndpointRec {
@@ -84,5 +107,6 @@ export function deleteEndpoint(ws: Workspace, tx: Tx<WebhookRecords>, e: Webhook
   const ids: string[] = [];
   for (const at of deliveries.asc()) ids.push(deliveries.idAt(at));
   for (const id of ids) tx.del('webhook_delivery', id);
+  tx.del('webhook_cursor', e.id);
   tx.del('webhook_endpoint', e.id);
 }

@@ -84,8 +84,16 @@ export function deliveryRecJson(d: DeliveryRec): string {
   return `{"id":${quote(d.id)},"endpointId":${quote(d.endpointId)},"eventId":${quote(d.eventId)},"eventType":${quote(d.eventType)},"attempt":${num(d.attempt)},"status":${quote(d.status)},"responseStatus":${num(d.responseStatus)},"error":${d.error === null ? 'null' : JSON.stringify(d.error)},"durationMs":${num(d.durationMs)},"createdAt":${quote(d.createdAt)},"nextAttemptAt":${d.nextAttemptAt === null ? 'null' : quote(d.nextAttemptAt)}}`;
 }
 
+/**
+ * Endpoint `id`'s cursor over the events (record type `webhook_cursor`,
+ * docs/decisions.md#deliveries-owed-by-the-event-log): every event below `from` that the endpoint
+ * was owed has a delivery record. `from` is a bound of the events' (createdAt, id) order: an ISO
+ * time (the events created at or after it are above) or an event's order key (those after it).
+ */
+export interface WebhookCursorRec { id: string; from: string }
+
 /** The record types of the webhooks area. */
-export interface WebhookRecords { webhook_endpoint: WebhookEndpointRec; webhook_delivery: DeliveryRec }
+export interface WebhookRecords { webhook_endpoint: WebhookEndpointRec; webhook_delivery: DeliveryRec; webhook_cursor: WebhookCursorRec }
 
 /** The sealing context of an endpoint's secrets: bound to its workspace and endpoint. */
 export const secretContext = (workspaceId: string, endpointId: string): string => `${workspaceId}/webhook_endpoint/${endpointId}`;

@@ -1,33 +1,69 @@
 /**
  * What the webhooks area keeps of a workspace's log (docs/storage.md#indexes): its endpoints in
- * creation order, each endpoint's deliveries, the pending deliveries by due time — and the hook
- * that makes the deliveries: a `webhook_delivery` record (pending, due at the event's time) for
- * every enabled endpoint subscribed to the event's type, put in the SAME transaction as the
- * event (docs/api.md#webhook-deliveries). So a 2xx answer means its deliveries are on disk, a
- * crash keeps the event and its deliveries or neither, and a restart finds them pending.
+ * creation order, each endpoint's deliveries, the deliveries waiting for a retry by due time,
+ * and the deliveries *owed*: events on disk that an endpoint is to receive and that have no
+ * delivery record yet (docs/api.md#webhook-deliveries).
  *
- * A delivery is only sent once the transaction that made it is durable: until then it is
- * "unconfirmed" (a failed write undoes it, and nothing may have been sent for it).
+ * A delivery record is written only when an attempt ends (docs/decisions.md#deliveries-owed-by-the-event-log):
+ * an event owes a delivery to every enabled endpoint subscribed to its type when its
+ * transaction is on disk, and the event itself is what makes that durable. Each endpoint has a
+ * cursor (record `webhook_cursor`), written lazily with the outcomes: every event created before
+ * it that the endpoint is owed has a record. A restart walks the events from the cursor and owes
+ * again those without a record ({@link WebhookState.resume}). An owed delivery and its record
+ * have the same id, derived from the event and the endpoint ({@link deliveryIdOf}), so a
+ * delivery listed as pending keeps its id once attempted.
  */
-import { newId } from '../../core/ids.js';
 import type { Db, Tx } from '../../store/db.js';
-import { SortedIndex } from '../../store/sorted.js';
+import { SortedIndex, compositeKey } from '../../store/sorted.js';
 import { orderBy, attachIndexes, persistSortedMap } from '../../store/indexes.js';
 import { STATELESS, type Columns, type Persist } from '../../store/db.js';
-import type { EventRecords } from '../events/events.js';
-import { DELIVERY_RETENTION_MS, deliveryRecJson, subscribes, type DeliveryRec, type WebhookEndpointRec, type WebhookRecords } from './model.js';
+import { eventHead, type EventRecords, type EventState, type EventType } from '../events/events.js';
+import { DELIVERY_RETENTION_MS, subscribes, type DeliveryRec, type WebhookCursorRec, type WebhookEndpointRec, type WebhookRecords } from './model.js';
 
-/** The webhooks area's indexes of one workspace, and which deliveries may be sent yet. */
+/** The cursor bound below every event. */
+const EPOCH = new Date(0).toISOString();
+
+/** A delivery owed and not yet recorded: its event, and whether its first attempt is out. */
+export interface Owed { readonly id: string; readonly endpointId: string; readonly eventId: string; readonly eventType: EventType; readonly createdAt: string; running: boolean }
+
+/** 24 bits of hex text as a number. */
+const hex24 = (s: string, from: number): number => parseInt(s.slice(from, from + 6), 16);
+const HEX6 = (n: number): string => n.toString(16).padStart(6, '0');
+/** A canonical UUID (8-4-4-4-12 lower-case hex), as `newId` makes them. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The id of the delivery of event `eventId` to endpoint `endpointId` (both UUIDv7 as the server
+ * makes them): the event id with its last 48 bits — random bits in a UUIDv7 — XORed with the
+ * endpoint id's last 48. For one endpoint this is a one-to-one map of event ids, so its
+ * deliveries' ids are distinct; two endpoints' ids differ in those bits but with probability
+ * 2⁻⁴⁸. The id keeps the event's time, so deliveries sort with their events. Ids of another
+ * shape (none the server makes) fall back to a text join, still distinct per pair.
+ */
+export function deliveryIdOf(eventId: string, endpointId: string): string {
+  if (!UUID.test(eventId) || !UUID.test(endpointId)) return `${eventId}.${endpointId}`;
+  return eventId.slice(0, 24) + HEX6(hex24(eventId, 24) ^ hex24(endpointId, 24)) + HEX6(hex24(eventId, 30) ^ hex24(endpointId, 30));
+}
+
+/** The webhooks area's indexes of one workspace, and the deliveries owed. */
 export class WebhookState {
   /** Endpoints by (createdAt, id). */
   readonly endpoints: SortedIndex;
-  /** Each endpoint's deliveries by (createdAt, id). */
+  /** Each endpoint's deliveries, recorded and owed, by (createdAt, id). */
   private readonly byEndpoint = new Map<string, SortedIndex>();
-  /** Each endpoint's pending deliveries by (nextAttemptAt, id): what the dispatcher sends next. */
+  /** Each endpoint's pending delivery records by (nextAttemptAt, id): the retries. */
   private readonly dueByEndpoint = new Map<string, SortedIndex>();
+  /** Each endpoint's owed deliveries by id, in the order their events reached the disk. */
+  private readonly owed = new Map<string, Map<string, Owed>>();
+  /** Per endpoint, the owed deliveries whose event is older than one owed before it (see {@link owedFrom}). */
+  private readonly early = new Map<string, Set<Owed>>();
+  /** Per endpoint, the order key (createdAt, id) of the event last owed. */
+  private readonly lastOwed = new Map<string, string>();
+  /** Transactions whose events owe deliveries, not on disk yet: endpoint id, event id, type, createdAt, four per delivery. */
+  private readonly madeBy = new Map<Tx<WebhookRecords>, string[]>();
   /**
-   * Both maps saved in the snapshot block (docs/storage.md#snapshots). `unconfirmed` is not: what
-   * a block holds is on disk once the block is.
+   * Both maps saved in the snapshot block (docs/storage.md#snapshots). Owed deliveries have no
+   * record, so the block leaves them out; {@link resume} owes them again.
    */
   private persist(): Persist {
     const by = persistSortedMap('webhook_delivery.byEndpoint/1', 'webhook_delivery', () => this.byEndpoint, () => new SortedIndex());
@@ -48,20 +84,17 @@ export class WebhookState {
       },
     };
   }
-  /** Deliveries whose transaction is not on disk yet (not to be sent). */
-  private readonly unconfirmed = new Set<string>();
-  /** The deliveries each open transaction made. */
-  private readonly madeBy = new WeakMap<object, string[]>();
   /**
-   * Called when new deliveries became durable (their event's transaction is on disk): the
-   * dispatcher's wake-up (src/areas/webhooks/dispatcher.ts sets it).
+   * Called when deliveries became owed (their event's transaction is on disk): the dispatcher's
+   * wake-up (src/areas/webhooks/dispatcher.ts sets it).
    */
   onReady: (() => void) | null = null;
 
-  constructor(db: Db<WebhookRecords>) {
+  constructor(private readonly db: Db<WebhookRecords & EventRecords>, private readonly events: EventState) {
     this.endpoints = attachIndexes(db, 'webhook_endpoint', { order: orderBy((e) => e.createdAt) }).order;
     db.on('webhook_delivery', (id, prev, next) => {
       if (prev !== undefined && (next === undefined || next.createdAt !== prev.createdAt)) this.deliveriesOf(prev.endpointId).remove(prev.createdAt, id);
+      // An owed delivery is in the index already: adding its record changes nothing.
       if (next !== undefined && (prev === undefined || next.createdAt !== prev.createdAt)) this.deliveriesOf(next.endpointId).add(next.createdAt, id);
       const before = prev?.status === 'pending' ? prev.nextAttemptAt : null;
       const after = next?.status === 'pending' ? next.nextAttemptAt : null;
@@ -73,28 +106,42 @@ export class WebhookState {
           idx.add(after, id);
         }
       }
-      if (next === undefined) this.unconfirmed.delete(id);
     }, this.persist());
     db.on('webhook_endpoint', (id, _prev, next) => {
-      if (next === undefined) { this.byEndpoint.delete(id); this.dueByEndpoint.delete(id); }
+      if (next === undefined) { this.byEndpoint.delete(id); this.dueByEndpoint.delete(id); this.owed.delete(id); this.early.delete(id); this.lastOwed.delete(id); }
     }, STATELESS);
     db.afterCommit((tx) => {
       const made = this.madeBy.get(tx);
       if (made === undefined) return;
       this.madeBy.delete(tx);
-      for (const id of made) this.unconfirmed.delete(id);
+      for (let i = 0; i < made.length; i += 4) {
+        if (db.get('webhook_endpoint', made[i]) === undefined) continue; // deleted meanwhile
+        this.owe(made[i], made[i + 1], made[i + 2] as EventType, made[i + 3]);
+      }
       this.onReady?.();
     });
   }
 
-  /** The deliveries of endpoint `id` by (createdAt, id); an empty index when it has none. */
+  /** The deliveries of endpoint `id`, recorded and owed, by (createdAt, id); an empty index when it has none. */
   deliveriesOf(id: string): SortedIndex {
     let idx = this.byEndpoint.get(id);
     if (idx === undefined) this.byEndpoint.set(id, (idx = new SortedIndex()));
     return idx;
   }
 
-  /** The ids of endpoint `id`'s pending deliveries, soonest due first (a copy). */
+  /**
+   * Delivery `id` of endpoint `endpointId` as the API shows it: its record, or for one owed and
+   * not yet recorded, pending with no attempt made (due at its event's time); undefined when it is
+   * neither.
+   */
+  delivery(endpointId: string, id: string): DeliveryRec | undefined {
+    const rec = this.db.get('webhook_delivery', id);
+    if (rec !== undefined) return rec;
+    const o = this.owed.get(endpointId)?.get(id);
+    return o === undefined ? undefined : owedRec(o);
+  }
+
+  /** The ids of endpoint `id`'s pending delivery records (retries), soonest due first (a copy). */
   pendingOf(id: string): string[] {
     const idx = this.dueByEndpoint.get(id);
     if (idx === undefined) return [];
@@ -103,31 +150,147 @@ export class WebhookState {
     return out;
   }
 
-  /** Every endpoint with pending deliveries, and those deliveries by (nextAttemptAt, id) (live views: do not change them). */
-  dueByEndpointId(): ReadonlyMap<string, SortedIndex> { return this.dueByEndpoint; }
+  /** Endpoint `id`'s pending delivery records by (nextAttemptAt, id) (a live view: do not change it), or undefined. */
+  retriesOf(id: string): SortedIndex | undefined { return this.dueByEndpoint.get(id); }
 
-  /** Whether delivery `id` was made by a transaction that is not durable yet. */
-  isUnconfirmed(id: string): boolean { return this.unconfirmed.has(id); }
+  /** Endpoint `id`'s owed deliveries, oldest on disk first (a live view: do not change it), or undefined. */
+  owedOf(id: string): ReadonlyMap<string, Owed> | undefined { return this.owed.get(id); }
 
-  /** @internal the derive hook's bookkeeping: `id` was put by `tx`. */
-  made(tx: object, id: string): void {
-    this.unconfirmed.add(id);
+  /** The number of deliveries owed to endpoint `id`. */
+  owedCount(id: string): number { return this.owed.get(id)?.size ?? 0; }
+
+  /**
+   * Owes endpoint `endpointId` the delivery of event `eventId` (on disk, of `type`, created at
+   * `createdAt`); nothing when it is owed already or has its record.
+   */
+  owe(endpointId: string, eventId: string, type: EventType, createdAt: string): void {
+    const id = deliveryIdOf(eventId, endpointId);
+    let map = this.owed.get(endpointId);
+    if (map === undefined) this.owed.set(endpointId, (map = new Map()));
+    else if (map.has(id)) return;
+    if (this.db.table('webhook_delivery').has(id)) return;
+    const o: Owed = { id, endpointId, eventId, eventType: type, createdAt, running: false };
+    map.set(id, o);
+    const key = compositeKey(createdAt, eventId);
+    const last = this.lastOwed.get(endpointId);
+    if (last === undefined || key > last) this.lastOwed.set(endpointId, key);
+    else {
+      let set = this.early.get(endpointId);
+      if (set === undefined) this.early.set(endpointId, (set = new Set()));
+      set.add(o);
+    }
+    this.deliveriesOf(endpointId).add(createdAt, id);
+  }
+
+  /**
+   * `o` is no longer owed: its record was put (an attempt's outcome, a disabled endpoint's
+   * failure). Its entry in the deliveries index stays, now the record's.
+   */
+  recorded(o: Owed): void {
+    const map = this.owed.get(o.endpointId);
+    if (map === undefined || map.get(o.id) !== o) return;
+    map.delete(o.id);
+    this.early.get(o.endpointId)?.delete(o);
+  }
+
+  /** `o`, whose record could not be written after all (a failed write), is owed again. */
+  reowe(o: Owed): void {
+    if (this.db.get('webhook_endpoint', o.endpointId) === undefined) return;
+    o.running = false;
+    this.owe(o.endpointId, o.eventId, o.eventType, o.createdAt);
+  }
+
+  /**
+   * The `from` to write for endpoint `id`'s cursor now (a bound of the events' order, see
+   * {@link WebhookCursorRec}): just below the oldest event it is owed, on disk or in a
+   * transaction being written; when none, the event last owed (it has its record). Undefined
+   * when nothing was owed since start-up.
+   */
+  cursorNow(id: string): string | undefined {
+    let min: string | undefined;
+    const map = this.owed.get(id);
+    if (map !== undefined) for (const o of map.values()) { min = compositeKey(o.createdAt, o.eventId); break; }
+    const early = this.early.get(id);
+    if (early !== undefined) for (const o of early) { const k = compositeKey(o.createdAt, o.eventId); if (min === undefined || k < min) min = k; }
+    for (const [tx, made] of this.madeBy) {
+      if (tx.undone) { this.madeBy.delete(tx); continue; } // aborted or failed: it owes nothing
+      for (let i = 0; i < made.length; i += 4) {
+        if (made[i] !== id) continue;
+        const k = compositeKey(made[i + 3], made[i + 1]);
+        if (min === undefined || k < min) min = k;
+      }
+    }
+    if (min === undefined) return this.lastOwed.get(id);
+    // The bound is exclusive: the key of the event just before the oldest owed (the epoch when none is).
+    const order = this.events.order;
+    for (const at of order.desc(min)) return order.keyAt(at);
+    return EPOCH;
+  }
+
+  /**
+   * The cursor of an endpoint created or enabled now, which is owed only the events after it:
+   * the order key of the newest event (the epoch when there is none).
+   */
+  cursorAtNewest(): string {
+    const order = this.events.order;
+    for (const at of order.desc()) return order.keyAt(at);
+    return EPOCH;
+  }
+
+  /** @internal the derive hook's bookkeeping: event `eventId` of `tx` owes endpoint `endpointId` a delivery once on disk. */
+  made(tx: Tx<WebhookRecords>, endpointId: string, eventId: string, type: EventType, createdAt: string): void {
     const list = this.madeBy.get(tx);
-    if (list === undefined) this.madeBy.set(tx, [id]); else list.push(id);
+    if (list === undefined) this.madeBy.set(tx, [endpointId, eventId, type, createdAt]);
+    else list.push(endpointId, eventId, type, createdAt);
+  }
+
+  /**
+   * After the log is loaded: owes again each enabled endpoint the events from its cursor on
+   * that have no delivery record — those whose deliveries had not ended when the server
+   * stopped (docs/api.md#webhook-deliveries). Every endpoint gets a cursor when it is created;
+   * one without was made by a build that put a delivery record with every event, so only the
+   * events after its newest record (or its creation) are owed.
+   */
+  resume(): void {
+    for (const e of this.db.table('webhook_endpoint').values()) {
+      if (!e.enabled) continue;
+      let from = this.db.get('webhook_cursor', e.id)?.from;
+      let after = false;
+      if (from === undefined) {
+        const idx = this.byEndpoint.get(e.id);
+        from = e.createdAt;
+        if (idx !== undefined && idx.size > 0) {
+          for (const at of idx.desc()) { const k = idx.sortKeyAt(at); if (k > from) { from = k; after = true; } break; }
+        }
+      }
+      const order = this.events.order;
+      for (const at of order.asc(from)) {
+        const head = eventHead(this.db, order.idAt(at));
+        if (head === undefined || (after && head.createdAt <= from)) continue;
+        if (!subscribes(e, head.type)) continue;
+        this.owe(e.id, order.idAt(at), head.type, head.createdAt);
+      }
+    }
   }
 
   /** The number of endpoints (tests that check a request changed no state). */
   get size(): number { return this.endpoints.size; }
 }
 
+/** An owed delivery as its record would be before any attempt. */
+export const owedRec = (o: Owed): DeliveryRec => ({
+  id: o.id, endpointId: o.endpointId, eventId: o.eventId, eventType: o.eventType, attempt: 0, status: 'pending',
+  responseStatus: null, error: null, durationMs: null, createdAt: o.createdAt, nextAttemptAt: o.createdAt,
+});
+
 /**
- * Registers the webhooks area on a workspace's log: its indexes, the derive hook that puts a
- * pending delivery for each subscribed enabled endpoint in the transaction of every new event
- * (none for a bulk import, which makes no events), and retention: settled deliveries are kept
- * 30 days (docs/api.md#webhook-deliveries). `now` is the workspace's clock (ms).
+ * Registers the webhooks area on a workspace's log: its indexes, the derive hook that makes
+ * every new event owe a delivery to each subscribed enabled endpoint once it is on disk (none
+ * for a bulk import, which makes no events), and retention: settled deliveries are kept 30 days
+ * (docs/api.md#webhook-deliveries). `now` is the workspace's clock (ms).
  */
-export function attachWebhooks(db: Db<WebhookRecords & EventRecords>, now: () => number): WebhookState {
-  const state = new WebhookState(db);
+export function attachWebhooks(db: Db<WebhookRecords & EventRecords>, events: EventState, now: () => number): WebhookState {
+  const state = new WebhookState(db, events);
   // The enabled endpoints, in creation order, as of the last endpoint change (every event walks
   // them; a change of any endpoint, undone ones included, makes the list again on next use).
   let enabled: WebhookEndpointRec[] | null = null;
@@ -135,18 +298,7 @@ export function attachWebhooks(db: Db<WebhookRecords & EventRecords>, now: () =>
   db.derive('event', (tx: Tx<WebhookRecords & EventRecords>, eventId, prev, e) => {
     if (prev !== undefined || tx.bulk) return;
     enabled ??= [...db.table('webhook_endpoint').values()].filter((x) => x.enabled);
-    if (enabled.length === 0) return;
-    let at = NaN;
-    for (const endpoint of enabled) {
-      if (!subscribes(endpoint, e.type)) continue;
-      if (Number.isNaN(at)) at = Date.parse(e.createdAt);
-      const d: DeliveryRec = {
-        id: newId(at), endpointId: endpoint.id, eventId, eventType: e.type, attempt: 0, status: 'pending',
-        responseStatus: null, error: null, durationMs: null, createdAt: e.createdAt, nextAttemptAt: e.createdAt,
-      };
-      tx.put('webhook_delivery', d.id, d, deliveryRecJson(d));
-      state.made(tx, d.id);
-    }
+    for (const endpoint of enabled) if (subscribes(endpoint, e.type)) state.made(tx, endpoint.id, eventId, e.type, e.createdAt);
   });
   db.retain('webhook_delivery', (d) => d.status === 'pending' || Date.parse(d.createdAt) >= now() - DELIVERY_RETENTION_MS, (json) => {
     // Held as bytes (below), a delivery's status and time are read from its text: a compaction parses none.

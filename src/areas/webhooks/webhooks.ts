@@ -15,7 +15,7 @@ import {
   generateSecret, secretContext, updateInput, type WebhookEndpointRec,
 } from './model.js';
 import { checkEndpointUrl } from './urls.js';
-import { createEndpoint, deleteEndpoint, distinct, enabledAs, putDisabled } from './endpoints.js';
+import { createEndpoint, deleteEndpoint, distinct, enabledAs, putDisabled, putEnabled } from './endpoints.js';
 import { deliveryKept } from './state.js';
 
 /** What the webhook routes are built with. */
@@ -88,7 +88,7 @@ export function webhookRoutes({ config, secrets }: WebhookRouteDeps) {
         if (!changed) return { status: 200, body: { webhookEndpoint: endpointView(e) } };
         next.updatedAt = iso(ctx.now);
         if (!next.enabled && e.enabled) putDisabled(ctx.ws, ctx.tx(), next);
-        else ctx.tx().put('webhook_endpoint', e.id, next);
+        else putEnabled(ctx.ws, ctx.tx(), e, next);
         return { status: 200, body: { webhookEndpoint: endpointView(next) } };
       },
     }),
@@ -132,7 +132,7 @@ export function webhookRoutes({ config, secrets }: WebhookRouteDeps) {
       handler: (ctx) => {
         const e = endpointOf(ctx);
         const status = ctx.query.status;
-        const page = paginate(ctx, 'webhook_deliveries', ctx.ws.webhooks.deliveriesOf(e.id), 'desc', ctx.query, (id) => ctx.ws.get('webhook_delivery', id),
+        const page = paginate(ctx, 'webhook_deliveries', ctx.ws.webhooks.deliveriesOf(e.id), 'desc', ctx.query, (id) => ctx.ws.webhooks.delivery(e.id, id),
           (d) => (status === undefined || d.status === status) && deliveryKept(d, ctx.now));
         return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, deliveries: page.items.map(deliveryView) } };
       },

@@ -1,0 +1,197 @@
+/**
+ * Deliveries owed by the event log (docs/decisions.md#deliveries-owed-by-the-event-log): an
+ * event on disk owes each subscribed enabled endpoint a delivery, listed pending before any
+ * record exists, under the id its record then keeps; the record and the endpoint's cursor are
+ * written with the first outcome; a restart owes again exactly what had no record — not what
+ * was delivered, not what was made before the endpoint existed or while it was disabled — and
+ * a log written before this design (a record with every event, no cursor) sends nothing twice.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { newId } from '../src/core/ids.js';
+import { iso } from '../src/core/clock.js';
+import { nodeFs } from '../src/store/fs.js';
+import { compositeKey } from '../src/store/sorted.js';
+import { Workspace } from '../src/domain/workspace.js';
+import { deliveryIdOf } from '../src/areas/webhooks/state.js';
+import { DISABLED_ERROR } from '../src/areas/webhooks/endpoints.js';
+import type { Conversation } from '../src/areas/conversations/conversations.js';
+import type { DeliveryRec, WebhookEndpointRec } from '../src/areas/webhooks/model.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
+import { startReceiver, type Answer, type Received } from './helpers/receiver.js';
+import { inWorld, type Delivery, type Hook } from './helpers/webhooks.js';
+
+const HOOKS = '/api/v1/webhook-endpoints';
+const UUID7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+test('a delivery id is derived from its event and endpoint: a UUIDv7 with the event\'s time, distinct per pair', () => {
+  const endpoints = [newId(), newId(), newId()];
+  const seen = new Set<string>();
+  for (let i = 0; i < 2000; i++) {
+    const ev = newId(Date.parse('2026-06-01T00:00:00.000Z') + (i >> 4));
+    for (const ep of endpoints) {
+      const id = deliveryIdOf(ev, ep);
+      assert.match(id, UUID7);
+      assert.equal(id.slice(0, 24), ev.slice(0, 24), 'the event\'s time and counter');
+      assert.equal(deliveryIdOf(ev, ep), id, 'the same pair, the same id');
+      seen.add(id);
+    }
+  }
+  assert.equal(seen.size, 2000 * endpoints.length, 'no two pairs share an id');
+  assert.equal(deliveryIdOf('evt_1', 'ep1'), 'evt_1.ep1', 'ids of another shape are joined');
+});
+
+test('an owed delivery is listed pending under the id its record then keeps; the record and the cursor come with the outcome', () => inWorld(() => 'hold', {}, async (w) => {
+  const { srv, rx, hook } = w;
+  const ws = srv.store.workspace(srv.workspaceId)!;
+  await w.event('First');
+  await rx.waitFor(1);
+  const [owed] = await w.deliveries();
+  const event = (await srv.call<{ events: Array<{ id: string; createdAt: string }> }>('GET', '/api/v1/events')).body.events[0];
+  assert.deepEqual(owed, {
+    object: 'webhook_delivery', id: deliveryIdOf(event.id, hook.id), eventId: event.id, eventType: 'conversation.created', attempt: 0, status: 'pending',
+    responseStatus: null, error: null, durationMs: null, createdAt: event.createdAt, nextAttemptAt: event.createdAt,
+  });
+  assert.equal(ws.get('webhook_delivery', owed.id), undefined, 'no record before an attempt ends');
+  const cursorBefore = ws.get('webhook_cursor', hook.id);
+  assert.ok(cursorBefore !== undefined && cursorBefore.from < compositeKey(event.createdAt, event.id), 'the cursor made with the endpoint is below the event');
+  rx.release(200);
+  await srv.webhooks.runDue();
+  const [done] = await w.deliveries();
+  assert.deepEqual({ ...done, durationMs: 0 }, { ...owed, attempt: 1, status: 'succeeded', responseStatus: 200, durationMs: 0, nextAttemptAt: null });
+  assert.equal(ws.get('webhook_delivery', owed.id)?.status, 'succeeded', 'the record, under the same id');
+  assert.deepEqual(ws.get('webhook_cursor', hook.id), { id: hook.id, from: compositeKey(event.createdAt, event.id) }, 'the cursor moved past the delivered event');
+  assert.equal(ws.webhooks.owedCount(hook.id), 0);
+}));
+
+test('disabling an endpoint fails its owed deliveries under their ids, those in flight included; nothing more is sent', () => inWorld(() => 'hold', { WEBHOOK_CONCURRENCY_PER_ENDPOINT: '1' }, async (w) => {
+  const { srv, rx, hook } = w;
+  for (let i = 0; i < 6; i++) await w.event();
+  await rx.waitFor(1);
+  const before = await w.deliveries();
+  assert.deepEqual(before.map((d) => [d.status, d.attempt]), Array(6).fill(['pending', 0]));
+  assert.equal((await srv.call('PATCH', `${HOOKS}/${hook.id}`, { body: { enabled: false } })).status, 200);
+  const after = await w.deliveries();
+  assert.deepEqual(after.map((d) => d.id), before.map((d) => d.id), 'the same deliveries');
+  assert.deepEqual(after.map((d) => [d.status, d.attempt, d.error, d.nextAttemptAt]), Array(6).fill(['failed', 0, DISABLED_ERROR, null]));
+  rx.answer = () => ({ status: 200 });
+  rx.release(200);
+  await srv.webhooks.runDue();
+  // Attempts handed over to the delivery worker (4 × the bound of 1) may still be made (docs/api.md#webhook-deliveries).
+  assert.ok(rx.received.length <= 4, `at most those handed over were made (${rx.received.length})`);
+  assert.deepEqual((await w.deliveries()).map((d) => d.status), Array(6).fill('failed'), 'its late answer changes nothing');
+}));
+
+/** A server on `dataDir` with a receiver on `port` answering with `answer`; the bootstrap workspace's key. */
+async function serverOn(dataDir: string, port: number, answer: (r: Received) => Answer) {
+  const rx = await startReceiver(answer, port);
+  const srv = await startTestServer({ dataDir, env: { WEBHOOK_ALLOW_PRIVATE: 'true', RATE_LIMIT_BURST: '1000000' } });
+  const ws = [...srv.store.workspaces.values()][0];
+  const key = srv.key || await srv.newKey({ workspaceId: ws.id });
+  const call = <B>(method: string, path: string, body?: unknown) => srv.call<B>(method, path, { key, body });
+  return { rx, srv, ws, call, async close() { await srv.close(); await rx.close(); } };
+}
+
+const newEvent = async (call: (m: string, p: string, b?: unknown) => Promise<{ status: number }>, n: number): Promise<void> => {
+  const r = await call('POST', '/api/v1/conversations', { subject: `Restart ${n}`, customer: { email: `r${n}@example.com` } });
+  assert.equal(r.status, 201);
+};
+const ids = (got: Received[]) => got.map((r) => String(r.headers['webhook-id'])).sort();
+
+test('a restart owes again what had no record, once: not what was delivered, not what was made before the endpoint or while it was disabled', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sw-owed-'));
+  let answered = 0;
+  // First run: events 1–3 delivered; 4–6 held open when the server stops (their attempts cut off).
+  const one = await serverOn(dataDir, 0, () => (++answered <= 3 ? { status: 204 } : 'hold'));
+  const port = one.rx.port;
+  let a: Hook, b: Hook;
+  let allEvents: string[];
+  try {
+    await newEvent(one.call, 0); // before any endpoint (same instant of the test clock as the endpoints)
+    a = (await one.call<{ webhookEndpoint: Hook }>('POST', HOOKS, { url: `${one.rx.url}/a`, events: ['conversation.created'] })).body.webhookEndpoint;
+    b = (await one.call<{ webhookEndpoint: Hook }>('POST', HOOKS, { url: `${one.rx.url}/b`, events: ['conversation.created'], enabled: false })).body.webhookEndpoint;
+    for (let i = 1; i <= 3; i++) await newEvent(one.call, i);
+    await one.rx.waitFor(3);
+    await (one.srv as TestServer).webhooks.runDue();
+    for (let i = 4; i <= 6; i++) await newEvent(one.call, i);
+    await one.rx.waitFor(6);
+    assert.equal((await one.call('PATCH', `${HOOKS}/${b.id}`, { enabled: true })).status, 200);
+    allEvents = (await one.call<{ events: Array<{ id: string }> }>('GET', '/api/v1/events?limit=100')).body.events.map((e) => e.id).reverse();
+    assert.equal(allEvents.length, 7);
+    assert.equal(one.ws.webhooks.owedCount(a.id), 3, 'events 4–6 owed to a');
+    assert.equal(one.ws.webhooks.owedCount(b.id), 0, 'nothing owed to b: disabled until now');
+  } finally { await one.close(); }
+
+  // Second run: exactly events 4–6 arrive, at a.
+  const two = await serverOn(dataDir, port, () => ({ status: 200 }));
+  try {
+    assert.equal(two.ws.webhooks.owedCount(a.id), 3);
+    await two.srv.webhooks.runDue();
+    assert.deepEqual(ids(two.rx.received), allEvents.slice(4).sort(), 'the deliveries without a record, once each');
+    assert.ok(two.rx.received.every((r) => r.path === '/a'));
+    const listed = (await two.call<{ deliveries: Delivery[] }>('GET', `${HOOKS}/${a.id}/deliveries?limit=100`)).body.deliveries;
+    assert.deepEqual(listed.map((d) => d.status), Array(6).fill('succeeded'));
+    assert.deepEqual(listed.map((d) => d.id).sort(), allEvents.slice(1).map((e) => deliveryIdOf(e, a.id)).sort());
+    await newEvent(two.call, 7);
+    await two.srv.webhooks.runDue();
+    assert.equal(two.rx.received.length, 5, 'the new event to both endpoints');
+    assert.deepEqual(two.rx.received.slice(3).map((r) => r.path).sort(), ['/a', '/b']);
+  } finally { await two.close(); }
+
+  // Third run: everything has its record; nothing is sent.
+  const three = await serverOn(dataDir, port, () => ({ status: 200 }));
+  try {
+    assert.equal(three.ws.webhooks.owedCount(a.id) + three.ws.webhooks.owedCount(b.id), 0);
+    await three.srv.webhooks.runDue();
+    assert.equal(three.rx.received.length, 0);
+  } finally { await three.close(); }
+});
+
+test('a log written when every event put its delivery record (no cursor) owes nothing twice after the upgrade', async () => {
+  const path = join(mkdtempSync(join(tmpdir(), 'sw-owed-old-')), 'w.log');
+  let clock = Date.parse('2026-03-01T00:00:00.000Z');
+  const opts = { fs: nodeFs, sync: false, now: () => clock, compactionSlack: 1_000_000 };
+  const old = await Workspace.open('w1', path, opts);
+  const endpoint: WebhookEndpointRec = {
+    id: newId(clock), url: 'https://hooks.example.com/x', events: ['*'], description: '', enabled: true, disabledReason: null,
+    createdAt: iso(clock), updatedAt: iso(clock), secret: { kid: 'k1', iv: '', ct: '', tag: '' },
+  };
+  // As the earlier build wrote them: events with a delivery record each (random ids), no cursor.
+  const tx = old.db.begin();
+  tx.bulk = true; // the events below are written by hand, as that build's transaction held them
+  tx.put('webhook_endpoint', endpoint.id, endpoint);
+  const delivery = (eventId: string, status: 'succeeded' | 'pending'): DeliveryRec => ({
+    id: newId(clock), endpointId: endpoint.id, eventId, eventType: 'conversation.created', attempt: status === 'pending' ? 0 : 1, status,
+    responseStatus: status === 'pending' ? null : 200, error: null, durationMs: status === 'pending' ? null : 3, createdAt: iso(clock), nextAttemptAt: status === 'pending' ? iso(clock) : null,
+  });
+  const pending: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    clock += 1000;
+    const eventId = newId(clock);
+    tx.put('event', eventId, { id: eventId, type: 'conversation.created', createdAt: iso(clock), data: { object: { id: `c${i}` } } });
+    const d = delivery(eventId, i === 2 ? 'pending' : 'succeeded');
+    if (i === 2) pending.push(d.id);
+    tx.put('webhook_delivery', d.id, d);
+  }
+  await old.db.commit(tx);
+  await old.db.close();
+
+  const ws = await Workspace.open('w1', path, opts);
+  try {
+    assert.equal(ws.get('webhook_cursor', endpoint.id), undefined);
+    assert.equal(ws.webhooks.owedCount(endpoint.id), 0, 'every event has its record: nothing owed');
+    assert.deepEqual(ws.webhooks.pendingOf(endpoint.id), pending, 'the pending record is sent as it was');
+    clock += 1000;
+    const conv: Conversation = {
+      id: 'c9', status: 'open', channel: 'api', priority: 'medium', subject: 'New', preview: '',
+      customer: { id: 'cu9', email: 'n@example.com' } as Conversation['customer'], createdAt: iso(clock), updatedAt: iso(clock),
+    };
+    const t2 = ws.db.begin();
+    t2.put('conversation', conv.id, conv);
+    await ws.db.commit(t2);
+    assert.equal(ws.webhooks.owedCount(endpoint.id), 1, 'a new event is owed as this build owes them');
+  } finally { await ws.db.close(); }
+});
