@@ -11,9 +11,6 @@ import { verifyWebhook, startReceiver } from './helpers/receiver.js';
 import { inWorld, type Hook } from './helpers/webhooks.js';
 import { createConversation } from '../src/areas/conversations/conversations.js';
 import { sendAttempt } from '../src/areas/webhooks/send.js';
-import { WORKER_NICE } from '../src/areas/webhooks/sender.js';
-import { lowerThreadPriority } from '../src/core/workerThread.js';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
 
 const HOOKS = '/api/v1/webhook-endpoints';
 
@@ -212,19 +209,3 @@ test('the address is checked again at each delivery: a private one is refused wi
     assert.equal(rx.received.length, 1);
   } finally { await rx.close(); }
 });
-
-test('the delivery worker yields to the API thread: its thread runs at nice 10, the API thread at 0 (Linux)', { skip: !existsSync('/proc/self/task') && 'no /proc/self/task here' }, () => inWorld(undefined, {}, async (w) => {
-  await w.event();
-  await w.srv.webhooks.runDue(); // the worker starts with the first attempt
-  assert.equal(w.rx.received.length, 1);
-  const niceOf = (task: string): number => {
-    const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]); // field 19 of proc(5)
-  };
-  const nices = readdirSync('/proc/self/task').map(niceOf);
-  assert.equal(niceOf(String(process.pid)), 0, 'the API thread keeps the default priority');
-  assert.equal(nices.filter((n) => n === WORKER_NICE).length, 1, 'one thread, the delivery worker, at nice 10');
-  assert.equal(WORKER_NICE, 10);
-  assert.equal(lowerThreadPriority(5), false, 'called on the main thread it changes nothing: that thread answers the API');
-  assert.equal(niceOf(String(process.pid)), 0);
-}));

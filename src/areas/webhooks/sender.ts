@@ -53,12 +53,6 @@ export interface SenderMessage { wake?: true; sends?: SendTask[] }
  */
 export type SenderRecord = SendTask | { drop: string };
 
-/**
- * The delivery worker thread's nice value (Linux; the API thread keeps 0): under CPU contention
- * API requests run first (docs/decisions.md#the-delivery-worker-yields-to-the-api-thread).
- */
-export const WORKER_NICE = 10;
-
 /** Bytes of the ring of attempts (a record may take at most half) and of the ring of outcomes. */
 export const TASK_RING_BYTES = 4 * 1024 * 1024;
 export const OUTCOME_RING_BYTES = 1024 * 1024;

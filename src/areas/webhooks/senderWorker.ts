@@ -12,8 +12,7 @@ import { ConnectionPool } from './http1.js';
 import { sendAttempt, type AttemptOutcome } from './send.js';
 import { signatureHeaders } from './signature.js';
 import { ByteRing } from './ring.js';
-import { lowerThreadPriority } from '../../core/workerThread.js';
-import { WORKER_NICE, decodeTask, encodeOutcome, type SendTask, type SenderMessage, type SenderWorkerData } from './sender.js';
+import { decodeTask, encodeOutcome, type SendTask, type SenderMessage, type SenderWorkerData } from './sender.js';
 
 /** How often the attempts' ring is read while there is work, wall ms. */
 const POLL_MS = 1;
@@ -21,10 +20,6 @@ const POLL_MS = 1;
 const LINGER_MS = 20;
 /** How often the ring is read when only requests are in flight (nothing came for {@link LINGER_MS}), wall ms. */
 const IDLE_POLL_MS = 10;
-
-// Under CPU contention the thread that answers API requests runs first; deliveries take what
-// it leaves, and on an idle core run as fast as ever (docs/decisions.md#the-delivery-worker-yields-to-the-api-thread).
-lowerThreadPriority(WORKER_NICE);
 
 const data = workerData as SenderWorkerData;
 const settings = data.settings;
