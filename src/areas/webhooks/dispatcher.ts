@@ -45,6 +45,11 @@ const IDLE_PASS_MS = 1000;
  * still holds up to {@link HANDOFF_FACTOR} × its bounds to go on with (docs/api.md#webhook-deliveries).
  */
 export const MIN_PASS_GAP_MS = 2;
+/**
+ * The shortest time between two writes of one endpoint's cursor, wall ms: under load a batch of
+ * outcomes is written every few ms, and each cursor costs a search of the events' order.
+ */
+export const CURSOR_EVERY_MS = 250;
 /** The error of a delivery whose event is gone (older than the 30 days events are kept). */
 export const EVENT_GONE_ERROR = 'the event is no longer kept (events are kept 30 days)';
 
@@ -95,6 +100,8 @@ export class WebhookDispatcher {
   private readonly sender: WorkerSender;
   /** The transaction collecting this turn's outcomes, per workspace, and what to do once it is written. */
   private readonly batches = new Map<Workspace, Batch>();
+  /** When each endpoint's cursor was last written (`performance.now()` ms). */
+  private readonly cursorWritten = new Map<string, number>();
   /** Deliveries whose outcome could not be written: not retried before this clock time. */
   private readonly holdUntil = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
@@ -214,25 +221,19 @@ export class WebhookDispatcher {
             if (d !== undefined) { ready.push(d); free--; }
           }
         }
-        const owed: Owed[] = [];
-        const all = free > 0 ? ws.webhooks.owedOf(endpointId) : undefined;
-        if (all !== undefined) {
-          for (const o of all.values()) {
-            if (o.running) continue;
-            if (this.holdUntil.size > 0) {
-              const hold = this.holdUntil.get(o.id);
-              if (hold !== undefined && hold > now) { next = Math.min(next, hold); continue; }
-            }
-            owed.push(o);
-            if (--free <= 0) break;
-          }
-        }
         for (const d of ready) {
           if (this.sending >= overall) break;
           this.launch(ws, d, undefined);
         }
-        for (const o of owed) {
-          if (this.sending >= overall) break;
+        // Taken out of the waiting queue only as many as will be launched now.
+        const take = Math.min(free, overall - this.sending);
+        if (take <= 0) continue;
+        for (const o of ws.webhooks.takeWaiting(endpointId, take)) {
+          if (this.holdUntil.size > 0) {
+            const hold = this.holdUntil.get(o.id);
+            // Its outcome could not be written: waits, and is looked at again when its time comes.
+            if (hold !== undefined && hold > now) { next = Math.min(next, hold); ws.webhooks.requeue(o); continue; }
+          }
           o.running = true;
           this.launch(ws, owedRec(o), o);
         }
@@ -260,7 +261,8 @@ export class WebhookDispatcher {
     // The delivery leaves `running` once its outcome is written (or nothing is to be written).
     const end = (): void => {
       release();
-      if (o !== undefined) o.running = false;
+      // Ended without a record (not made, or its outcome not written): it waits again.
+      if (o !== undefined) ws.webhooks.requeue(o);
       this.running.delete(d.id);
       this.notifyIdle();
     };
@@ -334,8 +336,8 @@ export class WebhookDispatcher {
    */
   private settle(ws: Workspace, sent: DeliveryRec, o: Owed | undefined, outcome: AttemptOutcome, end: () => void, final = false): void {
     if (this.stopped) return end();
-    // An owed delivery has no record until now (one put meanwhile, by a disabling, wins).
-    const cur = ws.get('webhook_delivery', sent.id) ?? (o !== undefined && ws.webhooks.owedOf(o.endpointId)?.get(o.id) === o ? sent : undefined);
+    // A delivery still owed has no record (a disabling that put one made it owed no more).
+    const cur = o !== undefined && ws.webhooks.isOwed(o) ? sent : ws.get('webhook_delivery', sent.id);
     if (cur === undefined || cur.status !== 'pending' || cur.attempt !== sent.attempt) return end();
     const now = this.opts.clock.now();
     const attempt = cur.attempt + 1;
@@ -388,8 +390,12 @@ export class WebhookDispatcher {
     setImmediate(() => {
       this.batches.delete(ws);
       // The cursors of the endpoints whose owed deliveries got their records here move with them
-      // (docs/decisions.md#deliveries-owed-by-the-event-log).
+      // (docs/decisions.md#deliveries-owed-by-the-event-log), at most every CURSOR_EVERY_MS: a
+      // cursor left behind only makes a restart look at more events.
+      const wall = performance.now();
       for (const id of batch.cursors) {
+        if (wall - (this.cursorWritten.get(id) ?? -Infinity) < CURSOR_EVERY_MS) continue;
+        this.cursorWritten.set(id, wall);
         const from = ws.webhooks.cursorNow(id);
         if (from === undefined || ws.get('webhook_endpoint', id) === undefined || ws.get('webhook_cursor', id)?.from === from) continue;
         tx.put('webhook_cursor', id, { id, from });

@@ -55,6 +55,11 @@ export class WebhookState {
   private readonly dueByEndpoint = new Map<string, SortedIndex>();
   /** Each endpoint's owed deliveries by id, in the order their events reached the disk. */
   private readonly owed = new Map<string, Map<string, Owed>>();
+  /**
+   * Each endpoint's owed deliveries not being attempted, first owed first: a queue (`items`
+   * from `head` on) that may also hold deliveries owed no more, skipped as they come.
+   */
+  private readonly waiting = new Map<string, { items: Owed[]; head: number }>();
   /** Per endpoint, the owed deliveries whose event is older than one owed before it (see {@link owedFrom}). */
   private readonly early = new Map<string, Set<Owed>>();
   /** Per endpoint, the order key (createdAt, id) of the event last owed. */
@@ -108,7 +113,7 @@ export class WebhookState {
       }
     }, this.persist());
     db.on('webhook_endpoint', (id, _prev, next) => {
-      if (next === undefined) { this.byEndpoint.delete(id); this.dueByEndpoint.delete(id); this.owed.delete(id); this.early.delete(id); this.lastOwed.delete(id); }
+      if (next === undefined) { this.byEndpoint.delete(id); this.dueByEndpoint.delete(id); this.owed.delete(id); this.waiting.delete(id); this.early.delete(id); this.lastOwed.delete(id); }
     }, STATELESS);
     db.afterCommit((tx) => {
       const made = this.madeBy.get(tx);
@@ -172,6 +177,7 @@ export class WebhookState {
     if (check && this.db.table('webhook_delivery').has(id)) return;
     const o: Owed = { id, endpointId, eventId, eventType: type, createdAt, running: false };
     map.set(id, o);
+    this.enqueue(o);
     const key = compositeKey(createdAt, eventId);
     const last = this.lastOwed.get(endpointId);
     if (last === undefined || key > last) this.lastOwed.set(endpointId, key);
@@ -181,6 +187,40 @@ export class WebhookState {
       set.add(o);
     }
     this.deliveriesOf(endpointId).add(createdAt, id);
+  }
+
+  /** Whether `o` is still owed (not recorded since, nor its endpoint deleted). */
+  isOwed(o: Owed): boolean { return this.owed.get(o.endpointId)?.get(o.id) === o; }
+
+  /**
+   * Takes up to `max` of endpoint `endpointId`'s owed deliveries that are not being attempted,
+   * first owed first, out of the waiting queue: the caller attempts each (marking it `running`)
+   * and, should one end without a record, gives it back with {@link requeue}.
+   */
+  takeWaiting(endpointId: string, max: number): Owed[] {
+    const q = this.waiting.get(endpointId);
+    const out: Owed[] = [];
+    if (q === undefined) return out;
+    const map = this.owed.get(endpointId);
+    while (q.head < q.items.length && out.length < max) {
+      const o = q.items[q.head++];
+      if (!o.running && map?.get(o.id) === o) out.push(o);
+    }
+    if (q.head === q.items.length) { q.items = []; q.head = 0; }
+    else if (q.head >= 1024 && q.head * 2 >= q.items.length) { q.items = q.items.slice(q.head); q.head = 0; }
+    return out;
+  }
+
+  /** `o`, whose attempt ended without a record (not made, or its outcome not written), waits again — when still owed. */
+  requeue(o: Owed): void {
+    o.running = false;
+    if (this.isOwed(o)) this.enqueue(o);
+  }
+
+  private enqueue(o: Owed): void {
+    const q = this.waiting.get(o.endpointId);
+    if (q === undefined) this.waiting.set(o.endpointId, { items: [o], head: 0 });
+    else q.items.push(o);
   }
 
   /**
