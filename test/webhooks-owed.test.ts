@@ -85,6 +85,35 @@ test('disabling an endpoint fails its owed deliveries under their ids, those in 
   assert.deepEqual((await w.deliveries()).map((d) => d.status), Array(6).fill('failed'), 'its late answer changes nothing');
 }));
 
+test('status=pending lists the owed deliveries and the retries from their own index: the same items, order and cursors as the whole list filtered', () => {
+  let n = 0;
+  return inWorld(() => (++n <= 3 ? { status: 503 } : 'hold'), {}, async (w) => {
+    const { srv, rx, hook } = w;
+    for (let i = 0; i < 3; i++) await w.event();
+    await srv.webhooks.runDue(); // three failed first attempts: records waiting for their retry
+    await w.event();
+    await w.event(); // two more, owed, attempts held open by the receiver
+    await rx.waitFor(5);
+    srv.clock.advance(1);
+    await w.event(); // one more, owed
+    const all = await w.deliveries();
+    assert.deepEqual(all.map((d) => [d.status, d.attempt]), [['pending', 0], ['pending', 0], ['pending', 0], ['pending', 1], ['pending', 1], ['pending', 1]]);
+    const paged: Delivery[] = [];
+    let cursor = '';
+    for (let page = 0; page < 5; page++) {
+      const r = await srv.call<{ deliveries: Delivery[]; hasMore: boolean; nextCursor: string | null }>('GET', `${HOOKS}/${hook.id}/deliveries?status=pending&limit=2${cursor && `&cursor=${cursor}`}`);
+      assert.equal(r.status, 200, r.text);
+      paged.push(...r.body.deliveries);
+      if (!r.body.hasMore) break;
+      cursor = encodeURIComponent(r.body.nextCursor!);
+    }
+    assert.deepEqual(paged, all, 'three pages of two, newest first, as the unfiltered list has them');
+    const firstOfUnfiltered = await srv.call<{ nextCursor: string }>('GET', `${HOOKS}/${hook.id}/deliveries?limit=2`);
+    const secondByPending = await srv.call<{ deliveries: Delivery[] }>('GET', `${HOOKS}/${hook.id}/deliveries?status=pending&limit=2&cursor=${encodeURIComponent(firstOfUnfiltered.body.nextCursor)}`);
+    assert.deepEqual(secondByPending.body.deliveries, all.slice(2, 4), 'a cursor of the unfiltered list goes on in the filtered one');
+  });
+});
+
 /** A server on `dataDir` with a receiver on `port` answering with `answer`; the bootstrap workspace's key. */
 async function serverOn(dataDir: string, port: number, answer: (r: Received) => Answer) {
   const rx = await startReceiver(answer, port);

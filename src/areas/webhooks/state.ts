@@ -314,6 +314,28 @@ export class WebhookState {
     }
   }
 
+  /**
+   * Endpoint `id`'s pending deliveries — owed ones and records waiting for a retry — by
+   * (createdAt, id), in an index made for this call: a `status=pending` list walks these, not
+   * every delivery the endpoint had in 30 days (each settled one held as bytes, parsed to be
+   * looked at).
+   */
+  pendingIndex(id: string): SortedIndex {
+    const rows: Array<[string, string]> = [];
+    for (const o of this.owed.get(id)?.values() ?? []) rows.push([o.createdAt, o.id]);
+    const due = this.dueByEndpoint.get(id);
+    if (due !== undefined) {
+      for (const at of due.asc()) {
+        const d = this.db.get('webhook_delivery', due.idAt(at));
+        if (d !== undefined) rows.push([d.createdAt, d.id]);
+      }
+    }
+    rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+    const idx = new SortedIndex();
+    idx.replace(rows.map((r) => r[0]), rows.map((r) => r[1]));
+    return idx;
+  }
+
   /** The number of endpoints (tests that check a request changed no state). */
   get size(): number { return this.endpoints.size; }
 }

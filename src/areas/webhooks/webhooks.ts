@@ -132,7 +132,9 @@ export function webhookRoutes({ config, secrets }: WebhookRouteDeps) {
       handler: (ctx) => {
         const e = endpointOf(ctx);
         const status = ctx.query.status;
-        const page = paginate(ctx, 'webhook_deliveries', ctx.ws.webhooks.deliveriesOf(e.id), 'desc', ctx.query, (id) => ctx.ws.webhooks.delivery(e.id, id),
+        // Pending ones are few beside 30 days of settled ones: listed from their own index (same cursors).
+        const index = status === 'pending' ? ctx.ws.webhooks.pendingIndex(e.id) : ctx.ws.webhooks.deliveriesOf(e.id);
+        const page = paginate(ctx, 'webhook_deliveries', index, 'desc', ctx.query, (id) => ctx.ws.webhooks.delivery(e.id, id),
           (d) => (status === undefined || d.status === status) && deliveryKept(d, ctx.now));
         return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, deliveries: page.items.map(deliveryView) } };
       },
