@@ -598,38 +598,3 @@ test('log lines are written in batches: every LOG_FLUSH_MS, or at once when the 
   assert.equal(out.take().toString(), 'd\n', 'what is pending at exit is taken and written synchronously by the caller');
   assert.equal(writes.join('').length, 4 + 70 * line.length + LOG_FLUSH_BYTES);
 });
-
-test('the access line written in place into the batch buffer is the same text as the line made as a string, escapes included; a full buffer is written first', () => {
-  const writes: string[] = [];
-  const timers: Array<() => void> = [];
-  const out = batchedWriter((b) => writes.push(b.toString('utf8')), (fn) => { timers.push(fn); });
-  const inPlace = createLogger('info', out);
-  const strings: string[] = [];
-  const asString = createLogger('info', (l) => strings.push(l));
-  const cases: Array<[string, string, string, number, number]> = [
-    ['0197b5e5-3a01-7b22-9d10-4e5f6a7b8c91', 'GET', 'GET /api/v1/issues/{id}', 200, 0.12],
-    ['client "quoted" id \\ too', 'POST', 'POST /api/v1/conversations', 201, 12.5],
-    ['caf\u00e9-\u{1F600}', 'PATCH', '-', 404, 3],
-    ['x', 'DELETE', 'DELETE /api/v1/sources/{id}', 503, 1234567.89],
-  ];
-  for (const c of cases) { inPlace.request(...c); asString.request(...c); }
-  out.flush();
-  const noTime = (l: string) => l.replace(/^\{"time":"[^"]+"/, '{"time":""');
-  assert.deepEqual(writes.join('').split(/(?<=\n)/).map(noTime), strings.map(noTime));
-  assert.deepEqual(JSON.parse(strings[1]).requestId, 'client "quoted" id \\ too');
-  assert.deepEqual(Object.keys(JSON.parse(strings[0])), ['time', 'level', 'msg', 'requestId', 'method', 'route', 'status', 'durationMs']);
-  // Lines up to a full buffer: the pending bytes are written before a line that might not fit.
-  writes.length = 0;
-  const n = Math.ceil(LOG_FLUSH_BYTES / 150) + 10;
-  for (let i = 0; i < n; i++) inPlace.request(`id-${i}`, 'GET', 'GET /x', 200, i);
-  out.flush();
-  assert.ok(writes.length >= 2 && writes.every((w) => Buffer.byteLength(w) <= LOG_FLUSH_BYTES && w.endsWith('\n')));
-  const lines = writes.join('').trim().split('\n').map((l) => JSON.parse(l) as { requestId: string; durationMs: number });
-  assert.deepEqual(lines.map((l) => l.requestId), Array.from({ length: n }, (_, i) => `id-${i}`));
-  // Below info, nothing.
-  const quiet = createLogger('warn', out);
-  writes.length = 0;
-  quiet.request('a', 'GET', 'GET /x', 200, 1);
-  out.flush();
-  assert.deepEqual(writes, []);
-});
