@@ -598,3 +598,39 @@ test('log lines are written in batches: every LOG_FLUSH_MS, or at once when the 
   assert.equal(out.take().toString(), 'd\n', 'what is pending at exit is taken and written synchronously by the caller');
   assert.equal(writes.join('').length, 4 + 70 * line.length + LOG_FLUSH_BYTES);
 });
+
+test('access lines kept as fields are made later, in order with the other lines, as the same text a string logger makes; at most every LOG_FLUSH_MS or 512 lines', () => {
+  const writes: string[] = [];
+  const timers: Array<() => void> = [];
+  const out = batchedWriter((b) => writes.push(b.toString('utf8')), (fn, ms) => { assert.equal(ms, LOG_FLUSH_MS); timers.push(fn); });
+  const kept = createLogger('info', out);
+  const strings: string[] = [];
+  const asString = createLogger('info', (l) => strings.push(l));
+  const cases: Array<[string, string, string, number, number]> = [
+    ['0197b5e5-3a01-7b22-9d10-4e5f6a7b8c91', 'GET', 'GET /api/v1/issues/{id}', 200, 0.12],
+    ['client "quoted" id \\ too', 'POST', 'POST /api/v1/conversations', 201, 12.5],
+    ['caf\u00e9-\u{1F600}\u0001', 'PATCH', '-', 404, 3],
+  ];
+  kept.request(...cases[0]); asString.request(...cases[0]);
+  kept.warn('in between', { n: 1 }); asString.warn('in between', { n: 1 });
+  for (const c of cases.slice(1)) { kept.request(...c); asString.request(...c); }
+  assert.deepEqual(writes, [], 'nothing written before the timer');
+  assert.equal(timers.length, 3, 'the access lines\' timer, the writer\'s (armed by the warning, which made the first access line), the access lines\' again');
+  for (const t of timers.splice(0)) t();
+  const noTime = (l: string) => l.replace(/^\{"time":"[^"]+"/, '{"time":""');
+  assert.deepEqual(writes.join('').split(/(?<=\n)/).map(noTime), strings.map(noTime), 'the same lines, the warning after the first request');
+  assert.equal(JSON.parse(strings[2]).requestId, 'client "quoted" id \\ too');
+  assert.deepEqual(Object.keys(JSON.parse(strings[0])), ['time', 'level', 'msg', 'requestId', 'method', 'route', 'status', 'durationMs']);
+  // 512 kept: made at once, without waiting for the timer.
+  writes.length = 0;
+  for (let i = 0; i < 512; i++) kept.request(`id-${i}`, 'GET', 'GET /x', 200, i);
+  out.flush();
+  assert.deepEqual(writes.join('').trim().split('\n').map((l) => (JSON.parse(l) as { requestId: string }).requestId), Array.from({ length: 512 }, (_, i) => `id-${i}`));
+  // Below info: nothing kept.
+  const quiet = createLogger('warn', out);
+  writes.length = 0;
+  quiet.request('a', 'GET', 'GET /x', 200, 1);
+  for (const t of timers.splice(0)) t();
+  out.flush();
+  assert.deepEqual(writes, []);
+});

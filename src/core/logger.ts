@@ -17,6 +17,14 @@ export interface Logger {
    * the per-request access log; the caller guarantees they are valid JSON.
    */
   line(level: LogLevel, msg: string, members: string): void;
+  /**
+   * The access log's line of one answered request, at `info` (docs/configuration.md#logs):
+   * `requestId` (escaped when JSON needs it), `method` (an HTTP token), `route` (`METHOD
+   * /template` or `-`, nothing JSON escapes), `status`, `durationMs`. With batched output its
+   * fields are kept in columns and the lines made together, in order, before any other line
+   * and at least every {@link LOG_FLUSH_MS} — not one string per request on the request path.
+   */
+  request(requestId: string, method: string, route: string, status: number, durationMs: number): void;
   /** True when lines at `level` are written (lets hot paths skip building fields). */
   enabled(level: LogLevel): boolean;
 }
@@ -33,7 +41,7 @@ export const LOG_FLUSH_BYTES = 64 * 1024;
  * each one a system call that also wakes the reader, which cost a busy server ~15 % of its reads
  * (docs/configuration.md#logs). `sink` owns the buffer it is given. `timer` is injected by tests.
  */
-export function batchedWriter(sink: (bytes: Buffer) => void, timer: (fn: () => void, ms: number) => void = (fn, ms) => { setTimeout(fn, ms).unref(); }): { write: (line: string) => void; flush: () => void; take: () => Buffer } {
+export function batchedWriter(sink: (bytes: Buffer) => void, timer: Timer = defaultTimer): BatchedWriter {
   let buf = Buffer.allocUnsafe(LOG_FLUSH_BYTES);
   let used = 0;
   let armed = false;
@@ -52,25 +60,65 @@ export function batchedWriter(sink: (bytes: Buffer) => void, timer: (fn: () => v
     used += buf.write(line, used, 'utf8');
     if (!armed) { armed = true; timer(() => { if (armed) flush(); }, LOG_FLUSH_MS); }
   };
-  return { write, flush, take };
+  return { write, flush, take, timer };
 }
+
+/** Runs `fn` once after `ms` wall ms (unref'd: it never keeps the process alive). */
+export type Timer = (fn: () => void, ms: number) => void;
+const defaultTimer: Timer = (fn, ms) => { setTimeout(fn, ms).unref(); };
+
+/** A {@link batchedWriter}: `write` a line, `flush` what is pending, `take` it (at exit); its `timer`. */
+export interface BatchedWriter { write: (line: string) => void; flush: () => void; take: () => Buffer; timer: Timer }
+
+/** Access lines kept as fields before they are made (see {@link Logger.request}). */
+const MAX_PENDING_REQUESTS = 512;
+/** A request id JSON must escape, or that is not printable ASCII. */
+const NEEDS_ESCAPE = /["\\\x00-\x1f\x7f-\uffff]/;
 
 /**
  * Stdout, batched ({@link batchedWriter}). What is still pending when the process exits is
  * written synchronously.
  */
-function batchedStdout(): (line: string) => void {
-  const out = batchedWriter((bytes) => { process.stdout.write(bytes); });
-  process.once('exit', () => { const bytes = out.take(); if (bytes.length > 0) { try { writeSync(1, bytes); } catch { /* stdout closed */ } } });
-  return out.write;
+function batchedStdout(): BatchedWriter {
+  return batchedWriter((bytes) => { process.stdout.write(bytes); });
 }
 
-/** A logger writing one JSON object per line to `write` (default: stdout, batched per turn). */
-export function createLogger(level: LogLevel, write: (line: string) => void = batchedStdout()): Logger {
+/**
+ * A logger writing one JSON object per line to `out`: a function given each line as it is
+ * made (tests), or a {@link BatchedWriter} (default: stdout, batched; what is pending at exit
+ * is written synchronously).
+ */
+export function createLogger(level: LogLevel, out: ((line: string) => void) | BatchedWriter = stdoutAtExit(batchedStdout())): Logger {
   const min = RANK[level];
   // The time text is made once per millisecond (a busy server logs many lines per ms).
   let lastMs = NaN;
   let lastTime = '';
+  const batched = typeof out === 'function' ? null : out;
+  const direct = typeof out === 'function' ? out : out.write;
+  // Access lines kept as fields (batched output only), made into lines together.
+  const ids: string[] = [];
+  const methods: string[] = [];
+  const routes: string[] = [];
+  const statuses = new Uint16Array(MAX_PENDING_REQUESTS);
+  const durations = new Float64Array(MAX_PENDING_REQUESTS);
+  const times = new Float64Array(MAX_PENDING_REQUESTS);
+  let pending = 0;
+  let armed = false;
+  const makePending = (): void => {
+    armed = false;
+    const n = pending;
+    pending = 0;
+    for (let i = 0; i < n; i++) {
+      const ms = times[i];
+      if (ms !== lastMs) { lastMs = ms; lastTime = new Date(ms).toISOString(); }
+      const id = ids[i];
+      direct(`{"time":"${lastTime}","level":"info","msg":"request","requestId":${NEEDS_ESCAPE.test(id) ? JSON.stringify(id) : `"${id}"`},"method":"${methods[i]}","route":"${routes[i]}","status":${statuses[i]},"durationMs":${durations[i]}}\n`);
+    }
+    ids.length = 0; methods.length = 0; routes.length = 0;
+  };
+  // Every other line goes after the access lines before it.
+  const write = batched === null ? direct : (l: string): void => { if (pending > 0) makePending(); direct(l); };
+  if (batched !== null) exitHooks.set(batched, makePending);
   // `{"time":…,"level":…,"msg":…,<members>}`; callers' fields never use the names time, level or msg.
   const line = (lvl: LogLevel, msg: string, members: string) => {
     if (RANK[lvl] < min) return;
@@ -83,7 +131,24 @@ export function createLogger(level: LogLevel, write: (line: string) => void = ba
     const rest = fields === undefined ? '{}' : JSON.stringify(fields);
     line(lvl, msg, rest.slice(1, -1));
   };
+  const request = (requestId: string, method: string, route: string, status: number, durationMs: number): void => {
+    if (RANK.info < min) return;
+    if (batched === null) {
+      line('info', 'request', `"requestId":${NEEDS_ESCAPE.test(requestId) ? JSON.stringify(requestId) : `"${requestId}"`},"method":"${method}","route":"${route}","status":${status},"durationMs":${durationMs}`);
+      return;
+    }
+    const i = pending++;
+    ids.push(requestId);
+    methods.push(method);
+    routes.push(route);
+    statuses[i] = status;
+    durations[i] = durationMs;
+    times[i] = Date.now();
+    if (pending === MAX_PENDING_REQUESTS) makePending();
+    else if (!armed) { armed = true; batched.timer(() => { if (armed) { makePending(); batched.flush(); } }, LOG_FLUSH_MS); }
+  };
   return {
+    request,
     debug: (m, f) => emit('debug', m, f),
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
@@ -91,6 +156,19 @@ export function createLogger(level: LogLevel, write: (line: string) => void = ba
     line,
     enabled: (lvl) => RANK[lvl] >= min,
   };
+}
+
+/** Per batched output, what makes its pending access lines (run at exit before the output is taken). */
+const exitHooks = new WeakMap<BatchedWriter, () => void>();
+
+/** `out`, whose pending lines (access lines kept as fields included) are written synchronously at exit. */
+function stdoutAtExit(out: BatchedWriter): BatchedWriter {
+  process.once('exit', () => {
+    exitHooks.get(out)?.();
+    const bytes = out.take();
+    if (bytes.length > 0) { try { writeSync(1, bytes); } catch { /* stdout closed */ } }
+  });
+  return out;
 }
 
 /** A logger that drops everything; for tests and the CLI. */

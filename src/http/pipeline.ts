@@ -31,7 +31,6 @@ export const API_VERSION = '2026-06-29';
 const REQUEST_ID = /^[\x20-\x7e]{1,128}$/;
 /** Bodies larger than this are parsed in a main-thread turn of their own. */
 const NO_MEMBERS: ReadonlyMap<string, Uint8Array> = new Map();
-const NEEDS_ESCAPE = /["\\]/;
 
 export interface AppOptions {
   store: Store<WorkspaceLike>;
@@ -111,11 +110,9 @@ export class App {
     this.inFlight--;
     if (this.inFlight === 0 && this.idle) { const r = this.idle; this.idle = null; r(); }
     if (this.accessLog) {
-      // Built as text: the method is one llhttp accepted (a token), the route one of ours; only
-      // a client's X-Request-Id (printable ASCII) may need escaping.
-      const id = NEEDS_ESCAPE.test(exchange.requestId) ? JSON.stringify(exchange.requestId) : `"${exchange.requestId}"`;
-      const ms = Math.round((performance.now() - exchange.started) * 100) / 100;
-      this.opts.logger.line('info', 'request', `"requestId":${id},"method":"${exchange.req.method}","route":"${exchange.route}","status":${exchange.res.statusCode},"durationMs":${ms}`);
+      // The method is one llhttp accepted (a token), the route one of ours; the logger escapes a
+      // client's X-Request-Id when JSON needs it, and makes the line off the request path.
+      this.opts.logger.request(exchange.requestId, exchange.req.method ?? '-', exchange.route, exchange.res.statusCode, Math.round((performance.now() - exchange.started) * 100) / 100);
     }
   }
 
