@@ -71,6 +71,13 @@ export class Workspace {
     const ws = new Workspace(id, db, opts.now);
     await db.load();
     ws.webhooks.resume();
+    // Endpoints of an earlier build's log get their cursor before anything is served.
+    const cursors = ws.webhooks.cursorsToWrite();
+    if (cursors.length > 0) {
+      const tx = db.begin();
+      for (const c of cursors) tx.put('webhook_cursor', c.id, c);
+      await db.commit(tx);
+    }
     await failInterruptedIngestions(db, opts.now());
     return ws;
   }

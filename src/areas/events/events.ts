@@ -107,9 +107,19 @@ export function attachEvents(ws: Workspace, db: Db<EventRecords & ConversationRe
    * its record, which a read of the record serves too): the log line takes it as it is rather
    * than serializing the view again.
    */
+  // Event times never go back within a workspace, whatever the clock does (an NTP step, a
+  // restart on a clock behind the newest event): each event sorts after every event before it,
+  // which a webhook endpoint's cursor relies on (docs/decisions.md#deliveries-owed-by-the-event-log).
+  // Until the first event of this process, the floor is one ms past the newest one on disk.
+  let floor = NaN;
   const emit = (tx: Tx<EventRecords>, type: EventType, object: Record<string, unknown>, previous?: Record<string, unknown>, objectJson?: string): void => {
     if (tx.bulk) return;
-    const at = now();
+    if (Number.isNaN(floor)) {
+      floor = -Infinity;
+      for (const i of state.order.desc()) { floor = Date.parse(state.order.sortKeyAt(i)) + 1; break; }
+    }
+    const at = Math.max(now(), floor);
+    floor = at;
     const e: EventRec = { id: newId(at), type, createdAt: iso(at), data: { object } };
     if (previous !== undefined) e.previousAttributes = previous;
     if (objectJson === undefined) return tx.put('event', e.id, e);

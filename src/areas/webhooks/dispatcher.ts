@@ -336,8 +336,13 @@ export class WebhookDispatcher {
    */
   private settle(ws: Workspace, sent: DeliveryRec, o: Owed | undefined, outcome: AttemptOutcome, end: () => void, final = false): void {
     if (this.stopped) return end();
-    // A delivery still owed has no record (a disabling that put one made it owed no more).
-    const cur = o !== undefined && ws.webhooks.isOwed(o) ? sent : ws.get('webhook_delivery', sent.id);
+    // A delivery still owed has no record — unless a disabling being written put one (that one
+    // wins; if its write failed, there is none and the delivery is owed as before).
+    let cur: DeliveryRec | undefined;
+    if (o !== undefined && ws.webhooks.isOwed(o)) {
+      cur = o.closing ? ws.get('webhook_delivery', sent.id) : undefined;
+      if (cur === undefined) { o.closing = false; cur = sent; }
+    } else cur = ws.get('webhook_delivery', sent.id);
     if (cur === undefined || cur.status !== 'pending' || cur.attempt !== sent.attempt) return end();
     const now = this.opts.clock.now();
     const attempt = cur.attempt + 1;
@@ -396,8 +401,9 @@ export class WebhookDispatcher {
       for (const id of batch.cursors) {
         if (wall - (this.cursorWritten.get(id) ?? -Infinity) < CURSOR_EVERY_MS) continue;
         this.cursorWritten.set(id, wall);
+        if (ws.get('webhook_endpoint', id) === undefined) { this.cursorWritten.delete(id); continue; }
         const from = ws.webhooks.cursorNow(id);
-        if (from === undefined || ws.get('webhook_endpoint', id) === undefined || ws.get('webhook_cursor', id)?.from === from) continue;
+        if (ws.get('webhook_cursor', id)?.from === from) continue;
         tx.put('webhook_cursor', id, { id, from });
       }
       const done = (err: Error | null): void => {

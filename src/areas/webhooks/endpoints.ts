@@ -10,7 +10,7 @@ import { ConflictError } from '../../core/errors.js';
 import type { SecretBox } from '../../core/secrets.js';
 import type { Tx } from '../../store/db.js';
 import type { Workspace } from '../../domain/workspace.js';
-import { MAX_ENDPOINTS, deliveryRecJson, endpointView, generateSecret, secretContext, type Subscribable, type WebhookEndpointRec, type WebhookRecords } from './model.js';
+import { MAX_ENDPOINTS, deliveryRecJson, endpointView, generateSecret, secretContext, type DeliveryRec, type Subscribable, type WebhookEndpointRec, type WebhookRecords } from './model.js';
 import { owedRec } from './state.js';
 
 /** `events` with repeated items dropped (the first of each kept, in order). */
@@ -30,13 +30,13 @@ export function putDisabled(ws: Workspace, tx: Tx<WebhookRecords>, next: Webhook
     if (d !== undefined && d.status === 'pending') tx.put('webhook_delivery', id, { ...d, status: 'failed', nextAttemptAt: null, error: DISABLED_ERROR });
   }
   // The deliveries owed and not yet recorded get their record, failed, and are owed no more
-  // (should this transaction fail, they are owed again after a restart: the cursor is behind them).
+  // once this transaction is on disk (should it fail, they stay owed as they were).
   const owed = ws.webhooks.owedOf(next.id);
   if (owed !== undefined) {
     for (const o of [...owed.values()]) {
-      const d = owedRec(o);
-      tx.put('webhook_delivery', o.id, { ...d, status: 'failed', nextAttemptAt: null, error: DISABLED_ERROR }, deliveryRecJson({ ...d, status: 'failed', nextAttemptAt: null, error: DISABLED_ERROR }));
-      ws.webhooks.recorded(o);
+      const d: DeliveryRec = { ...owedRec(o), status: 'failed', nextAttemptAt: null, error: DISABLED_ERROR };
+      tx.put('webhook_delivery', o.id, d, deliveryRecJson(d));
+      ws.webhooks.recordOnCommit(tx, o);
     }
   }
 }
@@ -84,7 +84,11 @@ export function setEnabled(ws: Workspace, tx: Tx<WebhookRecords>, e: WebhookEndp
  */
 export function putEnabled(ws: Workspace, tx: Tx<WebhookRecords>, prev: WebhookEndpointRec, next: WebhookEndpointRec): void {
   tx.put('webhook_endpoint', next.id, next);
-  if (next.enabled && !prev.enabled) tx.put('webhook_cursor', next.id, { id: next.id, from: ws.webhooks.cursorAtNewest() });
+  if (!next.enabled) return;
+  if (!prev.enabled) tx.put('webhook_cursor', next.id, { id: next.id, from: ws.webhooks.cursorAtNewest() });
+  // New types subscribed: a restart must not owe it the older events of those types, so its
+  // cursor moves up to what it is still owed (or the newest event).
+  else if (next.events.some((t) => !prev.events.includes(t))) tx.put('webhook_cursor', next.id, { id: next.id, from: ws.webhooks.cursorNow(next.id) });
 }
 
 
@@ -109,4 +113,5 @@ export function deleteEndpoint(ws: Workspace, tx: Tx<WebhookRecords>, e: Webhook
   for (const id of ids) tx.del('webhook_delivery', id);
   tx.del('webhook_cursor', e.id);
   tx.del('webhook_endpoint', e.id);
+  ws.webhooks.forgetOnCommit(tx, e.id);
 }

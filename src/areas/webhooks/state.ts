@@ -24,7 +24,13 @@ import { DELIVERY_RETENTION_MS, subscribes, type DeliveryRec, type WebhookCursor
 const EPOCH = new Date(0).toISOString();
 
 /** A delivery owed and not yet recorded: its event, and whether its first attempt is out. */
-export interface Owed { readonly id: string; readonly endpointId: string; readonly eventId: string; readonly eventType: EventType; readonly createdAt: string; running: boolean }
+export interface Owed {
+  readonly id: string; readonly endpointId: string; readonly eventId: string; readonly eventType: EventType; readonly createdAt: string;
+  /** Its attempt is out. */
+  running: boolean;
+  /** A transaction not yet on disk put its record (a disabling): owed until that commits, its record looked up first. */
+  closing: boolean;
+}
 
 /** 24 bits of hex text as a number. */
 const hex24 = (s: string, from: number): number => parseInt(s.slice(from, from + 6), 16);
@@ -66,6 +72,14 @@ export class WebhookState {
   private readonly lastOwed = new Map<string, string>();
   /** Transactions whose events owe deliveries, not on disk yet: endpoint id, event id, type, createdAt, four per delivery. */
   private readonly madeBy = new Map<Tx<WebhookRecords>, string[]>();
+  /** Owed deliveries a transaction not yet on disk put the record of (a disabling): owed no more once it is. */
+  private readonly recordedBy = new WeakMap<object, Owed[]>();
+  /** Endpoints a transaction not yet on disk deletes: their owed state goes once it is. */
+  private readonly deletedBy = new WeakMap<object, string[]>();
+  /** Endpoints being deleted by a transaction not yet on disk (their events are still owed until then). */
+  private readonly deleting = new Set<string>();
+  /** Enabled endpoints with no cursor at start-up (a log of an earlier build): theirs is written before serving ({@link cursorsToWrite}). */
+  private needCursor: string[] = [];
   /**
    * Both maps saved in the snapshot block (docs/storage.md#snapshots). Owed deliveries have no
    * record, so the block leaves them out; {@link resume} owes them again.
@@ -98,7 +112,10 @@ export class WebhookState {
   constructor(private readonly db: Db<WebhookRecords & EventRecords>, private readonly events: EventState) {
     this.endpoints = attachIndexes(db, 'webhook_endpoint', { order: orderBy((e) => e.createdAt) }).order;
     db.on('webhook_delivery', (id, prev, next) => {
-      if (prev !== undefined && (next === undefined || next.createdAt !== prev.createdAt)) this.deliveriesOf(prev.endpointId).remove(prev.createdAt, id);
+      // A record undone while its delivery is still owed (a disabling whose write failed) leaves the owed delivery's entry.
+      if (prev !== undefined && (next === undefined || next.createdAt !== prev.createdAt) && !(next === undefined && this.owed.get(prev.endpointId)?.has(id))) {
+        this.deliveriesOf(prev.endpointId).remove(prev.createdAt, id);
+      }
       // An owed delivery is in the index already: adding its record changes nothing.
       if (next !== undefined && (prev === undefined || next.createdAt !== prev.createdAt)) this.deliveriesOf(next.endpointId).add(next.createdAt, id);
       const before = prev?.status === 'pending' ? prev.nextAttemptAt : null;
@@ -112,18 +129,28 @@ export class WebhookState {
         }
       }
     }, this.persist());
-    db.on('webhook_endpoint', (id, _prev, next) => {
-      if (next === undefined) { this.byEndpoint.delete(id); this.dueByEndpoint.delete(id); this.owed.delete(id); this.waiting.delete(id); this.early.delete(id); this.lastOwed.delete(id); }
-    }, STATELESS);
+    // Owed state changes with transactions once they are on disk, never when a put is undone
+    // (a disabling or a deletion whose write failed leaves everything owed as it was).
     db.afterCommit((tx) => {
       const made = this.madeBy.get(tx);
-      if (made === undefined) return;
-      this.madeBy.delete(tx);
-      for (let i = 0; i < made.length; i += 4) {
-        if (db.get('webhook_endpoint', made[i]) === undefined) continue; // deleted meanwhile
-        this.owe(made[i], made[i + 1], made[i + 2] as EventType, made[i + 3], false);
+      if (made !== undefined) {
+        this.madeBy.delete(tx);
+        for (let i = 0; i < made.length; i += 4) {
+          // An endpoint deleted by a transaction still being written is owed until that is on disk.
+          if (db.get('webhook_endpoint', made[i]) === undefined && !this.deleting.has(made[i])) continue;
+          this.owe(made[i], made[i + 1], made[i + 2] as EventType, made[i + 3], false);
+        }
+        this.onReady?.();
       }
-      this.onReady?.();
+      const recorded = this.recordedBy.get(tx);
+      if (recorded !== undefined) for (const o of recorded) this.recorded(o);
+      const deleted = this.deletedBy.get(tx);
+      if (deleted !== undefined) {
+        for (const id of deleted) {
+          this.deleting.delete(id);
+          if (db.get('webhook_endpoint', id) === undefined) this.forget(id);
+        }
+      }
     });
   }
 
@@ -175,7 +202,7 @@ export class WebhookState {
     if (map === undefined) this.owed.set(endpointId, (map = new Map()));
     else if (map.has(id)) return;
     if (check && this.db.table('webhook_delivery').has(id)) return;
-    const o: Owed = { id, endpointId, eventId, eventType: type, createdAt, running: false };
+    const o: Owed = { id, endpointId, eventId, eventType: type, createdAt, running: false, closing: false };
     map.set(id, o);
     this.enqueue(o);
     const key = compositeKey(createdAt, eventId);
@@ -223,6 +250,25 @@ export class WebhookState {
     else q.items.push(o);
   }
 
+  /** @internal `tx` puts the record of owed delivery `o` (a disabling): owed no more once `tx` is on disk. */
+  recordOnCommit(tx: object, o: Owed): void {
+    o.closing = true;
+    const list = this.recordedBy.get(tx);
+    if (list === undefined) this.recordedBy.set(tx, [o]); else list.push(o);
+  }
+
+  /** @internal `tx` deletes endpoint `id`: its owed deliveries and indexes go once `tx` is on disk. */
+  forgetOnCommit(tx: object, id: string): void {
+    this.deleting.add(id);
+    const list = this.deletedBy.get(tx);
+    if (list === undefined) this.deletedBy.set(tx, [id]); else list.push(id);
+  }
+
+  /** Drops what is kept of deleted endpoint `id`. */
+  private forget(id: string): void {
+    this.byEndpoint.delete(id); this.dueByEndpoint.delete(id); this.owed.delete(id); this.waiting.delete(id); this.early.delete(id); this.lastOwed.delete(id);
+  }
+
   /**
    * `o` is no longer owed: its record was put (an attempt's outcome, a disabled endpoint's
    * failure). Its entry in the deliveries index stays, now the record's.
@@ -244,10 +290,10 @@ export class WebhookState {
   /**
    * The `from` to write for endpoint `id`'s cursor now (a bound of the events' order, see
    * {@link WebhookCursorRec}): just below the oldest event it is owed, on disk or in a
-   * transaction being written; when none, the event last owed (it has its record). Undefined
-   * when nothing was owed since start-up.
+   * transaction being written; when none, the newest event (every event it was owed has its
+   * record, and event times never go back: src/areas/events/events.ts).
    */
-  cursorNow(id: string): string | undefined {
+  cursorNow(id: string): string {
     let min: string | undefined;
     const map = this.owed.get(id);
     if (map !== undefined) for (const o of map.values()) { min = compositeKey(o.createdAt, o.eventId); break; }
@@ -261,7 +307,7 @@ export class WebhookState {
         if (min === undefined || k < min) min = k;
       }
     }
-    if (min === undefined) return this.lastOwed.get(id);
+    if (min === undefined) return this.cursorAtNewest();
     // The bound is exclusive: the key of the event just before the oldest owed (the epoch when none is).
     const order = this.events.order;
     for (const at of order.desc(min)) return order.keyAt(at);
@@ -281,7 +327,11 @@ export class WebhookState {
   /** @internal the derive hook's bookkeeping: event `eventId` of `tx` owes endpoint `endpointId` a delivery once on disk. */
   made(tx: Tx<WebhookRecords>, endpointId: string, eventId: string, type: EventType, createdAt: string): void {
     const list = this.madeBy.get(tx);
-    if (list === undefined) this.madeBy.set(tx, [endpointId, eventId, type, createdAt]);
+    if (list === undefined) {
+      // Transactions aborted or failed never reach afterCommit: swept now and then.
+      if (this.madeBy.size >= 256) for (const t of this.madeBy.keys()) if (t.undone) this.madeBy.delete(t);
+      this.madeBy.set(tx, [endpointId, eventId, type, createdAt]);
+    }
     else list.push(endpointId, eventId, type, createdAt);
   }
 
@@ -289,29 +339,29 @@ export class WebhookState {
    * After the log is loaded: owes again each enabled endpoint the events from its cursor on
    * that have no delivery record — those whose deliveries had not ended when the server
    * stopped (docs/api.md#webhook-deliveries). Every endpoint gets a cursor when it is created;
-   * one without was made by a build that put a delivery record with every event, so only the
-   * events after its newest record (or its creation) are owed.
+   * an enabled one without was written by a build that put a delivery record with every event,
+   * so it is owed nothing, and gets its cursor at the newest event before the server serves
+   * ({@link cursorsToWrite}).
    */
   resume(): void {
     for (const e of this.db.table('webhook_endpoint').values()) {
       if (!e.enabled) continue;
-      let from = this.db.get('webhook_cursor', e.id)?.from;
-      let after = false;
-      if (from === undefined) {
-        const idx = this.byEndpoint.get(e.id);
-        from = e.createdAt;
-        if (idx !== undefined && idx.size > 0) {
-          for (const at of idx.desc()) { const k = idx.sortKeyAt(at); if (k > from) { from = k; after = true; } break; }
-        }
-      }
+      const from = this.db.get('webhook_cursor', e.id)?.from;
+      if (from === undefined) { this.needCursor.push(e.id); continue; }
       const order = this.events.order;
       for (const at of order.asc(from)) {
         const head = eventHead(this.db, order.idAt(at));
-        if (head === undefined || (after && head.createdAt <= from)) continue;
-        if (!subscribes(e, head.type)) continue;
+        if (head === undefined || !subscribes(e, head.type)) continue;
         this.owe(e.id, order.idAt(at), head.type, head.createdAt);
       }
     }
+  }
+
+  /** The cursors {@link resume} found missing, to be written once (then forgotten): endpoint id and `from`. */
+  cursorsToWrite(): Array<{ id: string; from: string }> {
+    const out = this.needCursor.map((id) => ({ id, from: this.cursorAtNewest() }));
+    this.needCursor = [];
+    return out;
   }
 
   /**
