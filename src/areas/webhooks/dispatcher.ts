@@ -378,9 +378,13 @@ export class WebhookDispatcher {
   }
 
   /**
-   * The transaction the outcomes of this turn go into for `ws`: one log line for all the
-   * attempts that ended in the same event-loop turn, committed on the next one; each outcome's
-   * `after` is called once it is written, or failed to be.
+   * The transaction the outcomes of this callback go into for `ws`: one log line for all the
+   * attempts whose outcomes were read together (a poll of the ring, a pass), committed in a
+   * microtask as the callback ends — before any request can change the same records, so the
+   * log holds the changes in the order memory saw them (a commit deferred to the turn's check
+   * phase let a request's PATCH or DELETE be written first, and a restart replayed the
+   * outcome's older endpoint over it). Each outcome's `after` is called once it is written, or
+   * failed to be.
    */
   private batchOf(ws: Workspace): Batch {
     const open = this.batches.get(ws);
@@ -392,7 +396,7 @@ export class WebhookDispatcher {
     const batch: Batch = { tx, after: [], cursors: new Set() };
     this.batches.set(ws, batch);
     this.unsettled++;
-    setImmediate(() => {
+    queueMicrotask(() => {
       this.batches.delete(ws);
       // The cursors of the endpoints whose owed deliveries got their records here move with them
       // (docs/decisions.md#deliveries-owed-by-the-event-log), at most every CURSOR_EVERY_MS: a
