@@ -114,6 +114,23 @@ test('status=pending lists the owed deliveries and the retries from their own in
   });
 });
 
+test('a quiet endpoint\'s cursor is brought up to the newest event, so a start-up does not walk the events it never matched', () => inWorld(undefined, {}, async (w) => {
+  const { srv, rx } = w;
+  const ws = srv.store.workspace(srv.workspaceId)!;
+  const quiet = (await srv.call<{ webhookEndpoint: Hook }>('POST', HOOKS, { body: { url: `${rx.url}/quiet`, events: ['source.deleted'] } })).body.webhookEndpoint;
+  const made = ws.get('webhook_cursor', quiet.id)!.from;
+  for (let i = 0; i < 5; i++) await w.event();
+  await srv.webhooks.runDue();
+  assert.equal(ws.get('webhook_cursor', quiet.id)!.from, made, 'no outcome of its own moved it');
+  srv.webhooks.refreshCursors();
+  await srv.webhooks.runDue();
+  const newest = ws.webhooks.cursorAtNewest();
+  assert.ok(newest > made);
+  assert.deepEqual(ws.get('webhook_cursor', quiet.id), { id: quiet.id, from: newest }, 'moved to the newest event');
+  assert.equal(ws.get('webhook_cursor', w.hook.id)!.from, newest, 'the busy endpoint is there too');
+  assert.equal(rx.received.filter((r) => r.path === '/quiet').length, 0);
+}));
+
 /** A server on `dataDir` with a receiver on `port` answering with `answer`; the bootstrap workspace's key. */
 async function serverOn(dataDir: string, port: number, answer: (r: Received) => Answer) {
   const rx = await startReceiver(answer, port);

@@ -50,6 +50,8 @@ export const MIN_PASS_GAP_MS = 2;
  * outcomes is written every few ms, and each cursor costs a search of the events' order.
  */
 export const CURSOR_EVERY_MS = 250;
+/** How often the cursors of quiet endpoints are brought up to date, wall ms. */
+export const CURSOR_REFRESH_MS = 10_000;
 /** The error of a delivery whose event is gone (older than the 30 days events are kept). */
 export const EVENT_GONE_ERROR = 'the event is no longer kept (events are kept 30 days)';
 
@@ -100,6 +102,8 @@ export class WebhookDispatcher {
   private readonly sender: WorkerSender;
   /** The transaction collecting this turn's outcomes, per workspace, and what to do once it is written. */
   private readonly batches = new Map<Workspace, Batch>();
+  /** When the cursors of quiet endpoints were last brought up to date (`performance.now()` ms). */
+  private lastRefresh = performance.now();
   /** When each endpoint's cursor was last written (`performance.now()` ms). */
   private readonly cursorWritten = new Map<string, number>();
   /** Deliveries whose outcome could not be written: not retried before this clock time. */
@@ -159,6 +163,27 @@ export class WebhookDispatcher {
     await this.idle();
   }
 
+  /**
+   * Brings every enabled endpoint's cursor up to {@link WebhookState.cursorNow} where it is
+   * behind, in each workspace's batch of outcomes (docs/decisions.md#deliveries-owed-by-the-event-log):
+   * an endpoint that matches few events has few outcomes to move its cursor, and a start-up would
+   * walk every event since (30 days of them at worst). Called every {@link CURSOR_REFRESH_MS} by
+   * the passes; tests call it directly.
+   */
+  refreshCursors(): void {
+    this.lastRefresh = performance.now();
+    for (const ws of this.opts.store.workspaces.values()) {
+      if (ws.db.failed) continue;
+      for (const e of ws.db.table('webhook_endpoint').values()) {
+        if (!e.enabled) continue;
+        const from = ws.webhooks.cursorNow(e.id);
+        if (ws.get('webhook_cursor', e.id)?.from === from) continue;
+        this.batchOf(ws).tx.put('webhook_cursor', e.id, { id: e.id, from });
+        this.cursorWritten.set(e.id, this.lastRefresh);
+      }
+    }
+  }
+
   /** Number of attempts in flight (tests). */
   get inFlight(): number { return this.running.size; }
 
@@ -182,7 +207,11 @@ export class WebhookDispatcher {
   private pass(): void {
     if (this.stopped) return;
     this.lastPass = performance.now();
-    try { this.startDue(); this.sender.flush(); } catch (e) {
+    try {
+      this.startDue();
+      this.sender.flush();
+      if (this.lastPass - this.lastRefresh >= CURSOR_REFRESH_MS) this.refreshCursors();
+    } catch (e) {
       // A bug here must not take the server down: say so, and look again later.
       this.opts.logger.error('webhook dispatcher pass failed', { error: (e as Error).message });
       this.arm(IDLE_PASS_MS);
