@@ -78,6 +78,9 @@ class Base {
     const { ids, perm } = this;
     let lo = 0;
     let hi = perm.length - 1;
+    // A new record's id is most often above every id of the block (ids are UUIDv7, time-ordered:
+    // an event, a message, a delivery written since the snapshot): one comparison, not ~20.
+    if (hi < 0 || ids.compare(perm[hi], id) < 0) return -1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
       const at = perm[mid];

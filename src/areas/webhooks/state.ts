@@ -116,8 +116,9 @@ export class WebhookState {
       if (prev !== undefined && (next === undefined || next.createdAt !== prev.createdAt) && !(next === undefined && this.owed.get(prev.endpointId)?.has(id))) {
         this.deliveriesOf(prev.endpointId).remove(prev.createdAt, id);
       }
-      // An owed delivery is in the index already: adding its record changes nothing.
-      if (next !== undefined && (prev === undefined || next.createdAt !== prev.createdAt)) this.deliveriesOf(next.endpointId).add(next.createdAt, id);
+      // An owed delivery is in the index already: its record changes nothing there (and is not
+      // looked for, a binary search per outcome).
+      if (next !== undefined && (prev === undefined ? this.owed.get(next.endpointId)?.has(id) !== true : next.createdAt !== prev.createdAt)) this.deliveriesOf(next.endpointId).add(next.createdAt, id);
       const before = prev?.status === 'pending' ? prev.nextAttemptAt : null;
       const after = next?.status === 'pending' ? next.nextAttemptAt : null;
       if (before !== after) {
