@@ -24,7 +24,7 @@ import type { Ctx, LoadClient, Proc, Row } from './run.js';
 
 /** What bench/run.ts lends the scenario. */
 export interface ReadsKit {
-  opts: { connections: number; rounds: number; only: Set<string>; readClients: Array<'http' | 'raw'>; logLevel: string };
+  opts: { connections: number; rounds: number; only: Set<string>; readClients: Array<'http' | 'raw'>; logLevel: string; fresh: boolean };
   pin: PinPlan;
   peer: PeerInstall;
   rows: Row[];
@@ -32,8 +32,8 @@ export interface ReadsKit {
   abRun(load: LoadClient, target: Proc, groups: GroupSpec[], name: string, timing?: { client?: 'http' | 'raw' }): Promise<Record<string, Run>>;
   copyDir(from: string, to: string): string;
   detail(line: string): void;
-  /** Our server (SYNC=always) on `dataDir`. */
-  startServer(label: string, dataDir: string, env?: Record<string, string>): Proc;
+  /** Our server (SYNC=always) on `dataDir`; its standard output to `stdoutFile` when given, else a pipe this process reads. */
+  startServer(label: string, dataDir: string, env?: Record<string, string>, stdoutFile?: string): Proc;
   /** `node --import tsx bench/<script>` with `env` (PORT=0 added). */
   spawnPeer(label: string, script: string, env: Record<string, string>): Proc;
   /** `--against DIR`: another build of our server, started on `dataDir` (SYNC=always). */
@@ -43,12 +43,17 @@ export interface ReadsKit {
 /** Targets of the comparison: the rows' keys. */
 const OURS = 'ours';
 const OURS_NOLOG = 'ours, no access log';
+const OURS_FILELOG = 'ours, access log to a file';
 const OURS_AGAINST = 'ours, other build';
 const FASTIFY = 'fastify';
 const BARE = 'bare JSON.stringify';
 const CEILING = 'bare ready Buffer';
 
-interface Target { key: string; p: Proc }
+/**
+ * A server measured: `p` its process now; `start` makes a new one on the same data (each round
+ * then measures a fresh process, `--fresh on`).
+ */
+interface Target { key: string; p: Proc; start: () => Proc }
 
 const LIST = '/api/v1/conversations?limit=20&status=open';
 const TARGETS = { fastify: '≥ 1.15×', bare: '≥ 0.95×' } as const;
@@ -100,12 +105,23 @@ async function sameAnswers(ours: Proc, peer: Proc, label: string, issueIds: stri
   }
 }
 
-/** The rounds: every target once per round, the order rotated each round. */
-async function rounds(c: Ctx, k: ReadsKit, targets: Target[], group: GroupSpec, tag: string, client?: 'http' | 'raw'): Promise<Record<string, Run[]>> {
+/**
+ * The rounds: every target once per round, the order rotated each round. With `--fresh on`
+ * each target runs in a new process every round, started the same way for all (spawned by
+ * this process once it is pinned, then pinned itself): one Node process may run up to ~1.7×
+ * faster or slower than the next one started the same way, for its whole life — the fastify
+ * peer's first process, started with the others before the rounds, measured ~23,000 req/s
+ * round after round in every run, and each one started again ~40,000 (bench/README.md) — so
+ * the median over the rounds is a median over process starts too. `renew` stops a target and
+ * starts it again.
+ */
+async function rounds(c: Ctx, k: ReadsKit, targets: Target[], group: GroupSpec, tag: string, renew: (t: Target) => Promise<void>, client?: 'http' | 'raw'): Promise<Record<string, Run[]>> {
   const got: Record<string, Run[]> = {};
   for (let r = 0; r < k.opts.rounds; r++) {
     for (let i = 0; i < targets.length; i++) {
-      const { key, p } = targets[(i + r) % targets.length];
+      const t = targets[(i + r) % targets.length];
+      if (k.opts.fresh) await renew(t);
+      const { key, p } = t;
       const runs = await k.abRun(c.load, p, [group], group.name, client ? { client } : undefined);
       (got[key] ??= []).push(runs[group.name]);
       k.detail(runLine(`[${tag}] round ${r + 1} ${key}`, runs[group.name]));
@@ -134,10 +150,12 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
   const ready = async (p: Proc): Promise<Proc> => { await p.ready(); if (k.pin.on) pin(p.pid, k.pin.server); return p; };
   const spawned = (p: Proc): Proc => { started.push(p); return p; };
   try {
-    const ours = await ready(spawned(k.startServer(OURS, k.copyDir(c.seedDir, join(c.tmp, 'reads')))));
+    const oursDir = k.copyDir(c.seedDir, join(c.tmp, 'reads'));
+    const ours: Target = { key: OURS, p: await ready(spawned(k.startServer(OURS, oursDir))), start: () => k.startServer(OURS, oursDir) };
+    const renew = async (t: Target): Promise<void> => { await t.p.stop(); t.p = await ready(spawned(t.start())); };
     // The peers serve our server's own answers: every issue as the API shows it, and the list page.
-    const issues = await allIssues(ours.port, auth);
-    const page = await get(ours.port, LIST, auth);
+    const issues = await allIssues(ours.p.port, auth);
+    const page = await get(ours.p.port, LIST, auth);
     if (page.status !== 200) throw new Error(`the list page: ${page.status} ${page.body.toString()}`);
     const sizes = Object.values(issues).map((i) => Buffer.byteLength(JSON.stringify({ issue: i })));
     const avg = sizes.reduce((a, b) => a + b, 0) / sizes.length;
@@ -147,22 +165,33 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
     fs.writeFileSync(dataFile, JSON.stringify({ key: c.key, workspaceId: c.workspaceId, scopes: ['*'], issues, conversationsPage: JSON.parse(page.body.toString('utf8')) }));
 
     const peers: Target[] = [];
-    if (k.peer.ok) peers.push({ key: FASTIFY, p: spawned(k.spawnPeer(FASTIFY, 'fastify-server.ts', { PEER_DATA: dataFile, PEER_DIR: k.peer.dir })) });
-    peers.push({ key: BARE, p: spawned(k.spawnPeer(BARE, 'baseline.ts', { PEER_DATA: dataFile, BASELINE_MODE: 'stringify' })) });
-    peers.push({ key: CEILING, p: spawned(k.spawnPeer(CEILING, 'baseline.ts', { PEER_DATA: dataFile, BASELINE_MODE: 'buffer' })) });
+    const peer = (key: string, script: string, env: Record<string, string>): Target => {
+      const start = () => k.spawnPeer(key, script, env);
+      return { key, p: spawned(start()), start };
+    };
+    if (k.peer.ok) peers.push(peer(FASTIFY, 'fastify-server.ts', { PEER_DATA: dataFile, PEER_DIR: k.peer.dir }));
+    peers.push(peer(BARE, 'baseline.ts', { PEER_DATA: dataFile, BASELINE_MODE: 'stringify' }));
+    peers.push(peer(CEILING, 'baseline.ts', { PEER_DATA: dataFile, BASELINE_MODE: 'buffer' }));
     // Ours without the access log, when the run's level writes it: the log's own cost, and
     // what compares with fastify's logger left off.
     const logged = opts.logLevel === 'info' || opts.logLevel === 'debug';
-    const nolog = logged && opts.only.has('reads') ? spawned(k.startServer(OURS_NOLOG, k.copyDir(c.seedDir, join(c.tmp, 'reads-nolog')), { LOG_LEVEL: 'warn' })) : undefined;
-    const other = k.against ? spawned(k.against.start(OURS_AGAINST, k.copyDir(c.seedDir, join(c.tmp, 'reads-against')))) : undefined;
-    for (const t of peers) await ready(t.p);
-    if (nolog) await ready(nolog);
-    if (other) await ready(other);
-    const otherTarget: Target[] = other ? [{ key: OURS_AGAINST, p: other }] : [];
-    const otherRow = (got: Record<string, Run[]>): void => {
-      if (other) rows.push({ scenario: `↳ ours, the other build (--against ${k.against!.label})`, figure: figure(summarize(got[OURS_AGAINST]), other), target: '(new/old)', status: `${against(got, OURS, OURS_AGAINST)} of it` });
+    const ourServer = (key: string, dir: string, env?: Record<string, string>, stdoutFile?: string): Target => {
+      const start = () => k.startServer(key, dir, env, stdoutFile);
+      return { key, p: spawned(start()), start };
     };
-    for (const t of peers) await sameAnswers(ours, t.p, t.key, c.issueIds, auth);
+    const nolog = logged && opts.only.has('reads') ? ourServer(OURS_NOLOG, k.copyDir(c.seedDir, join(c.tmp, 'reads-nolog')), { LOG_LEVEL: 'warn' }) : undefined;
+    // And with the access log written to a file on the data's disk (`node dist/server.js >>
+    // server.log`) rather than to this process's pipe: the log's cost wherever it is written.
+    const logFile = join(c.tmp, 'reads-filelog.log');
+    const filelog = nolog ? ourServer(OURS_FILELOG, k.copyDir(c.seedDir, join(c.tmp, 'reads-filelog')), {}, logFile) : undefined;
+    const otherDir = k.against ? k.copyDir(c.seedDir, join(c.tmp, 'reads-against')) : '';
+    const other: Target | undefined = k.against ? { key: OURS_AGAINST, p: spawned(k.against.start(OURS_AGAINST, otherDir)), start: () => k.against!.start(OURS_AGAINST, otherDir) } : undefined;
+    for (const t of [...peers, nolog, filelog, other]) if (t) await ready(t.p);
+    const otherTarget: Target[] = other ? [other] : [];
+    const otherRow = (got: Record<string, Run[]>): void => {
+      if (other) rows.push({ scenario: `↳ ours, the other build (--against ${k.against!.label})`, figure: figure(summarize(got[OURS_AGAINST]), other.p), target: '(new/old)', status: `${against(got, OURS, OURS_AGAINST)} of it` });
+    };
+    for (const t of peers) await sameAnswers(ours.p, t.p, t.key, c.issueIds, auth);
     log(`  same answers: ${peers.map((t) => t.key).join(', ')} answer three issues, the list page, an unknown key and no key with our server's status, Content-Type and bytes`);
     // This process (the orchestrator, which also reads every server's access log off its
     // pipe) goes with the load generator: on CPU 0 it would take time from the server measured,
@@ -179,13 +208,17 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
       for (const client of opts.readClients) {
         const via = client === 'raw' ? 'raw node:net client' : 'node:http client';
         log(`  GET /api/v1/issues/{id}, random over ${issuePaths.length} ids, ${opts.connections} connections, ${via}`);
-        const targets: Target[] = [{ key: OURS, p: ours }, ...otherTarget, ...(nolog ? [{ key: OURS_NOLOG, p: nolog }] : []), ...peers];
-        const got = await rounds(c, k, targets, readGroup('read', issuePaths), `GET issue, ${client}`, client);
+        const targets: Target[] = [ours, ...otherTarget, ...(nolog ? [nolog] : []), ...(filelog ? [filelog] : []), ...peers];
+        const got = await rounds(c, k, targets, readGroup('read', issuePaths), `GET issue, ${client}`, renew, client);
         const s = summarize(got[OURS]);
         rows.push({ scenario: `GET /api/v1/issues/{id} (random over ${int(issuePaths.length)} issues, ${Math.round(avg)}-byte answer, ${opts.connections} conns, ${via}): ours, LOG_LEVEL=${opts.logLevel}`,
-          figure: figure(s, ours), target: `ours/fastify ${TARGETS.fastify}, ours/bare ${TARGETS.bare}`, status: 'ours / each peer below:' });
+          figure: figure(s, ours.p), target: `ours/fastify ${TARGETS.fastify}, ours/bare ${TARGETS.bare}`, status: 'ours / each peer below:' });
         otherRow(got);
-        if (nolog) rows.push({ scenario: '↳ ours without the access log (LOG_LEVEL=warn)', figure: `${figure(summarize(got[OURS_NOLOG]), nolog)}${k.peer.ok ? `; ${against(got, OURS_NOLOG, FASTIFY)} of fastify (both without a log)` : ''}`, target: '(the log\'s cost)', status: `${against(got, OURS, OURS_NOLOG)} of it` });
+        if (nolog) rows.push({ scenario: '↳ ours without the access log (LOG_LEVEL=warn)', figure: `${figure(summarize(got[OURS_NOLOG]), nolog.p)}${k.peer.ok ? `; ${against(got, OURS_NOLOG, FASTIFY)} of fastify (both without a log)` : ''}`, target: '(the log\'s cost)', status: `${against(got, OURS, OURS_NOLOG)} of it` });
+        if (filelog && nolog) {
+          const bytes = fs.statSync(logFile).size;
+          rows.push({ scenario: '↳ ours with the access log written to a file (standard output appended to a file on the data\'s disk, not a pipe)', figure: `${figure(summarize(got[OURS_FILELOG]), filelog.p)}; the file ${int(bytes / 1048576)} MiB so far`, target: '(the log\'s cost: ≥ 0.95× of no log)', status: `${against(got, OURS_FILELOG, OURS_NOLOG, '≥ 0.95×')} of no log` });
+        }
         if (k.peer.ok) rows.push({ scenario: `↳ ${fastifyLabel}, same work (key check in onRequest, reply.send of the object: JSON.stringify), logger off`, figure: figure(summarize(got[FASTIFY]), proc(FASTIFY)), target: TARGETS.fastify, status: against(got, OURS, FASTIFY, TARGETS.fastify) });
         else fastifyMissing(TARGETS.fastify);
         rows.push({ scenario: '↳ bare node:http, same key check, JSON.stringify per request', figure: figure(summarize(got[BARE]), proc(BARE)), target: TARGETS.bare, status: against(got, OURS, BARE, TARGETS.bare) });
@@ -197,9 +230,9 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
 
     if (opts.only.has('list')) {
       log(`  GET ${LIST}, ${opts.connections} connections`);
-      const targets: Target[] = [{ key: OURS, p: ours }, ...otherTarget, ...peers];
-      const got = await rounds(c, k, targets, readGroup('list', [LIST]), 'list');
-      rows.push({ scenario: `GET ${LIST} (10,000 conversations, a third open; ${int(page.body.length)}-byte page): ours, LOG_LEVEL=${opts.logLevel}`, figure: figure(summarize(got[OURS]), ours), target: '—', status: 'ours / each peer below:' });
+      const targets: Target[] = [ours, ...otherTarget, ...peers];
+      const got = await rounds(c, k, targets, readGroup('list', [LIST]), 'list', renew);
+      rows.push({ scenario: `GET ${LIST} (10,000 conversations, a third open; ${int(page.body.length)}-byte page): ours, LOG_LEVEL=${opts.logLevel}`, figure: figure(summarize(got[OURS]), ours.p), target: '—', status: 'ours / each peer below:' });
       otherRow(got);
       if (k.peer.ok) rows.push({ scenario: `↳ ${fastifyLabel}, same page, same work`, figure: figure(summarize(got[FASTIFY]), proc(FASTIFY)), target: '—', status: against(got, OURS, FASTIFY) });
       else fastifyMissing('—');

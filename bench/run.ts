@@ -15,7 +15,8 @@
  * a 200,000-chunk search index: a smoke test), --keep (keep the temp dir), --out FILE (default
  * bench/results.md), --against DIR (another build beside ours in reads, list, writes and webhooks), --receiver raw|http
  * (the webhooks receiver), --pin on|off (reads and list: servers on CPU 0, the load generator on
- * CPU 1; on by default with taskset and ≥ 2 cores), --peers fastify|none (default fastify:
+ * CPU 1; on by default with taskset and ≥ 2 cores), --fresh on|off (reads and list: a new process of
+ * every server each round; default on), --peers fastify|none (default fastify:
  * installed outside the project by bench/peers.ts). The reads scenario is bench/reads.ts.
  */
 import { fork, spawn, execFileSync, type ChildProcess } from 'node:child_process';
@@ -41,7 +42,7 @@ const { values: argv } = parseArgs({
     seconds: { type: 'string' }, warmup: { type: 'string' }, rounds: { type: 'string' }, connections: { type: 'string' },
     records: { type: 'string' }, 'log-level': { type: 'string' }, only: { type: 'string' }, quick: { type: 'boolean' },
     keep: { type: 'boolean' }, out: { type: 'string' }, 'read-connections': { type: 'string' }, client: { type: 'string' },
-    'cpu-prof': { type: 'string' }, pin: { type: 'string' }, peers: { type: 'string' }, against: { type: 'string' },
+    'cpu-prof': { type: 'string' }, pin: { type: 'string' }, fresh: { type: 'string' }, peers: { type: 'string' }, against: { type: 'string' },
     receiver: { type: 'string' },
   },
 });
@@ -74,12 +75,15 @@ const opts = {
   against: argv.against,
   /** `--pin on|off` (default: on when taskset exists and there are ≥ 2 cores): servers on CPU 0, the load generator on CPU 1 in reads and list. */
   pin: argv.pin,
+  /** `--fresh on|off` (default on): reads and list start every server again before each of its runs (bench/reads.ts `rounds`). */
+  fresh: (argv.fresh ?? 'on') === 'on',
   /** `--peers fastify|none` (default fastify): install fastify 5 outside the project and measure it beside ours in reads and list. */
   peers: argv.peers ?? 'fastify',
   /** `--receiver raw|http` (default raw): the webhooks scenario's receiver, bench/receiver.ts or bare node:http. */
   receiver: argv.receiver ?? 'raw',
 };
 if (opts.pin !== undefined && !['on', 'off'].includes(opts.pin)) { console.error('--pin is on or off'); process.exit(2); }
+if (argv.fresh !== undefined && !['on', 'off'].includes(argv.fresh)) { console.error('--fresh is on or off'); process.exit(2); }
 if (!['fastify', 'none'].includes(opts.peers)) { console.error('--peers is fastify or none'); process.exit(2); }
 if (!['http', 'raw'].includes(opts.receiver)) { console.error('--receiver is raw or http'); process.exit(2); }
 if (!['http', 'raw'].includes(opts.client)) { console.error('--client is http or raw'); process.exit(2); }
@@ -126,12 +130,38 @@ export class Proc {
   port = 0;
   startMs = NaN;
 
-  constructor(readonly label: string, args: string[], env: Record<string, string>) {
-    this.child = spawn(process.execPath, args, { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  /**
+   * `stdoutFile`: the server's standard output goes to that file (opened for appending), as with
+   * `node dist/server.js >> server.log`, and the `listening` line is looked for there.
+   */
+  constructor(readonly label: string, args: string[], env: Record<string, string>, stdoutFile?: string) {
+    const fd = stdoutFile === undefined ? null : fs.openSync(stdoutFile, 'a');
+    // An earlier process's lines may be in the file: this one's start after them.
+    const from = fd === null ? 0 : fs.fstatSync(fd).size;
+    try {
+      this.child = spawn(process.execPath, args, { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', fd ?? 'pipe', 'pipe'] });
+    } finally { if (fd !== null) fs.closeSync(fd); }
     children.add(this.child);
+    if (stdoutFile !== undefined) {
+      // Read until the `listening` line is there (a few lines), then never again.
+      const look = setInterval(() => {
+        const head = Buffer.alloc(1 << 16);
+        const f = fs.openSync(stdoutFile, 'r');
+        const n = (() => { try { return fs.readSync(f, head, 0, head.length, from); } finally { fs.closeSync(f); } })();
+        const m = /^(\{.*"msg":"listening".*\})$/m.exec(head.toString('utf8', 0, n));
+        if (m === null && !this.exited) return;
+        clearInterval(look);
+        if (m !== null) {
+          this.startMs = performance.now() - this.spawnedAt;
+          this.port = Number((JSON.parse(m[1]) as { port: number }).port);
+          this.listening = true;
+        }
+        this.poke();
+      }, 20);
+    }
     // Bytes, decoded only until the "listening" line: the request logs after it are read and
     // dropped undecoded (megabytes a second in the reads rounds).
-    this.child.stdout!.on('data', (chunk: Buffer) => {
+    this.child.stdout?.on('data', (chunk: Buffer) => {
       if (this.listening) return;
       this.out += chunk.toString('utf8');
       const m = /^(\{.*"msg":"listening".*\})$/m.exec(this.out);
@@ -211,7 +241,7 @@ export class Proc {
   }
 }
 
-function startServer(label: string, dataDir: string, sync: 'always' | 'none', probe = false, env: Record<string, string> = {}, serverJs = SERVER_JS): Proc {
+function startServer(label: string, dataDir: string, sync: 'always' | 'none', probe = false, env: Record<string, string> = {}, serverJs = SERVER_JS, stdoutFile?: string): Proc {
   const prof = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : [];
   const args = probe ? [...prof, '--expose-gc', '--import', join(ROOT, 'bench', 'memprobe.mjs'), serverJs] : [...prof, serverJs];
   // LOG_LEVEL=warn or error also hides the `listening` line waited for: the preload prints it.
@@ -219,7 +249,7 @@ function startServer(label: string, dataDir: string, sync: 'always' | 'none', pr
   return new Proc(label, args, { ...quiet,
     PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SYNC: sync, LOG_LEVEL: opts.logLevel, BOOTSTRAP: 'false',
     RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000', ...env,
-  });
+  }, stdoutFile);
 }
 
 /** The load generator, a forked child process (IPC). */
@@ -341,7 +371,7 @@ async function main(): Promise<void> {
   log(`# Benchmark (${quick ? 'quick smoke run' : 'full run'})`);
   log(`machine: ${machine}`);
   log(`code: ${source}; the server and CLI run from a snapshot of dist/ taken at the start`);
-  log(`settings: ${opts.seconds} s measured after ${opts.warmup} s warm-up per run, ${opts.rounds} round(s), ${opts.connections} connections (reads under ingestion: ${opts.readConnections}), LOG_LEVEL=${opts.logLevel}, start-up log ${int(opts.records)} records; load generator: bench/load.ts in a separate process, ${opts.client === 'raw' ? 'raw node:net client' : `node:http keep-alive agents${opts.readClients.includes('raw') ? ' (GET issue also with its raw node:net client)' : ''}`}${wrk ? ' (wrk is installed but not used, so every figure comes from one tool)' : ' (wrk not installed)'}`);
+  log(`settings: ${opts.seconds} s measured after ${opts.warmup} s warm-up per run, ${opts.rounds} round(s), ${opts.connections} connections (reads under ingestion: ${opts.readConnections}), LOG_LEVEL=${opts.logLevel}, ${opts.fresh ? 'reads and list: every server started again each round' : 'reads and list: one process per server for all rounds'}, start-up log ${int(opts.records)} records; load generator: bench/load.ts in a separate process, ${opts.client === 'raw' ? 'raw node:net client' : `node:http keep-alive agents${opts.readClients.includes('raw') ? ' (GET issue also with its raw node:net client)' : ''}`}${wrk ? ' (wrk is installed but not used, so every figure comes from one tool)' : ' (wrk not installed)'}`);
   // The peers of the reads comparison: fastify 5 installed outside the project, and pinning.
   const readsOn = opts.only.has('reads') || opts.only.has('list');
   const pinning = pinPlan(readsOn ? opts.pin : 'off');
@@ -377,7 +407,7 @@ async function main(): Promise<void> {
     if (readsOn) {
       await reads(ctx, {
         opts, pin: pinning, peer, rows, notes, abRun, copyDir, detail,
-        startServer: (label, dataDir, env) => startServer(label, dataDir, 'always', false, env),
+        startServer: (label, dataDir, env, stdoutFile) => startServer(label, dataDir, 'always', false, env, SERVER_JS, stdoutFile),
         against: opts.against === undefined ? undefined : { label: opts.against, start: (label, dataDir) => startServer(label, dataDir, 'always', false, {}, join(opts.against!, 'dist', 'server.js')) },
         spawnPeer: (label, script, env) => new Proc(label, [...(opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : []), '--import', 'tsx', join(ROOT, 'bench', script)], { PORT: '0', ...env }),
       });
