@@ -15,7 +15,7 @@
  * a 200,000-chunk search index: a smoke test), --keep (keep the temp dir), --out FILE (default
  * bench/results.md), --against DIR (another build beside ours in reads, list, writes and webhooks), --receiver raw|http
  * (the webhooks receiver), --pin on|off (reads and list: servers on CPU 0, the load generator on
- * CPU 1; on by default with taskset and ≥ 2 cores), --fresh on|off (reads and list: a new process of
+ * CPU 1; on by default with taskset and ≥ 2 cores), --fresh on|off (reads, list and webhooks: a new process of
  * every server each round; default on), --peers fastify|none (default fastify:
  * installed outside the project by bench/peers.ts). The reads scenario is bench/reads.ts.
  */
@@ -75,7 +75,7 @@ const opts = {
   against: argv.against,
   /** `--pin on|off` (default: on when taskset exists and there are ≥ 2 cores): servers on CPU 0, the load generator on CPU 1 in reads and list. */
   pin: argv.pin,
-  /** `--fresh on|off` (default on): reads and list start every server again before each of its runs (bench/reads.ts `rounds`). */
+  /** `--fresh on|off` (default on): reads, list and webhooks start every server again before each of its runs (bench/reads.ts `rounds`). */
   fresh: (argv.fresh ?? 'on') === 'on',
   /** `--peers fastify|none` (default fastify): install fastify 5 outside the project and measure it beside ours in reads and list. */
   peers: argv.peers ?? 'fastify',
@@ -371,7 +371,7 @@ async function main(): Promise<void> {
   log(`# Benchmark (${quick ? 'quick smoke run' : 'full run'})`);
   log(`machine: ${machine}`);
   log(`code: ${source}; the server and CLI run from a snapshot of dist/ taken at the start`);
-  log(`settings: ${opts.seconds} s measured after ${opts.warmup} s warm-up per run, ${opts.rounds} round(s), ${opts.connections} connections (reads under ingestion: ${opts.readConnections}), LOG_LEVEL=${opts.logLevel}, ${opts.fresh ? 'reads and list: every server started again each round' : 'reads and list: one process per server for all rounds'}, start-up log ${int(opts.records)} records; load generator: bench/load.ts in a separate process, ${opts.client === 'raw' ? 'raw node:net client' : `node:http keep-alive agents${opts.readClients.includes('raw') ? ' (GET issue also with its raw node:net client)' : ''}`}${wrk ? ' (wrk is installed but not used, so every figure comes from one tool)' : ' (wrk not installed)'}`);
+  log(`settings: ${opts.seconds} s measured after ${opts.warmup} s warm-up per run, ${opts.rounds} round(s), ${opts.connections} connections (reads under ingestion: ${opts.readConnections}), LOG_LEVEL=${opts.logLevel}, ${opts.fresh ? 'reads, list and webhooks: every server started again each round' : 'reads, list and webhooks: one process per server for all rounds'}, start-up log ${int(opts.records)} records; load generator: bench/load.ts in a separate process, ${opts.client === 'raw' ? 'raw node:net client' : `node:http keep-alive agents${opts.readClients.includes('raw') ? ' (GET issue also with its raw node:net client)' : ''}`}${wrk ? ' (wrk is installed but not used, so every figure comes from one tool)' : ' (wrk not installed)'}`);
   // The peers of the reads comparison: fastify 5 installed outside the project, and pinning.
   const readsOn = opts.only.has('reads') || opts.only.has('list');
   const pinning = pinPlan(readsOn ? opts.pin : 'off');
@@ -562,11 +562,17 @@ async function webhooks(c: Ctx): Promise<void> {
   const receivedSoFar = (): number => receiver.stats?.received ?? httpReceived;
   const hookUrl = `http://127.0.0.1:${receiver.port}/hook`;
   const env = { WEBHOOK_ALLOW_PRIVATE: 'true' };
-  const hooked = startServer('server, 1 endpoint', copyDir(c.seedDir, join(c.tmp, 'wh-on')), 'always', false, env);
-  const plain = startServer('server, no endpoint', copyDir(c.seedDir, join(c.tmp, 'wh-off')), 'always', false, env);
+  const onDir = copyDir(c.seedDir, join(c.tmp, 'wh-on'));
+  const offDir = copyDir(c.seedDir, join(c.tmp, 'wh-off'));
+  const startOn = (): Proc => startServer('server, 1 endpoint', onDir, 'always', false, env);
+  const startOff = (): Proc => startServer('server, no endpoint', offDir, 'always', false, env);
+  const hooked = startOn();
+  const plain = startOff();
   // `--against DIR`: the other build with one endpoint too, on a seed its own CLI made.
   const otherSeed = opts.against === undefined ? undefined : seedOther(c, opts.against);
-  const otherHooked = otherSeed && startServer('other build, 1 endpoint', copyDir(otherSeed.seedDir, join(c.tmp, 'wh-against')), 'always', false, env, join(opts.against!, 'dist', 'server.js'));
+  const otherDir = otherSeed && copyDir(otherSeed.seedDir, join(c.tmp, 'wh-against'));
+  const startOther = (): Proc => startServer('other build, 1 endpoint', otherDir!, 'always', false, env, join(opts.against!, 'dist', 'server.js'));
+  const otherHooked = otherSeed && startOther();
   await Promise.all([hooked.ready(), plain.ready(), otherHooked?.ready()]);
   const subscribe = async (p: Proc, auth: Record<string, string>): Promise<string> => {
     const made = await fetch(`http://127.0.0.1:${p.port}/api/v1/webhook-endpoints`, {
@@ -577,18 +583,28 @@ async function webhooks(c: Ctx): Promise<void> {
     secrets.push(body.webhookEndpoint.secret);
     return body.webhookEndpoint.id;
   };
-  type Target = { key: 'on' | 'off' | 'other'; p: Proc; auth: Record<string, string>; convIds: string[]; endpointId?: string };
+  type Target = { key: 'on' | 'off' | 'other'; p: Proc; start: () => Proc; auth: Record<string, string>; convIds: string[]; endpointId?: string };
   const targets: Target[] = [
-    { key: 'on', p: hooked, auth: c.auth, convIds: c.convIds, endpointId: await subscribe(hooked, c.auth) },
-    { key: 'off', p: plain, auth: c.auth, convIds: c.convIds },
+    { key: 'on', p: hooked, start: startOn, auth: c.auth, convIds: c.convIds, endpointId: await subscribe(hooked, c.auth) },
+    { key: 'off', p: plain, start: startOff, auth: c.auth, convIds: c.convIds },
   ];
-  if (otherHooked && otherSeed) targets.push({ key: 'other', p: otherHooked, auth: otherSeed.auth, convIds: otherSeed.convIds, endpointId: await subscribe(otherHooked, otherSeed.auth) });
+  if (otherHooked && otherSeed) targets.push({ key: 'other', p: otherHooked, start: startOther, auth: otherSeed.auth, convIds: otherSeed.convIds, endpointId: await subscribe(otherHooked, otherSeed.auth) });
+  // `--fresh on` (the default): every server is started again before each of its runs, as in
+  // reads and list (bench/README.md "A fresh process per run"); the endpoint and what it is
+  // owed are in the data directory, so the new process resumes them.
+  const peakRss: Record<string, number> = {};
+  const renew = async (t: Target): Promise<void> => {
+    peakRss[t.key] = Math.max(peakRss[t.key] ?? 0, t.p.memory().hwm);
+    await t.p.stop();
+    t.p = await t.start().ready();
+  };
   const got: Record<string, Run[]> = {};
   const deliveries: Array<{ rate: number; writes: number; backlog: number; drainS: number }> = [];
   const mainCpu: Record<string, number[]> = {};
   for (let r = 0; r < opts.rounds; r++) {
     for (let k = 0; k < targets.length; k++) {
       const t = targets[(k + r) % targets.length];
+      if (opts.fresh) await renew(t);
       const p = t.p;
       const request = { method: 'PATCH' as const, paths: t.convIds.map((id) => `/api/v1/conversations/${id}`), headers: t.auth, body: 'patchSubject' as const };
       // Deliveries are counted over the measured window, as the writes are (warm-up left out).
@@ -626,7 +642,7 @@ async function webhooks(c: Ctx): Promise<void> {
   const perWrite = median(deliveries.map((d) => d.rate / d.writes));
   const keepsUp = perWrite >= 0.95 && deliveries.every((d) => d.drainS < 5);
   rows.push({ scenario: `PATCH /api/v1/conversations/{id}, ${opts.connections} conns, SYNC=always, one webhook endpoint subscribed to every event (a local receiver answering 204, ${opts.receiver === 'raw' ? 'bench/receiver.ts' : 'node:http'}); ${client} load client`,
-    figure: `${int(on.rps)} writes/s, p50 ${ms(on.p50)}, p99 ${ms(on.p99)}; server peak RSS ${mb(hooked.memory().hwm)}; API thread ${median(mainCpu.on).toFixed(0)} µs of CPU per write (no endpoint: ${median(mainCpu.off).toFixed(0)} µs)`,
+    figure: `${int(on.rps)} writes/s, p50 ${ms(on.p50)}, p99 ${ms(on.p99)}; server peak RSS ${mb(Math.max(peakRss.on ?? 0, targets[0].p.memory().hwm))}; API thread ${median(mainCpu.on).toFixed(0)} µs of CPU per write (no endpoint: ${median(mainCpu.off).toFixed(0)} µs)`,
     target: '≥ 0.8× without an endpoint', status: `${ratio(ratio_)} of no endpoint${quietNote(got.on, got.off)} ${verdict(ratio_ >= 0.8)}` });
   rows.push({ scenario: '↳ same, no endpoint', figure: `${int(off.rps)} writes/s, p50 ${ms(off.p50)}, p99 ${ms(off.p99)}`, target: 'reference', status: '1.00×' });
   rows.push({ scenario: '↳ deliveries (one per write)', figure: `${int(rate)} deliveries/s during the measured windows (median); owed at the end of a run ${deliveries.map((d) => int(d.backlog)).join(', ')}, all received within ${Math.max(...deliveries.map((d) => d.drainS)).toFixed(2)} s`,
@@ -637,7 +653,7 @@ async function webhooks(c: Ctx): Promise<void> {
     rows.push({ scenario: `↳ the other build with one endpoint (--against ${opts.against}), its own seed of the same import`, figure: `${int(o.rps)} writes/s, p50 ${ms(o.p50)}, p99 ${ms(o.p99)}; API thread ${median(mainCpu.other).toFixed(0)} µs of CPU per write`,
       target: '(new/old)', status: `ours ${ratio(vs)} of it${quietNote(got.on, got.other)}` });
   }
-  await Promise.all([hooked.stop(), plain.stop(), otherHooked?.stop()]);
+  await Promise.all(targets.map((t) => t.p.stop()));
   await receiver.close();
   const st = receiver.stats;
   if (st !== null) {
