@@ -4,7 +4,7 @@
  * 401 `unauthorized`, expired ones 401 `key_expired`. Failures are limited per client
  * address (30 a minute, then 429), and only failures: a valid key is always let through.
  */
-import type { IncomingMessage } from 'node:http';
+import type { RequestHead } from '../http/fastPath.js';
 import { ApiError, type ErrorCode } from '../http/errors.js';
 import { TokenBucketLimiter } from '../http/ratelimit.js';
 import { hashKey, hasScope, looksLikeApiKey } from './keys.js';
@@ -27,7 +27,7 @@ export class Authenticator {
    * IPv6, from `X-Forwarded-For` behind a trusted proxy); it is only called on a failure.
    */
   constructor(private readonly store: Store, private readonly clock: Clock, private readonly logger: Logger,
-    private readonly clientKey: (req: IncomingMessage) => string) {
+    private readonly clientKey: (req: RequestHead) => string) {
     this.failures = new TokenBucketLimiter(AUTH_FAILURES_PER_MINUTE, AUTH_FAILURES_PER_MINUTE, clock, 10_000);
   }
 
@@ -36,7 +36,7 @@ export class Authenticator {
    * @throws ApiError 401 `unauthorized` / `key_expired`, or — instead of those — 429
    * `rate_limited` with `Retry-After` once the client address has failed too often.
    */
-  authenticate(req: IncomingMessage): KeyRec {
+  authenticate(req: RequestHead): KeyRec {
     // The key is always checked, even from a locked-out address: the limit refuses failures,
     // never a valid key, so clients sharing an address (a NAT, a reverse proxy) are not locked
     // out by one of them. That lets a locked-out address tell a right guess (its normal answer)
@@ -61,7 +61,7 @@ export class Authenticator {
     return hasScope(key.scopes, scope);
   }
 
-  private reject(req: IncomingMessage, code: ErrorCode): never {
+  private reject(req: RequestHead, code: ErrorCode): never {
     const r = this.failures.take(this.clientKey(req));
     if (!r.allowed) throw tooManyFailures(r.retryAfterSeconds);
     throw new ApiError(code);

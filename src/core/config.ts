@@ -49,6 +49,11 @@ export interface Config {
   /** Serve the settings area and the public docs pages (docs/web.md); false: they answer 404. */
   webUi: boolean;
   /**
+   * Answer plain `GET`s of the API on the fast path (docs/decisions.md#a-fast-path-for-plain-reads);
+   * false: node:http parses every request.
+   */
+  httpFastPath: boolean;
+  /**
    * Base of the links the server prints (activation links, docs/web.md#users), without a
    * trailing slash; null: `http://HOST:PORT` with the port actually bound.
    */
@@ -194,6 +199,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 64, 1, 10_000),
     webhookConcurrencyPerEndpoint: int(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 16, 1, 1_000),
     webUi: bool(env, 'WEB_UI', true),
+    httpFastPath: bool(env, 'HTTP_FAST_PATH', true),
     publicUrl: env.PUBLIC_URL === undefined || env.PUBLIC_URL === '' ? null : httpUrl(env, 'PUBLIC_URL', ''),
     startupSnapshot: oneOf(env, 'STARTUP_SNAPSHOT', 'use', ['use', 'ignore'] as const),
   };

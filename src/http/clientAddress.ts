@@ -14,7 +14,7 @@
  */
 import { BlockList, isIP } from 'node:net';
 import { parseCidr } from '../core/config.js';
-import type { IncomingMessage } from 'node:http';
+import type { RequestHead } from './fastPath.js';
 
 /**
  * The counting key of an IP address (see the module comment); `unknown` for a value that is
@@ -83,7 +83,7 @@ export class ClientAddresses {
    * all are). A missing header, or any entry that is not a bare IP address, falls back to the
    * peer: a proxy that forwards garbage is not believed at all.
    */
-  clientIp(req: IncomingMessage): string | undefined {
+  clientIp(req: RequestHead): string | undefined {
     const peer = req.socket.remoteAddress;
     if (this.proxies === null || peer === undefined || !this.trusts(peer)) return peer;
     const header = req.headers['x-forwarded-for'];
@@ -100,7 +100,7 @@ export class ClientAddresses {
   }
 
   /** The counting key ({@link addressKey}) of the request's client. */
-  clientKey(req: IncomingMessage): string {
+  clientKey(req: RequestHead): string {
     return addressKey(this.clientIp(req));
   }
 }

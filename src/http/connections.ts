@@ -25,6 +25,7 @@
  * client shares the proxy's budget (raise the cap there, or cap at the proxy).
  */
 import type { IncomingMessage, ServerResponse, Server } from 'node:http';
+import type { FastRequest, FastResponse } from './fastPath.js';
 import type { Socket } from 'node:net';
 import { addressKey } from './clientAddress.js';
 import type { Clock } from '../core/clock.js';
@@ -44,8 +45,12 @@ export interface ConnectionLimits {
   sweepMs: number;
 }
 
+/** A request from node:http or from the fast path (src/http/fastPath.ts), and its answer. */
+export type AnyRequest = IncomingMessage | FastRequest;
+export type AnyResponse = ServerResponse | FastResponse;
+
 /** The request handler the guard feeds; a promise when the answer comes later (see App.handle). */
-export type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | undefined;
+export type Handler = (req: AnyRequest, res: AnyResponse) => Promise<void> | undefined;
 
 /** Per-connection state, kept on the socket under {@link CONN}. */
 interface Conn {
@@ -54,10 +59,10 @@ interface Conn {
   /** Requests handed over whose answer is being produced asynchronously. */
   busy: number;
   /** Answered responses still waiting for their turn on the socket, each followed by its size. */
-  waiting: Array<ServerResponse | number> | null;
+  waiting: Array<AnyResponse | number> | null;
   waitingBytes: number;
   /** Requests that arrived while the connection was over its bound: req, res, req, res… from `head`. */
-  queue: Array<IncomingMessage | ServerResponse> | null;
+  queue: Array<AnyRequest | AnyResponse> | null;
   head: number;
   /** Reading stopped by us (not by node:http's own backpressure). */
   paused: boolean;
@@ -99,7 +104,8 @@ export class ConnectionGuard {
 
   /** Attaches to `server`'s connections; `handle` must be its request listener. */
   attach(server: Server): void {
-    server.on('connection', (sock: Socket) => this.connected(sock));
+    // First of the listeners: a connection refused here is never read by the others.
+    server.prependListener('connection', (sock: Socket) => this.connected(sock));
   }
 
   /** Stops the stall sweep (server shutdown). */
@@ -137,7 +143,7 @@ export class ConnectionGuard {
   }
 
   /** The request listener: hands the request over now, or queues it while the connection is over its bound. */
-  handle = (req: IncomingMessage, res: ServerResponse): void => {
+  handle = (req: AnyRequest, res: AnyResponse): void => {
     const c = (req.socket as unknown as Record<symbol, Conn | undefined>)[CONN];
     if (c === undefined) { void this.handler(req, res); return; }
     if (c.queue === null && c.busy === 0 && this.fits(c)) { this.admit(c, req, res); return; }
@@ -176,7 +182,7 @@ export class ConnectionGuard {
     return c.sock.writableLength + c.waitingBytes <= this.limits.maxUnsentBytes;
   }
 
-  private admit(c: Conn, req: IncomingMessage, res: ServerResponse): void {
+  private admit(c: Conn, req: AnyRequest, res: AnyResponse): void {
     const pending = this.handler(req, res);
     if (pending === undefined) { this.answered(c, res); return; }
     c.busy++;
@@ -184,7 +190,7 @@ export class ConnectionGuard {
   }
 
   /** Counts an answer that is still waiting for its turn (pipelined behind another). */
-  private answered(c: Conn, res: ServerResponse): void {
+  private answered(c: Conn, res: AnyResponse): void {
     if (hadTurn(res)) return;
     (c.waiting ??= []).push(res, res.writableLength);
     c.waitingBytes += res.writableLength;
@@ -213,8 +219,8 @@ export class ConnectionGuard {
       if (c.busy > 0) return;
       if (!this.fits(c)) { this.arm(c); return; }
       const q = c.queue;
-      const req = q[c.head] as IncomingMessage;
-      const res = q[c.head + 1] as ServerResponse;
+      const req = q[c.head] as AnyRequest;
+      const res = q[c.head + 1] as AnyResponse;
       c.head += 2;
       if (c.head === q.length) c.queue = null;
       this.admit(c, req, res);
@@ -265,7 +271,7 @@ export class ConnectionGuard {
 }
 
 /** Whether a response was given the socket (it is writing there, or has finished), or is gone. */
-function hadTurn(res: ServerResponse): boolean {
+function hadTurn(res: AnyResponse): boolean {
   // node:http clears `res.socket` again once the answer finished.
   return res.socket !== null || res.writableFinished || res.destroyed;
 }

@@ -5,7 +5,7 @@
  * runs it is a 409. Only successful (2xx) answers are stored, and the stored answer is part of
  * the same transaction — so the same durable batch — as the records it describes.
  */
-import type { IncomingMessage } from 'node:http';
+import type { RequestHead } from './fastPath.js';
 import { createHash } from 'node:crypto';
 import { ApiError, invalid } from './errors.js';
 import { iso } from '../core/clock.js';
@@ -55,7 +55,7 @@ export class Idempotency {
    * request's {@link requestFingerprint}; it is called only when there is a key.
    * @throws ApiError 400 (malformed key), 409 `idempotency_in_progress`, 422 `idempotency_key_reused`.
    */
-  begin(req: IncomingMessage, ws: { readonly db: Db<IdempotencyRecords> }, key: KeyRec, fingerprintOf: () => string, now: number): IdempotencyTicket | null {
+  begin(req: RequestHead, ws: { readonly db: Db<IdempotencyRecords> }, key: KeyRec, fingerprintOf: () => string, now: number): IdempotencyTicket | null {
     const header = req.headers['idempotency-key'];
     if (header === undefined) return null;
     if (typeof header !== 'string' || !HEADER_VALUE.test(header)) throw invalid('Idempotency-Key must be 1 to 255 printable ASCII characters', 'header');

@@ -5,7 +5,8 @@
  * and one JSON access-log line per request. A 403 spends a token like any other
  * authenticated answer, so once the key's bucket is empty its refusals are 429 too.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { FastResponse, type FastRequest, type RequestHead } from './fastPath.js';
 import { randomUUID } from 'node:crypto';
 import { ApiError, STORAGE_FULL_RETRY_AFTER_SECONDS, domainAnswer, invalid, type ErrorCode } from './errors.js';
 import { DomainError, InvalidInputError } from '../core/errors.js';
@@ -89,7 +90,7 @@ export class App {
    * @returns undefined when the request was answered within the call, else a promise that
    *   resolves (never rejects) once it has been answered.
    */
-  handle = (req: IncomingMessage, res: ServerResponse): Promise<void> | undefined => {
+  handle = (req: IncomingMessage | FastRequest, res: ServerResponse | FastResponse): Promise<void> | undefined => {
     this.inFlight++;
     const given = req.headers['x-request-id'];
     const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
@@ -172,8 +173,9 @@ export class App {
   /** Reads, parses and validates the JSON body (400/413/415), then runs the handler. */
   private async readBody(exchange: Exchange, input: Input): Promise<void> {
     const limit = input.route.bodyLimit ?? MiB;
-    validateBodyHeaders(exchange.req, limit);
-    const read = await readJsonBody(exchange.req, limit, `${input.route.method} ${input.path}`, this.opts.bodyParser);
+    const req = nodeRequest(exchange.req);
+    validateBodyHeaders(req, limit);
+    const read = await readJsonBody(req, limit, `${input.route.method} ${input.path}`, this.opts.bodyParser);
     input.body = read.value;
     input.json = read.json;
     input.fingerprint = read.fingerprint;
@@ -237,6 +239,12 @@ export class App {
     // A body still on its way (answered before it was read: 401, 404, 415…): close the connection
     // after the answer. Otherwise node:http reads and discards the rest to keep the connection
     // alive — as many gigabytes as the client cares to send, until REQUEST_TIMEOUT_MS.
+    if (res instanceof FastResponse) {
+      // A plain read (src/http/fastPath.ts): no body can be on its way.
+      res.writeHead(result.status, headers);
+      res.end(json);
+      return;
+    }
     if (!res.req.complete && declaresBody(res.req)) {
       if (!headers.includes('Connection')) headers.push('Connection', 'close');
       lingeringClose(res);
@@ -280,8 +288,8 @@ export class App {
 
 /** One request in the pipeline: what every stage may add to or read. */
 interface Exchange {
-  req: IncomingMessage;
-  res: ServerResponse;
+  req: IncomingMessage | FastRequest;
+  res: ServerResponse | FastResponse;
   /** Response headers gathered so far, as name/value pairs for writeHead. */
   headers: string[];
   requestId: string;
@@ -307,9 +315,19 @@ interface Input {
 }
 
 /** Whether the request announces a body (`Content-Length` other than 0, or `Transfer-Encoding`). */
-function declaresBody(req: IncomingMessage): boolean {
+function declaresBody(req: RequestHead): boolean {
   const cl = req.headers['content-length'];
   return (cl !== undefined && cl !== '0') || req.headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * The node:http request of a request that declares a body: only node:http takes those (the
+ * fast path hands such a connection over, src/http/fastPath.ts).
+ * @throws Error if `req` is not one (a bug).
+ */
+function nodeRequest(req: IncomingMessage | FastRequest): IncomingMessage {
+  if (!(req instanceof IncomingMessage)) throw new Error('a request with a body reached the pipeline outside node:http');
+  return req;
 }
 
 /** How long, and how much, a closing connection still reads after its answer. */
@@ -340,7 +358,7 @@ function lingeringClose(res: ServerResponse): void {
 }
 
 /** A request may pin `Api-Version`; any other value than ours is a 400 (docs/api.md#base-path-and-versioning). */
-function validateApiVersion(req: IncomingMessage): void {
+function validateApiVersion(req: RequestHead): void {
   const version = req.headers['api-version'];
   if (version !== undefined && version !== API_VERSION) throw invalid(`Api-Version must be ${API_VERSION}`, 'header');
 }

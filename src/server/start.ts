@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { App } from '../http/pipeline.js';
 import { ConnectionGuard, type Handler } from '../http/connections.js';
+import { FastPath } from '../http/fastPath.js';
 import { Admin } from '../admin/operations.js';
 import { adminSocketPath, listenAdminSocket } from '../admin/socket.js';
 import { buildRoutes } from './routes.js';
@@ -64,6 +65,8 @@ export interface RunningServer {
   usage: UsageCounter;
   /** Admission per connection: the output bound, stalled connections, the per-address cap. */
   connections: ConnectionGuard;
+  /** The fast path for plain reads (null with `HTTP_FAST_PATH=false`): its counters, for tests and benchmarks. */
+  fast: FastPath | null;
   /** The route table this server serves. */
   routes: Route[];
   /** Sends webhook deliveries (docs/api.md#webhook-deliveries); tests call `runDue()` after advancing the clock. */
@@ -211,6 +214,16 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     maxHeaderSize: 16 * 1024,
   }, connections.handle);
   server.maxConnections = config.maxConnections;
+  // The fast path takes the server's 'connection' event before the guard listens to it: a
+  // connection handed over later goes to node:http's own listener only, and the guard (which
+  // may refuse it) counts it once, as it arrives.
+  let api: App | undefined;
+  const fast = config.httpFastPath ? new FastPath(server, {
+    accepts: (url) => url.startsWith('/api/') && !(config.webUi && WebApp.claims(url)),
+    handler: () => (api === undefined ? undefined : connections.handle),
+    keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+    headersTimeoutMs: headersTimeout,
+  }) : null;
   connections.attach(server);
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable) { socket.destroy(); return; }
@@ -248,9 +261,11 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   // The settings area answers its own paths; every other request goes to the API pipeline as it is.
   const web = config.webUi ? new WebApp({ store, clock, logger, clients: new ClientAddresses(config.trustProxy), publicUrl, secrets, webhookAllowPrivate: config.webhookAllowPrivate }) : null;
   const front: Front = web
-    ? { handle: (req, res) => (WebApp.claims(req.url ?? '/') ? web.handle(req, res) : theApp.handle(req, res)) }
+    // (The fast path takes no path of the settings area: its requests all come from node:http.)
+    ? { handle: (req, res) => (req instanceof http.IncomingMessage && res instanceof http.ServerResponse && WebApp.claims(req.url ?? '/') ? web.handle(req, res) : theApp.handle(req, res)) }
     : theApp;
   app = front;
+  api = theApp;
   ready(front);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
@@ -265,9 +280,11 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     server.close();
     adminServer.close();
     server.closeIdleConnections();
+    fast?.closeIdle();
     const deadline = new Promise<void>((r) => setTimeout(r, config.shutdownTimeoutMs).unref());
     await Promise.race([Promise.all([theApp.whenIdle(), web?.whenIdle()]), deadline]);
     server.closeAllConnections();
+    fast?.closeAll();
     connections.close();
     await webhooks.close();
     await analyzer.close();
@@ -276,5 +293,5 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     await store.close();
     logger.info('stopped', {});
   })();
-  return { url, port, app: theApp, web, publicUrl, store, admin, http: server, routes, usage, connections, webhooks, close };
+  return { url, port, app: theApp, web, publicUrl, store, admin, http: server, fast, routes, usage, connections, webhooks, close };
 }

@@ -1,0 +1,320 @@
+/**
+ * The fast path for plain reads (docs/decisions.md#a-fast-path-for-plain-reads): a request
+ * that is a plain `GET` — HTTP/1.1, no body and no header that could announce one, nothing
+ * to upgrade or expect, every header line in the strict grammar below — is parsed here from
+ * the socket's bytes and answered with one write of the status line, headers and body. The
+ * first request of a connection that is anything else (a body, a `HEAD`, `Connection: close`,
+ * a header this parser does not accept, a head that did not arrive whole in the bytes read)
+ * hands the connection over to `node:http` with every byte not yet answered, and `node:http`
+ * keeps it to the end: bodies, chunked encoding, header limits, slow clients and malformed
+ * requests stay with its parser (llhttp). A request is answered the same way on both paths:
+ * the same application handler, the same headers in the same order as `node:http` writes them.
+ *
+ * Grammar accepted (RFC 9112 §3 and §5, narrowed): `GET SP origin-form SP HTTP/1.1 CRLF`,
+ * then header lines `token ":" OWS value OWS CRLF` whose value has only visible ASCII, space
+ * and tab; at most {@link MAX_FIELDS} lines, the whole head at most {@link MAX_HEAD} bytes,
+ * exactly one `Host`, no name twice; no `Content-Length`, `Transfer-Encoding`, `Expect`,
+ * `Upgrade`, nor a `Connection` other than `keep-alive`. Anything else is handed over.
+ */
+import { STATUS_CODES, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+
+/** The largest head taken here (bytes, CRLFs included); node:http's own limit is 16 KiB. */
+const MAX_HEAD = 8 * 1024;
+/** The most header lines taken here. */
+const MAX_FIELDS = 64;
+/** A response header name: a token. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** A response header value: visible ASCII, space and tab only. */
+const VALUE = /^[\t\x20-\x7e]*$/;
+/** Headers after which the request is not a plain read (and goes to node:http). */
+const REFUSED = new Set(['content-length', 'transfer-encoding', 'expect', 'upgrade', 'te', 'trailer', 'http2-settings']);
+
+/**
+ * What the API pipeline reads of a request before its body: an `IncomingMessage` from
+ * node:http or a {@link FastRequest}.
+ */
+export interface RequestHead {
+  readonly method?: string;
+  readonly url?: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly socket: { readonly remoteAddress?: string };
+}
+
+/** A request answered by the fast path: the subset of `IncomingMessage` the pipeline reads. */
+export interface FastRequest extends RequestHead {
+  readonly method: 'GET';
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly socket: Socket;
+  /** Always true: a plain read has no body. */
+  readonly complete: true;
+  readonly httpVersion: '1.1';
+}
+
+/**
+ * Where the fast path hands its requests: the connection guard's request listener
+ * (src/http/connections.ts), which bounds a connection's unsent output and answers its
+ * requests in order exactly as for node:http's.
+ */
+export type FastHandler = (req: FastRequest, res: FastResponse) => void;
+
+export interface FastPathOptions {
+  /** Whether a request target is one for the fast path (e.g. the API's paths). */
+  accepts(url: string): boolean;
+  /** The handler, once the application is ready; until then every connection is handed over. */
+  handler(): FastHandler | undefined;
+  /** Idle keep-alive connections are closed after this (ms, real time), as node:http does. */
+  keepAliveTimeoutMs: number;
+  /** A new connection that sent no whole request head for this long is closed (ms, real time). */
+  headersTimeoutMs: number;
+}
+
+/** Per-connection state of a socket the fast path holds. */
+export interface Conn {
+  readonly sock: Socket;
+  /** Bytes read and not yet parsed (what follows a request that is not a plain read). */
+  buf: Buffer | null;
+  /** Requests handed to the handler and not yet answered. */
+  outstanding: number;
+  /** A request that is not a plain read came: the connection goes to node:http once `outstanding` is 0. */
+  leaving: boolean;
+  /** A `Connection: close` answer was written: nothing more is read. */
+  closing: boolean;
+  /** The idle timer is the keep-alive timeout (set with the first answer). */
+  kept: boolean;
+  onData: (chunk: Buffer) => void;
+  onTimeout: () => void;
+}
+
+/**
+ * Takes the `'connection'` event of `server` (an `http.Server`, before it listens): every
+ * connection comes here first and is handed to the listeners the server had when this was
+ * made (node:http's own) at its first request that is not a plain read. Listeners added
+ * later (the connection guard) see every connection once, as it arrives.
+ */
+export class FastPath {
+  private readonly conns = new Set<Conn>();
+  private readonly handOff: Array<(sock: Socket) => void>;
+  private readonly keepAliveTail: string;
+  /** Requests answered here since the start; connections handed to node:http. */
+  answered = 0;
+  handedOver = 0;
+  private dateSecond = -1;
+  private dateText = '';
+
+  constructor(server: Server, private readonly opts: FastPathOptions) {
+    const listeners = server.listeners('connection') as Array<(sock: Socket) => void>;
+    this.handOff = listeners.map((l) => (sock: Socket) => l.call(server, sock));
+    server.removeAllListeners('connection');
+    server.on('connection', (sock: Socket) => this.connected(sock));
+    this.keepAliveTail = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(opts.keepAliveTimeoutMs / 1000)}\r\n\r\n`;
+  }
+
+  /** Connections the fast path holds now. */
+  get connections(): number { return this.conns.size; }
+
+  /** Closes the connections held here that are between requests (graceful shutdown). */
+  closeIdle(): void {
+    for (const c of this.conns) if (c.outstanding === 0 && c.buf === null) c.sock.destroy();
+  }
+
+  /** Closes every connection held here. */
+  closeAll(): void {
+    for (const c of this.conns) c.sock.destroy();
+  }
+
+  private connected(sock: Socket): void {
+    if (sock.destroyed) return;
+    const c: Conn = {
+      sock, buf: null, outstanding: 0, leaving: false, closing: false, kept: false,
+      onData: (chunk) => this.data(c, chunk),
+      onTimeout: () => { if (c.outstanding === 0) sock.destroy(); },
+    };
+    this.conns.add(c);
+    sock.on('data', c.onData);
+    sock.once('close', () => this.conns.delete(c));
+    sock.setTimeout(this.opts.headersTimeoutMs, c.onTimeout);
+  }
+
+  /**
+   * Hands every whole plain read of the bytes read so far to the handler, in order (the guard
+   * may queue them and stop the socket, as node:http's parser hands over the rest of its
+   * chunk); at the first request that is not one, the connection is handed over as soon as
+   * every earlier answer was written.
+   */
+  private data(c: Conn, chunk: Buffer): void {
+    if (c.closing) return;
+    let buf = c.buf === null ? chunk : Buffer.concat([c.buf, chunk]);
+    c.buf = null;
+    if (c.leaving) { c.buf = buf; return; }
+    const handler = this.opts.handler();
+    let at = 0;
+    while (at < buf.length) {
+      const end = buf.indexOf('\r\n\r\n', at, 'latin1');
+      const req = handler === undefined || end === -1 || end + 4 - at > MAX_HEAD ? null : parseHead(buf.toString('latin1', at, end), c.sock);
+      if (req === null || !this.opts.accepts(req.url)) {
+        c.buf = at === 0 ? buf : buf.subarray(at);
+        c.leaving = true;
+        if (c.outstanding === 0) this.handOver(c);
+        else c.sock.pause();
+        return;
+      }
+      at = end + 4;
+      c.outstanding++;
+      this.answered++;
+      handler!(req, new FastResponse(req, this, c));
+      if (c.closing || c.sock.destroyed) return;
+    }
+  }
+
+  /** Gives the connection, with the bytes not yet parsed, to node:http for good. */
+  private handOver(c: Conn): void {
+    const { sock } = c;
+    this.conns.delete(c);
+    this.handedOver++;
+    sock.off('data', c.onData);
+    sock.setTimeout(0);
+    if (c.buf !== null) sock.unshift(c.buf);
+    c.buf = null;
+    for (const l of this.handOff) l(sock);
+    if (sock.isPaused()) sock.resume();
+  }
+
+  /**
+   * Writes an answer's bytes; a `Connection: close` answer ends the connection after them.
+   * The socket's idle timer (refreshed by every read and write) moves from the headers
+   * timeout to the keep-alive timeout with the connection's first answer.
+   */
+  write(c: Conn, head: string, body: string | Uint8Array, close: boolean): void {
+    const sock = c.sock;
+    c.outstanding--;
+    if (typeof body === 'string') sock.write(head + body);
+    else {
+      // One buffer, one write: a corked pair of writes costs a writev and its bookkeeping.
+      const out = Buffer.allocUnsafe(head.length + body.length);
+      out.write(head, 0, 'latin1');
+      out.set(body, head.length);
+      sock.write(out);
+    }
+    if (close) { c.closing = true; c.buf = null; this.conns.delete(c); sock.end(); return; }
+    if (!c.kept) { c.kept = true; sock.setTimeout(this.opts.keepAliveTimeoutMs, c.onTimeout); }
+    if (c.leaving && c.outstanding === 0) this.handOver(c);
+  }
+
+  /** The `Date` header's value (RFC 9110 §5.6.7 IMF-fixdate), made once a second. */
+  date(): string {
+    const now = Date.now();
+    const s = Math.floor(now / 1000);
+    if (s !== this.dateSecond) { this.dateSecond = s; this.dateText = new Date(s * 1000).toUTCString(); }
+    return this.dateText;
+  }
+
+  /** The `Connection` and `Keep-Alive` lines and the blank line that end a kept-alive answer's head. */
+  get keepAliveLines(): string { return this.keepAliveTail; }
+}
+
+/**
+ * The answer to a {@link FastRequest}: the subset of `ServerResponse` the pipeline uses.
+ * `writeHead` takes the headers as name/value pairs; `end` writes everything at once.
+ */
+export class FastResponse {
+  statusCode = 200;
+  headersSent = false;
+  private head = '';
+  private close = false;
+
+  constructor(readonly req: FastRequest, private readonly path: FastPath, private readonly conn: Conn) {}
+
+  /**
+   * Records the status line and headers (written by {@link end}).
+   * @throws TypeError when a header name is not a token or a value holds other than visible
+   *   ASCII, space and tab (as node:http refuses CR and LF).
+   */
+  writeHead(status: number, headers: readonly string[]): this {
+    let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n`;
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i];
+      const value = headers[i + 1];
+      if (!TOKEN.test(name) || !VALUE.test(value)) throw new TypeError(`invalid response header ${JSON.stringify(name)}`);
+      if (name.length === 10 && name.toLowerCase() === 'connection') { this.close = value.toLowerCase() === 'close'; continue; }
+      head += `${name}: ${value}\r\n`;
+    }
+    head += `Date: ${this.path.date()}\r\n`;
+    head += this.close ? 'Connection: close\r\n\r\n' : this.path.keepAliveLines;
+    this.statusCode = status;
+    this.head = head;
+    return this;
+  }
+
+  /** Writes the head and `body` (whose length the head's Content-Length gives). */
+  end(body: string | Uint8Array = ''): this {
+    if (this.headersSent) return this;
+    this.headersSent = true;
+    this.path.write(this.conn, this.head, body, this.close);
+    return this;
+  }
+
+  /** Closes the connection at once (an answer that cannot be given). */
+  destroy(): this {
+    this.req.socket.destroy();
+    return this;
+  }
+
+  /** The connection (for the connection guard: an answer here is written at once, in order). */
+  get socket(): Socket { return this.req.socket; }
+  get writableFinished(): boolean { return this.headersSent; }
+  /** Nothing is held by the answer itself: it goes to the socket whole, at once. */
+  get writableLength(): number { return 0; }
+  get destroyed(): boolean { return this.req.socket.destroyed; }
+}
+
+/** Token characters (RFC 9110 §5.6.2), by char code below 128. */
+const TCHAR = new Uint8Array(128);
+for (const ch of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") TCHAR[ch.charCodeAt(0)] = 1;
+
+/**
+ * Parses a request head (latin1 text, without its final CRLF CRLF) if it is a plain read: one
+ * pass over the characters, no regular expression (the grammar is in the module comment).
+ * @returns the request, or null when it is not one (the connection is then handed over).
+ */
+export function parseHead(head: string, socket: Socket): FastRequest | null {
+  const n = head.length;
+  let eol = head.indexOf('\r\n');
+  if (eol === -1) eol = n;
+  if (eol < 14 || !head.startsWith('GET /') || !head.startsWith(' HTTP/1.1', eol - 9)) return null;
+  const url = head.slice(4, eol - 9);
+  for (let i = 0; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c < 0x21 || c > 0x7e) return null;
+  }
+  const headers: Record<string, string> = Object.create(null);
+  let host = false;
+  let fields = 0;
+  let pos = eol + 2;
+  while (pos < n) {
+    if (++fields > MAX_FIELDS) return null;
+    let end = head.indexOf('\r\n', pos);
+    if (end === -1) end = n;
+    let i = pos;
+    for (; i < end; i++) { const c = head.charCodeAt(i); if (c >= 128 || TCHAR[c] === 0) break; }
+    if (i === pos || i === end || head.charCodeAt(i) !== 58 /* : */) return null;
+    const key = head.slice(pos, i).toLowerCase();
+    let from = i + 1;
+    let to = end;
+    for (let j = from; j < to; j++) {
+      const c = head.charCodeAt(j);
+      if ((c < 0x20 && c !== 9) || c > 0x7e) return null;
+    }
+    while (from < to && (head.charCodeAt(from) === 32 || head.charCodeAt(from) === 9)) from++;
+    while (to > from && (head.charCodeAt(to - 1) === 32 || head.charCodeAt(to - 1) === 9)) to--;
+    if (key in headers || REFUSED.has(key)) return null;
+    const value = head.slice(from, to);
+    if (key === 'host') host = true;
+    else if (key === 'connection' && value.toLowerCase() !== 'keep-alive') return null;
+    headers[key] = value;
+    pos = end + 2;
+  }
+  if (!host) return null;
+  return { method: 'GET', url, headers: headers as IncomingHttpHeaders, socket, complete: true, httpVersion: '1.1' };
+}
