@@ -96,7 +96,8 @@ export interface Conn {
 export class FastPath {
   private readonly conns = new Set<Conn>();
   private readonly handOff: Array<(sock: Socket) => void>;
-  private readonly keepAliveTail: string;
+  /** The `Connection` and `Keep-Alive` lines and the blank line that end a kept-alive answer's head. */
+  readonly keepAliveLines: string;
   /** Requests answered here since the start; connections handed to node:http. */
   answered = 0;
   handedOver = 0;
@@ -108,11 +109,8 @@ export class FastPath {
     this.handOff = listeners.map((l) => (sock: Socket) => l.call(server, sock));
     server.removeAllListeners('connection');
     server.on('connection', (sock: Socket) => this.connected(sock));
-    this.keepAliveTail = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(opts.keepAliveTimeoutMs / 1000)}\r\n\r\n`;
+    this.keepAliveLines = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(opts.keepAliveTimeoutMs / 1000)}\r\n\r\n`;
   }
-
-  /** Connections the fast path holds now. */
-  get connections(): number { return this.conns.size; }
 
   /** Closes the connections held here that are between requests (graceful shutdown). */
   closeIdle(): void {
@@ -209,9 +207,6 @@ export class FastPath {
     if (s !== this.dateSecond) { this.dateSecond = s; this.dateText = new Date(s * 1000).toUTCString(); }
     return this.dateText;
   }
-
-  /** The `Connection` and `Keep-Alive` lines and the blank line that end a kept-alive answer's head. */
-  get keepAliveLines(): string { return this.keepAliveTail; }
 }
 
 /**
