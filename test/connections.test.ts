@@ -55,6 +55,8 @@ function until(cond: () => boolean, ms: number, what: string): Promise<void> {
 class Reader {
   statuses: number[] = [];
   sizes: number[] = [];
+  /** The wire size of the largest response read (status line, headers and body). */
+  largest = 0;
   received = 0;
   closed = false;
   readonly ended: Promise<void>;
@@ -70,6 +72,7 @@ class Reader {
       for (let r = frame(this.buf); r; r = frame(this.buf)) {
         this.statuses.push(r.status);
         this.sizes.push(r.bodySize);
+        if (r.size > this.largest) this.largest = r.size;
         this.buf = this.buf.subarray(r.size);
       }
       if (this.received >= this.target) { this.target = Infinity; sock.pause(); }
@@ -209,8 +212,12 @@ test('the bound holds for every answer — 404s, 401s/429s, list pages — with 
     await until(() => srv.connections.stats().holding === 1, 20_000, `${k.name}: the connection to reach its bound`);
     await c.responses(n, 60_000);
     sampled.stop();
-    t.diagnostic(`${k.name}: ${n} requests of ${one}-byte answers; at most ${sampled.peak} bytes unsent held`);
-    assert.ok(sampled.peak <= limit + one, `${k.name}: ${sampled.peak} bytes of unsent output held`);
+    // Answers of one kind differ in size (the 401s turn to longer 429s once the address failed
+    // too often): an answer is
+    // admitted while the output is within the bound, so the peak is the bound plus the largest.
+    const largest = Math.max(one, c.largest);
+    t.diagnostic(`${k.name}: ${n} requests of ${one}-byte answers (largest ${largest}); at most ${sampled.peak} bytes unsent held`);
+    assert.ok(sampled.peak <= limit + largest, `${k.name}: ${sampled.peak} bytes of unsent output held (largest answer ${largest} bytes)`);
     assert.equal(c.statuses.length, n, `${k.name}: every answer arrived`);
     assert.deepEqual([...new Set(c.statuses)].filter((s) => !k.statuses.includes(s)), [], `${k.name}: statuses`);
     c.sock.destroy();
