@@ -213,8 +213,8 @@ test('the bound holds for every answer — 404s, 401s/429s, list pages — with 
     await c.responses(n, 60_000);
     sampled.stop();
     // Answers of one kind differ in size (the 401s turn to longer 429s once the address failed
-    // too often): an answer is
-    // admitted while the output is within the bound, so the peak is the bound plus the largest.
+    // too often): an answer is admitted while the output is within the bound, so the peak is
+    // the bound plus the largest answer.
     const largest = Math.max(one, c.largest);
     t.diagnostic(`${k.name}: ${n} requests of ${one}-byte answers (largest ${largest}); at most ${sampled.peak} bytes unsent held`);
     assert.ok(sampled.peak <= limit + largest, `${k.name}: ${sampled.peak} bytes of unsent output held (largest answer ${largest} bytes)`);
