@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import type { Socket } from 'node:net';
-import { parseHead } from '../src/http/fastPath.js';
+import { FastResponse, parseHead, type Conn, type FastPath, type FastRequest } from '../src/http/fastPath.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { parseRawResponse, within, type RawResponse } from './helpers/raw.js';
 
@@ -19,7 +19,15 @@ test('parseHead takes a plain GET: names lower-cased, OWS trimmed, empty values 
   assert.ok(r);
   assert.equal(r.url, '/api/v1/issues?limit=2');
   assert.deepEqual({ ...r.headers }, { host: 'a', authorization: 'Bearer k', 'x-empty': '', 'x-sp': 'v v' });
-  assert.equal(Object.getPrototypeOf(r.headers), null, 'no prototype: `constructor` or `__proto__` name no header');
+  // No inherited name: the prototype is an empty object without one.
+  assert.equal(Object.getPrototypeOf(Object.getPrototypeOf(r.headers)), null);
+  assert.deepEqual(Object.getOwnPropertyNames(Object.getPrototypeOf(r.headers)), []);
+  assert.equal('constructor' in r.headers, false);
+  const odd = parseHead('GET / HTTP/1.1\r\nHost: a\r\n__proto__: p\r\nConstructor: c\r\ntoString: t', sock);
+  assert.ok(odd, 'names that are properties of Object.prototype are plain fields');
+  assert.deepEqual(Object.entries(odd.headers), [['host', 'a'], ['__proto__', 'p'], ['constructor', 'c'], ['tostring', 't']]);
+  assert.equal(Object.getPrototypeOf(Object.getPrototypeOf(odd.headers)), null, 'a `__proto__` field set no prototype');
+  assert.equal(parseHead('GET / HTTP/1.1\r\nHost: a\r\nconstructor: 1\r\nConstructor: 2', sock), null, 'the same name twice');
   assert.equal(parseHead('GET / HTTP/1.1\r\nHost: a\r\nConnection: Keep-Alive', sock)?.headers.connection, 'Keep-Alive');
 });
 
@@ -90,6 +98,19 @@ function masked(raw: Buffer): string {
   return raw.toString('latin1')
     .replace(/^(X-Request-Id|Date|RateLimit-Remaining|RateLimit-Reset): .*$/gim, '$1: …');
 }
+
+test('FastResponse.writeHead refuses a header name that is not a token and a value with CR, LF or a control character, as node:http does', () => {
+  const path = { date: () => 'Tue, 24 Nov 2026 00:00:00 GMT', keepAliveLines: 'Connection: keep-alive\r\n\r\n' } as unknown as FastPath;
+  const answer = () => new FastResponse({} as FastRequest, path, {} as Conn);
+  const ok = answer().writeHead(200, ['X-Request-Id', 'abc', 'Content-Length', '0']);
+  assert.equal(ok.statusCode, 200);
+  for (const [name, value] of [['X-A', 'a\r\nSet-Cookie: x=1'], ['X-A', 'a\nb'], ['X-A', 'a\rb'], ['X-A', 'a\u0000'], ['X-A', 'caf\u00e9'], ['Connection', 'close\r\nX: y']]) {
+    assert.throws(() => answer().writeHead(200, ['X-Ok', '1', name, value]), { name: 'TypeError', message: /invalid response header value/ }, JSON.stringify(value));
+  }
+  for (const name of ['X A', 'X:A', '', 'X\r\nY', 'caf\u00e9']) {
+    assert.throws(() => answer().writeHead(200, [name, 'v']), { name: 'TypeError', message: /invalid response header name/ }, JSON.stringify(name));
+  }
+});
 
 test('an answer on the fast path is byte for byte the answer node:http gives, but for the per-request values', async () => {
   const fast = await startTestServer();

@@ -16,6 +16,9 @@ export type Match<V> =
   | { kind: 'method_not_allowed'; allow: string[] }
   | { kind: 'not_found' };
 
+/** The one answer for every path no route has (never changed by callers). */
+const NOT_FOUND: Match<never> = Object.freeze({ kind: 'not_found' });
+
 export class Router<V> {
   private readonly root: Node<V> = node();
 
@@ -38,13 +41,17 @@ export class Router<V> {
     n.methods.set(method, value);
   }
 
-  /** Finds the route for `method` and a decoded-per-segment `path` (no query string). */
+  /**
+   * Finds the route for `method` and a decoded-per-segment `path` (no query string). The path is
+   * walked by index, segment by segment — no split array, and a segment is percent-decoded only
+   * when it holds a `%` and only when it is a parameter's value (the read path's cost,
+   * docs/decisions.md#a-fast-path-for-plain-reads).
+   */
   find(method: string, path: string): Match<V> {
-    const segs = path.split('/');
-    if (segs[0] !== '') return { kind: 'not_found' };
+    if (path.charCodeAt(0) !== 47 /* / */) return NOT_FOUND;
     const params: Record<string, string> = {};
-    const n = this.walk(this.root, segs, 1, params);
-    if (!n || n.methods.size === 0) return { kind: 'not_found' };
+    const n = this.walk(this.root, path, 1, params);
+    if (!n || n.methods.size === 0) return NOT_FOUND;
     const value = n.methods.get(method) ?? (method === 'HEAD' ? n.methods.get('GET') : undefined);
     if (value === undefined) {
       const allow = [...n.methods.keys()];
@@ -54,15 +61,18 @@ export class Router<V> {
     return { kind: 'found', value, params };
   }
 
-  private walk(n: Node<V>, segs: string[], i: number, params: Record<string, string>): Node<V> | null {
-    if (i === segs.length) return n;
-    const seg = segs[i];
+  /** The node for the segments of `path` from index `start` on (past its end: `n` itself). */
+  private walk(n: Node<V>, path: string, start: number, params: Record<string, string>): Node<V> | null {
+    if (start > path.length) return n;
+    let end = path.indexOf('/', start);
+    if (end === -1) end = path.length;
+    const seg = path.slice(start, end);
     const st = n.statics.get(seg);
-    if (st) { const r = this.walk(st, segs, i + 1, params); if (r && r.methods.size) return r; }
+    if (st) { const r = this.walk(st, path, end + 1, params); if (r && r.methods.size) return r; }
     if (n.param && seg !== '') {
-      let decoded: string;
-      try { decoded = decodeURIComponent(seg); } catch { return null; }
-      const r = this.walk(n.param.node, segs, i + 1, params);
+      let decoded = seg;
+      if (seg.includes('%')) { try { decoded = decodeURIComponent(seg); } catch { return null; } }
+      const r = this.walk(n.param.node, path, end + 1, params);
       if (r && r.methods.size) { params[n.param.name] = decoded; return r; }
     }
     return null;
