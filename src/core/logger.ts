@@ -35,8 +35,9 @@ export const LOG_FLUSH_MS = 10;
 export const LOG_FLUSH_BYTES = 64 * 1024;
 
 /**
- * A line writer that batches: lines are copied as UTF-8 into a buffer that goes to `sink` in
- * one write every {@link LOG_FLUSH_MS}, or as soon as it holds {@link LOG_FLUSH_BYTES} — not once
+ * A line writer that batches: lines (one or more per call, each ending in a newline) are
+ * copied as UTF-8 into a buffer that goes to `sink` in one write every {@link LOG_FLUSH_MS},
+ * or as soon as it holds {@link LOG_FLUSH_BYTES} (text longer than that goes alone) — not once
  * per line, nor once per event-loop turn: stdout on a pipe is a synchronous `write` on Linux,
  * each one a system call that also wakes the reader, which cost a busy server ~15 % of its reads
  * (docs/configuration.md#logs). `sink` owns the buffer it is given. `timer` is injected by tests.
@@ -108,13 +109,17 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
     armed = false;
     const n = pending;
     pending = 0;
+    // One text for the batch, written once: a write per line costs each line a call into
+    // the encoder (docs/configuration.md#logs).
+    let text = '';
     for (let i = 0; i < n; i++) {
       const ms = times[i];
       if (ms !== lastMs) { lastMs = ms; lastTime = new Date(ms).toISOString(); }
       const id = ids[i];
-      direct(`{"time":"${lastTime}","level":"info","msg":"request","requestId":${NEEDS_ESCAPE.test(id) ? JSON.stringify(id) : `"${id}"`},"method":"${methods[i]}","route":"${routes[i]}","status":${statuses[i]},"durationMs":${durations[i]}}\n`);
+      text += `{"time":"${lastTime}","level":"info","msg":"request","requestId":${NEEDS_ESCAPE.test(id) ? JSON.stringify(id) : `"${id}"`},"method":"${methods[i]}","route":"${routes[i]}","status":${statuses[i]},"durationMs":${durations[i]}}\n`;
     }
     ids.length = 0; methods.length = 0; routes.length = 0;
+    if (n > 0) direct(text);
   };
   // Every other line goes after the access lines before it.
   const write = batched === null ? direct : (l: string): void => { if (pending > 0) makePending(); direct(l); };
