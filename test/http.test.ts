@@ -599,7 +599,7 @@ test('log lines are written in batches: every LOG_FLUSH_MS, or at once when the 
   assert.equal(writes.join('').length, 4 + 70 * line.length + LOG_FLUSH_BYTES);
 });
 
-test('access lines kept as fields are made later, in order with the other lines, as the same text a string logger makes; at most every LOG_FLUSH_MS or 512 lines', () => {
+test('access lines are written as bytes into the batch, in order with the other lines, as the same text a string logger makes: escaped ids, any status, durations as JSON numbers', () => {
   const writes: string[] = [];
   const timers: Array<() => void> = [];
   const out = batchedWriter((b) => writes.push(b.toString('utf8')), (fn, ms) => { assert.equal(ms, LOG_FLUSH_MS); timers.push(fn); });
@@ -610,23 +610,31 @@ test('access lines kept as fields are made later, in order with the other lines,
     ['0197b5e5-3a01-7b22-9d10-4e5f6a7b8c91', 'GET', 'GET /api/v1/issues/{id}', 200, 0.12],
     ['client "quoted" id \\ too', 'POST', 'POST /api/v1/conversations', 201, 12.5],
     ['caf\u00e9-\u{1F600}\u0001', 'PATCH', '-', 404, 3],
+    ['a', 'HEAD', 'GET /api/v1/issues/{id}', 200, 0],
+    ['b', 'GET', 'GET /api/v1/issues/{id}', 404, 0.07],
+    ['c', 'GET', 'GET /api/v1/issues/{id}', 200, 123456.78],
+    ['d', 'BREW', '-', 405, 1.1],
+    ['e'.repeat(128), 'GET', 'GET /api/v1/issues/{id}', 200, 10],
+    ['f'.repeat(5000), 'GET', 'GET /api/v1/issues/{id}', 200, 1],
   ];
   kept.request(...cases[0]); asString.request(...cases[0]);
   kept.warn('in between', { n: 1 }); asString.warn('in between', { n: 1 });
   for (const c of cases.slice(1)) { kept.request(...c); asString.request(...c); }
   assert.deepEqual(writes, [], 'nothing written before the timer');
-  assert.equal(timers.length, 3, 'the access lines\' timer, the writer\'s (armed by the warning, which made the first access line), the access lines\' again');
+  assert.equal(timers.length, 1, 'one timer for the batch');
   for (const t of timers.splice(0)) t();
   const noTime = (l: string) => l.replace(/^\{"time":"[^"]+"/, '{"time":""');
   assert.deepEqual(writes.join('').split(/(?<=\n)/).map(noTime), strings.map(noTime), 'the same lines, the warning after the first request');
   assert.equal(JSON.parse(strings[2]).requestId, 'client "quoted" id \\ too');
   assert.deepEqual(Object.keys(JSON.parse(strings[0])), ['time', 'level', 'msg', 'requestId', 'method', 'route', 'status', 'durationMs']);
-  // 512 kept: made at once, without waiting for the timer.
+  assert.deepEqual(writes.join('').trim().split('\n').map((l) => (JSON.parse(l) as { durationMs?: number }).durationMs), [0.12, undefined, 12.5, 3, 0, 0.07, 123456.78, 1.1, 10, 1]);
+  // A full buffer is written before the line that would not fit it; nothing is lost or reordered.
   writes.length = 0;
-  for (let i = 0; i < 512; i++) kept.request(`id-${i}`, 'GET', 'GET /x', 200, i);
+  for (let i = 0; i < 2000; i++) kept.request(`id-${i}`, 'GET', 'GET /x', 200, i / 100);
+  assert.ok(writes.length >= 3, 'written when the buffer filled, before the timer');
   out.flush();
-  assert.deepEqual(writes.join('').trim().split('\n').map((l) => (JSON.parse(l) as { requestId: string }).requestId), Array.from({ length: 512 }, (_, i) => `id-${i}`));
-  // Below info: nothing kept.
+  assert.deepEqual(writes.join('').trim().split('\n').map((l) => (JSON.parse(l) as { requestId: string }).requestId), Array.from({ length: 2000 }, (_, i) => `id-${i}`));
+  // Below info: nothing written.
   const quiet = createLogger('warn', out);
   writes.length = 0;
   quiet.request('a', 'GET', 'GET /x', 200, 1);

@@ -20,9 +20,9 @@ export interface Logger {
   /**
    * The access log's line of one answered request, at `info` (docs/configuration.md#logs):
    * `requestId` (escaped when JSON needs it), `method` (an HTTP token), `route` (`METHOD
-   * /template` or `-`, nothing JSON escapes), `status`, `durationMs`. With batched output its
-   * fields are kept in columns and the lines made together, in order, before any other line
-   * and at least every {@link LOG_FLUSH_MS} — not one string per request on the request path.
+   * /template` or `-`, nothing JSON escapes), `status`, `durationMs`. With batched output the
+   * line is written as bytes straight into the batch buffer (no string per request; the text
+   * way for an id JSON must escape, one over 1,024 characters, or a duration out of range).
    */
   request(requestId: string, method: string, route: string, status: number, durationMs: number): void;
   /** True when lines at `level` are written (lets hot paths skip building fields). */
@@ -59,20 +59,32 @@ export function batchedWriter(sink: (bytes: Buffer) => void, timer: Timer = defa
     if (used > 0 && line.length * 3 > LOG_FLUSH_BYTES - used) flush();
     if (line.length * 3 > LOG_FLUSH_BYTES) { sink(Buffer.from(line, 'utf8')); return; }
     used += buf.write(line, used, 'utf8');
-    if (!armed) { armed = true; timer(() => { if (armed) flush(); }, LOG_FLUSH_MS); }
+    arm();
   };
-  return { write, flush, take, timer };
+  const arm = (): void => { if (!armed) { armed = true; timer(() => { if (armed) flush(); }, LOG_FLUSH_MS); } };
+  const reserve = (n: number): Buffer => {
+    if (n > LOG_FLUSH_BYTES) throw new RangeError(`a line of ${n} bytes does not fit the log buffer`);
+    if (used > 0 && n > LOG_FLUSH_BYTES - used) flush();
+    return buf;
+  };
+  const commit = (end: number): void => { used = end; arm(); };
+  return { write, flush, take, timer, reserve, get used() { return used; }, commit };
 }
 
 /** Runs `fn` once after `ms` wall ms (unref'd: it never keeps the process alive). */
 export type Timer = (fn: () => void, ms: number) => void;
 const defaultTimer: Timer = (fn, ms) => { setTimeout(fn, ms).unref(); };
 
-/** A {@link batchedWriter}: `write` a line, `flush` what is pending, `take` it (at exit); its `timer`. */
-export interface BatchedWriter { write: (line: string) => void; flush: () => void; take: () => Buffer; timer: Timer }
-
-/** Access lines kept as fields before they are made (see {@link Logger.request}). */
-const MAX_PENDING_REQUESTS = 512;
+/**
+ * A {@link batchedWriter}: `write` lines, `flush` what is pending, `take` it (at exit); its
+ * `timer`. Bytes written in place: `reserve(n)` returns the buffer with room for `n` bytes
+ * from `used` on (flushing first when needed; RangeError past {@link LOG_FLUSH_BYTES}), and
+ * `commit(end)` takes what was written up to `end`.
+ */
+export interface BatchedWriter {
+  write: (line: string) => void; flush: () => void; take: () => Buffer; timer: Timer;
+  reserve: (n: number) => Buffer; readonly used: number; commit: (end: number) => void;
+}
 /** A request id JSON must escape, or that is not printable ASCII. */
 const NEEDS_ESCAPE = /["\\\x00-\x1f\x7f-\uffff]/;
 
@@ -95,35 +107,23 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
   let lastMs = NaN;
   let lastTime = '';
   const batched = typeof out === 'function' ? null : out;
-  const direct = typeof out === 'function' ? out : out.write;
-  // Access lines kept as fields (batched output only), made into lines together.
-  const ids: string[] = [];
-  const methods: string[] = [];
-  const routes: string[] = [];
-  const statuses = new Uint16Array(MAX_PENDING_REQUESTS);
-  const durations = new Float64Array(MAX_PENDING_REQUESTS);
-  const times = new Float64Array(MAX_PENDING_REQUESTS);
-  let pending = 0;
-  let armed = false;
-  const makePending = (): void => {
-    armed = false;
-    const n = pending;
-    pending = 0;
-    // One text for the batch, written once: a write per line costs each line a call into
-    // the encoder (docs/configuration.md#logs).
-    let text = '';
-    for (let i = 0; i < n; i++) {
-      const ms = times[i];
-      if (ms !== lastMs) { lastMs = ms; lastTime = new Date(ms).toISOString(); }
-      const id = ids[i];
-      text += `{"time":"${lastTime}","level":"info","msg":"request","requestId":${NEEDS_ESCAPE.test(id) ? JSON.stringify(id) : `"${id}"`},"method":"${methods[i]}","route":"${routes[i]}","status":${statuses[i]},"durationMs":${durations[i]}}\n`;
-    }
-    ids.length = 0; methods.length = 0; routes.length = 0;
-    if (n > 0) direct(text);
+  const write = typeof out === 'function' ? out : out.write;
+  // Access lines with batched output are written as bytes straight into the batch buffer
+  // (docs/configuration.md#logs): the time text once per millisecond, the method/route/status
+  // text once per route and status, the id and the duration as bytes — no string per line.
+  let prefixMs = NaN;
+  let prefix = Buffer.alloc(0);
+  // By route, then method (the route's own, or HEAD for a GET route), then status.
+  const middles = new Map<string, Map<string, Array<Buffer | undefined>>>();
+  const middleOf = (method: string, route: string, status: number): Buffer => {
+    // A route's template is ours (bounded); an unmatched request's method is the client's: not kept.
+    if (route === '-') return Buffer.from(`,"method":"${method}","route":"-","status":${status},"durationMs":`, 'latin1');
+    let byMethod = middles.get(route);
+    if (byMethod === undefined) middles.set(route, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) byMethod.set(method, (byStatus = []));
+    return (byStatus[status] ??= Buffer.from(`,"method":"${method}","route":"${route}","status":${status},"durationMs":`, 'latin1'));
   };
-  // Every other line goes after the access lines before it.
-  const write = batched === null ? direct : (l: string): void => { if (pending > 0) makePending(); direct(l); };
-  if (batched !== null) exitHooks.set(batched, makePending);
   // `{"time":…,"level":…,"msg":…,<members>}`; callers' fields never use the names time, level or msg.
   const line = (lvl: LogLevel, msg: string, members: string) => {
     if (RANK[lvl] < min) return;
@@ -138,19 +138,38 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
   };
   const request = (requestId: string, method: string, route: string, status: number, durationMs: number): void => {
     if (RANK.info < min) return;
-    if (batched === null) {
-      line('info', 'request', `"requestId":${NEEDS_ESCAPE.test(requestId) ? JSON.stringify(requestId) : `"${requestId}"`},"method":"${method}","route":"${route}","status":${status},"durationMs":${durationMs}`);
-      return;
+    if (batched !== null && requestId.length <= 1024 && durationMs >= 0 && durationMs < 1e9) {
+      const ms = Date.now();
+      if (ms !== prefixMs) {
+        prefixMs = ms;
+        prefix = Buffer.from(`{"time":"${new Date(ms).toISOString()}","level":"info","msg":"request","requestId":"`, 'latin1');
+      }
+      const middle = middleOf(method, route, status);
+      const n = requestId.length;
+      // prefix, id, '"', middle, at most 12 digits and a point, '}\n'
+      const buf = batched.reserve(prefix.length + n + 1 + middle.length + 16);
+      let at = batched.used;
+      buf.set(prefix, at);
+      at += prefix.length;
+      // One byte per character while the id needs no JSON escape (printable ASCII but " and \);
+      // any other id is written as text below (nothing is committed until the line is whole).
+      let i = 0;
+      for (; i < n; i++) {
+        const c = requestId.charCodeAt(i);
+        if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) break;
+        buf[at++] = c;
+      }
+      if (i === n) {
+        buf[at++] = 0x22; // "
+        buf.set(middle, at);
+        at = writeHundredths(buf, at + middle.length, Math.round(durationMs * 100));
+        buf[at++] = 0x7d; // }
+        buf[at++] = 0x0a; // \n
+        batched.commit(at);
+        return;
+      }
     }
-    const i = pending++;
-    ids.push(requestId);
-    methods.push(method);
-    routes.push(route);
-    statuses[i] = status;
-    durations[i] = durationMs;
-    times[i] = Date.now();
-    if (pending === MAX_PENDING_REQUESTS) makePending();
-    else if (!armed) { armed = true; batched.timer(() => { if (armed) { makePending(); batched.flush(); } }, LOG_FLUSH_MS); }
+    line('info', 'request', `"requestId":${NEEDS_ESCAPE.test(requestId) ? JSON.stringify(requestId) : `"${requestId}"`},"method":"${method}","route":"${route}","status":${status},"durationMs":${durationMs}`);
   };
   return {
     request,
@@ -163,17 +182,30 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
   };
 }
 
-/** Per batched output, what makes its pending access lines (run at exit before the output is taken). */
-const exitHooks = new WeakMap<BatchedWriter, () => void>();
-
-/** `out`, whose pending lines (access lines kept as fields included) are written synchronously at exit. */
+/** `out`, whose pending lines are written synchronously at exit. */
 function stdoutAtExit(out: BatchedWriter): BatchedWriter {
   process.once('exit', () => {
-    exitHooks.get(out)?.();
     const bytes = out.take();
     if (bytes.length > 0) { try { writeSync(1, bytes); } catch { /* stdout closed */ } }
   });
   return out;
+}
+
+/**
+ * Writes `h / 100` (h a whole number, 0 ≤ h < 1e11) at `at` as JSON writes that number —
+ * `3`, `1.5`, `0.07`, `12.34`: the shortest form, no trailing zero — and returns the end.
+ */
+export function writeHundredths(buf: Buffer, at: number, h: number): number {
+  const whole = Math.floor(h / 100);
+  const frac = h - whole * 100;
+  let p = 1;
+  while (p * 10 <= whole) p *= 10;
+  for (; p >= 1; p /= 10) buf[at++] = 0x30 + (Math.floor(whole / p) % 10);
+  if (frac === 0) return at;
+  buf[at++] = 0x2e; // .
+  buf[at++] = 0x30 + Math.floor(frac / 10);
+  if (frac % 10 !== 0) buf[at++] = 0x30 + (frac % 10);
+  return at;
 }
 
 /** A logger that drops everything; for tests and the CLI. */
