@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { startTestServer, tempDir, type TestServer } from './helpers/server.js';
 import { App } from '../src/http/pipeline.js';
 import { loadConfig } from '../src/core/config.js';
-import { createLogger, batchedWriter, LOG_FLUSH_BYTES, LOG_FLUSH_MS } from '../src/core/logger.js';
+import { createLogger, batchedWriter, writeHundredths, LOG_FLUSH_BYTES, LOG_FLUSH_MS } from '../src/core/logger.js';
 import { ManualClock } from '../src/core/clock.js';
 import type { Route } from '../src/http/route.js';
 import { route } from '../src/domain/route.js';
@@ -597,6 +597,17 @@ test('log lines are written in batches: every LOG_FLUSH_MS, or at once when the 
   out.write('d\n');
   assert.equal(out.take().toString(), 'd\n', 'what is pending at exit is taken and written synchronously by the caller');
   assert.equal(writes.join('').length, 4 + 70 * line.length + LOG_FLUSH_BYTES);
+});
+
+test('writeHundredths writes h / 100 as JSON writes the number: every h below 100,000, then samples up to 1e11 - 1', () => {
+  const buf = Buffer.alloc(32);
+  const check = (h: number) => {
+    const end = writeHundredths(buf, 3, h);
+    assert.equal(buf.toString('latin1', 3, end), JSON.stringify(h / 100), `h = ${h}`);
+  };
+  for (let h = 0; h < 100_000; h++) check(h);
+  for (let h = 100_000; h < 1e11; h = Math.floor(h * 1.37) + 7) check(h);
+  check(1e11 - 1);
 });
 
 test('access lines are written as bytes into the batch, in order with the other lines, as the same text a string logger makes: escaped ids, any status, durations as JSON numbers', () => {
