@@ -111,7 +111,7 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
   // Access lines with batched output are written as bytes straight into the batch buffer
   // (docs/configuration.md#logs): the time text once per millisecond, the method/route/status
   // text once per route and status, the id and the duration as bytes — no string per line.
-  let prefixMs = NaN;
+  let prefixTime = '';
   let prefix = Buffer.alloc(0);
   // By route, then method (the route's own, or HEAD for a GET route), then status.
   const middles = new Map<string, Map<string, Array<Buffer | undefined>>>();
@@ -125,11 +125,14 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
     return (byStatus[status] ??= Buffer.from(`,"method":"${method}","route":"${route}","status":${status},"durationMs":`, 'latin1'));
   };
   // `{"time":…,"level":…,"msg":…,<members>}`; callers' fields never use the names time, level or msg.
-  const line = (lvl: LogLevel, msg: string, members: string) => {
-    if (RANK[lvl] < min) return;
+  const timeText = (): string => {
     const ms = Date.now();
     if (ms !== lastMs) { lastMs = ms; lastTime = new Date(ms).toISOString(); }
-    write(`{"time":"${lastTime}","level":"${lvl}","msg":${JSON.stringify(msg)}${members === '' ? '' : ','}${members}}\n`);
+    return lastTime;
+  };
+  const line = (lvl: LogLevel, msg: string, members: string) => {
+    if (RANK[lvl] < min) return;
+    write(`{"time":"${timeText()}","level":"${lvl}","msg":${JSON.stringify(msg)}${members === '' ? '' : ','}${members}}\n`);
   };
   const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < min) return;
@@ -139,10 +142,10 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
   const request = (requestId: string, method: string, route: string, status: number, durationMs: number): void => {
     if (RANK.info < min) return;
     if (batched !== null && requestId.length <= 1024 && durationMs >= 0 && durationMs < 1e9) {
-      const ms = Date.now();
-      if (ms !== prefixMs) {
-        prefixMs = ms;
-        prefix = Buffer.from(`{"time":"${new Date(ms).toISOString()}","level":"info","msg":"request","requestId":"`, 'latin1');
+      const time = timeText();
+      if (time !== prefixTime) {
+        prefixTime = time;
+        prefix = Buffer.from(`{"time":"${time}","level":"info","msg":"request","requestId":"`, 'latin1');
       }
       const middle = middleOf(method, route, status);
       const n = requestId.length;
