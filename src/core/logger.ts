@@ -124,12 +124,13 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
     if (byStatus === undefined) byMethod.set(method, (byStatus = []));
     return (byStatus[status] ??= Buffer.from(`,"method":"${method}","route":"${route}","status":${status},"durationMs":`, 'latin1'));
   };
-  // `{"time":…,"level":…,"msg":…,<members>}`; callers' fields never use the names time, level or msg.
+  // The time text, made once per millisecond (a busy server logs many lines per ms).
   const timeText = (): string => {
     const ms = Date.now();
     if (ms !== lastMs) { lastMs = ms; lastTime = new Date(ms).toISOString(); }
     return lastTime;
   };
+  // `{"time":…,"level":…,"msg":…,<members>}`; callers' fields never use the names time, level or msg.
   const line = (lvl: LogLevel, msg: string, members: string) => {
     if (RANK[lvl] < min) return;
     write(`{"time":"${timeText()}","level":"${lvl}","msg":${JSON.stringify(msg)}${members === '' ? '' : ','}${members}}\n`);
