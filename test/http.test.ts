@@ -631,6 +631,9 @@ test('access lines are written as bytes into the batch, in order with the other 
   kept.request(...cases[0]); asString.request(...cases[0]);
   kept.warn('in between', { n: 1 }); asString.warn('in between', { n: 1 });
   for (const c of cases.slice(1)) { kept.request(...c); asString.request(...c); }
+  // An id the server made (ownId): written as it is, the same text.
+  kept.request('0197b5e5-3a01-7b22-9d10-4e5f6a7b8c92', 'GET', 'GET /api/v1/issues/{id}', 200, 0.5, true);
+  asString.request('0197b5e5-3a01-7b22-9d10-4e5f6a7b8c92', 'GET', 'GET /api/v1/issues/{id}', 200, 0.5, true);
   assert.deepEqual(writes, [], 'nothing written before the timer');
   assert.equal(timers.length, 1, 'one timer for the batch');
   for (const t of timers.splice(0)) t();
@@ -638,7 +641,7 @@ test('access lines are written as bytes into the batch, in order with the other 
   assert.deepEqual(writes.join('').split(/(?<=\n)/).map(noTime), strings.map(noTime), 'the same lines, the warning after the first request');
   assert.equal(JSON.parse(strings[2]).requestId, 'client "quoted" id \\ too');
   assert.deepEqual(Object.keys(JSON.parse(strings[0])), ['time', 'level', 'msg', 'requestId', 'method', 'route', 'status', 'durationMs']);
-  assert.deepEqual(writes.join('').trim().split('\n').map((l) => (JSON.parse(l) as { durationMs?: number }).durationMs), [0.12, undefined, 12.5, 3, 0, 0.07, 123456.78, 1.1, 10, 1]);
+  assert.deepEqual(writes.join('').trim().split('\n').map((l) => (JSON.parse(l) as { durationMs?: number }).durationMs), [0.12, undefined, 12.5, 3, 0, 0.07, 123456.78, 1.1, 10, 1, 0.5]);
   // A full buffer is written before the line that would not fit it; nothing is lost or reordered.
   writes.length = 0;
   for (let i = 0; i < 2000; i++) kept.request(`id-${i}`, 'GET', 'GET /x', 200, i / 100);

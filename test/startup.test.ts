@@ -225,11 +225,15 @@ test('access log lines on stdout are JSON with requestId, method, route, status,
   assert.equal(unauth.status, 401);
   const msg = await call(srv.url, 'POST', `/api/v1/conversations/${ok.body.conversation.id}/messages`, { key, body: { role: 'user', body: `body ${marker}` } });
   assert.equal(msg.status, 201, msg.text);
+  // A client's id JSON must escape, on the batched stdout's byte path.
+  const quoted = 'id "with" \\ quotes';
+  const q = await call(srv.url, 'GET', '/api/v1/tags', { key, headers: { 'X-Request-Id': quoted } });
+  assert.equal(q.headers.get('x-request-id'), quoted);
   assert.deepEqual(await srv.stop(), { code: 0, signal: null });
 
   for (const l of lines(srv.stdout)) assert.doesNotThrow(() => JSON.parse(l), `not JSON: ${l}`);
   const requests = srv.logLines().filter((l) => l.msg === 'request');
-  assert.equal(requests.length, 4, srv.stdout);
+  assert.equal(requests.length, 5, srv.stdout);
   for (const r of requests) {
     assert.equal(typeof r.requestId, 'string');
     assert.equal(typeof r.method, 'string');
@@ -242,8 +246,12 @@ test('access log lines on stdout are JSON with requestId, method, route, status,
   assert.deepEqual(
     { method: created?.method, route: created?.route, status: created?.status },
     { method: 'POST', route: 'POST /api/v1/conversations', status: 201 });
-  assert.deepEqual(requests.map((r) => r.status), [201, 400, 401, 201]);
+  assert.deepEqual(requests.map((r) => r.status), [201, 400, 401, 201, 200]);
   assert.equal(requests[3].route, 'POST /api/v1/conversations/{conversationId}/messages');
+  // The ids the server made are those its answers carried; the client's is logged as sent.
+  assert.deepEqual([requests[1].requestId, requests[3].requestId], [bad.headers.get('x-request-id'), msg.headers.get('x-request-id')]);
+  assert.match(String(requests[1].requestId), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.equal(requests[4].requestId, quoted);
   assert.ok(!srv.stdout.includes(key), 'the API key is never logged');
   assert.ok(!srv.stdout.includes('svck_'), 'no key material is logged');
   assert.ok(!srv.stdout.toLowerCase().includes(marker.toLowerCase()), 'no request body value (nor the bad key) is logged');

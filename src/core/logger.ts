@@ -23,8 +23,10 @@ export interface Logger {
    * /template` or `-`, nothing JSON escapes), `status`, `durationMs`. With batched output the
    * line is written as bytes straight into the batch buffer (no string per request; the text
    * way for an id JSON must escape, one over 1,024 characters, or a duration out of range).
+   * `ownId`: the id is one the server made (a UUID), so it is not checked for characters JSON
+   * escapes; a client's id never is.
    */
-  request(requestId: string, method: string, route: string, status: number, durationMs: number): void;
+  request(requestId: string, method: string, route: string, status: number, durationMs: number, ownId?: boolean): void;
   /** True when lines at `level` are written (lets hot paths skip building fields). */
   enabled(level: LogLevel): boolean;
 }
@@ -43,32 +45,7 @@ export const LOG_FLUSH_BYTES = 64 * 1024;
  * (docs/configuration.md#logs). `sink` owns the buffer it is given. `timer` is injected by tests.
  */
 export function batchedWriter(sink: (bytes: Buffer) => void, timer: Timer = defaultTimer): BatchedWriter {
-  let buf = Buffer.allocUnsafe(LOG_FLUSH_BYTES);
-  let used = 0;
-  let armed = false;
-  const take = (): Buffer => {
-    armed = false;
-    const out = buf.subarray(0, used);
-    buf = Buffer.allocUnsafe(LOG_FLUSH_BYTES);
-    used = 0;
-    return out;
-  };
-  const flush = (): void => { if (used > 0) sink(take()); else armed = false; };
-  const write = (line: string): void => {
-    // A line that may not fit what is left goes after a flush; one longer than the buffer alone.
-    if (used > 0 && line.length * 3 > LOG_FLUSH_BYTES - used) flush();
-    if (line.length * 3 > LOG_FLUSH_BYTES) { sink(Buffer.from(line, 'utf8')); return; }
-    used += buf.write(line, used, 'utf8');
-    arm();
-  };
-  const arm = (): void => { if (!armed) { armed = true; timer(() => { if (armed) flush(); }, LOG_FLUSH_MS); } };
-  const reserve = (n: number): Buffer => {
-    if (n > LOG_FLUSH_BYTES) throw new RangeError(`a line of ${n} bytes does not fit the log buffer`);
-    if (used > 0 && n > LOG_FLUSH_BYTES - used) flush();
-    return buf;
-  };
-  const commit = (end: number): void => { used = end; arm(); };
-  return { write, flush, take, timer, reserve, get used() { return used; }, commit };
+  return new BatchedWriter(sink, timer);
 }
 
 /** Runs `fn` once after `ms` wall ms (unref'd: it never keeps the process alive). */
@@ -76,14 +53,53 @@ export type Timer = (fn: () => void, ms: number) => void;
 const defaultTimer: Timer = (fn, ms) => { setTimeout(fn, ms).unref(); };
 
 /**
- * A {@link batchedWriter}: `write` lines, `flush` what is pending, `take` it (at exit); its
- * `timer`. Bytes written in place: `reserve(n)` returns the buffer with room for `n` bytes
- * from `used` on (flushing first when needed; RangeError past {@link LOG_FLUSH_BYTES}), and
- * `commit(end)` takes what was written up to `end`.
+ * The writer {@link batchedWriter} makes: `write` lines, `flush` what is pending, `take` it (at
+ * exit). Bytes written in place: `reserve(n)` makes room for `n` bytes in `buf` from `used` on
+ * (flushing first when needed; RangeError past {@link LOG_FLUSH_BYTES}), the caller writes them
+ * and `commit(end)` takes what was written up to `end`. A class with plain fields, so a caller's
+ * optimized code reads `buf` and `used` as fields (the access line does per request).
  */
-export interface BatchedWriter {
-  write: (line: string) => void; flush: () => void; take: () => Buffer; timer: Timer;
-  reserve: (n: number) => Buffer; readonly used: number; commit: (end: number) => void;
+export class BatchedWriter {
+  /** The batch; bytes [0, used) are pending. Replaced by a new buffer at each flush. */
+  buf = Buffer.allocUnsafe(LOG_FLUSH_BYTES);
+  /** Pending bytes in {@link buf}. */
+  used = 0;
+  private armed = false;
+  private readonly onTimer = (): void => { if (this.armed) this.flush(); };
+
+  constructor(private readonly sink: (bytes: Buffer) => void, readonly timer: Timer) {}
+
+  /** Takes what is pending (the caller writes it) and starts a new batch. */
+  take(): Buffer {
+    this.armed = false;
+    const out = this.buf.subarray(0, this.used);
+    this.buf = Buffer.allocUnsafe(LOG_FLUSH_BYTES);
+    this.used = 0;
+    return out;
+  }
+
+  /** Gives what is pending to the sink now. */
+  flush(): void { if (this.used > 0) this.sink(this.take()); else this.armed = false; }
+
+  /** Adds `line` (one or more lines, each ending in a newline) as UTF-8. */
+  write(line: string): void {
+    // A line that may not fit what is left goes after a flush; one longer than the buffer alone.
+    if (this.used > 0 && line.length * 3 > LOG_FLUSH_BYTES - this.used) this.flush();
+    if (line.length * 3 > LOG_FLUSH_BYTES) { this.sink(Buffer.from(line, 'utf8')); return; }
+    this.used += this.buf.write(line, this.used, 'utf8');
+    this.arm();
+  }
+
+  /** Room for `n` bytes in {@link buf} from {@link used} on. @throws RangeError when `n` exceeds LOG_FLUSH_BYTES. */
+  reserve(n: number): void {
+    if (n > LOG_FLUSH_BYTES) throw new RangeError(`a line of ${n} bytes does not fit the log buffer`);
+    if (this.used > 0 && n > LOG_FLUSH_BYTES - this.used) this.flush();
+  }
+
+  /** Bytes up to `end` of {@link buf} are written: pending from now on. */
+  commit(end: number): void { this.used = end; this.arm(); }
+
+  private arm(): void { if (!this.armed) { this.armed = true; this.timer(this.onTimer, LOG_FLUSH_MS); } }
 }
 /** A request id JSON must escape, or that is not printable ASCII. */
 const NEEDS_ESCAPE = /["\\\x00-\x1f\x7f-\uffff]/;
@@ -107,7 +123,7 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
   let lastMs = NaN;
   let lastTime = '';
   const batched = typeof out === 'function' ? null : out;
-  const write = typeof out === 'function' ? out : out.write;
+  const write = typeof out === 'function' ? out : (l: string): void => out.write(l);
   // Access lines with batched output are written as bytes straight into the batch buffer
   // (docs/configuration.md#logs): the time text once per millisecond, the method/route/status
   // text once per route and status, the id and the duration as bytes — no string per line.
@@ -140,38 +156,30 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
     const rest = fields === undefined ? '{}' : JSON.stringify(fields);
     line(lvl, msg, rest.slice(1, -1));
   };
-  const request = (requestId: string, method: string, route: string, status: number, durationMs: number): void => {
+  const request = (requestId: string, method: string, route: string, status: number, durationMs: number, ownId = false): void => {
     if (RANK.info < min) return;
-    if (batched !== null && requestId.length <= 1024 && durationMs >= 0 && durationMs < 1e9) {
+    // An id JSON must escape (or not printable ASCII) takes the text way below; our own ids never do.
+    if (batched !== null && requestId.length <= 1024 && durationMs >= 0 && durationMs < 1e9 && (ownId || !NEEDS_ESCAPE.test(requestId))) {
       const time = timeText();
       if (time !== prefixTime) {
         prefixTime = time;
         prefix = Buffer.from(`{"time":"${time}","level":"info","msg":"request","requestId":"`, 'latin1');
       }
       const middle = middleOf(method, route, status);
-      const n = requestId.length;
-      // prefix, id, '"', middle, at most 12 digits and a point, '}\n'
-      const buf = batched.reserve(prefix.length + n + 1 + middle.length + 16);
+      // prefix, id (one byte per character: printable ASCII), '"', middle, at most 12 digits and a point, '}\n'
+      batched.reserve(prefix.length + requestId.length + 1 + middle.length + 16);
+      const buf = batched.buf;
       let at = batched.used;
       buf.set(prefix, at);
       at += prefix.length;
-      // One byte per character while the id needs no JSON escape (printable ASCII but " and \);
-      // any other id is written as text below (nothing is committed until the line is whole).
-      let i = 0;
-      for (; i < n; i++) {
-        const c = requestId.charCodeAt(i);
-        if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) break;
-        buf[at++] = c;
-      }
-      if (i === n) {
-        buf[at++] = 0x22; // "
-        buf.set(middle, at);
-        at = writeHundredths(buf, at + middle.length, Math.round(durationMs * 100));
-        buf[at++] = 0x7d; // }
-        buf[at++] = 0x0a; // \n
-        batched.commit(at);
-        return;
-      }
+      at += buf.write(requestId, at, 'latin1');
+      buf[at++] = 0x22; // "
+      buf.set(middle, at);
+      at = writeHundredths(buf, at + middle.length, Math.round(durationMs * 100));
+      buf[at++] = 0x7d; // }
+      buf[at++] = 0x0a; // \n
+      batched.commit(at);
+      return;
     }
     line('info', 'request', `"requestId":${NEEDS_ESCAPE.test(requestId) ? JSON.stringify(requestId) : `"${requestId}"`},"method":"${method}","route":"${route}","status":${status},"durationMs":${durationMs}`);
   };

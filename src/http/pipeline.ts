@@ -93,9 +93,10 @@ export class App {
   handle = (req: IncomingMessage | FastRequest, res: ServerResponse | FastResponse): Promise<void> | undefined => {
     this.inFlight++;
     const given = req.headers['x-request-id'];
-    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    const ownId = !(typeof given === 'string' && REQUEST_ID.test(given));
+    const requestId = ownId ? randomUUID() : given as string;
     // Response headers are gathered here and written with one writeHead (no per-header setHeader).
-    const exchange: Exchange = { req, res, headers: ['X-Request-Id', requestId, 'Api-Version', API_VERSION], requestId, started: performance.now(), route: '-' };
+    const exchange: Exchange = { req, res, headers: ['X-Request-Id', requestId, 'Api-Version', API_VERSION], requestId, ownId, started: performance.now(), route: '-' };
     let pending: Promise<void> | void = undefined;
     // A request that declares a body goes async from the start: an early answer (401, 404…)
     // is then sent after the parser has taken in what already arrived of the body, so a body
@@ -113,7 +114,7 @@ export class App {
     if (this.accessLog) {
       // The method is one llhttp accepted (a token), the route one of ours; the logger escapes a
       // client's X-Request-Id when JSON needs it, and makes the line off the request path.
-      this.opts.logger.request(exchange.requestId, exchange.req.method ?? '-', exchange.route, exchange.res.statusCode, Math.round((performance.now() - exchange.started) * 100) / 100);
+      this.opts.logger.request(exchange.requestId, exchange.req.method ?? '-', exchange.route, exchange.res.statusCode, Math.round((performance.now() - exchange.started) * 100) / 100, exchange.ownId);
     }
   }
 
@@ -293,6 +294,8 @@ interface Exchange {
   /** Response headers gathered so far, as name/value pairs for writeHead. */
   headers: string[];
   requestId: string;
+  /** The request id is one the server made (not the client's X-Request-Id): the access log need not check it. */
+  ownId: boolean;
   /** performance.now() at arrival (ms). */
   started: number;
   /** The matched route as `METHOD /template` (access log), `-` before routing. */
