@@ -55,6 +55,14 @@ test('the Bearer scheme is case-insensitive', () => withServer(async (srv) => {
   const r = await srv.call('GET', '/api/v1/conversations', { key: null, headers: { Authorization: `bearer ${srv.key}` } });
   assert.equal(r.status, 200);
   assert.deepEqual(r.body, { object: 'list', hasMore: false, nextCursor: null, conversations: [] });
+  // Any case, several spaces before the key (spaces around the value are not part of it in HTTP); anything else → 401.
+  for (const h of [`BEARER ${srv.key}`, `BeArEr   ${srv.key}`, `Bearer ${srv.key}  `]) {
+    assert.equal((await srv.call('GET', '/api/v1/conversations', { key: null, headers: { Authorization: h } })).status, 200, h);
+  }
+  for (const h of [`Bearer${srv.key}`, `Bearer\t${srv.key}`, `Bearer ${srv.key}x`, `Bearer ${srv.key} x`, `Bearers ${srv.key}`, `Basic ${srv.key}`]) {
+    const bad = await srv.call('GET', '/api/v1/conversations', { key: null, headers: { Authorization: h } });
+    assert.deepEqual([bad.status, bad.body], [401, UNAUTHORIZED], h);
+  }
 }));
 
 test('a malformed key (wrong prefix, length or alphabet) → 401 unauthorized', () => withServer(async (srv) => {
