@@ -1,0 +1,141 @@
+/**
+ * Instructions per request of `GET /api/v1/issues/{id}` on a server's main thread, counted by
+ * valgrind's callgrind (bench/README.md, "Instruction counts"): a figure that does not move with
+ * the machine's speed, for old/new decisions that the throughput rounds cannot resolve on a host
+ * whose speed swings ±20 % from one second to the next.
+ *
+ *   node --import tsx bench/instructions.ts --seed DIR [--target ours|fastify|bare|buffer]
+ *     [--log-level info|warn] [--dist DIR] [--warmup N] [--requests N] [--times K]
+ *
+ * `--seed DIR`: the temp dir of a reads run kept with `npm run bench -- --only reads --rounds 1
+ * --keep` (its `reads/` data dir and `peer-data.json`). The server runs under callgrind with
+ * instrumentation off (JIT code is still run under valgrind, ~100× slower); `--warmup` requests
+ * (default 4,000) bring V8's tiers up, then instrumentation is switched on for `--requests`
+ * (default 6,000) and off again; the main thread's total over those requests is divided by them.
+ * The load: 50 keep-alive connections from this process (not under valgrind), random issues.
+ *
+ * What it cannot show: a cost paid per unit of time (the access log's time text once per
+ * millisecond, its batch written every 10 ms) lands on every request here, since valgrind
+ * serves ~100 requests a second; kernel time (system calls) is not counted; and an instruction
+ * is not a cycle (cache misses are not seen). Another thread's work (V8's helpers) is not in
+ * the main thread's count.
+ */
+import { spawn, execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ROOT } from './seed.js';
+import { PEER_DIR } from './peers.js';
+
+const { values: a } = parseArgs({ options: {
+  seed: { type: 'string' }, target: { type: 'string' }, 'log-level': { type: 'string' }, dist: { type: 'string' },
+  warmup: { type: 'string' }, requests: { type: 'string' }, times: { type: 'string' },
+} });
+if (!a.seed) throw new Error('--seed DIR (a reads run kept with --keep) is required');
+const seed = a.seed;
+const target = a.target ?? 'ours';
+const level = a['log-level'] ?? 'info';
+const dist = a.dist ?? join(ROOT, 'dist');
+const warmup = Number(a.warmup ?? 4000);
+const requests = Number(a.requests ?? 6000);
+const times = Number(a.times ?? 1);
+const peer = JSON.parse(fs.readFileSync(join(seed, 'peer-data.json'), 'utf8')) as { key: string; issues: Record<string, unknown> };
+const ids = Object.keys(peer.issues);
+
+/** A free loopback port. */
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise<void>((ok) => s.close(() => ok()));
+  return port;
+}
+
+/** Exactly `n` requests over 50 keep-alive connections; rejects on any answer but 200. */
+function load(port: number, n: number): Promise<void> {
+  let seedN = 1;
+  const next = (): Buffer => {
+    seedN = (seedN * 1103515245 + 12345) & 0x7fffffff;
+    return Buffer.from(`GET /api/v1/issues/${ids[seedN % ids.length]} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${peer.key}\r\nAccept: application/json\r\n\r\n`);
+  };
+  let sent = 0;
+  let done = 0;
+  return new Promise((resolve, reject) => {
+    const sockets: net.Socket[] = [];
+    for (let i = 0; i < 50; i++) {
+      const s = net.connect(port, '127.0.0.1');
+      sockets.push(s);
+      let pending = Buffer.alloc(0);
+      const send = (): void => { if (sent < n) { sent++; s.write(next()); } };
+      s.on('connect', send);
+      s.on('error', reject);
+      s.on('data', (d: Buffer) => {
+        pending = pending.length > 0 ? Buffer.concat([pending, d]) : d;
+        for (;;) {
+          const end = pending.indexOf('\r\n\r\n');
+          if (end < 0) return;
+          const head = pending.toString('latin1', 0, end);
+          if (!head.startsWith('HTTP/1.1 200')) { reject(new Error(head.slice(0, 60))); return; }
+          const len = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+          if (pending.length < end + 4 + len) return;
+          pending = pending.subarray(end + 4 + len);
+          if (++done === n) { for (const x of sockets) x.destroy(); resolve(); return; }
+          send();
+        }
+      });
+    }
+  });
+}
+
+async function once(): Promise<number> {
+  const port = await freePort();
+  const work = fs.mkdtempSync(join(os.tmpdir(), 'sw-instructions-'));
+  const out = join(work, 'callgrind.out');
+  // vgdb names its pipes after HOST (and USER): callgrind_control must see the same values.
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', USER: 'bench', LOGNAME: 'bench', PORT: String(port) };
+  const vg = ['--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', '--separate-threads=yes', `--callgrind-out-file=${out}`];
+  let args: string[];
+  if (target === 'ours') {
+    // A server killed on the seed may have left its admin socket: not copied (cpSync refuses sockets).
+    fs.cpSync(join(seed, 'reads'), join(work, 'data'), { recursive: true, filter: (f) => !fs.lstatSync(f).isSocket() });
+    Object.assign(env, { DATA_DIR: join(work, 'data'), LOG_LEVEL: level, SYNC: 'always', BOOTSTRAP: 'false', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000' });
+    args = [...vg, process.execPath, join(dist, 'server.js')];
+  } else {
+    Object.assign(env, { PEER_DIR, PEER_DATA: join(seed, 'peer-data.json'), BASELINE_MODE: target === 'buffer' ? 'buffer' : 'stringify' });
+    args = [...vg, process.execPath, '--import', 'tsx', join(ROOT, 'bench', target === 'fastify' ? 'fastify-server.ts' : 'baseline.ts')];
+  }
+  const child = spawn('valgrind', args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => { err = (err + d.toString()).slice(-4000); });
+  const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
+  try {
+    for (let i = 0; ; i++) {
+      const up = await new Promise<boolean>((ok) => { const s = net.connect(port, '127.0.0.1'); s.on('connect', () => { s.destroy(); ok(true); }); s.on('error', () => ok(false)); });
+      if (up) break;
+      if (i > 1200 || child.exitCode !== null) throw new Error(`the server under valgrind did not listen:\n${err}`);
+      await new Promise((ok) => setTimeout(ok, 100));
+    }
+    await load(port, warmup);
+    const control = (state: string): void => { execFileSync('callgrind_control', ['-i', state, String(child.pid)], { env, stdio: 'ignore' }); };
+    control('on');
+    await load(port, requests);
+    control('off');
+    child.kill('SIGTERM');
+    await exited;
+    // The main thread's part: `<out>-01`; `totals:` counts what ran while instrumentation was on.
+    const text = fs.readFileSync(`${out}-01`, 'utf8');
+    const total = Number(/^totals: (\d+)/m.exec(text)?.[1]);
+    if (!(total > 0)) throw new Error(`no instructions counted (callgrind_control could not reach the process?)\n${err}`);
+    return total / requests;
+  } finally {
+    if (child.exitCode === null) { child.kill('SIGKILL'); await exited; }
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+const got: number[] = [];
+for (let i = 0; i < times; i++) got.push(await once());
+const label = target === 'ours' ? `ours (${dist}, LOG_LEVEL=${level})` : target;
+console.log(`${label}: ${got.map((g) => Math.round(g).toLocaleString('en-US')).join(', ')} instructions per request on the main thread (${requests.toLocaleString('en-US')} requests after ${warmup.toLocaleString('en-US')}; ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version})`);
