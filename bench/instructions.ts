@@ -67,7 +67,7 @@ function load(port: number, n: number): Promise<void> {
     for (let i = 0; i < 50; i++) {
       const s = net.connect(port, '127.0.0.1');
       sockets.push(s);
-      let pending = Buffer.alloc(0);
+      let pending: Buffer = Buffer.alloc(0);
       const send = (): void => { if (sent < n) { sent++; s.write(next()); } };
       s.on('connect', send);
       s.on('error', reject);

@@ -599,6 +599,18 @@ test('log lines are written in batches: every LOG_FLUSH_MS, or at once when the 
   assert.equal(writes.join('').length, 4 + 70 * line.length + LOG_FLUSH_BYTES);
 });
 
+test("the access line's time is the ISO text of its millisecond, across milliseconds, seconds and years of any length", (t) => {
+  const times = [1732489205998, 1732489205999, 1732489206000, 1732489206000, 1732489206007, 1732489207089, 946684800000, 253402300799999, 253402300800001];
+  let i = 0;
+  t.mock.method(Date, 'now', () => times[i]);
+  const writes: string[] = [];
+  const out = batchedWriter((b) => writes.push(b.toString('utf8')), () => {});
+  const log = createLogger('info', out);
+  for (i = 0; i < times.length; i++) log.request(`id-${i}`, 'GET', 'GET /x', 200, 1, true);
+  out.flush();
+  assert.deepEqual(writes.join('').trim().split('\n').map((l) => (JSON.parse(l) as { time: string }).time), times.map((ms) => new Date(ms).toISOString()));
+});
+
 test('writeHundredths writes h / 100 as JSON writes the number: every h below 100,000, then samples up to 1e11 - 1', () => {
   const buf = Buffer.alloc(32);
   const check = (h: number) => {

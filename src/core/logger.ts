@@ -127,7 +127,11 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
   // Access lines with batched output are written as bytes straight into the batch buffer
   // (docs/configuration.md#logs): the time text once per millisecond, the method/route/status
   // text once per route and status, the id and the duration as bytes — no string per line.
-  let prefixTime = '';
+  // The access line's text before the id, made once per second; its millisecond digits are
+  // written in place when the millisecond changes (no Date, no string per millisecond).
+  let prefixSecond = NaN;
+  let prefixMs = NaN;
+  let msAt = 0;
   let prefix = Buffer.alloc(0);
   // By route, then method (the route's own, or HEAD for a GET route), then status.
   const middles = new Map<string, Map<string, Array<Buffer | undefined>>>();
@@ -160,10 +164,20 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
     if (RANK.info < min) return;
     // An id JSON must escape (or not printable ASCII) takes the text way below; our own ids never do.
     if (batched !== null && requestId.length <= 1024 && durationMs >= 0 && durationMs < 1e9 && (ownId || !NEEDS_ESCAPE.test(requestId))) {
-      const time = timeText();
-      if (time !== prefixTime) {
-        prefixTime = time;
-        prefix = Buffer.from(`{"time":"${time}","level":"info","msg":"request","requestId":"`, 'latin1');
+      const ms = Date.now();
+      if (ms !== prefixMs) {
+        const inSecond = ((ms % 1000) + 1000) % 1000;
+        const second = ms - inSecond;
+        if (second !== prefixSecond) {
+          prefixSecond = second;
+          const time = new Date(second).toISOString();
+          prefix = Buffer.from(`{"time":"${time}","level":"info","msg":"request","requestId":"`, 'latin1');
+          msAt = 9 + time.length - 4; // the three digits before the Z
+        }
+        prefixMs = ms;
+        prefix[msAt] = 0x30 + Math.floor(inSecond / 100);
+        prefix[msAt + 1] = 0x30 + (Math.floor(inSecond / 10) % 10);
+        prefix[msAt + 2] = 0x30 + (inSecond % 10);
       }
       const middle = middleOf(method, route, status);
       // prefix, id (one byte per character: printable ASCII), '"', middle, at most 12 digits and a point, '}\n'
