@@ -6,12 +6,14 @@
  *   { key, workspaceId, scopes, issues: { id: issueView }, conversationsPage }
  * The key is hashed once at start into a Map of key records, as our server keeps them (only
  * the hash). Per request, {@link checkKey} does what src/auth/authenticate.ts does for a valid
- * key: read `Authorization: Bearer …` with the same pattern, check the key's shape, SHA-256 it
+ * key: read `Authorization: Bearer …` and check the key's shape with the same pattern, SHA-256 it
  * with node:crypto's one-shot `hash` and look the hash up; then the route's scope is checked.
  * A missing, malformed or unknown key is a 401 with our server's exact body.
  */
 import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+// Our server's own pattern: the scheme and the key's shape in one run (node:crypto only behind it).
+import { BEARER_API_KEY } from '../src/auth/keys.js';
 
 export interface PeerData {
   key: string;
@@ -37,14 +39,12 @@ export function loadPeerData(): { data: PeerData; keys: Map<string, PeerKey> } {
   return { data, keys };
 }
 
-const BEARER = /^Bearer +(\S+) *$/i;
-const SHAPE = /^svck_[0-9A-Za-z]{43}$/;
 
 /** The key record of the request's bearer key, or undefined (a 401). */
 export function checkKey(keys: Map<string, PeerKey>, header: string | undefined): PeerKey | undefined {
   if (header === undefined) return undefined;
-  const presented = BEARER.exec(header)?.[1];
-  if (presented === undefined || !SHAPE.test(presented)) return undefined;
+  const presented = BEARER_API_KEY.exec(header)?.[1];
+  if (presented === undefined) return undefined;
   return keys.get(hash('sha256', presented, 'hex'));
 }
 

@@ -7,7 +7,7 @@
 import type { RequestHead } from '../http/fastPath.js';
 import { ApiError, type ErrorCode } from '../http/errors.js';
 import { TokenBucketLimiter } from '../http/ratelimit.js';
-import { hashKey, hasScope } from './keys.js';
+import { BEARER_API_KEY, hashKey, hasScope } from './keys.js';
 import { iso, type Clock } from '../core/clock.js';
 import type { KeyRec, Store } from '../store/store.js';
 import type { Logger } from '../core/logger.js';
@@ -15,8 +15,6 @@ import type { Logger } from '../core/logger.js';
 /** Failed authentications allowed per client address and minute (docs/security.md#failed-authentication-limit). */
 export const AUTH_FAILURES_PER_MINUTE = 30;
 
-/** `Bearer <key>` (the scheme in any case, spaces around the key) of a key of the shape `looksLikeApiKey` (src/auth/keys.ts) checks: the key is group 1. */
-const BEARER_API_KEY = /^[Bb][Ee][Aa][Rr][Ee][Rr] +(svck_[0-9A-Za-z]{43}) *$/;
 /** `lastUsedAt` is written at most this often per key (docs/security.md#api-keys). */
 export const LAST_USED_INTERVAL_MS = 60_000;
 
@@ -48,7 +46,7 @@ export class Authenticator {
     const header = req.headers.authorization;
     // Hashed on every request (a one-shot SHA-256, ~0.2 µs): no plaintext key is ever kept
     // in memory beyond the request that carried it.
-    // One regular expression checks the scheme (any case) and the key's shape (looksLikeApiKey).
+    // One regular expression checks the scheme (any case) and the key's shape.
     const m = header === undefined ? null : BEARER_API_KEY.exec(header);
     const key = m !== null ? this.store.keyByHash(hashKey(m[1])) : undefined;
     if (!key || key.revokedAt) return this.reject(req, 'unauthorized');

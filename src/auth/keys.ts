@@ -37,8 +37,18 @@ export const generateWidgetKey = (): string => WIDGET_KEY_PREFIX + randomBase62(
 /** Hex SHA-256 of a presented key: the only form in which keys are stored and looked up. */
 export const hashKey = (key: string): string => hash('sha256', key, 'hex');
 
+/** An API key's shape as regular-expression source: the prefix and a base62 body of the generated length. */
+export const API_KEY_SHAPE = `${KEY_PREFIX}[0-9A-Za-z]{43}`;
+const API_KEY = new RegExp(`^${API_KEY_SHAPE}$`);
+
+/**
+ * `Bearer <key>` — the scheme in any case, one or more spaces, a key of {@link API_KEY_SHAPE},
+ * spaces — the key as group 1: the scheme and the key's shape in one run per request.
+ */
+export const BEARER_API_KEY = new RegExp(`^[Bb][Ee][Aa][Rr][Ee][Rr] +(${API_KEY_SHAPE}) *$`);
+
 /** Shape check before any lookup: prefix plus base62 body of the generated length. */
-export const looksLikeApiKey = (key: string): boolean => /^svck_[0-9A-Za-z]{43}$/.test(key);
+export const looksLikeApiKey = (key: string): boolean => API_KEY.test(key);
 
 /**
  * Parses a `--scopes` value: `*` or a comma-separated list of {@link SCOPES}.

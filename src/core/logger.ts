@@ -125,10 +125,9 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
   const batched = typeof out === 'function' ? null : out;
   const write = typeof out === 'function' ? out : (l: string): void => out.write(l);
   // Access lines with batched output are written as bytes straight into the batch buffer
-  // (docs/configuration.md#logs): the time text once per millisecond, the method/route/status
-  // text once per route and status, the id and the duration as bytes — no string per line.
-  // The access line's text before the id, made once per second; its millisecond digits are
-  // written in place when the millisecond changes (no Date, no string per millisecond).
+  // (docs/configuration.md#logs) — no string per line. The text before the id is made once per
+  // second, its millisecond digits written in place when the millisecond changes; the
+  // method/route/status text once per route and status; the id in one latin1 write.
   let prefixSecond = NaN;
   let prefixMs = NaN;
   let msAt = 0;
@@ -180,7 +179,7 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
         prefix[msAt + 2] = 0x30 + (inSecond % 10);
       }
       const middle = middleOf(method, route, status);
-      // prefix, id (one byte per character: printable ASCII), '"', middle, at most 12 digits and a point, '}\n'
+      // prefix, id (printable ASCII: one byte a character), '"', middle, at most 12 digits and a point, '}\n'
       batched.reserve(prefix.length + requestId.length + 1 + middle.length + 16);
       const buf = batched.buf;
       let at = batched.used;

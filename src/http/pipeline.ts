@@ -112,8 +112,8 @@ export class App {
     this.inFlight--;
     if (this.inFlight === 0 && this.idle) { const r = this.idle; this.idle = null; r(); }
     if (this.accessLog) {
-      // The method is one llhttp accepted (a token), the route one of ours; the logger escapes a
-      // client's X-Request-Id when JSON needs it, and makes the line off the request path.
+      // The method is one the parser accepted (a token), the route one of ours; the logger escapes
+      // a client's X-Request-Id when JSON needs it (one the server made needs no check).
       this.opts.logger.request(exchange.requestId, exchange.req.method ?? '-', exchange.route, exchange.res.statusCode, Math.round((performance.now() - exchange.started) * 100) / 100, exchange.ownId);
     }
   }
