@@ -1,18 +1,28 @@
 /**
- * Instructions per request of `GET /api/v1/issues/{id}` on a server's main thread, counted by
+ * Instructions per request of `GET /api/v1/issues/{id}` (or, with `--request patch`, of
+ * `PATCH /api/v1/conversations/{id}` with a new subject each time: a real durable write) on a
+ * server's main thread, counted by
  * valgrind's callgrind (bench/README.md, "Instruction counts"): a figure that does not move with
  * the machine's speed, for old/new decisions that the throughput rounds cannot resolve on a host
  * whose speed swings ±20 % from one second to the next.
  *
  *   node --import tsx bench/instructions.ts --seed DIR [--target ours|fastify|bare|buffer]
  *     [--log-level info|warn] [--dist DIR] [--warmup N] [--requests N] [--times K]
+ *     [--request get|patch] [--out FILE]
+ *
+ * `--out FILE`: the main thread's callgrind profile of the (last) run is kept there, for
+ * `callgrind_annotate --inclusive=yes FILE` (which functions the instructions are in). JIT code
+ * has no names there: with `--perf-map` the server runs with `node --perf-basic-prof` and its
+ * map of JIT code (address, size, function) is kept beside, as `FILE.map`.
  *
  * `--seed DIR`: the temp dir of a reads run kept with `npm run bench -- --only reads --rounds 1
  * --keep` (its `reads/` data dir and `peer-data.json`). The server runs under callgrind with
  * instrumentation off (JIT code is still run under valgrind, ~100× slower); `--warmup` requests
  * (default 4,000) bring V8's tiers up, then instrumentation is switched on for `--requests`
  * (default 6,000) and off again; the main thread's total over those requests is divided by them.
- * The load: 50 keep-alive connections from this process (not under valgrind), random issues.
+ * The load: 50 keep-alive connections from this process (not under valgrind), random issues;
+ * for `patch` (ours only, `SYNC=always`), the 20 open conversations of the seed's list page,
+ * each request a new subject (the write path: validation, the log's group commit, the event).
  *
  * What it cannot show: a cost paid per unit of time (the access log's time text once per
  * millisecond, its batch written every 10 ms) lands on every request here, since valgrind
@@ -31,7 +41,7 @@ import { PEER_DIR } from './peers.js';
 
 const { values: a } = parseArgs({ options: {
   seed: { type: 'string' }, target: { type: 'string' }, 'log-level': { type: 'string' }, dist: { type: 'string' },
-  warmup: { type: 'string' }, requests: { type: 'string' }, times: { type: 'string' },
+  warmup: { type: 'string' }, requests: { type: 'string' }, times: { type: 'string' }, request: { type: 'string' }, out: { type: 'string' }, 'perf-map': { type: 'boolean' },
 } });
 if (!a.seed) throw new Error('--seed DIR (a reads run kept with --keep) is required');
 const seed = a.seed;
@@ -41,8 +51,19 @@ const dist = a.dist ?? join(ROOT, 'dist');
 const warmup = Number(a.warmup ?? 4000);
 const requests = Number(a.requests ?? 6000);
 const times = Number(a.times ?? 1);
-const peer = JSON.parse(fs.readFileSync(join(seed, 'peer-data.json'), 'utf8')) as { key: string; issues: Record<string, unknown> };
+const request = a.request ?? 'get';
+if (request !== 'get' && request !== 'patch') throw new Error('--request is get or patch');
+if (request === 'patch' && target !== 'ours') throw new Error('--request patch measures our server only');
+const peer = JSON.parse(fs.readFileSync(join(seed, 'peer-data.json'), 'utf8')) as { key: string; issues: Record<string, unknown>; conversationsPage: { conversations: Array<{ id: string }> } };
 const ids = Object.keys(peer.issues);
+const convIds = peer.conversationsPage.conversations.map((c) => c.id);
+let subjects = 0;
+/** The next request's bytes: a random issue, or a PATCH of a conversation's subject (a new one each time). */
+function nextRequest(r: number): Buffer {
+  if (request === 'get') return Buffer.from(`GET /api/v1/issues/${ids[r % ids.length]} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${peer.key}\r\nAccept: application/json\r\n\r\n`);
+  const body = JSON.stringify({ subject: `Subject ${++subjects}` });
+  return Buffer.from(`PATCH /api/v1/conversations/${convIds[r % convIds.length]} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${peer.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+}
 
 /** A free loopback port. */
 async function freePort(): Promise<number> {
@@ -58,7 +79,7 @@ function load(port: number, n: number): Promise<void> {
   let seedN = 1;
   const next = (): Buffer => {
     seedN = (seedN * 1103515245 + 12345) & 0x7fffffff;
-    return Buffer.from(`GET /api/v1/issues/${ids[seedN % ids.length]} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${peer.key}\r\nAccept: application/json\r\n\r\n`);
+    return nextRequest(seedN);
   };
   let sent = 0;
   let done = 0;
@@ -101,7 +122,7 @@ async function once(): Promise<number> {
     // A server killed on the seed may have left its admin socket: not copied (cpSync refuses sockets).
     fs.cpSync(join(seed, 'reads'), join(work, 'data'), { recursive: true, filter: (f) => !fs.lstatSync(f).isSocket() });
     Object.assign(env, { DATA_DIR: join(work, 'data'), LOG_LEVEL: level, SYNC: 'always', BOOTSTRAP: 'false', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000' });
-    args = [...vg, process.execPath, join(dist, 'server.js')];
+    args = [...vg, process.execPath, ...(a['perf-map'] ? ['--perf-basic-prof'] : []), join(dist, 'server.js')];
   } else {
     Object.assign(env, { PEER_DIR, PEER_DATA: join(seed, 'peer-data.json'), BASELINE_MODE: target === 'buffer' ? 'buffer' : 'stringify' });
     args = [...vg, process.execPath, '--import', 'tsx', join(ROOT, 'bench', target === 'fastify' ? 'fastify-server.ts' : 'baseline.ts')];
@@ -126,6 +147,9 @@ async function once(): Promise<number> {
     await exited;
     // The main thread's part: `<out>-01`; `totals:` counts what ran while instrumentation was on.
     const text = fs.readFileSync(`${out}-01`, 'utf8');
+    if (a.out) fs.copyFileSync(`${out}-01`, a.out);
+    // Valgrind runs the program in its own process: the map is named after the child's pid.
+    if (a.out && a['perf-map']) fs.renameSync(`/tmp/perf-${child.pid}.map`, `${a.out}.map`);
     const total = Number(/^totals: (\d+)/m.exec(text)?.[1]);
     if (!(total > 0)) throw new Error(`no instructions counted (callgrind_control could not reach the process?)\n${err}`);
     return total / requests;
@@ -137,5 +161,5 @@ async function once(): Promise<number> {
 
 const got: number[] = [];
 for (let i = 0; i < times; i++) got.push(await once());
-const label = target === 'ours' ? `ours (${dist}, LOG_LEVEL=${level})` : target;
+const label = `${target === 'ours' ? `ours (${dist}, LOG_LEVEL=${level})` : target}, ${request === 'get' ? 'GET issue' : 'PATCH conversation (SYNC=always)'}`;
 console.log(`${label}: ${got.map((g) => Math.round(g).toLocaleString('en-US')).join(', ')} instructions per request on the main thread (${requests.toLocaleString('en-US')} requests after ${warmup.toLocaleString('en-US')}; ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version})`);

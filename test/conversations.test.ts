@@ -515,6 +515,32 @@ describe('PATCH /api/v1/conversations/:id', () => {
     assert.deepEqual(await get(w, c.id), r.body.conversation);
   });
 
+  test('a conversation answered, solved and reopened keeps its fields in the schema\'s order, in every answer and event, and never shows firstResponseAt', async () => {
+    const w = await space();
+    const c = await create(w, { externalId: 'ext-order' });
+    // The stored record gains firstResponseAt (the agent's reply), then closedAt, then a user message's lastMessageAt.
+    await message(w, c.id, 'agent', 'On it');
+    srv.clock.advance(1000);
+    await w.call('PATCH', `${C}/${c.id}`, { body: { status: 'solved' } });
+    const order = ['object', 'id', 'externalId', 'status', 'channel', 'priority', 'subject', 'preview', 'customer', 'createdAt', 'updatedAt', 'lastMessageAt', 'closedAt'];
+    const r = await w.call('PATCH', `${C}/${c.id}`, { body: { subject: 'Renamed' } });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(Object.keys(JSON.parse(r.text).conversation), order);
+    const g = await w.call('GET', `${C}/${c.id}`);
+    assert.equal(g.text, r.text);
+    const l = await w.call('GET', `${C}?limit=1`);
+    assert.deepEqual(Object.keys(JSON.parse(l.text).conversations[0]), order);
+    const e = await w.call('GET', '/api/v1/events?type=conversation.updated&limit=1');
+    assert.equal(e.status, 200, e.text);
+    const event = JSON.parse(e.text).events[0];
+    assert.deepEqual(Object.keys(event.data.object), order);
+    // Renamed in the same millisecond it was solved: updatedAt did not move.
+    assert.deepEqual(event.previousAttributes, { subject: 'Help' });
+    srv.clock.advance(1000);
+    await message(w, c.id, 'user', 'It broke again');
+    assert.deepEqual(Object.keys(await get(w, c.id)), order.filter((k) => k !== 'closedAt'));
+  });
+
   test('PATCH solved → waiting also clears closedAt; solved → solved keeps the first closedAt', async () => {
     const w = await space();
     const c = await create(w);
