@@ -112,6 +112,19 @@ test('FastResponse.writeHead refuses a header name that is not a token and a val
   }
 });
 
+test('a head FastResponse.writeHead refused leaves nothing behind: the error answer after it is kept alive unless it says Connection: close', () => {
+  const written: Array<{ head: string; close: boolean }> = [];
+  const path = {
+    date: () => 'Tue, 24 Nov 2026 00:00:00 GMT', keepAliveLines: 'Connection: keep-alive\r\n\r\n',
+    write: (_c: Conn, head: string, _body: unknown, close: boolean) => { written.push({ head, close }); },
+  } as unknown as FastPath;
+  const res = new FastResponse({} as FastRequest, path, {} as Conn);
+  assert.throws(() => res.writeHead(200, ['Connection', 'close', 'X-A', 'a\nb']), { name: 'TypeError', message: /invalid response header value/ });
+  assert.equal(res.statusCode, 200);
+  res.writeHead(500, ['Content-Length', '0']).end();
+  assert.deepEqual(written, [{ head: 'HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nDate: Tue, 24 Nov 2026 00:00:00 GMT\r\nConnection: keep-alive\r\n\r\n', close: false }]);
+});
+
 test('an answer on the fast path is byte for byte the answer node:http gives, but for the per-request values', async () => {
   const fast = await startTestServer();
   const slow = await startTestServer({ env: { HTTP_FAST_PATH: 'false' } });

@@ -511,6 +511,26 @@ test('an unexpected error → 500 internal_error with no stack, message or path;
   } finally { await a.stop(); }
 });
 
+test('an answer whose header value node:http refuses → 500 internal_error with one Content-Type and one Content-Length, none of the refused answer\'s headers', async () => {
+  const a = await appWith([
+    route({ method: 'GET', path: '/bad-header', operationId: 'badHeader', summary: '', tag: 'T', scope: null, success: ok,
+      handler: () => ({ status: 200, body: { ok: true }, headers: { 'X-Bad': 'a\r\nSet-Cookie: x=1', Location: '/elsewhere' } }) }),
+  ]);
+  try {
+    const { data } = await rawExchange(Number(new URL(a.url).port), 'GET /bad-header HTTP/1.1\r\nHost: x\r\nX-Request-Id: rid-bad\r\nConnection: close\r\n\r\n');
+    const [head, body] = data.toString('latin1').split('\r\n\r\n');
+    assert.match(head, /^HTTP\/1\.1 500 /);
+    assert.deepEqual(JSON.parse(body), { code: 'internal_error', error: 'The API request could not be completed.' });
+    const names = head.split('\r\n').slice(1).map((l) => l.slice(0, l.indexOf(':')).toLowerCase());
+    assert.equal(names.filter((n) => n === 'content-length').length, 1, head);
+    assert.equal(names.filter((n) => n === 'content-type').length, 1, head);
+    assert.ok(!names.includes('x-bad') && !names.includes('location') && !names.includes('set-cookie'), head);
+    assert.ok(head.includes('\r\nX-Request-Id: rid-bad\r\n'), head);
+    assert.equal(Number(/\r\ncontent-length: (\d+)/i.exec(head)![1]), Buffer.byteLength(body));
+    assert.ok(a.logs.some((l) => JSON.parse(l).msg === 'unexpected error' && JSON.parse(l).requestId === 'rid-bad'));
+  } finally { await a.stop(); }
+});
+
 test('access log: one line per request, sync and async handlers alike; an X-Request-Id with " and \\ is escaped', async () => {
   const a = await appWith(boomRoutes);
   try {

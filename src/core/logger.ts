@@ -4,6 +4,7 @@
  */
 import { writeSync } from 'node:fs';
 import type { LogLevel } from './config.js';
+import { iso } from './clock.js';
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
@@ -119,9 +120,6 @@ function batchedStdout(): BatchedWriter {
  */
 export function createLogger(level: LogLevel, out: ((line: string) => void) | BatchedWriter = stdoutAtExit(batchedStdout())): Logger {
   const min = RANK[level];
-  // The time text is made once per millisecond (a busy server logs many lines per ms).
-  let lastMs = NaN;
-  let lastTime = '';
   const batched = typeof out === 'function' ? null : out;
   const write = typeof out === 'function' ? out : (l: string): void => out.write(l);
   // Access lines with batched output are written as bytes straight into the batch buffer
@@ -143,16 +141,11 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
     if (byStatus === undefined) byMethod.set(method, (byStatus = []));
     return (byStatus[status] ??= Buffer.from(`,"method":"${method}","route":"${route}","status":${status},"durationMs":`, 'latin1'));
   };
-  // The time text, made once per millisecond (a busy server logs many lines per ms).
-  const timeText = (): string => {
-    const ms = Date.now();
-    if (ms !== lastMs) { lastMs = ms; lastTime = new Date(ms).toISOString(); }
-    return lastTime;
-  };
   // `{"time":…,"level":…,"msg":…,<members>}`; callers' fields never use the names time, level or msg.
   const line = (lvl: LogLevel, msg: string, members: string) => {
     if (RANK[lvl] < min) return;
-    write(`{"time":"${timeText()}","level":"${lvl}","msg":${JSON.stringify(msg)}${members === '' ? '' : ','}${members}}\n`);
+    // iso() keeps the last millisecond's text (a busy server logs many lines per ms).
+    write(`{"time":"${iso(Date.now())}","level":"${lvl}","msg":${JSON.stringify(msg)}${members === '' ? '' : ','}${members}}\n`);
   };
   const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < min) return;
@@ -169,7 +162,7 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
         const second = ms - inSecond;
         if (second !== prefixSecond) {
           prefixSecond = second;
-          const time = new Date(second).toISOString();
+          const time = iso(second);
           prefix = Buffer.from(`{"time":"${time}","level":"info","msg":"request","requestId":"`, 'latin1');
           msAt = 9 + time.length - 4; // the three digits before the Z
         }

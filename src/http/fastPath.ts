@@ -248,20 +248,23 @@ export class FastResponse {
   writeHead(status: number, headers: readonly string[]): this {
     let fields = '';
     let values = '';
+    let close = false;
     for (let i = 0; i < headers.length; i += 2) {
       const name = headers[i];
       const value = headers[i + 1];
       if (!isTokenName(name)) throw new TypeError(`invalid response header name ${JSON.stringify(name)}`);
       values += value;
-      if (name.length === 10 && name.toLowerCase() === 'connection') { this.close = value.toLowerCase() === 'close'; continue; }
+      if (name.length === 10 && name.toLowerCase() === 'connection') { close = value.toLowerCase() === 'close'; continue; }
       fields += `${name}: ${value}\r\n`;
     }
     // Every value checked at once (one regular-expression run, not one per header): a character
-    // outside the class anywhere in their concatenation is one in some value.
+    // outside the class anywhere in their concatenation is one in some value. A refused head
+    // changes nothing: the error answer that follows is written as if it were the first.
     if (!VALUE.test(values)) throw new TypeError(`invalid response header value in ${JSON.stringify(headers)}`);
     let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'unknown'}\r\n${fields}`;
     head += `Date: ${this.path.date()}\r\n`;
-    head += this.close ? 'Connection: close\r\n\r\n' : this.path.keepAliveLines;
+    head += close ? 'Connection: close\r\n\r\n' : this.path.keepAliveLines;
+    this.close = close;
     this.statusCode = status;
     this.head = head;
     return this;

@@ -235,6 +235,15 @@ export class App {
   private send(exchange: Exchange, result: Result): void {
     const { res, headers } = exchange;
     const json = result.json ?? (result.body === null ? '' : JSON.stringify(result.body));
+    // The headers every answer has (request id, rate limits): an answer refused by writeHead
+    // (a header value it will not write) leaves only those for fail()'s error answer.
+    const common = headers.length;
+    try { this.writeAnswer(exchange, result, json); } catch (e) { headers.length = common; throw e; }
+  }
+
+  /** {@link send}'s writing: the answer's own headers, Content-Type and Content-Length, then the head and body. */
+  private writeAnswer(exchange: Exchange, result: Result, json: string | Buffer): void {
+    const { res, headers } = exchange;
     if (result.headers) for (const k in result.headers) headers.push(k, result.headers[k]);
     headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(typeof json === 'string' ? Buffer.byteLength(json) : json.length));
     // A body still on its way (answered before it was read: 401, 404, 415…): close the connection
