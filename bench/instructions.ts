@@ -8,7 +8,7 @@
  *
  *   node --import tsx bench/instructions.ts --seed DIR [--target ours|fastify|bare|buffer]
  *     [--log-level info|warn] [--dist DIR] [--warmup N] [--requests N] [--times K]
- *     [--request get|patch] [--out FILE]
+ *     [--request get|patch] [--endpoint] [--out FILE]
  *
  * `--out FILE`: the main thread's callgrind profile of the (last) run is kept there, for
  * `callgrind_annotate --inclusive=yes FILE` (which functions the instructions are in). JIT code
@@ -24,6 +24,13 @@
  * for `patch` (ours only, `SYNC=always`), the 20 open conversations of the seed's list page,
  * each request a new subject (the write path: validation, the log's group commit, the event).
  *
+ * `--endpoint` (with `--request patch`): one webhook endpoint subscribed to every event, its
+ * receiver (bench/receiver.ts) in this process answering 204, so that every PATCH also owes,
+ * hands over and records one delivery: the count with it minus the count without is what a
+ * delivery costs the API thread (the attempt itself is made on the delivery worker's thread, not
+ * counted). Under valgrind the dispatcher's passes carry one or two deliveries each, not the
+ * dozens they carry under load, so the difference is an upper bound of the per-delivery cost.
+ *
  * What it cannot show: a cost paid per unit of time (the access log's time text once per
  * millisecond, its batch written every 10 ms) lands on every request here, since valgrind
  * serves ~100 requests a second; kernel time (system calls) is not counted; and an instruction
@@ -38,10 +45,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT } from './seed.js';
 import { PEER_DIR } from './peers.js';
+import { startReceiver } from './receiver.js';
 
 const { values: a } = parseArgs({ options: {
   seed: { type: 'string' }, target: { type: 'string' }, 'log-level': { type: 'string' }, dist: { type: 'string' },
-  warmup: { type: 'string' }, requests: { type: 'string' }, times: { type: 'string' }, request: { type: 'string' }, out: { type: 'string' }, 'perf-map': { type: 'boolean' },
+  warmup: { type: 'string' }, requests: { type: 'string' }, times: { type: 'string' }, request: { type: 'string' }, out: { type: 'string' }, 'perf-map': { type: 'boolean' }, endpoint: { type: 'boolean' },
 } });
 if (!a.seed) throw new Error('--seed DIR (a reads run kept with --keep) is required');
 const seed = a.seed;
@@ -54,6 +62,8 @@ const times = Number(a.times ?? 1);
 const request = a.request ?? 'get';
 if (request !== 'get' && request !== 'patch') throw new Error('--request is get or patch');
 if (request === 'patch' && target !== 'ours') throw new Error('--request patch measures our server only');
+const endpoint = a.endpoint ?? false;
+if (endpoint && request !== 'patch') throw new Error('--endpoint goes with --request patch');
 const peer = JSON.parse(fs.readFileSync(join(seed, 'peer-data.json'), 'utf8')) as { key: string; issues: Record<string, unknown>; conversationsPage: { conversations: Array<{ id: string }> } };
 const ids = Object.keys(peer.issues);
 const convIds = peer.conversationsPage.conversations.map((c) => c.id);
@@ -121,7 +131,7 @@ async function once(): Promise<number> {
   if (target === 'ours') {
     // A server killed on the seed may have left its admin socket: not copied (cpSync refuses sockets).
     fs.cpSync(join(seed, 'reads'), join(work, 'data'), { recursive: true, filter: (f) => !fs.lstatSync(f).isSocket() });
-    Object.assign(env, { DATA_DIR: join(work, 'data'), LOG_LEVEL: level, SYNC: 'always', BOOTSTRAP: 'false', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000' });
+    Object.assign(env, { DATA_DIR: join(work, 'data'), LOG_LEVEL: level, SYNC: 'always', BOOTSTRAP: 'false', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000', WEBHOOK_ALLOW_PRIVATE: 'true' });
     args = [...vg, process.execPath, ...(a['perf-map'] ? ['--perf-basic-prof'] : []), join(dist, 'server.js')];
   } else {
     Object.assign(env, { PEER_DIR, PEER_DATA: join(seed, 'peer-data.json'), BASELINE_MODE: target === 'buffer' ? 'buffer' : 'stringify' });
@@ -131,6 +141,7 @@ async function once(): Promise<number> {
   let err = '';
   child.stderr.on('data', (d: Buffer) => { err = (err + d.toString()).slice(-4000); });
   const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
+  const receiver = endpoint ? await startReceiver(() => null) : null;
   try {
     for (let i = 0; ; i++) {
       const up = await new Promise<boolean>((ok) => { const s = net.connect(port, '127.0.0.1'); s.on('connect', () => { s.destroy(); ok(true); }); s.on('error', () => ok(false)); });
@@ -138,11 +149,20 @@ async function once(): Promise<number> {
       if (i > 1200 || child.exitCode !== null) throw new Error(`the server under valgrind did not listen:\n${err}`);
       await new Promise((ok) => setTimeout(ok, 100));
     }
+    if (receiver !== null) {
+      const made = await fetch(`http://127.0.0.1:${port}/api/v1/webhook-endpoints`, {
+        method: 'POST', headers: { authorization: `Bearer ${peer.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: `http://127.0.0.1:${receiver.port}/hook`, events: ['*'] }),
+      });
+      if (made.status !== 201) throw new Error(`creating the webhook endpoint: ${made.status} ${await made.text()}`);
+    }
     await load(port, warmup);
+    const received0 = receiver?.stats.received ?? 0;
     const control = (state: string): void => { execFileSync('callgrind_control', ['-i', state, String(child.pid)], { env, stdio: 'ignore' }); };
     control('on');
     await load(port, requests);
     control('off');
+    if (receiver !== null) deliveries.push(receiver.stats.received - received0);
     child.kill('SIGTERM');
     await exited;
     // The main thread's part: `<out>-01`; `totals:` counts what ran while instrumentation was on.
@@ -154,12 +174,15 @@ async function once(): Promise<number> {
     if (!(total > 0)) throw new Error(`no instructions counted (callgrind_control could not reach the process?)\n${err}`);
     return total / requests;
   } finally {
+    await receiver?.close();
     if (child.exitCode === null) { child.kill('SIGKILL'); await exited; }
     fs.rmSync(work, { recursive: true, force: true });
   }
 }
 
 const got: number[] = [];
+/** Deliveries the receiver got while each count ran (with `--endpoint`). */
+const deliveries: number[] = [];
 for (let i = 0; i < times; i++) got.push(await once());
-const label = `${target === 'ours' ? `ours (${dist}, LOG_LEVEL=${level})` : target}, ${request === 'get' ? 'GET issue' : 'PATCH conversation (SYNC=always)'}`;
+const label = `${target === 'ours' ? `ours (${dist}, LOG_LEVEL=${level})` : target}, ${request === 'get' ? 'GET issue' : `PATCH conversation (SYNC=always${endpoint ? `, one webhook endpoint: ${deliveries.map((d) => d.toLocaleString('en-US')).join(', ')} deliveries received while counting` : ''})`}`;
 console.log(`${label}: ${got.map((g) => Math.round(g).toLocaleString('en-US')).join(', ')} instructions per request on the main thread (${requests.toLocaleString('en-US')} requests after ${warmup.toLocaleString('en-US')}; ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version})`);

@@ -44,6 +44,26 @@ test('a delivery id is derived from its event and endpoint: a UUIDv7 with the ev
   assert.equal(deliveryIdOf('evt_1', 'ep1'), 'evt_1.ep1', 'ids of another shape are joined');
 });
 
+test('a delivery id is the same text as the XOR of the two 48-bit tails (ids on disk keep meaning the same pair)', () => {
+  // The rule as first written: the event id's first 24 characters, then the two 24-bit halves
+  // of its tail XORed with the endpoint's, as 6 lower-case hex digits each.
+  const reference = (ev: string, ep: string): string => {
+    const tail = (id: string): boolean => id.length === 36 && id[23] === '-' && /^[0-9a-f]{12}$/.test(id.slice(24));
+    if (!tail(ev) || !tail(ep)) return `${ev}.${ep}`;
+    const h = (s: string, at: number): number => parseInt(s.slice(at, at + 6), 16);
+    const x = (n: number): string => n.toString(16).padStart(6, '0');
+    return ev.slice(0, 24) + x(h(ev, 24) ^ h(ep, 24)) + x(h(ev, 30) ^ h(ep, 30));
+  };
+  const ids = [...Array.from({ length: 300 }, () => newId()), '00000000-0000-7000-8000-000000000000', 'ffffffff-ffff-7fff-bfff-ffffffffffff'];
+  for (const ev of ids) for (const ep of ids.slice(0, 8)) assert.equal(deliveryIdOf(ev, ep), reference(ev, ep), `${ev} ${ep}`);
+  // Shapes the server never makes: upper-case hex, a missing dash, another length, a character beyond one byte.
+  const odd = ['01A21036-AC64-7000-B7DB-75587481FFBC', '01a21036-ac64-7000-b7db+75587481ffbc', '01a21036-ac64-7000-b7db-75587481ffb', '01a21036-ac64-7000-b7db-75587481ffbg', 'Ā1a21036-ac64-7000-b7db-75587481ffbc'];
+  for (const ev of odd) for (const ep of [ids[0], odd[0]]) {
+    assert.equal(deliveryIdOf(ev, ep), reference(ev, ep), `${ev} ${ep}`);
+    assert.equal(deliveryIdOf(ep, ev), reference(ep, ev), `${ep} ${ev}`);
+  }
+});
+
 test('an owed delivery is listed pending under the id its record then keeps; the record and the cursor come with the outcome', () => inWorld(() => 'hold', {}, async (w) => {
   const { srv, rx, hook } = w;
   const ws = srv.store.workspace(srv.workspaceId)!;

@@ -302,21 +302,33 @@ function keptFor(head: AnswerHead): number {
 export class TimeoutError extends Error {}
 
 /**
- * The bytes of `POST url` with `headers` (plus `Host` and `Content-Length`) and `body`.
+ * The bytes of `POST url` with `headers` (plus `Host` and `Content-Length`) and `body`;
+ * `fixed`, header lines the caller made once and checked with {@link headerLines}, go after
+ * `headers`.
  * @throws Error when a header name is not a token or a value holds CR, LF or NUL.
  */
-export function requestBytes(url: URL, headers: Record<string, string>, body: string | Uint8Array): Buffer {
-  let head = `POST ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
-  for (const [name, value] of Object.entries(headers)) {
-    if (!TOKEN.test(name) || /[\r\n\0]/.test(value)) throw new Error(`the header ${JSON.stringify(name)} cannot be sent`);
-    head += `${name}: ${value}\r\n`;
-  }
+export function requestBytes(url: URL, headers: Record<string, string>, body: string | Uint8Array, fixed = ''): Buffer {
+  let head = `POST ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n${headerLines(headers)}${fixed}`;
   const size = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.byteLength;
   head += `content-length: ${size}\r\n\r\n`;
   const bytes = Buffer.allocUnsafe(Buffer.byteLength(head, 'latin1') + size);
   const at = bytes.write(head, 0, 'latin1');
   if (typeof body === 'string') bytes.write(body, at, 'utf8'); else bytes.set(body, at);
   return bytes;
+}
+
+/**
+ * `headers` as request header lines, each ending in CRLF.
+ * @throws Error when a header name is not a token or a value holds CR, LF or NUL.
+ */
+export function headerLines(headers: Record<string, string>): string {
+  let lines = '';
+  for (const name in headers) {
+    const value = headers[name];
+    if (!TOKEN.test(name) || /[\r\n\0]/.test(value)) throw new Error(`the header ${JSON.stringify(name)} cannot be sent`);
+    lines += `${name}: ${value}\r\n`;
+  }
+  return lines;
 }
 
 /** A new connection to `t`, going to the checked addresses only (DNS is not asked again). */

@@ -13,7 +13,7 @@
 import { performance } from 'node:perf_hooks';
 import { unreachableMessage } from '../../ingest/fetch/addresses.js';
 import { deliveryAddresses } from './urls.js';
-import { AnswerError, TimeoutError, exchange, requestBytes, type ConnectionPool } from './http1.js';
+import { AnswerError, TimeoutError, exchange, headerLines, requestBytes, type ConnectionPool } from './http1.js';
 
 /** What one attempt gave. */
 export interface AttemptOutcome {
@@ -47,21 +47,25 @@ export interface SendOptions {
 }
 
 const USER_AGENT = 'support-workspace-webhooks/1.0';
+/** The headers every attempt sends besides the caller's, as lines made once. */
+const FIXED_LINES = headerLines({ 'content-type': 'application/json', 'user-agent': USER_AGENT });
 
 /**
- * Sends `body` to `url` with `headers` (the caller's signature headers; content-type,
- * content-length, host and user-agent are added). Never throws: every failure is an outcome.
+ * Sends `body` to `url` (its text, or as parsed once by the caller) with `headers` (the caller's
+ * signature headers; content-type, content-length, host and user-agent are added). Never
+ * throws: every failure is an outcome.
  */
-export async function sendAttempt(url: string, body: string | Uint8Array, headers: Record<string, string>, opts: SendOptions): Promise<AttemptOutcome> {
+export async function sendAttempt(url: string | URL, body: string | Uint8Array, headers: Record<string, string>, opts: SendOptions): Promise<AttemptOutcome> {
   const started = performance.now();
   const elapsed = (): number => Math.max(0, Math.round(performance.now() - started));
   const fail = (error: string, status: number | null = null, retryAfter?: string): AttemptOutcome => ({ ok: false, status, error, retryAfter, durationMs: elapsed() });
   const timedOut = (): AttemptOutcome => fail(`no answer within ${opts.timeoutMs} ms`);
   let u: URL;
-  try { u = new URL(url); } catch { return fail('the endpoint URL is not a valid URL'); }
+  if (typeof url !== 'string') u = url;
+  else try { u = new URL(url); } catch { return fail('the endpoint URL is not a valid URL'); }
   let request: Buffer;
   try {
-    request = requestBytes(u, { ...headers, 'content-type': 'application/json', 'user-agent': USER_AGENT }, body);
+    request = requestBytes(u, headers, body, FIXED_LINES);
   } catch (e) { return fail((e as Error).message); }
   // One time limit covers the host check (DNS), connecting, sending, the status line and the
   // body's drain.

@@ -26,19 +26,23 @@ const settings = data.settings;
 const tasks = new ByteRing(data.tasks);
 const outcomes = new ByteRing(data.outcomes);
 
-const pools = new Map<string, { url: string; pool: ConnectionPool }>();
+const pools = new Map<string, { url: string; pool: ConnectionPool; parsed: URL | string }>();
 
 /**
- * The keep-alive pool of `endpointId` for `url` (a URL change starts a new pool). It holds at
- * most the endpoint's bound of connections: no more requests than that are made at once.
+ * The keep-alive pool of `endpointId` for `url` (a URL change starts a new pool), and the URL
+ * parsed once for its attempts (its text when it does not parse: each attempt then fails saying
+ * so). The pool holds at most the endpoint's bound of connections: no more requests than that
+ * are made at once.
  */
-function poolOf(endpointId: string, url: string): ConnectionPool {
+function poolOf(endpointId: string, url: string): { pool: ConnectionPool; parsed: URL | string } {
   const have = pools.get(endpointId);
-  if (have !== undefined && have.url === url) return have.pool;
+  if (have !== undefined && have.url === url) return have;
   have?.pool.close();
-  const pool = new ConnectionPool();
-  pools.set(endpointId, { url, pool });
-  return pool;
+  let parsed: URL | string = url;
+  try { parsed = new URL(url); } catch { /* sendAttempt says so */ }
+  const made = { url, pool: new ConnectionPool(), parsed };
+  pools.set(endpointId, made);
+  return made;
 }
 
 /** Outcomes that did not fit the ring yet (the API thread is behind), in order. */
@@ -85,7 +89,8 @@ function start(t: SendTask): void {
   active.set(t.endpointId, (active.get(t.endpointId) ?? 0) + 1);
   activeAll++;
   const { timeoutMs, allowPrivate } = settings;
-  void sendAttempt(t.url, t.body, signatureHeaders(t.secrets, t.eventId, t.timestamp, t.body), { timeoutMs, allowPrivate, pool: poolOf(t.endpointId, t.url) })
+  const { pool, parsed } = poolOf(t.endpointId, t.url);
+  void sendAttempt(parsed, t.body, signatureHeaders(t.secrets, t.eventId, t.timestamp, t.body), { timeoutMs, allowPrivate, pool })
     .then((outcome) => {
       const n = (active.get(t.endpointId) ?? 1) - 1;
       if (n <= 0) active.delete(t.endpointId); else active.set(t.endpointId, n);

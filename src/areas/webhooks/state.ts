@@ -32,11 +32,11 @@ export interface Owed {
   closing: boolean;
 }
 
-/** 24 bits of hex text as a number. */
-const hex24 = (s: string, from: number): number => parseInt(s.slice(from, from + 6), 16);
-const HEX6 = (n: number): string => n.toString(16).padStart(6, '0');
-/** Whether `id` has a UUID's shape where this module reads it: 36 characters, the last 12 hex after a dash. */
-const uuidTail = (id: string): boolean => id.length === 36 && id.charCodeAt(23) === 45 && /^[0-9a-f]{12}$/.test(id.slice(24));
+/** The value of the lower-case hex digit with char code `c`, or -1. */
+const hexDigit = (c: number): number => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1);
+const HEX = '0123456789abcdef';
+/** Where {@link deliveryIdOf} builds an id: its 36 latin1 bytes, read back as one flat string. */
+const idBytes = Buffer.alloc(36);
 
 /**
  * The id of the delivery of event `eventId` to endpoint `endpointId` (both UUIDv7 as the server
@@ -47,8 +47,23 @@ const uuidTail = (id: string): boolean => id.length === 36 && id.charCodeAt(23) 
  * shape (none the server makes) fall back to a text join, still distinct per pair.
  */
 export function deliveryIdOf(eventId: string, endpointId: string): string {
-  if (!uuidTail(eventId) || !uuidTail(endpointId)) return `${eventId}.${endpointId}`;
-  return eventId.slice(0, 24) + HEX6(hex24(eventId, 24) ^ hex24(endpointId, 24)) + HEX6(hex24(eventId, 30) ^ hex24(endpointId, 30));
+  // XOR of the 48-bit numbers is XOR of their hex digits, one by one. Built in a byte buffer and
+  // read as one string: a concatenation would be a tree of string parts, kept as long as the id
+  // (in every index it is in) unless the collector flattens it.
+  if (eventId.length !== 36 || endpointId.length !== 36 || eventId.charCodeAt(23) !== 45 || endpointId.charCodeAt(23) !== 45) return `${eventId}.${endpointId}`;
+  for (let i = 24; i < 36; i++) {
+    const a = hexDigit(eventId.charCodeAt(i));
+    const b = hexDigit(endpointId.charCodeAt(i));
+    if (a < 0 || b < 0) return `${eventId}.${endpointId}`;
+    idBytes[i] = HEX.charCodeAt(a ^ b);
+  }
+  for (let i = 0; i < 24; i++) {
+    const c = eventId.charCodeAt(i);
+    // Not one byte (no id the server makes): the event's part as it is.
+    if (c > 0xff) return eventId.slice(0, 24) + idBytes.toString('latin1', 24, 36);
+    idBytes[i] = c;
+  }
+  return idBytes.toString('latin1', 0, 36);
 }
 
 /** The webhooks area's indexes of one workspace, and the deliveries owed. */
@@ -68,8 +83,8 @@ export class WebhookState {
   private readonly waiting = new Map<string, { items: Owed[]; head: number }>();
   /** Per endpoint, the owed deliveries whose event is older than one owed before it (see {@link owedFrom}). */
   private readonly early = new Map<string, Set<Owed>>();
-  /** Per endpoint, the order key (createdAt, id) of the event last owed. */
-  private readonly lastOwed = new Map<string, string>();
+  /** Per endpoint, the order key (createdAt, id) of the event last owed (updated in place). */
+  private readonly lastOwed = new Map<string, { createdAt: string; eventId: string }>();
   /** Transactions whose events owe deliveries, not on disk yet: endpoint id, event id, type, createdAt, four per delivery. */
   private readonly madeBy = new Map<Tx<WebhookRecords>, string[]>();
   /** Owed deliveries a transaction not yet on disk put the record of (a disabling): owed no more once it is. */
@@ -206,9 +221,10 @@ export class WebhookState {
     const o: Owed = { id, endpointId, eventId, eventType: type, createdAt, running: false, closing: false };
     map.set(id, o);
     this.enqueue(o);
-    const key = compositeKey(createdAt, eventId);
+    // Compared as (createdAt, eventId), the order of their composite key, without making it.
     const last = this.lastOwed.get(endpointId);
-    if (last === undefined || key > last) this.lastOwed.set(endpointId, key);
+    if (last === undefined) this.lastOwed.set(endpointId, { createdAt, eventId });
+    else if (createdAt > last.createdAt || (createdAt === last.createdAt && eventId > last.eventId)) { last.createdAt = createdAt; last.eventId = eventId; }
     else {
       let set = this.early.get(endpointId);
       if (set === undefined) this.early.set(endpointId, (set = new Set()));
