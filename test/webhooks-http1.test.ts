@@ -14,7 +14,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AnswerReader, ConnectionPool, IDLE_MS, MAX_HEAD_BYTES, requestBytes } from '../src/areas/webhooks/http1.js';
+import { AnswerReader, ConnectionPool, IDLE_MS, MAX_HEAD_BYTES, headerLines, requestBytes } from '../src/areas/webhooks/http1.js';
 import { sendAttempt } from '../src/areas/webhooks/send.js';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'tls');
@@ -118,6 +118,12 @@ test('the request: POST, host with its port, path and query as the URL has them,
   assert.equal(requestBytes(new URL('https://example.com/'), {}, '').toString(), 'POST / HTTP/1.1\r\nhost: example.com\r\ncontent-length: 0\r\n\r\n');
   assert.throws(() => requestBytes(new URL('http://example.com/'), { 'x-a': 'one\r\nx-b: two' }, ''), { message: 'the header "x-a" cannot be sent' });
   assert.throws(() => requestBytes(new URL('http://example.com/'), { 'x a': 'one' }, ''), { message: 'the header "x a" cannot be sent' });
+  // Lines made once (the headers every attempt sends) go after the attempt's own, before the length.
+  const fixed = headerLines({ 'content-type': 'application/json', 'user-agent': 'ua/1' });
+  assert.equal(fixed, 'content-type: application/json\r\nuser-agent: ua/1\r\n');
+  assert.equal(requestBytes(new URL('http://example.com/h'), { 'webhook-id': 'e1' }, '{}', fixed).toString(),
+    'POST /h HTTP/1.1\r\nhost: example.com\r\nwebhook-id: e1\r\ncontent-type: application/json\r\nuser-agent: ua/1\r\ncontent-length: 2\r\n\r\n{}');
+  assert.throws(() => headerLines({ 'user-agent': 'a\nb' }), { message: 'the header "user-agent" cannot be sent' });
 });
 
 /** A node:http server on 127.0.0.1 counting connections and requests; `answer` writes each answer. */
@@ -185,6 +191,19 @@ test('keep-alive: twenty attempts in a row go over one connection, each body who
     assert.deepEqual(s.requests, Array.from({ length: 20 }, (_, i) => `{"n":${i}}`));
     assert.equal(pool.size, 1);
   } finally { pool.close(); await s.close(); }
+});
+
+test('an attempt takes its URL as text or parsed once (the worker parses an endpoint\'s URL per pool); text that does not parse is an outcome', async () => {
+  const seen: string[] = [];
+  const s = await httpServer((q, res) => { seen.push(`${q.method} ${q.url} ${q.headers['content-type']} ${q.headers['user-agent']}`); res.writeHead(204).end(); });
+  try {
+    const parsed = new URL('/other?a=1', s.url);
+    for (let i = 0; i < 2; i++) assert.equal((await sendAttempt(parsed, '{}', {}, opts())).ok, true, 'the same URL object, twice');
+    assert.equal(parsed.href, new URL('/other?a=1', s.url).href, 'left as it was');
+    assert.deepEqual(seen, Array(2).fill('POST /other?a=1 application/json support-workspace-webhooks/1.0'));
+    const bad = await sendAttempt('not a url', '{}', {}, opts());
+    assert.deepEqual([bad.ok, bad.status, bad.error], [false, null, 'the endpoint URL is not a valid URL']);
+  } finally { await s.close(); }
 });
 
 test('chunked answers and 204s leave the connection reusable; Connection: close and no pool do not', async () => {

@@ -323,7 +323,7 @@ export function requestBytes(url: URL, headers: Record<string, string>, body: st
  */
 export function headerLines(headers: Record<string, string>): string {
   let lines = '';
-  for (const name in headers) {
+  for (const name of Object.keys(headers)) {
     const value = headers[name];
     if (!TOKEN.test(name) || /[\r\n\0]/.test(value)) throw new Error(`the header ${JSON.stringify(name)} cannot be sent`);
     lines += `${name}: ${value}\r\n`;
