@@ -137,11 +137,12 @@ async function once(): Promise<number> {
     Object.assign(env, { PEER_DIR, PEER_DATA: join(seed, 'peer-data.json'), BASELINE_MODE: target === 'buffer' ? 'buffer' : 'stringify' });
     args = [...vg, process.execPath, '--import', 'tsx', join(ROOT, 'bench', target === 'fastify' ? 'fastify-server.ts' : 'baseline.ts')];
   }
+  // Started before the server, so that nothing is left running if it cannot start.
+  const receiver = endpoint ? await startReceiver(() => null) : null;
   const child = spawn('valgrind', args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr.on('data', (d: Buffer) => { err = (err + d.toString()).slice(-4000); });
   const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
-  const receiver = endpoint ? await startReceiver(() => null) : null;
   try {
     for (let i = 0; ; i++) {
       const up = await new Promise<boolean>((ok) => { const s = net.connect(port, '127.0.0.1'); s.on('connect', () => { s.destroy(); ok(true); }); s.on('error', () => ok(false)); });

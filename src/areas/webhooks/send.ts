@@ -52,8 +52,8 @@ const FIXED_LINES = headerLines({ 'content-type': 'application/json', 'user-agen
 
 /**
  * Sends `body` to `url` (its text, or as parsed once by the caller) with `headers` (the caller's
- * signature headers; content-type, content-length, host and user-agent are added). Never
- * throws: every failure is an outcome.
+ * signature headers; content-type, content-length, host and user-agent are added, so `headers`
+ * holds none of those four). Never throws: every failure is an outcome.
  */
 export async function sendAttempt(url: string | URL, body: string | Uint8Array, headers: Record<string, string>, opts: SendOptions): Promise<AttemptOutcome> {
   const started = performance.now();
