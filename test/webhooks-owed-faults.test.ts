@@ -234,3 +234,25 @@ test('transactions that made owed events and were aborted are swept: they do not
   assert.ok(madeBy.size <= 256, `at most 256 held (${madeBy.size})`);
   await ws.db.close();
 });
+
+test('a delivery owed again after newer ones (its outcome not written) holds the cursor below its event, so a restart owes it', async () => {
+  const s = setup();
+  let ws = await s.open();
+  const e = await newEndpoint(ws, s.clock);
+  for (let i = 0; i < 3; i++) { s.clock.t += 1000; await newConversation(ws, s.clock); }
+  const [first, second, third] = [...ws.webhooks.owedOf(e.id)!.values()] as Owed[];
+  assert.ok(first.createdAt < second.createdAt && second.createdAt < third.createdAt);
+  await deliverAll(ws, e.id, (o) => o === first);
+  // The second's outcome was taken, then its write failed: owed again, after the third was.
+  ws.webhooks.recorded(second);
+  ws.webhooks.reowe(second);
+  assert.equal(ws.webhooks.owedCount(e.id), 2);
+  const tx = ws.db.begin();
+  tx.put('webhook_cursor', e.id, { id: e.id, from: ws.webhooks.cursorNow(e.id) });
+  await ws.db.commit(tx);
+  await ws.db.close();
+  ws = await s.open();
+  const owed = [...ws.webhooks.owedOf(e.id)!.values()].map((o) => o.eventId).sort();
+  await ws.db.close();
+  assert.deepEqual(owed, [second.eventId, third.eventId].sort(), 'both undelivered events are owed after the restart');
+});
