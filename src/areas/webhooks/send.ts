@@ -12,7 +12,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { unreachableMessage } from '../../ingest/fetch/addresses.js';
-import { deliveryAddresses } from './urls.js';
+import { deliveryAddresses, knownAddresses } from './urls.js';
+import type { HostResolver } from '../../ingest/fetch/hosts.js';
 import { AnswerError, TimeoutError, exchange, headerLines, requestBytes, type ConnectionPool } from './http1.js';
 
 /** What one attempt gave. */
@@ -44,6 +45,8 @@ export interface SendOptions {
   pool?: ConnectionPool;
   /** Certificate authorities trusted besides the system's (tests' own). */
   ca?: string | Buffer;
+  /** Resolves the endpoint's host (tests' own; default this thread's, docs/sources.md#name-resolution). */
+  hosts?: HostResolver;
 }
 
 const USER_AGENT = 'support-workspace-webhooks/1.0';
@@ -68,8 +71,18 @@ export async function sendAttempt(url: string | URL, body: string | Uint8Array, 
     request = requestBytes(u, headers, body, FIXED_LINES);
   } catch (e) { return fail((e as Error).message); }
   // One time limit covers the host check (DNS), connecting, sending, the status line and the
-  // body's drain.
-  const addresses = await deliveryAddresses(u, opts.allowPrivate);
+  // body's drain: a name whose servers do not answer fails the attempt when the time is up.
+  let addresses = knownAddresses(u, opts.allowPrivate, opts.hosts);
+  if (addresses === null) {
+    let timer: NodeJS.Timeout | undefined;
+    const asked = await Promise.race([
+      deliveryAddresses(u, opts.allowPrivate, opts.hosts),
+      new Promise<'timeout'>((resolve) => { timer = setTimeout(resolve, opts.timeoutMs, 'timeout'); }),
+    ]);
+    clearTimeout(timer);
+    if (asked === 'timeout') return timedOut();
+    addresses = asked;
+  }
   if (!addresses) return fail(unreachableMessage(u.href));
   const left = opts.timeoutMs - (performance.now() - started);
   if (left <= 0) return timedOut();

@@ -5,7 +5,8 @@
  * created or its url changed, and again before each delivery (DNS can change meanwhile).
  */
 import { invalid } from '../../http/errors.js';
-import { resolveReachable, unreachableMessage, type ResolvedAddress } from '../../ingest/fetch/addresses.js';
+import { reachableKnown, resolveReachable, unreachableMessage, type ResolvedAddress } from '../../ingest/fetch/addresses.js';
+import type { HostResolver } from '../../ingest/fetch/hosts.js';
 
 /**
  * Parses an endpoint URL: an absolute http(s) URL without user name or password; the fragment
@@ -41,8 +42,17 @@ export async function checkEndpointUrl(raw: string, allowPrivate: boolean): Prom
 
 /**
  * The addresses a delivery to `url` may connect to, checked now (docs/api.md#webhook-endpoint-urls);
- * undefined when the host does not resolve or resolves to a refused address. Never throws.
+ * undefined when the host does not resolve or resolves to a refused address. `resolver`: this
+ * thread's (docs/sources.md#name-resolution) unless a test passes its own. Never throws.
  */
-export async function deliveryAddresses(url: URL, allowPrivate: boolean): Promise<ResolvedAddress[] | undefined> {
-  return resolveReachable(hostOf(url), allowPrivate);
+export async function deliveryAddresses(url: URL, allowPrivate: boolean, resolver?: HostResolver): Promise<ResolvedAddress[] | undefined> {
+  return resolveReachable(hostOf(url), allowPrivate, resolver);
+}
+
+/**
+ * {@link deliveryAddresses} when it needs no DNS question (an IP address, or a name whose answer
+ * is kept, docs/sources.md#name-resolution): the same answer, or null when a question is needed.
+ */
+export function knownAddresses(url: URL, allowPrivate: boolean, resolver?: HostResolver): ResolvedAddress[] | undefined | null {
+  return reachableKnown(hostOf(url), allowPrivate, resolver);
 }

@@ -3,8 +3,8 @@
  * {@link isPrivateAddress} classifies one address, {@link resolveReachable} resolves a host and
  * applies the rule, and {@link unreachableMessage} is the one text a refusal shows.
  */
-import dns from 'node:dns';
 import net from 'node:net';
+import { HostResolver } from './hosts.js';
 
 /** Refused ranges (CIDR). IPv4: unspecified, private, CGNAT, loopback, link-local (cloud metadata),
  * private, IETF protocol assignments, TEST-NET-1, 6to4 relay anycast, private, benchmarking,
@@ -101,24 +101,41 @@ export function unreachableMessage(url: string): string {
   return `the host of ${url} cannot be reached from this server`;
 }
 
+/** This thread's resolver of host names (docs/sources.md#name-resolution). */
+const hosts = new HostResolver();
+
 /**
  * Resolves `host` (a name, an IPv4 address, or an IPv6 address with or without brackets) and
  * checks every address it resolves to with {@link isPrivateAddress} unless `allowPrivate`.
+ * Names go through `resolver` (this thread's {@link HostResolver} unless a test passes its own):
+ * DNS first, its answers kept for their TTL (docs/sources.md#name-resolution).
  * @returns every address (for the connection to use, so DNS is not asked twice), or `undefined`
  *   when the host does not resolve or resolves to a refused address — deliberately one answer
  *   for both, see {@link unreachableMessage}. Never throws.
  */
-export async function resolveReachable(host: string, allowPrivate: boolean): Promise<ResolvedAddress[] | undefined> {
-  const h = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  let addresses: ResolvedAddress[];
-  if (net.isIP(h)) addresses = [{ address: h, family: net.isIP(h) }];
-  else {
-    try {
-      addresses = await dns.promises.lookup(h, { all: true, verbatim: true });
-    } catch {
-      return undefined;
-    }
-  }
+export async function resolveReachable(host: string, allowPrivate: boolean, resolver: HostResolver = hosts): Promise<ResolvedAddress[] | undefined> {
+  const h = unbracket(host);
+  const now = reachableKnown(h, allowPrivate, resolver);
+  return now !== null ? now : checked(await resolver.resolve(h), allowPrivate);
+}
+
+/**
+ * {@link resolveReachable}'s answer when no question is needed — `host` is an IP address, or a
+ * name whose answer is kept — or null when one is: the hot path of a delivery to a host seen a
+ * moment ago makes no promise.
+ */
+export function reachableKnown(host: string, allowPrivate: boolean, resolver: HostResolver = hosts): ResolvedAddress[] | undefined | null {
+  const h = unbracket(host);
+  const family = net.isIP(h);
+  if (family !== 0) return checked([{ address: h, family }], allowPrivate);
+  const kept = resolver.known(h.toLowerCase());
+  return kept === undefined ? null : checked(kept, allowPrivate);
+}
+
+const unbracket = (host: string): string => (host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host);
+
+/** `addresses`, or undefined when there are none or one is refused (unless `allowPrivate`). */
+function checked(addresses: ResolvedAddress[], allowPrivate: boolean): ResolvedAddress[] | undefined {
   if (addresses.length === 0) return undefined;
   if (!allowPrivate && addresses.some((a) => isPrivateAddress(a.address))) return undefined;
   return addresses;

@@ -1,0 +1,247 @@
+// Host name resolution for outgoing requests (docs/sources.md#name-resolution): DNS first, its
+// answers kept for their TTL, the system resolver one name at a time, and no threadpool thread
+// held by a name whose servers never answer.
+import { test, mock } from 'node:test';
+import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
+import dns from 'node:dns';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HostResolver, MAX_KEEP_MS, MAX_NAMES, MIN_KEEP_MS, SYSTEM_KEEP_MS, type DnsQueries } from '../src/ingest/fetch/hosts.js';
+import { resolveReachable } from '../src/ingest/fetch/addresses.js';
+import { sendAttempt } from '../src/areas/webhooks/send.js';
+
+type Answer = Array<{ address: string; ttl: number }>;
+const dnsError = (code: string): NodeJS.ErrnoException => Object.assign(new Error(code), { code });
+
+/** DNS queries answered from `table` (name → A and AAAA answers, or an error code), counting them. */
+function fakeDns(table: Record<string, { a?: Answer | string; aaaa?: Answer | string }>): DnsQueries & { asked: string[] } {
+  const answer = (v: Answer | string | undefined): Promise<Answer> =>
+    (typeof v === 'string' ? Promise.reject(dnsError(v)) : v === undefined ? Promise.reject(dnsError(dns.NODATA)) : Promise.resolve(v));
+  const asked: string[] = [];
+  return {
+    asked,
+    resolve4: (h) => { asked.push(`A ${h}`); return answer(table[h]?.a ?? (table[h] ? undefined : dns.NOTFOUND)); },
+    resolve6: (h) => { asked.push(`AAAA ${h}`); return answer(table[h]?.aaaa ?? (table[h] ? undefined : dns.NOTFOUND)); },
+  };
+}
+
+test('a name DNS answers: A then AAAA, kept for the shortest TTL, the system resolver not asked', async () => {
+  let now = 0;
+  const system: string[] = [];
+  const q = fakeDns({ 'api.example.com': { a: [{ address: '93.184.215.14', ttl: 40 }], aaaa: [{ address: '2606:2800:21f:cb07::1', ttl: 30 }] } });
+  const r = new HostResolver({ dns: q, system: async (h) => { system.push(h); return []; }, now: () => now });
+  const want = [{ address: '93.184.215.14', family: 4 }, { address: '2606:2800:21f:cb07::1', family: 6 }];
+  assert.deepEqual(await r.resolve('api.example.com'), want);
+  now = 29_999;
+  assert.deepEqual(await r.resolve('API.Example.com'), want, 'names are kept without regard to case');
+  assert.equal(q.asked.length, 2, 'asked once while the TTL lasts');
+  now = 30_000;
+  await r.resolve('api.example.com');
+  assert.deepEqual(q.asked, ['A api.example.com', 'AAAA api.example.com', 'A api.example.com', 'AAAA api.example.com'], 'asked again once the shortest TTL is over');
+  assert.deepEqual(system, []);
+});
+
+test('TTLs are clamped: 0 keeps an answer 1 s, a day keeps it 60 s', async () => {
+  let now = 0;
+  const q = fakeDns({ 'zero.test': { a: [{ address: '93.184.215.14', ttl: 0 }] }, 'day.test': { a: [{ address: '93.184.215.15', ttl: 86_400 }] } });
+  const r = new HostResolver({ dns: q, system: async () => [], now: () => now });
+  await r.resolve('zero.test');
+  await r.resolve('day.test');
+  now = MIN_KEEP_MS - 1;
+  await r.resolve('zero.test');
+  assert.equal(q.asked.length, 4);
+  now = MIN_KEEP_MS;
+  await r.resolve('zero.test');
+  assert.equal(q.asked.length, 6, 'zero.test asked again after 1 s');
+  now = MAX_KEEP_MS - 1;
+  await r.resolve('day.test');
+  assert.equal(q.asked.length, 6);
+  now = MAX_KEEP_MS;
+  await r.resolve('day.test');
+  assert.equal(q.asked.length, 8, 'day.test asked again after 60 s');
+});
+
+test('a name DNS does not know goes to the system resolver (hosts file, search domains), kept 5 s', async () => {
+  let now = 0;
+  const system: string[] = [];
+  const r = new HostResolver({ dns: fakeDns({}), system: async (h) => { system.push(h); return [{ address: '127.0.0.1', family: 4 }]; }, now: () => now });
+  assert.deepEqual(await r.resolve('localhost'), [{ address: '127.0.0.1', family: 4 }]);
+  now = SYSTEM_KEEP_MS - 1;
+  await r.resolve('localhost');
+  assert.deepEqual(system, ['localhost']);
+  now = SYSTEM_KEEP_MS;
+  await r.resolve('localhost');
+  assert.deepEqual(system, ['localhost', 'localhost']);
+});
+
+test('servers that time out: the system resolver is not asked (it would hold a thread as long), nothing is kept', async () => {
+  const system: string[] = [];
+  const q = fakeDns({ 'slow.test': { a: dns.TIMEOUT, aaaa: dns.TIMEOUT } });
+  const r = new HostResolver({ dns: q, system: async (h) => { system.push(h); return [{ address: '10.0.0.1', family: 4 }]; }, now: () => 0 });
+  assert.deepEqual(await r.resolve('slow.test'), []);
+  assert.deepEqual(system, []);
+  assert.equal(r.size, 0);
+  // One of the two answered otherwise (no AAAA records): the system resolver may know the name.
+  const mixed = new HostResolver({ dns: fakeDns({ 'mixed.test': { a: dns.TIMEOUT, aaaa: dns.NODATA } }), system: async (h) => { system.push(h); return [{ address: '10.0.0.1', family: 4 }]; }, now: () => 0 });
+  assert.deepEqual(await mixed.resolve('mixed.test'), [{ address: '10.0.0.1', family: 4 }]);
+  assert.deepEqual(system, ['mixed.test']);
+});
+
+test('a failing system resolver gives no address and is not kept; it never throws', async () => {
+  let calls = 0;
+  const r = new HostResolver({ dns: fakeDns({}), system: async () => { calls++; throw dnsError('ENOTFOUND'); }, now: () => 0 });
+  assert.deepEqual(await r.resolve('nowhere.test'), []);
+  assert.deepEqual(await r.resolve('nowhere.test'), []);
+  assert.equal(calls, 2);
+  assert.equal(r.size, 0);
+});
+
+test('the system resolver runs one name at a time; one name asked twice at once is one question', async () => {
+  const started: string[] = [];
+  const finish = new Map<string, () => void>();
+  const system = (h: string) => new Promise<Array<{ address: string; family: number }>>((resolve) => {
+    started.push(h);
+    finish.set(h, () => resolve([{ address: '10.0.0.9', family: 4 }]));
+  });
+  const q = fakeDns({});
+  const r = new HostResolver({ dns: q, system, now: () => 0 });
+  const a = r.resolve('a.internal');
+  const a2 = r.resolve('A.internal');
+  const b = r.resolve('b.internal');
+  const c = r.resolve('c.internal');
+  for (let i = 0; i < 10; i++) await new Promise((go) => setImmediate(go));
+  assert.deepEqual(started, ['a.internal'], 'one system lookup at a time');
+  assert.deepEqual(q.asked.filter((x) => x.includes('a.internal')), ['A a.internal', 'AAAA a.internal'], 'one question for both callers');
+  finish.get('a.internal')!();
+  assert.deepEqual(await a, await a2);
+  for (let i = 0; i < 10; i++) await new Promise((go) => setImmediate(go));
+  assert.deepEqual(started, ['a.internal', 'b.internal']);
+  finish.get('b.internal')!();
+  await b;
+  for (let i = 0; i < 10; i++) await new Promise((go) => setImmediate(go));
+  finish.get('c.internal')!();
+  await c;
+  assert.deepEqual(started, ['a.internal', 'b.internal', 'c.internal']);
+});
+
+test(`at most ${MAX_NAMES} names are kept; the oldest answer goes first`, async () => {
+  const table: Record<string, { a: Answer }> = {};
+  for (let i = 0; i <= MAX_NAMES; i++) table[`h${i}.test`] = { a: [{ address: '93.184.215.14', ttl: 60 }] };
+  const q = fakeDns(table);
+  const r = new HostResolver({ dns: q, system: async () => [], now: () => 0 });
+  for (let i = 0; i <= MAX_NAMES; i++) await r.resolve(`h${i}.test`);
+  assert.equal(r.size, MAX_NAMES);
+  const before = q.asked.length;
+  await r.resolve(`h${MAX_NAMES}.test`);
+  await r.resolve('h1.test');
+  assert.equal(q.asked.length, before, 'the newer ones are kept');
+  await r.resolve('h0.test');
+  assert.equal(q.asked.length, before + 2, 'the oldest was let go');
+});
+
+test('resolveReachable applies the address rule to names answered by DNS; IP addresses are taken as they are', async () => {
+  const r = new HostResolver({ dns: fakeDns({ 'inside.test': { a: [{ address: '10.1.2.3', ttl: 60 }] }, 'both.test': { a: [{ address: '93.184.215.14', ttl: 60 }, { address: '127.0.0.1', ttl: 60 }] } }), system: async () => [], now: () => 0 });
+  assert.equal(await resolveReachable('inside.test', false, r), undefined);
+  assert.deepEqual(await resolveReachable('inside.test', true, r), [{ address: '10.1.2.3', family: 4 }]);
+  assert.equal(await resolveReachable('both.test', false, r), undefined, 'every address must be public');
+  assert.equal(await resolveReachable('unknown.test', true, r), undefined);
+  assert.deepEqual(await resolveReachable('[::1]', true, r), [{ address: '::1', family: 6 }]);
+  assert.equal(await resolveReachable('[::1]', false, r), undefined);
+});
+
+/** The byte offset just past a DNS query's question (12-byte header, the name's labels, type and class). */
+function questionEnd(msg: Buffer): number {
+  let at = 12;
+  while (msg[at] !== 0) at += msg[at] + 1;
+  return at + 5;
+}
+
+/** A DNS server on UDP: `answer(name, type)` gives the A record's address (type 1) or null for no record; `silent` never answers. */
+async function dnsServer(answer: (name: string, type: number) => string | null, silent = false) {
+  const sock = dgram.createSocket('udp4');
+  const queries: string[] = [];
+  sock.on('message', (msg, rinfo) => {
+    const end = questionEnd(msg);
+    const labels: string[] = [];
+    for (let at = 12; msg[at] !== 0; at += msg[at] + 1) labels.push(msg.toString('latin1', at + 1, at + 1 + msg[at]));
+    const name = labels.join('.');
+    const type = msg.readUInt16BE(end - 4);
+    queries.push(`${type} ${name}`);
+    if (silent) return;
+    const address = answer(name, type);
+    const head = Buffer.alloc(12);
+    msg.copy(head, 0, 0, 2);
+    head.writeUInt16BE(0x8180, 2); // a response, recursion desired and available, no error
+    head.writeUInt16BE(1, 4);
+    head.writeUInt16BE(address === null ? 0 : 1, 6);
+    const parts = [head, msg.subarray(12, end)];
+    if (address !== null) {
+      const rr = Buffer.alloc(16);
+      rr.writeUInt16BE(0xc00c, 0); // the question's name
+      rr.writeUInt16BE(1, 2);
+      rr.writeUInt16BE(1, 4);
+      rr.writeUInt32BE(30, 6);
+      rr.writeUInt16BE(4, 10);
+      address.split('.').forEach((x, i) => { rr[12 + i] = Number(x); });
+      parts.push(rr);
+    }
+    sock.send(Buffer.concat(parts), rinfo.port, rinfo.address);
+  });
+  await new Promise<void>((go) => sock.bind(0, '127.0.0.1', go));
+  return { port: sock.address().port, queries, close: () => new Promise<void>((go) => sock.close(() => go())) };
+}
+
+test('real DNS over UDP: an A record is used, a name with no AAAA is still answered, the system resolver not asked', async () => {
+  const server = await dnsServer((name, type) => (name === 'hook.test' && type === 1 ? '127.0.0.1' : null));
+  try {
+    const q = new dns.promises.Resolver({ timeout: 2000, tries: 1 });
+    q.setServers([`127.0.0.1:${server.port}`]);
+    const system: string[] = [];
+    const r = new HostResolver({ dns: q, system: async (h) => { system.push(h); return []; } });
+    assert.deepEqual(await resolveReachable('hook.test', true, r), [{ address: '127.0.0.1', family: 4 }]);
+    assert.equal(await resolveReachable('hook.test', false, r), undefined);
+    assert.deepEqual(server.queries.sort(), ['1 hook.test', '28 hook.test'], 'A and AAAA asked once; the second call used the kept answer');
+    assert.deepEqual(system, []);
+  } finally { await server.close(); }
+});
+
+test('names whose servers never answer hold no threadpool thread: file system work goes on meanwhile', async () => {
+  const server = await dnsServer(() => null, true);
+  const dir = mkdtempSync(join(tmpdir(), 'sw-hosts-'));
+  const q = new dns.promises.Resolver({ timeout: 60_000, tries: 1 });
+  q.setServers([`127.0.0.1:${server.port}`]);
+  try {
+    const r = new HostResolver({ dns: q, system: async () => [] });
+    // More names than libuv has threads (4): with getaddrinfo each would hold one.
+    let settled = 0;
+    const pending = Array.from({ length: 12 }, (_, i) => r.resolve(`never${i}.test`).then((x) => { settled++; return x; }));
+    while (server.queries.length < 24) await new Promise((go) => setImmediate(go));
+    // Threadpool work — writes and fdatasyncs, what the logs do — completes while every name waits.
+    const file = join(dir, 'f');
+    writeFileSync(file, '');
+    const fh = await open(file, 'a');
+    for (let i = 0; i < 16; i++) { await fh.write(`line ${i}\n`); await fh.datasync(); }
+    await fh.close();
+    assert.equal(settled, 0, 'every name is still waiting for its servers');
+    q.cancel();
+    assert.deepEqual(await Promise.all(pending), Array.from({ length: 12 }, () => []), 'cancelled: no address, nothing thrown');
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a delivery attempt whose host name gets no DNS answer fails when its time limit is up', async () => {
+  mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    const never: DnsQueries = { resolve4: () => new Promise(() => {}), resolve6: () => new Promise(() => {}) };
+    const hosts = new HostResolver({ dns: never, system: async () => [] });
+    const out = sendAttempt('http://hook.never.test/x', '{}', {}, { timeoutMs: 5000, allowPrivate: true, hosts });
+    mock.timers.tick(5000);
+    const o = await out;
+    assert.deepEqual([o.ok, o.status, o.error], [false, null, 'no answer within 5000 ms']);
+  } finally { mock.timers.reset(); }
+});
