@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HostResolver, MAX_KEEP_MS, MAX_NAMES, MIN_KEEP_MS, SYSTEM_KEEP_MS, type DnsQueries } from '../src/ingest/fetch/hosts.js';
-import { resolveReachable } from '../src/ingest/fetch/addresses.js';
+import { HostResolver, MAX_KEEP_MS, MAX_NAMES, MAX_SYSTEM_WAITING, MIN_KEEP_MS, NO_ADDRESS_KEEP_MS, SYSTEM_KEEP_MS, type DnsQueries } from '../src/ingest/fetch/hosts.js';
+import { reachableKnown, resolveReachable } from '../src/ingest/fetch/addresses.js';
 import { sendAttempt } from '../src/areas/webhooks/send.js';
 
 type Answer = Array<{ address: string; ttl: number }>;
@@ -77,26 +77,59 @@ test('a name DNS does not know goes to the system resolver (hosts file, search d
   assert.deepEqual(system, ['localhost', 'localhost']);
 });
 
-test('servers that time out: the system resolver is not asked (it would hold a thread as long), nothing is kept', async () => {
-  const system: string[] = [];
-  const q = fakeDns({ 'slow.test': { a: dns.TIMEOUT, aaaa: dns.TIMEOUT } });
-  const r = new HostResolver({ dns: q, system: async (h) => { system.push(h); return [{ address: '10.0.0.1', family: 4 }]; }, now: () => 0 });
-  assert.deepEqual(await r.resolve('slow.test'), []);
-  assert.deepEqual(system, []);
-  assert.equal(r.size, 0);
-  // One of the two answered otherwise (no AAAA records): the system resolver may know the name.
-  const mixed = new HostResolver({ dns: fakeDns({ 'mixed.test': { a: dns.TIMEOUT, aaaa: dns.NODATA } }), system: async (h) => { system.push(h); return [{ address: '10.0.0.1', family: 4 }]; }, now: () => 0 });
-  assert.deepEqual(await mixed.resolve('mixed.test'), [{ address: '10.0.0.1', family: 4 }]);
-  assert.deepEqual(system, ['mixed.test']);
+test('DNS servers that time out, fail or refuse: the system resolver is not asked (it would ask them again, holding a thread); "no address" is kept 2 s', async () => {
+  for (const [a, aaaa] of [[dns.TIMEOUT, dns.TIMEOUT], [dns.SERVFAIL, dns.SERVFAIL], [dns.REFUSED, dns.REFUSED], [dns.TIMEOUT, dns.NODATA], [dns.NOTFOUND, dns.SERVFAIL]]) {
+    let now = 0;
+    const system: string[] = [];
+    const q = fakeDns({ 'hostile.test': { a, aaaa } });
+    const r = new HostResolver({ dns: q, system: async (h) => { system.push(h); return [{ address: '10.0.0.1', family: 4 }]; }, now: () => now });
+    assert.deepEqual(await r.resolve('hostile.test'), [], `${a}/${aaaa}`);
+    now = NO_ADDRESS_KEEP_MS - 1;
+    assert.deepEqual(await r.resolve('hostile.test'), []);
+    assert.equal(q.asked.length, 2, `${a}/${aaaa}: asked once while "no address" is kept`);
+    now = NO_ADDRESS_KEEP_MS;
+    await r.resolve('hostile.test');
+    assert.equal(q.asked.length, 4, `${a}/${aaaa}: asked again after 2 s`);
+    assert.equal(system.length, 0, `${a}/${aaaa}: the system resolver is not asked`);
+  }
 });
 
-test('a failing system resolver gives no address and is not kept; it never throws', async () => {
+test('not in DNS, or no DNS server to connect to: the system resolver is asked', async () => {
+  for (const [a, aaaa] of [[dns.NOTFOUND, dns.NOTFOUND], [dns.NODATA, dns.NODATA], [dns.CONNREFUSED, dns.CONNREFUSED], [dns.NOTFOUND, dns.NODATA]]) {
+    const system: string[] = [];
+    const r = new HostResolver({ dns: fakeDns({ 'box.internal': { a, aaaa } }), system: async (h) => { system.push(h); return [{ address: '10.0.0.1', family: 4 }]; }, now: () => 0 });
+    assert.deepEqual(await r.resolve('box.internal'), [{ address: '10.0.0.1', family: 4 }], `${a}/${aaaa}`);
+    assert.deepEqual(system, ['box.internal']);
+  }
+});
+
+test('a failing system resolver gives no address, kept 2 s; it never throws', async () => {
+  let now = 0;
   let calls = 0;
-  const r = new HostResolver({ dns: fakeDns({}), system: async () => { calls++; throw dnsError('ENOTFOUND'); }, now: () => 0 });
+  const r = new HostResolver({ dns: fakeDns({}), system: async () => { calls++; throw dnsError('ENOTFOUND'); }, now: () => now });
   assert.deepEqual(await r.resolve('nowhere.test'), []);
+  assert.deepEqual(await r.resolve('nowhere.test'), []);
+  assert.equal(calls, 1);
+  now = NO_ADDRESS_KEEP_MS;
   assert.deepEqual(await r.resolve('nowhere.test'), []);
   assert.equal(calls, 2);
-  assert.equal(r.size, 0);
+});
+
+test(`at most ${MAX_SYSTEM_WAITING} names wait for the system resolver; one more gets no address without waiting`, async () => {
+  const started: string[] = [];
+  let release: () => void = () => {};
+  const system = (h: string) => new Promise<Array<{ address: string; family: number }>>((resolve) => { started.push(h); release = () => resolve([]); });
+  const r = new HostResolver({ dns: fakeDns({}), system, now: () => 0 });
+  const waiting = Array.from({ length: MAX_SYSTEM_WAITING + 1 }, (_, i) => r.resolve(`n${i}.internal`));
+  for (let i = 0; i < 10; i++) await new Promise((go) => setImmediate(go));
+  assert.deepEqual(started, ['n0.internal']);
+  assert.deepEqual(await r.resolve('one-more.internal'), [], 'refused at once: the queue is full');
+  for (let i = 0; i <= MAX_SYSTEM_WAITING; i++) {
+    while (started.length <= i) await new Promise((go) => setImmediate(go));
+    release();
+  }
+  assert.equal((await Promise.all(waiting)).length, MAX_SYSTEM_WAITING + 1);
+  assert.equal(started.includes('one-more.internal'), false);
 });
 
 test('the system resolver runs one name at a time; one name asked twice at once is one question', async () => {
@@ -148,6 +181,9 @@ test('resolveReachable applies the address rule to names answered by DNS; IP add
   assert.deepEqual(await resolveReachable('inside.test', true, r), [{ address: '10.1.2.3', family: 4 }]);
   assert.equal(await resolveReachable('both.test', false, r), undefined, 'every address must be public');
   assert.equal(await resolveReachable('unknown.test', true, r), undefined);
+  assert.deepEqual(reachableKnown('INSIDE.test', true, r), [{ address: '10.1.2.3', family: 4 }], 'a kept answer is found at once, whatever the case');
+  assert.equal(reachableKnown('INSIDE.test', false, r), undefined);
+  assert.equal(reachableKnown('other.test', true, r), null, 'not kept: a question is needed');
   assert.deepEqual(await resolveReachable('[::1]', true, r), [{ address: '::1', family: 6 }]);
   assert.equal(await resolveReachable('[::1]', false, r), undefined);
 });
@@ -159,7 +195,10 @@ function questionEnd(msg: Buffer): number {
   return at + 5;
 }
 
-/** A DNS server on UDP: `answer(name, type)` gives the A record's address (type 1) or null for no record; `silent` never answers. */
+/**
+ * A DNS server on UDP: `answer(name, type)` gives the A record's address (type 1), null for no
+ * record, or `'servfail'` for a server failure; `silent` never answers.
+ */
 async function dnsServer(answer: (name: string, type: number) => string | null, silent = false) {
   const sock = dgram.createSocket('udp4');
   const queries: string[] = [];
@@ -171,10 +210,12 @@ async function dnsServer(answer: (name: string, type: number) => string | null, 
     const type = msg.readUInt16BE(end - 4);
     queries.push(`${type} ${name}`);
     if (silent) return;
-    const address = answer(name, type);
+    let address = answer(name, type);
+    const servfail = address === 'servfail';
+    if (servfail) address = null;
     const head = Buffer.alloc(12);
     msg.copy(head, 0, 0, 2);
-    head.writeUInt16BE(0x8180, 2); // a response, recursion desired and available, no error
+    head.writeUInt16BE(servfail ? 0x8182 : 0x8180, 2); // a response, recursion desired and available; no error, or SERVFAIL
     head.writeUInt16BE(1, 4);
     head.writeUInt16BE(address === null ? 0 : 1, 6);
     const parts = [head, msg.subarray(12, end)];
@@ -195,7 +236,7 @@ async function dnsServer(answer: (name: string, type: number) => string | null, 
 }
 
 test('real DNS over UDP: an A record is used, a name with no AAAA is still answered, the system resolver not asked', async () => {
-  const server = await dnsServer((name, type) => (name === 'hook.test' && type === 1 ? '127.0.0.1' : null));
+  const server = await dnsServer((name, type) => (name === 'broken.test' ? 'servfail' : name === 'hook.test' && type === 1 ? '127.0.0.1' : null));
   try {
     const q = new dns.promises.Resolver({ timeout: 2000, tries: 1 });
     q.setServers([`127.0.0.1:${server.port}`]);
@@ -205,6 +246,12 @@ test('real DNS over UDP: an A record is used, a name with no AAAA is still answe
     assert.equal(await resolveReachable('hook.test', false, r), undefined);
     assert.deepEqual(server.queries.sort(), ['1 hook.test', '28 hook.test'], 'A and AAAA asked once; the second call used the kept answer');
     assert.deepEqual(system, []);
+    // A server failure, as c-ares reports it, is not given to the system resolver.
+    assert.equal(await resolveReachable('broken.test', true, r), undefined);
+    assert.deepEqual(system, []);
+    // A name the server has no records for is (the hosts file may know it).
+    assert.equal(await resolveReachable('nothere.test', true, r), undefined);
+    assert.deepEqual(system, ['nothere.test']);
   } finally { await server.close(); }
 });
 
@@ -218,7 +265,10 @@ test('names whose servers never answer hold no threadpool thread: file system wo
     // More names than libuv has threads (4): with getaddrinfo each would hold one.
     let settled = 0;
     const pending = Array.from({ length: 12 }, (_, i) => r.resolve(`never${i}.test`).then((x) => { settled++; return x; }));
-    while (server.queries.length < 24) await new Promise((go) => setImmediate(go));
+    for (let turns = 0; server.queries.length < 24; turns++) {
+      assert.ok(turns < 100_000, `the DNS server got ${server.queries.length} of 24 queries`);
+      await new Promise((go) => setImmediate(go));
+    }
     // Threadpool work — writes and fdatasyncs, what the logs do — completes while every name waits.
     const file = join(dir, 'f');
     writeFileSync(file, '');

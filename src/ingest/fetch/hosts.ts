@@ -8,7 +8,10 @@
  * servers never answer (anyone can set that up for an endpoint URL) held a thread for the
  * resolver's whole timeout per attempt; a few such attempts at once left durable writes of every
  * workspace waiting behind them. DNS queries made by c-ares are non-blocking sockets on the event
- * loop and take no thread; the one system lookup allowed at a time leaves three threads free.
+ * loop and take no thread. The system resolver is asked only for names DNS says it does not
+ * know (or when no DNS server can be reached), one at a time per resolver — one resolver per
+ * thread making requests (the API thread, the delivery worker) — so at most two threads are ever
+ * held by it.
  */
 import dns from 'node:dns';
 import type { ResolvedAddress } from './addresses.js';
@@ -18,6 +21,12 @@ export const MIN_KEEP_MS = 1_000;
 export const MAX_KEEP_MS = 60_000;
 /** How long an answer of the system resolver (which gives no TTL) is kept, ms. */
 export const SYSTEM_KEEP_MS = 5_000;
+/** How long "no address" is kept, ms: a name failing every attempt of a busy endpoint is asked this often at most. */
+export const NO_ADDRESS_KEEP_MS = 2_000;
+/** System lookups that may wait for the running one; a name coming when this many wait gets no address. */
+export const MAX_SYSTEM_WAITING = 64;
+/** The DNS errors after which the system resolver is asked: not in DNS, or no DNS server to ask. */
+const FALLBACK_CODES = new Set<string>([dns.NOTFOUND, dns.NODATA, dns.CONNREFUSED]);
 /** The most names kept; the oldest answer goes first when one more comes. */
 export const MAX_NAMES = 1_000;
 
@@ -34,7 +43,7 @@ export type SystemLookup = (host: string) => Promise<ResolvedAddress[]>;
 export interface HostResolverOptions {
   /** DNS queries (default: a `dns.promises.Resolver` on the system's servers, 2 s a try, 2 tries). */
   dns?: DnsQueries;
-  /** The system resolver, asked when DNS gives no address for reasons other than a timeout. */
+  /** The system resolver, asked when DNS does not know a name (or no DNS server answers the connection). */
   system?: SystemLookup;
   /** Monotonic clock, ms (default `performance.now`). */
   now?: () => number;
@@ -66,7 +75,7 @@ export class HostResolver {
 
   /**
    * The addresses of host name `host` (not an IP address: callers take those as they are), IPv4
-   * first; an empty array when it does not resolve. Never throws.
+   * first; an empty array when it does not resolve (kept {@link NO_ADDRESS_KEEP_MS}). Never throws.
    */
   async resolve(host: string): Promise<ResolvedAddress[]> {
     const key = host.toLowerCase();
@@ -80,7 +89,7 @@ export class HostResolver {
     return pending;
   }
 
-  /** The addresses kept for `host` (lower-case) while their time lasts; undefined when a question must be asked. */
+  /** The addresses kept for `host` (lower-case) while their time lasts (empty: none), undefined when a question must be asked. */
   known(host: string): ResolvedAddress[] | undefined {
     const have = this.kept.get(host);
     if (have === undefined) return undefined;
@@ -104,13 +113,13 @@ export class HostResolver {
       this.keep(host, addresses, Math.min(MAX_KEEP_MS, Math.max(MIN_KEEP_MS, ttl * 1000)));
       return addresses;
     }
-    // No address from DNS. Its servers not answering in time: the system resolver would ask the
-    // same servers and hold a thread as long; anything else (no such name, no records, no server
-    // reachable) may still be a name of the hosts file or of a search domain.
-    const timedOut = [v4, v6].every((r) => r.status === 'rejected' && (r.reason as NodeJS.ErrnoException).code === dns.TIMEOUT);
-    if (timedOut) return [];
-    const found = await this.oneAtATime(() => this.system(host).catch(() => []));
-    if (found.length > 0) this.keep(host, found, SYSTEM_KEEP_MS);
+    // No address from DNS. Only a definite "not in DNS" (no such name, no records) or no DNS
+    // server at all may still be a name of the hosts file or of a search domain; a server that
+    // timed out, failed (SERVFAIL) or refused would be asked again by the system resolver, which
+    // holds a thread as long (docs/sources.md#name-resolution).
+    const notInDns = [v4, v6].every((r) => r.status === 'rejected' && FALLBACK_CODES.has((r.reason as NodeJS.ErrnoException).code ?? ''));
+    const found = notInDns && this.systemQueue.length < MAX_SYSTEM_WAITING ? await this.oneAtATime(() => this.system(host).catch(() => [])) : [];
+    this.keep(host, found, found.length > 0 ? SYSTEM_KEEP_MS : NO_ADDRESS_KEEP_MS);
     return found;
   }
 
