@@ -199,11 +199,21 @@ export class Connection {
   /** The exchange reading this connection; null while idle. */
   user: { data(b: Buffer): void; end(err: Error | null): void } | null = null;
 
-  constructor(readonly socket: net.Socket) {
-    socket.on('data', (b: Buffer) => { if (this.user !== null) this.user.data(b); else this.destroy(); });
+  /** The connection's socket: set once, by {@link open}, right after the connection is made. */
+  socket!: net.Socket;
+
+  /** Attaches `socket`, whose bytes come to {@link received} (`onread`, see {@link READ_BUFFER}). */
+  attach(socket: net.Socket): this {
+    this.socket = socket;
     socket.on('end', () => this.finish(null));
     socket.on('error', (e) => this.finish(e));
     socket.on('close', () => this.finish(null));
+    return this;
+  }
+
+  /** Bytes read (a view of {@link READ_BUFFER}, valid until this returns): the exchange's, or a reason to close. */
+  received(b: Buffer): void {
+    if (this.user !== null) this.user.data(b); else this.destroy();
   }
 
   /** The address it is connected to (undefined before it is). */
@@ -331,17 +341,29 @@ export function headerLines(headers: Record<string, string>): string {
   return lines;
 }
 
+/**
+ * The buffer every connection of this thread reads into, through the socket's `onread` (a
+ * documented option of `net.connect` and `tls.connect`) instead of `'data'` events: no buffer
+ * allocated per read and no stream machinery (docs/decisions.md#a-lean-http-client-for-deliveries).
+ * One serves all: a read is handed to its exchange's {@link AnswerReader} at once, which copies
+ * the little it keeps (a line split across reads).
+ */
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
+
 /** A new connection to `t`, going to the checked addresses only (DNS is not asked again). */
 function open(t: Target): Connection {
   const host = t.url.hostname.startsWith('[') ? t.url.hostname.slice(1, -1) : t.url.hostname;
   const secure = t.url.protocol === 'https:';
   const port = Number(t.url.port) || (secure ? 443 : 80);
   const lookup = fixedLookup(t.addresses);
+  const c = new Connection();
+  const onread: net.OnReadOpts = { buffer: READ_BUFFER, callback: (n) => { c.received(READ_BUFFER.subarray(0, n)); return true; } };
+  // `onread` is a socket option tls.connect passes on (Node's types leave it out of its options).
   const socket = secure
-    ? tls.connect({ host, port, lookup: lookup as unknown as net.LookupFunction, servername: net.isIP(host) ? undefined : host, ca: t.ca, ALPNProtocols: ['http/1.1'] })
-    : net.connect({ host, port, lookup: lookup as unknown as net.LookupFunction });
+    ? tls.connect({ host, port, lookup: lookup as unknown as net.LookupFunction, servername: net.isIP(host) ? undefined : host, ca: t.ca, ALPNProtocols: ['http/1.1'], onread } as tls.ConnectionOptions)
+    : net.connect({ host, port, lookup: lookup as unknown as net.LookupFunction, onread });
   socket.setNoDelay(true);
-  return new Connection(socket);
+  return c.attach(socket);
 }
 
 /**
