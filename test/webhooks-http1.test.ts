@@ -23,10 +23,20 @@ const KEY = readFileSync(join(FIXTURES, 'localhost.key'));
 
 interface Read { status: number; reason: string; keepAlive: boolean; state: string; headers: Record<string, string> }
 
-/** Feeds `answer` cut into `pieces`, then `end()` when `close`; the reader's view. */
-function read(pieces: Buffer[], close = false): Read {
+/**
+ * Feeds `answer` cut into `pieces`, then `end()` when `close`; the reader's view. With `reused`,
+ * each piece comes in one buffer that is overwritten after each feed, as a connection's reads
+ * come through `onread` (the reader must copy what it keeps).
+ */
+function read(pieces: Buffer[], close = false, reused = false): Read {
   const r = new AnswerReader();
-  for (const p of pieces) r.feed(p);
+  const scratch = Buffer.alloc(1024);
+  for (const p of pieces) {
+    if (!reused) { r.feed(p); continue; }
+    p.copy(scratch);
+    r.feed(scratch.subarray(0, p.length));
+    scratch.fill(0x58);
+  }
   if (close) r.end();
   assert.ok(r.head, 'a head was read');
   return { status: r.head.status, reason: r.head.reason, keepAlive: r.keepAlive, state: r.state, headers: Object.fromEntries(r.head.headers) };
@@ -63,10 +73,12 @@ const FRAMINGS: Array<{ name: string; text: string; close?: boolean; want: Parti
 ];
 
 for (const f of FRAMINGS) {
-  test(`answer reader: ${f.name}, whole, cut anywhere, byte by byte`, () => {
-    for (const pieces of cuts(f.text)) {
-      const got = read(pieces, f.close);
-      for (const [k, v] of Object.entries(f.want)) assert.deepEqual(got[k as keyof Read], v, `${k} with ${pieces.length} pieces`);
+  test(`answer reader: ${f.name}, whole, cut anywhere, byte by byte; also through one reused read buffer`, () => {
+    for (const reused of [false, true]) {
+      for (const pieces of cuts(f.text)) {
+        const got = read(pieces, f.close, reused);
+        for (const [k, v] of Object.entries(f.want)) assert.deepEqual(got[k as keyof Read], v, `${k} with ${pieces.length} pieces${reused ? ', reused buffer' : ''}`);
+      }
     }
   });
 }
