@@ -42,7 +42,7 @@ async function once(): Promise<number> {
     const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${out}`, process.execPath, join(ROOT, 'bench', 'attempt-child.mjs')], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d: Buffer) => { err = (err + d.toString()).slice(-4000); });
-    const code = await new Promise<number | null>((ok) => child.once('exit', ok));
+    const code = await new Promise<number | null>((ok, fail) => { child.once('exit', ok); child.once('error', fail); });
     if (code !== 0) throw new Error(`the attempts under valgrind failed (exit ${code}):\n${err}`);
     const total = Number(/^totals: (\d+)/m.exec(fs.readFileSync(out, 'utf8'))?.[1]);
     if (!(total > 0)) throw new Error(`no instructions counted (callgrind_control could not reach the process?)\n${err}`);

@@ -362,3 +362,24 @@ test('HTTPS: kept alive with a trusted certificate; an untrusted one or one for 
     assert.equal(wrongName.error, 'could not connect to the endpoint: ERR_TLS_CERT_ALTNAME_INVALID');
   } finally { pool.close(); server.closeAllConnections(); await new Promise((ok) => server.close(ok)); }
 });
+
+test('answers arriving in pieces on two connections at once, all read through one buffer: each exchange gets its own bytes', async () => {
+  const held: net.Socket[] = [];
+  const a = await rawServer((socket) => { held[0] = socket; });
+  const b = await rawServer((socket) => { held[1] = socket; });
+  const [poolA, poolB] = [new ConnectionPool(), new ConnectionPool()];
+  const turns = async (): Promise<void> => { for (let i = 0; i < 20; i++) await new Promise((go) => setImmediate(go)); };
+  try {
+    const outA = sendAttempt(a.url, '{"to":"a"}', {}, opts(poolA));
+    const outB = sendAttempt(b.url, '{"to":"b"}', {}, opts(poolB));
+    while (held[0] === undefined || held[1] === undefined) await turns();
+    // Each piece lands on the client while the other connection's partial line is kept.
+    for (const [i, piece] of [[0, 'HTTP/1.1 20'], [1, 'HTTP/1.1 503 Serv'], [0, '4 No Con'], [1, 'ice Unavailable\r\nRetry-Aft'], [0, 'tent\r\nX-A: '], [1, 'er: 7\r\nContent-Length: 0\r\n\r\n'], [0, 'aaaa\r\n\r\n']] as const) {
+      held[i].write(piece);
+      await turns();
+    }
+    assert.deepEqual({ ...await outA, durationMs: 0 }, { ok: true, status: 204, error: null, durationMs: 0 });
+    assert.deepEqual({ ...await outB, durationMs: 0 }, { ok: false, status: 503, error: 'the endpoint answered HTTP 503 Service Unavailable', retryAfter: '7', durationMs: 0 });
+    assert.deepEqual([poolA.size, poolB.size], [1, 1], 'both connections kept');
+  } finally { poolA.close(); poolB.close(); await a.close(); await b.close(); }
+});

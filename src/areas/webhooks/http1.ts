@@ -359,8 +359,9 @@ function open(t: Target): Connection {
   const c = new Connection();
   const onread: net.OnReadOpts = { buffer: READ_BUFFER, callback: (n) => { c.received(READ_BUFFER.subarray(0, n)); return true; } };
   // `onread` is a socket option tls.connect passes on (Node's types leave it out of its options).
+  const tlsOptions: tls.ConnectionOptions & { onread: net.OnReadOpts } = { host, port, lookup: lookup as unknown as net.LookupFunction, servername: net.isIP(host) ? undefined : host, ca: t.ca, ALPNProtocols: ['http/1.1'], onread };
   const socket = secure
-    ? tls.connect({ host, port, lookup: lookup as unknown as net.LookupFunction, servername: net.isIP(host) ? undefined : host, ca: t.ca, ALPNProtocols: ['http/1.1'], onread } as tls.ConnectionOptions)
+    ? tls.connect(tlsOptions)
     : net.connect({ host, port, lookup: lookup as unknown as net.LookupFunction, onread });
   socket.setNoDelay(true);
   return c.attach(socket);
