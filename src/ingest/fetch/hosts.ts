@@ -1,7 +1,7 @@
 /**
  * Host names to addresses for every outgoing request (docs/sources.md#name-resolution): DNS
  * asked directly (c-ares, `dns.Resolver`), answers kept for their TTL, and the system's resolver
- * (`getaddrinfo`) asked only for a name DNS does not answer, one such name at a time.
+ * (`getaddrinfo`) asked only for a name DNS says it does not know, one such name at a time.
  *
  * Why not `dns.lookup` for every name: `getaddrinfo` blocks one thread of libuv's threadpool until
  * it returns — the same four threads that run the logs' `write` and `fdatasync`. A name whose
