@@ -233,7 +233,7 @@ export class App {
 
   /** Writes the answer: `result.json` (pre-serialized) or `result.body` serialized, with every gathered header. */
   private send(exchange: Exchange, result: Result): void {
-    const { res, headers } = exchange;
+    const { headers } = exchange;
     const json = result.json ?? (result.body === null ? '' : JSON.stringify(result.body));
     // The headers every answer has (request id, rate limits): an answer refused by writeHead
     // (a header value it will not write) leaves only those for fail()'s error answer.
