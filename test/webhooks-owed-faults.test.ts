@@ -16,7 +16,7 @@ import { nodeFs, type StoreFs } from '../src/store/fs.js';
 import { Workspace } from '../src/domain/workspace.js';
 import { owedRec, type Owed } from '../src/areas/webhooks/state.js';
 import { createEndpoint, deleteEndpoint, putDisabled, putEnabled } from '../src/areas/webhooks/endpoints.js';
-import { deliveryRecJson, type DeliveryRec, type WebhookEndpointRec } from '../src/areas/webhooks/model.js';
+import { deliveredRecJson, deliveryRecJson, type DeliveredRec, type DeliveryRec, type WebhookEndpointRec } from '../src/areas/webhooks/model.js';
 import type { Conversation } from '../src/areas/conversations/conversations.js';
 
 const secrets = { seal: () => ({ kid: 'k1', iv: '', ct: '', tag: '' }) } as never;
@@ -255,4 +255,50 @@ test('a delivery owed again after newer ones (its outcome not written) holds the
   const owed = [...ws.webhooks.owedOf(e.id)!.values()].map((o) => o.eventId).sort();
   await ws.db.close();
   assert.deepEqual(owed, [second.eventId, third.eventId].sort(), 'both undelivered events are owed after the restart');
+});
+
+/** What the dispatcher does for first attempts that succeeded: one batch, the cursor left where it was. */
+async function deliverInBatch(ws: Workspace, endpointId: string): Promise<void> {
+  const owed = [...(ws.webhooks.owedOf(endpointId)?.values() ?? [])] as Owed[];
+  const b: DeliveredRec = { id: newId(), endpointId, createdAt: owed.map((o) => o.createdAt).sort().at(-1)!, deliveries: owed.map((o) => [o.eventId, o.eventType, o.createdAt, 204, 1]) };
+  const tx = ws.db.begin();
+  for (const o of owed) ws.webhooks.recorded(o);
+  ws.webhooks.putBatch(tx, b, deliveredRecJson(b));
+  await ws.db.commit(tx);
+}
+
+test('a restart owes nothing that a batch of first-attempt successes holds, the cursor below it or not', async () => {
+  const s = setup();
+  let ws = await s.open();
+  const e = await newEndpoint(ws, s.clock);
+  for (let i = 0; i < 3; i++) { s.clock.t += 10; await newConversation(ws, s.clock); }
+  const cursor = ws.get('webhook_cursor', e.id);
+  await deliverInBatch(ws, e.id);
+  assert.deepEqual(ws.get('webhook_cursor', e.id), cursor, 'the cursor did not move');
+  const before = listed(ws, e.id).map((id) => ws.webhooks.delivery(e.id, id));
+  assert.deepEqual(before.map((d) => [d?.status, d?.attempt, d?.responseStatus]), Array(3).fill(['succeeded', 1, 204]));
+  await ws.db.close();
+  ws = await s.open();
+  try {
+    assert.equal(ws.webhooks.owedCount(e.id), 0, 'each event has its place in the batch');
+    assert.deepEqual(listed(ws, e.id).map((id) => ws.webhooks.delivery(e.id, id)), before);
+  } finally { await ws.db.close(); }
+});
+
+test("a deletion whose write fails leaves the endpoint's batches and their deliveries listed", async () => {
+  const s = setup();
+  const ws = await s.open();
+  try {
+    const e = await newEndpoint(ws, s.clock);
+    for (let i = 0; i < 2; i++) { s.clock.t += 10; await newConversation(ws, s.clock); }
+    await deliverInBatch(ws, e.id);
+    const tx = ws.db.begin();
+    deleteEndpoint(ws, tx, ws.get('webhook_endpoint', e.id)!);
+    assert.equal(ws.db.table('webhook_delivered').size, 0, 'the batch went with the endpoint');
+    s.fs.failNext = 1;
+    await assert.rejects(ws.db.commit(tx), /ENOSPC/);
+    assert.equal(ws.db.table('webhook_delivered').size, 1, 'back with the undo');
+    assert.deepEqual(listed(ws, e.id).map((id) => ws.webhooks.delivery(e.id, id)?.status), ['succeeded', 'succeeded']);
+    assert.equal(ws.webhooks.owedCount(e.id), 0);
+  } finally { await ws.db.close(); }
 });

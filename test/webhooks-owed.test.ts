@@ -82,7 +82,11 @@ test('an owed delivery is listed pending under the id its record then keeps; the
   await srv.webhooks.runDue();
   const [done] = await w.deliveries();
   assert.deepEqual({ ...done, durationMs: 0 }, { ...owed, attempt: 1, status: 'succeeded', responseStatus: 200, durationMs: 0, nextAttemptAt: null });
-  assert.equal(ws.get('webhook_delivery', owed.id)?.status, 'succeeded', 'the record, under the same id');
+  // A first attempt that succeeded is stored in its outcome's batch, not as a record of its own.
+  assert.equal(ws.get('webhook_delivery', owed.id), undefined);
+  assert.deepEqual([...ws.db.table('webhook_delivered').values()].map((b) => [b.endpointId, b.createdAt, b.deliveries.map((d) => d.slice(0, 4))]),
+    [[hook.id, event.createdAt, [[event.id, 'conversation.created', event.createdAt, 200]]]], 'the batch, under the endpoint');
+  assert.equal(ws.webhooks.delivery(hook.id, owed.id)?.status, 'succeeded', 'found under the same id');
   assert.deepEqual(ws.get('webhook_cursor', hook.id), { id: hook.id, from: compositeKey(event.createdAt, event.id) }, 'the cursor moved past the delivered event');
   assert.equal(ws.webhooks.owedCount(hook.id), 0);
 }));

@@ -19,7 +19,8 @@ import { SecretError, type SecretBox } from '../../core/secrets.js';
 import type { Store } from '../../store/store.js';
 import type { Workspace } from '../../domain/workspace.js';
 import { eventViewBytes } from '../events/events.js';
-import { DISABLE_AFTER_FAILED_DELIVERIES, DISABLE_AFTER_MS, deliveryRecJson, secretContext, type DeliveryRec, type WebhookEndpointRec } from './model.js';
+import { DISABLE_AFTER_FAILED_DELIVERIES, DISABLE_AFTER_MS, deliveredRecJson, deliveryRecJson, secretContext, type DeliveredRec, type DeliveryRec, type WebhookEndpointRec } from './model.js';
+import { newId } from '../../core/ids.js';
 import { retryAfterAt, type AttemptOutcome } from './send.js';
 import { WorkerSender } from './sender.js';
 import { owedRec, type Owed } from './state.js';
@@ -79,7 +80,11 @@ export function nextAttemptTime(attempt: number, schedule: readonly number[], no
 }
 
 /** One turn's outcomes of one workspace: their transaction, what to do once it is written, the endpoints whose cursor may move. */
-interface Batch { tx: ReturnType<Workspace['db']['begin']>; after: Array<(err: Error | null) => void>; cursors: Set<string> }
+interface Batch {
+  tx: ReturnType<Workspace['db']['begin']>; after: Array<(err: Error | null) => void>; cursors: Set<string>;
+  /** Per endpoint, its first-attempt successes, stored as one record (docs/decisions.md#first-attempt-successes-are-stored-in-batches). */
+  delivered: Map<string, DeliveredRec>;
+}
 
 /** Sends the due deliveries of every workspace of the store (see the module's comment). */
 export class WebhookDispatcher {
@@ -386,7 +391,13 @@ export class WebhookDispatcher {
       nextAttemptAt: at === null ? null : iso(at),
     };
     const batch = this.batchOf(ws);
-    batch.tx.put('webhook_delivery', next.id, next, deliveryRecJson(next));
+    if (outcome.ok && o !== undefined && cur === sent) {
+      // A first attempt that succeeded: a line in the endpoint's batch, not a record of its own.
+      let b = batch.delivered.get(cur.endpointId);
+      if (b === undefined) batch.delivered.set(cur.endpointId, (b = { id: '', endpointId: cur.endpointId, createdAt: cur.createdAt, deliveries: [] }));
+      b.deliveries.push([cur.eventId, cur.eventType, cur.createdAt, outcome.status!, outcome.durationMs]);
+      if (cur.createdAt > b.createdAt) b.createdAt = cur.createdAt;
+    } else batch.tx.put('webhook_delivery', next.id, next, deliveryRecJson(next));
     if (o !== undefined && cur === sent) {
       ws.webhooks.recorded(o);
       batch.cursors.add(o.endpointId);
@@ -425,11 +436,15 @@ export class WebhookDispatcher {
     // Outcomes ride with the next batch of request writes (docs/storage.md#group-commit): lost
     // in a crash, an attempt is made again (at least once, docs/api.md#webhook-deliveries).
     tx.lazy = true;
-    const batch: Batch = { tx, after: [], cursors: new Set() };
+    const batch: Batch = { tx, after: [], cursors: new Set(), delivered: new Map() };
     this.batches.set(ws, batch);
     this.unsettled++;
     queueMicrotask(() => {
       this.batches.delete(ws);
+      for (const b of batch.delivered.values()) {
+        b.id = newId(this.opts.clock.now());
+        ws.webhooks.putBatch(tx, b, deliveredRecJson(b));
+      }
       // The cursors of the endpoints whose owed deliveries got their records here move with them
       // (docs/decisions.md#deliveries-owed-by-the-event-log), at most every CURSOR_EVERY_MS: a
       // cursor left behind only makes a restart look at more events.

@@ -111,6 +111,7 @@ export function deleteEndpoint(ws: Workspace, tx: Tx<WebhookRecords>, e: Webhook
   const ids: string[] = [];
   for (const at of deliveries.asc()) ids.push(deliveries.idAt(at));
   for (const id of ids) tx.del('webhook_delivery', id);
+  for (const id of ws.webhooks.batchesOf(e.id)) tx.del('webhook_delivered', id);
   tx.del('webhook_cursor', e.id);
   tx.del('webhook_endpoint', e.id);
   ws.webhooks.forgetOnCommit(tx, e.id);

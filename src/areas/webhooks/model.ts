@@ -85,6 +85,33 @@ export function deliveryRecJson(d: DeliveryRec): string {
 }
 
 /**
+ * One delivery of a {@link DeliveredRec}: its event's id, type and time (the delivery's
+ * `createdAt`), the answer's HTTP status and the attempt's duration, ms.
+ */
+export type DeliveredItem = [eventId: string, eventType: EventType, createdAt: string, responseStatus: number, durationMs: number];
+
+/**
+ * Deliveries of one endpoint that succeeded at their first attempt, written together (record
+ * type `webhook_delivered`, docs/decisions.md#first-attempt-successes-are-stored-in-batches): each
+ * one's record would say nothing its event and these two numbers do not. `createdAt` is the
+ * newest delivery's (retention keeps the batch while that one is kept); `id` is the batch's own.
+ */
+export interface DeliveredRec { id: string; endpointId: string; createdAt: string; deliveries: DeliveredItem[] }
+
+/** The JSON text of a batch of first-attempt successes: `JSON.stringify(b)` for a batch made by this area, built without walking the objects. */
+export function deliveredRecJson(b: DeliveredRec): string {
+  let items = '';
+  for (const d of b.deliveries) items += `${items === '' ? '' : ','}[${quote(d[0])},${quote(d[1])},${quote(d[2])},${d[3]},${d[4]}]`;
+  return `{"id":${quote(b.id)},"endpointId":${quote(b.endpointId)},"createdAt":${quote(b.createdAt)},"deliveries":[${items}]}`;
+}
+
+/** Delivery `item` of batch `b` as its own record would be. */
+export const deliveredRec = (b: DeliveredRec, id: string, item: DeliveredItem): DeliveryRec => ({
+  id, endpointId: b.endpointId, eventId: item[0], eventType: item[1], attempt: 1, status: 'succeeded',
+  responseStatus: item[3], error: null, durationMs: item[4], createdAt: item[2], nextAttemptAt: null,
+});
+
+/**
  * Endpoint `id`'s cursor over the events (record type `webhook_cursor`,
  * docs/decisions.md#deliveries-owed-by-the-event-log): every event below `from` that the endpoint
  * was owed has a delivery record. `from` is a bound of the events' (createdAt, id) order: an ISO
@@ -93,7 +120,7 @@ export function deliveryRecJson(d: DeliveryRec): string {
 export interface WebhookCursorRec { id: string; from: string }
 
 /** The record types of the webhooks area. */
-export interface WebhookRecords { webhook_endpoint: WebhookEndpointRec; webhook_delivery: DeliveryRec; webhook_cursor: WebhookCursorRec }
+export interface WebhookRecords { webhook_endpoint: WebhookEndpointRec; webhook_delivery: DeliveryRec; webhook_delivered: DeliveredRec; webhook_cursor: WebhookCursorRec }
 
 /** The sealing context of an endpoint's secrets: bound to its workspace and endpoint. */
 export const secretContext = (workspaceId: string, endpointId: string): string => `${workspaceId}/webhook_endpoint/${endpointId}`;

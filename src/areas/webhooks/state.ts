@@ -18,7 +18,7 @@ import { SortedIndex, compositeKey } from '../../store/sorted.js';
 import { orderBy, attachIndexes, persistSortedMap } from '../../store/indexes.js';
 import { STATELESS, type Columns, type Persist } from '../../store/db.js';
 import { eventHead, type EventRecords, type EventState, type EventType } from '../events/events.js';
-import { DELIVERY_RETENTION_MS, subscribes, type DeliveryRec, type WebhookCursorRec, type WebhookEndpointRec, type WebhookRecords } from './model.js';
+import { DELIVERY_RETENTION_MS, deliveredRec, subscribes, type DeliveredRec, type DeliveryRec, type WebhookCursorRec, type WebhookEndpointRec, type WebhookRecords } from './model.js';
 
 /** The cursor bound below every event. */
 const EPOCH = new Date(0).toISOString();
@@ -93,6 +93,21 @@ export class WebhookState {
   private readonly deletedBy = new WeakMap<object, string[]>();
   /** Endpoints being deleted by a transaction not yet on disk (their events are still owed until then). */
   private readonly deleting = new Set<string>();
+  /**
+   * The deliveries that succeeded at their first attempt and are stored in a batch (record
+   * `webhook_delivered`, docs/decisions.md#first-attempt-successes-are-stored-in-batches): delivery
+   * id → batch id. Each is also in its endpoint's deliveries index.
+   */
+  private readonly inBatch = new Map<string, string>();
+  /** Each endpoint's batches of first-attempt successes (their ids). */
+  private readonly batchesByEndpoint = new Map<string, Set<string>>();
+  /** The batch {@link delivery} parsed last (a page of a list reads many of one batch). */
+  private lastBatch: DeliveredRec | null = null;
+  /**
+   * Whether a batch put now is a live write of the dispatcher (its deliveries are in the
+   * index already, put there when they were owed) rather than one replayed at a start.
+   */
+  private writing = false;
   /** Enabled endpoints with no cursor at start-up (a log of an earlier build): theirs is written before serving ({@link cursorsToWrite}). */
   private needCursor: string[] = [];
   /**
@@ -145,6 +160,13 @@ export class WebhookState {
         }
       }
     }, this.persist());
+    // Batches of first-attempt successes (docs/decisions.md#first-attempt-successes-are-stored-in-batches):
+    // replayed at each start (no saved state), which puts their deliveries in the index; a
+    // live batch's deliveries are there already, put when they were owed.
+    db.on('webhook_delivered', (id, prev, next) => {
+      if (prev !== undefined) this.unbatch(id, prev);
+      if (next !== undefined) this.batch(id, next, !this.writing);
+    });
     // Owed state changes with transactions once they are on disk, never when a put is undone
     // (a disabling or a deletion whose write failed leaves everything owed as it was).
     db.afterCommit((tx) => {
@@ -170,6 +192,48 @@ export class WebhookState {
     });
   }
 
+  /** Files batch `id`'s deliveries under it (and, with `index`, in their endpoint's index). */
+  private batch(id: string, b: DeliveredRec, index: boolean): void {
+    let set = this.batchesByEndpoint.get(b.endpointId);
+    if (set === undefined) this.batchesByEndpoint.set(b.endpointId, (set = new Set()));
+    set.add(id);
+    const owed = this.owed.get(b.endpointId);
+    for (const d of b.deliveries) {
+      const did = deliveryIdOf(d[0], b.endpointId);
+      this.inBatch.set(did, id);
+      if (index && owed?.has(did) !== true) this.deliveriesOf(b.endpointId).add(d[2], did);
+    }
+  }
+
+  /** Batch `id` is gone (its endpoint deleted, past retention, or its write undone): its deliveries with it, but those owed again. */
+  private unbatch(id: string, b: DeliveredRec): void {
+    if (this.lastBatch?.id === id) this.lastBatch = null;
+    this.batchesByEndpoint.get(b.endpointId)?.delete(id);
+    const owed = this.owed.get(b.endpointId);
+    const idx = this.byEndpoint.get(b.endpointId);
+    for (const d of b.deliveries) {
+      const did = deliveryIdOf(d[0], b.endpointId);
+      if (this.inBatch.get(did) !== id) continue;
+      this.inBatch.delete(did);
+      if (owed?.has(did) !== true) idx?.remove(d[2], did);
+    }
+  }
+
+  /**
+   * Puts in `tx` the batch `b` of first-attempt successes made by the dispatcher (its deliveries
+   * recorded, owed no more, and in the index already).
+   */
+  putBatch(tx: Tx<WebhookRecords>, b: DeliveredRec, json: string): void {
+    this.writing = true;
+    try { tx.put('webhook_delivered', b.id, b, json); } finally { this.writing = false; }
+  }
+
+  /** The ids of endpoint `id`'s batches of first-attempt successes (a copy). */
+  batchesOf(id: string): string[] { return [...this.batchesByEndpoint.get(id) ?? []]; }
+
+  /** Whether delivery `id` has an outcome stored: its record, or a place in a batch. */
+  hasRecord(id: string): boolean { return this.inBatch.has(id) || this.db.table('webhook_delivery').has(id); }
+
   /** The deliveries of endpoint `id`, recorded and owed, by (createdAt, id); an empty index when it has none. */
   deliveriesOf(id: string): SortedIndex {
     let idx = this.byEndpoint.get(id);
@@ -186,7 +250,20 @@ export class WebhookState {
     const rec = this.db.get('webhook_delivery', id);
     if (rec !== undefined) return rec;
     const o = this.owed.get(endpointId)?.get(id);
-    return o === undefined ? undefined : owedRec(o);
+    if (o !== undefined) return owedRec(o);
+    const batchId = this.inBatch.get(id);
+    if (batchId === undefined) return undefined;
+    let b = this.lastBatch;
+    if (b?.id !== batchId) {
+      b = this.db.get('webhook_delivered', batchId) ?? null;
+      if (b === null || b.endpointId !== endpointId) return undefined;
+      this.lastBatch = b;
+    }
+    // The event's id from the delivery's: deliveryIdOf is its own inverse on the ids of 36
+    // characters it makes; a longer id (its text join) is looked for item by item.
+    const eventId = id.length === 36 ? deliveryIdOf(id, endpointId) : undefined;
+    for (const d of b.deliveries) if (eventId !== undefined ? d[0] === eventId : deliveryIdOf(d[0], endpointId) === id) return deliveredRec(b, id, d);
+    return undefined;
   }
 
   /** The ids of endpoint `id`'s pending delivery records (retries), soonest due first (a copy). */
@@ -217,7 +294,7 @@ export class WebhookState {
     let map = this.owed.get(endpointId);
     if (map === undefined) this.owed.set(endpointId, (map = new Map()));
     else if (map.has(id)) return;
-    if (check && this.db.table('webhook_delivery').has(id)) return;
+    if (check && this.hasRecord(id)) return;
     const o: Owed = { id, endpointId, eventId, eventType: type, createdAt, running: false, closing: false };
     map.set(id, o);
     this.enqueue(o);
@@ -437,17 +514,24 @@ export function attachWebhooks(db: Db<WebhookRecords & EventRecords>, events: Ev
     if (status === undefined || createdAt === undefined) return undefined;
     return status === 'pending' || Date.parse(createdAt) >= now() - DELIVERY_RETENTION_MS;
   });
+  // A batch of first-attempt successes is kept while its newest delivery is (its time read from
+  // its text: the batch's own `createdAt` is its only member of that name).
+  db.retain('webhook_delivered', (b) => Date.parse(b.createdAt) >= now() - DELIVERY_RETENTION_MS, (json) => {
+    const createdAt = flatString(json, 'createdAt');
+    return createdAt === undefined ? undefined : Date.parse(createdAt) >= now() - DELIVERY_RETENTION_MS;
+  });
   // A settled delivery changes no more: held as bytes once on disk (docs/storage.md#memory). A
-  // pending one, which the dispatcher reads and updates, stays an object.
+  // pending one, which the dispatcher reads and updates, stays an object. A batch never changes.
   db.holdAsBytes('webhook_delivery', (d) => d.status !== 'pending');
+  db.holdAsBytes('webhook_delivered');
   return state;
 }
 
 /**
- * The string member `name` of `json`, the JSON text of a flat object (no object or array inside,
- * as a delivery record): found as `"name":"` — a sequence no JSON string can hold, its quotes
- * being escaped there, so in a flat object it is the member itself. Undefined when absent, not a
- * string, or holding an escape.
+ * The string member `name` of `json`, the JSON text of an object with no object inside (a
+ * delivery record; a batch, whose arrays hold strings and numbers): found as `"name":"` — a
+ * sequence no JSON string can hold, its quotes being escaped there, and no array element is
+ * named, so it is the member itself. Undefined when absent, not a string, or holding an escape.
  */
 function flatString(json: string, name: string): string | undefined {
   const key = `"${name}":"`;
