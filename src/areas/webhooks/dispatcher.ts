@@ -2,7 +2,8 @@
  * The webhook dispatcher (docs/api.md#webhook-deliveries): off the request path, it sends the
  * pending deliveries of every workspace of the store when they are due, with bounded
  * concurrency per endpoint and overall, and writes each attempt's outcome as a put of the
- * delivery record. A slow or dead receiver holds at most its endpoint's share of the slots;
+ * delivery record — or, for a first attempt that succeeded, a line in its endpoint's batch
+ * (docs/decisions.md#first-attempt-successes-are-stored-in-batches). A slow or dead receiver holds at most its endpoint's share of the slots;
  * API requests never wait for a delivery.
  *
  * Due-ness comes from the injected clock. The dispatcher wakes when new deliveries become

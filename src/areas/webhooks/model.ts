@@ -50,7 +50,10 @@ export interface WebhookEndpointRec {
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
-/** One event to send to one endpoint (record type `webhook_delivery`), updated after each attempt. */
+/**
+ * One event to send to one endpoint (record type `webhook_delivery`), updated after each attempt;
+ * a first attempt that succeeded is stored in a {@link DeliveredRec} instead.
+ */
 export interface DeliveryRec {
   id: string;
   endpointId: string;
@@ -76,8 +79,8 @@ const quote = (v: string): string => (/^[\w.:-]*$/.test(v) ? `"${v}"` : JSON.str
 /**
  * The JSON text of a delivery record, the same text as `JSON.stringify(d)` for a record whose
  * keys are in {@link DeliveryRec}'s order (every record made by this area is), built without
- * walking the object: a delivery is written twice per event and endpoint (pending, then its
- * outcome), so its text goes with the put (docs/storage.md#transactions).
+ * walking the object: a record is written for every outcome but a first attempt's success, so
+ * its text goes with the put (docs/storage.md#transactions).
  */
 export function deliveryRecJson(d: DeliveryRec): string {
   const num = (n: number | null): string => (n === null ? 'null' : String(n));
@@ -114,7 +117,7 @@ export const deliveredRec = (b: DeliveredRec, id: string, item: DeliveredItem): 
 /**
  * Endpoint `id`'s cursor over the events (record type `webhook_cursor`,
  * docs/decisions.md#deliveries-owed-by-the-event-log): every event below `from` that the endpoint
- * was owed has a delivery record. `from` is a bound of the events' (createdAt, id) order: an ISO
+ * was owed has a delivery record or its place in a {@link DeliveredRec}. `from` is a bound of the events' (createdAt, id) order: an ISO
  * time (the events created at or after it are above) or an event's order key (those after it).
  */
 export interface WebhookCursorRec { id: string; from: string }

@@ -2,13 +2,14 @@
  * What the webhooks area keeps of a workspace's log (docs/storage.md#indexes): its endpoints in
  * creation order, each endpoint's deliveries, the deliveries waiting for a retry by due time,
  * and the deliveries *owed*: events on disk that an endpoint is to receive and that have no
- * delivery record yet (docs/api.md#webhook-deliveries).
+ * delivery record yet (docs/api.md#webhook-deliveries), and which deliveries are stored in batches
+ * of first-attempt successes (docs/decisions.md#first-attempt-successes-are-stored-in-batches).
  *
  * A delivery record is written only when an attempt ends (docs/decisions.md#deliveries-owed-by-the-event-log):
  * an event owes a delivery to every enabled endpoint subscribed to its type when its
  * transaction is on disk, and the event itself is what makes that durable. Each endpoint has a
  * cursor (record `webhook_cursor`), written lazily with the outcomes: every event created before
- * it that the endpoint is owed has a record. A restart walks the events from the cursor and owes
+ * it that the endpoint is owed has a record or its place in a batch. A restart walks the events from the cursor and owes
  * again those without a record ({@link WebhookState.resume}). An owed delivery and its record
  * have the same id, derived from the event and the endpoint ({@link deliveryIdOf}), so a
  * delivery listed as pending keeps its id once attempted.
