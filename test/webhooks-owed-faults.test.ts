@@ -263,7 +263,7 @@ async function deliverInBatch(ws: Workspace, endpointId: string): Promise<void> 
   const b: DeliveredRec = { id: newId(), endpointId, createdAt: owed.map((o) => o.createdAt).sort().at(-1)!, deliveries: owed.map((o) => [o.eventId, o.eventType, o.createdAt, 204, 1]) };
   const tx = ws.db.begin();
   for (const o of owed) ws.webhooks.recorded(o);
-  ws.webhooks.putBatch(tx, b, deliveredRecJson(b));
+  ws.webhooks.putBatch(tx, b, deliveredRecJson(b), owed.map((o) => o.id));
   await ws.db.commit(tx);
 }
 

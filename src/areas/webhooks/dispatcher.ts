@@ -84,7 +84,7 @@ export function nextAttemptTime(attempt: number, schedule: readonly number[], no
 interface Batch {
   tx: ReturnType<Workspace['db']['begin']>; after: Array<(err: Error | null) => void>; cursors: Set<string>;
   /** Per endpoint, its first-attempt successes, stored as one record (docs/decisions.md#first-attempt-successes-are-stored-in-batches). */
-  delivered: Map<string, DeliveredRec>;
+  delivered: Map<string, { rec: DeliveredRec; ids: string[] }>;
 }
 
 /** Sends the due deliveries of every workspace of the store (see the module's comment). */
@@ -395,9 +395,10 @@ export class WebhookDispatcher {
     if (outcome.ok && o !== undefined && cur === sent) {
       // A first attempt that succeeded: a line in the endpoint's batch, not a record of its own.
       let b = batch.delivered.get(cur.endpointId);
-      if (b === undefined) batch.delivered.set(cur.endpointId, (b = { id: '', endpointId: cur.endpointId, createdAt: cur.createdAt, deliveries: [] }));
-      b.deliveries.push([cur.eventId, cur.eventType, cur.createdAt, outcome.status!, outcome.durationMs]);
-      if (cur.createdAt > b.createdAt) b.createdAt = cur.createdAt;
+      if (b === undefined) batch.delivered.set(cur.endpointId, (b = { rec: { id: '', endpointId: cur.endpointId, createdAt: cur.createdAt, deliveries: [] }, ids: [] }));
+      b.rec.deliveries.push([cur.eventId, cur.eventType, cur.createdAt, outcome.status!, outcome.durationMs]);
+      b.ids.push(cur.id);
+      if (cur.createdAt > b.rec.createdAt) b.rec.createdAt = cur.createdAt;
     } else batch.tx.put('webhook_delivery', next.id, next, deliveryRecJson(next));
     if (o !== undefined && cur === sent) {
       ws.webhooks.recorded(o);
@@ -442,9 +443,9 @@ export class WebhookDispatcher {
     this.unsettled++;
     queueMicrotask(() => {
       this.batches.delete(ws);
-      for (const b of batch.delivered.values()) {
-        b.id = newId(this.opts.clock.now());
-        ws.webhooks.putBatch(tx, b, deliveredRecJson(b));
+      for (const { rec, ids } of batch.delivered.values()) {
+        rec.id = newId(this.opts.clock.now());
+        ws.webhooks.putBatch(tx, rec, deliveredRecJson(rec), ids);
       }
       // The cursors of the endpoints whose owed deliveries got their records here move with them
       // (docs/decisions.md#deliveries-owed-by-the-event-log), at most every CURSOR_EVERY_MS: a

@@ -105,10 +105,11 @@ export class WebhookState {
   /** The batch {@link delivery} parsed last (a page of a list reads many of one batch). */
   private lastBatch: DeliveredRec | null = null;
   /**
-   * Whether a batch put now is a live write of the dispatcher (its deliveries are in the
-   * index already, put there when they were owed) rather than one replayed at a start.
+   * While the dispatcher puts a batch ({@link putBatch}): its deliveries' ids, the strings the
+   * index holds already (put there when they were owed). Null for a batch replayed at a start
+   * or put back by an undo, whose deliveries go in the index.
    */
-  private writing = false;
+  private writing: string[] | null = null;
   /** Enabled endpoints with no cursor at start-up (a log of an earlier build): theirs is written before serving ({@link cursorsToWrite}). */
   private needCursor: string[] = [];
   /**
@@ -166,7 +167,7 @@ export class WebhookState {
     // live batch's deliveries are there already, put when they were owed.
     db.on('webhook_delivered', (id, prev, next) => {
       if (prev !== undefined) this.unbatch(id, prev);
-      if (next !== undefined) this.batch(id, next, !this.writing);
+      if (next !== undefined) this.batch(id, next, this.writing);
     });
     // Owed state changes with transactions once they are on disk, never when a put is undone
     // (a disabling or a deletion whose write failed leaves everything owed as it was).
@@ -193,23 +194,28 @@ export class WebhookState {
     });
   }
 
-  /** Files batch `id`'s deliveries under it (and, with `index`, in their endpoint's index). */
-  private batch(id: string, b: DeliveredRec, index: boolean): void {
+  /**
+   * Files batch `id`'s deliveries under it: with `ids` (a live write, their ids in order) that is
+   * all; else each delivery not owed also goes in its endpoint's index.
+   */
+  private batch(id: string, b: DeliveredRec, ids: string[] | null): void {
     let set = this.batchesByEndpoint.get(b.endpointId);
     if (set === undefined) this.batchesByEndpoint.set(b.endpointId, (set = new Set()));
     set.add(id);
+    if (ids !== null) { for (const did of ids) this.inBatch.set(did, id); return; }
     const owed = this.owed.get(b.endpointId);
     for (const d of b.deliveries) {
       const did = deliveryIdOf(d[0], b.endpointId);
       this.inBatch.set(did, id);
-      if (index && owed?.has(did) !== true) this.deliveriesOf(b.endpointId).add(d[2], did);
+      if (owed?.has(did) !== true) this.deliveriesOf(b.endpointId).add(d[2], did);
     }
   }
 
   /** Batch `id` is gone (its endpoint deleted, past retention, or its write undone): its deliveries with it, but those owed again. */
   private unbatch(id: string, b: DeliveredRec): void {
     if (this.lastBatch?.id === id) this.lastBatch = null;
-    this.batchesByEndpoint.get(b.endpointId)?.delete(id);
+    const set = this.batchesByEndpoint.get(b.endpointId);
+    if (set !== undefined && set.delete(id) && set.size === 0) this.batchesByEndpoint.delete(b.endpointId);
     const owed = this.owed.get(b.endpointId);
     const idx = this.byEndpoint.get(b.endpointId);
     for (const d of b.deliveries) {
@@ -221,12 +227,12 @@ export class WebhookState {
   }
 
   /**
-   * Puts in `tx` the batch `b` of first-attempt successes made by the dispatcher (its deliveries
-   * recorded, owed no more, and in the index already).
+   * Puts in `tx` the batch `b` of first-attempt successes made by the dispatcher: `ids` are its
+   * deliveries' ids, in order (recorded, owed no more, and in the index already).
    */
-  putBatch(tx: Tx<WebhookRecords>, b: DeliveredRec, json: string): void {
-    this.writing = true;
-    try { tx.put('webhook_delivered', b.id, b, json); } finally { this.writing = false; }
+  putBatch(tx: Tx<WebhookRecords>, b: DeliveredRec, json: string, ids: string[]): void {
+    this.writing = ids;
+    try { tx.put('webhook_delivered', b.id, b, json); } finally { this.writing = null; }
   }
 
   /** The ids of endpoint `id`'s batches of first-attempt successes (a copy). */
@@ -361,7 +367,7 @@ export class WebhookState {
 
   /** Drops what is kept of deleted endpoint `id`. */
   private forget(id: string): void {
-    this.byEndpoint.delete(id); this.dueByEndpoint.delete(id); this.owed.delete(id); this.waiting.delete(id); this.early.delete(id); this.lastOwed.delete(id);
+    this.byEndpoint.delete(id); this.dueByEndpoint.delete(id); this.batchesByEndpoint.delete(id); this.owed.delete(id); this.waiting.delete(id); this.early.delete(id); this.lastOwed.delete(id);
   }
 
   /**
