@@ -19,7 +19,11 @@ import { SortedIndex, compositeKey } from '../../store/sorted.js';
 import { orderBy, attachIndexes, persistSortedMap } from '../../store/indexes.js';
 import { STATELESS, type Columns, type Persist } from '../../store/db.js';
 import { eventHead, type EventRecords, type EventState, type EventType } from '../events/events.js';
-import { DELIVERY_RETENTION_MS, deliveredRec, subscribes, type DeliveredRec, type DeliveryRec, type WebhookCursorRec, type WebhookEndpointRec, type WebhookRecords } from './model.js';
+import { deliveryIdOf } from './deliveryId.js';
+import { DeliveredBatches } from './batches.js';
+import { DELIVERY_RETENTION_MS, subscribes, type DeliveredRec, type DeliveryRec, type WebhookCursorRec, type WebhookEndpointRec, type WebhookRecords } from './model.js';
+
+export { deliveryIdOf } from './deliveryId.js';
 
 /** The cursor bound below every event. */
 const EPOCH = new Date(0).toISOString();
@@ -31,40 +35,6 @@ export interface Owed {
   running: boolean;
   /** A transaction not yet on disk put its record (a disabling): owed until that commits, its record looked up first. */
   closing: boolean;
-}
-
-/** The value of the lower-case hex digit with char code `c`, or -1. */
-const hexDigit = (c: number): number => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1);
-const HEX = '0123456789abcdef';
-/** Where {@link deliveryIdOf} builds an id: its 36 latin1 bytes, read back as one flat string. */
-const idBytes = Buffer.alloc(36);
-
-/**
- * The id of the delivery of event `eventId` to endpoint `endpointId` (both UUIDv7 as the server
- * makes them): the event id with its last 48 bits — random bits in a UUIDv7 — XORed with the
- * endpoint id's last 48. For one endpoint this is a one-to-one map of event ids, so its
- * deliveries' ids are distinct; two endpoints' ids differ in those bits but with probability
- * 2⁻⁴⁸. The id keeps the event's time, so deliveries sort with their events. Ids of another
- * shape (none the server makes) fall back to a text join, still distinct per pair.
- */
-export function deliveryIdOf(eventId: string, endpointId: string): string {
-  // XOR of the 48-bit numbers is XOR of their hex digits, one by one. Built in a byte buffer and
-  // read as one string: a concatenation would be a tree of string parts, kept as long as the id
-  // (in every index it is in) unless the collector flattens it.
-  if (eventId.length !== 36 || endpointId.length !== 36 || eventId.charCodeAt(23) !== 45 || endpointId.charCodeAt(23) !== 45) return `${eventId}.${endpointId}`;
-  for (let i = 24; i < 36; i++) {
-    const a = hexDigit(eventId.charCodeAt(i));
-    const b = hexDigit(endpointId.charCodeAt(i));
-    if (a < 0 || b < 0) return `${eventId}.${endpointId}`;
-    idBytes[i] = HEX.charCodeAt(a ^ b);
-  }
-  for (let i = 0; i < 24; i++) {
-    const c = eventId.charCodeAt(i);
-    // Not one byte (no id the server makes): the event's part as it is.
-    if (c > 0xff) return eventId.slice(0, 24) + idBytes.toString('latin1', 24, 36);
-    idBytes[i] = c;
-  }
-  return idBytes.toString('latin1', 0, 36);
 }
 
 /** The webhooks area's indexes of one workspace, and the deliveries owed. */
@@ -94,16 +64,8 @@ export class WebhookState {
   private readonly deletedBy = new WeakMap<object, string[]>();
   /** Endpoints being deleted by a transaction not yet on disk (their events are still owed until then). */
   private readonly deleting = new Set<string>();
-  /**
-   * The deliveries that succeeded at their first attempt and are stored in a batch (record
-   * `webhook_delivered`, docs/decisions.md#first-attempt-successes-are-stored-in-batches): delivery
-   * id → batch id. Each is also in its endpoint's deliveries index.
-   */
-  private readonly inBatch = new Map<string, string>();
-  /** Each endpoint's batches of first-attempt successes (their ids). */
-  private readonly batchesByEndpoint = new Map<string, Set<string>>();
-  /** The batch {@link delivery} parsed last (a page of a list reads many of one batch). */
-  private lastBatch: DeliveredRec | null = null;
+  /** The deliveries stored in batches of first-attempt successes (docs/decisions.md#first-attempt-successes-are-stored-in-batches). */
+  private readonly batches: DeliveredBatches;
   /**
    * While the dispatcher puts a batch ({@link putBatch}): its deliveries' ids, the strings the
    * index holds already (put there when they were owed). Null for a batch replayed at a start
@@ -143,6 +105,11 @@ export class WebhookState {
 
   constructor(private readonly db: Db<WebhookRecords & EventRecords>, private readonly events: EventState) {
     this.endpoints = attachIndexes(db, 'webhook_endpoint', { order: orderBy((e) => e.createdAt) }).order;
+    this.batches = new DeliveredBatches(db, {
+      isOwed: (endpointId, id) => this.owed.get(endpointId)?.has(id) === true,
+      deliveriesOf: (endpointId) => this.deliveriesOf(endpointId),
+      indexOf: (endpointId) => this.byEndpoint.get(endpointId),
+    });
     db.on('webhook_delivery', (id, prev, next) => {
       // A record undone while its delivery is still owed (a disabling whose write failed) leaves the owed delivery's entry.
       if (prev !== undefined && (next === undefined || next.createdAt !== prev.createdAt) && !(next === undefined && this.owed.get(prev.endpointId)?.has(id))) {
@@ -166,8 +133,8 @@ export class WebhookState {
     // replayed at each start (no saved state), which puts their deliveries in the index; a
     // live batch's deliveries are there already, put when they were owed.
     db.on('webhook_delivered', (id, prev, next) => {
-      if (prev !== undefined) this.unbatch(id, prev);
-      if (next !== undefined) this.batch(id, next, this.writing);
+      if (prev !== undefined) this.batches.remove(id, prev);
+      if (next !== undefined) this.batches.add(id, next, this.writing);
     });
     // Owed state changes with transactions once they are on disk, never when a put is undone
     // (a disabling or a deletion whose write failed leaves everything owed as it was).
@@ -195,38 +162,6 @@ export class WebhookState {
   }
 
   /**
-   * Files batch `id`'s deliveries under it: with `ids` (a live write, their ids in order) that is
-   * all; else each delivery not owed also goes in its endpoint's index.
-   */
-  private batch(id: string, b: DeliveredRec, ids: string[] | null): void {
-    let set = this.batchesByEndpoint.get(b.endpointId);
-    if (set === undefined) this.batchesByEndpoint.set(b.endpointId, (set = new Set()));
-    set.add(id);
-    if (ids !== null) { for (const did of ids) this.inBatch.set(did, id); return; }
-    const owed = this.owed.get(b.endpointId);
-    for (const d of b.deliveries) {
-      const did = deliveryIdOf(d[0], b.endpointId);
-      this.inBatch.set(did, id);
-      if (owed?.has(did) !== true) this.deliveriesOf(b.endpointId).add(d[2], did);
-    }
-  }
-
-  /** Batch `id` is gone (its endpoint deleted, past retention, or its write undone): its deliveries with it, but those owed again. */
-  private unbatch(id: string, b: DeliveredRec): void {
-    if (this.lastBatch?.id === id) this.lastBatch = null;
-    const set = this.batchesByEndpoint.get(b.endpointId);
-    if (set !== undefined && set.delete(id) && set.size === 0) this.batchesByEndpoint.delete(b.endpointId);
-    const owed = this.owed.get(b.endpointId);
-    const idx = this.byEndpoint.get(b.endpointId);
-    for (const d of b.deliveries) {
-      const did = deliveryIdOf(d[0], b.endpointId);
-      if (this.inBatch.get(did) !== id) continue;
-      this.inBatch.delete(did);
-      if (owed?.has(did) !== true) idx?.remove(d[2], did);
-    }
-  }
-
-  /**
    * Puts in `tx` the batch `b` of first-attempt successes made by the dispatcher: `ids` are its
    * deliveries' ids, in order (recorded, owed no more, and in the index already).
    */
@@ -236,10 +171,10 @@ export class WebhookState {
   }
 
   /** The ids of endpoint `id`'s batches of first-attempt successes (a copy). */
-  batchesOf(id: string): string[] { return [...this.batchesByEndpoint.get(id) ?? []]; }
+  batchesOf(id: string): string[] { return this.batches.of(id); }
 
   /** Whether delivery `id` has an outcome stored: its record, or a place in a batch. */
-  hasRecord(id: string): boolean { return this.inBatch.has(id) || this.db.table('webhook_delivery').has(id); }
+  hasRecord(id: string): boolean { return this.batches.has(id) || this.db.table('webhook_delivery').has(id); }
 
   /** The deliveries of endpoint `id`, recorded and owed, by (createdAt, id); an empty index when it has none. */
   deliveriesOf(id: string): SortedIndex {
@@ -258,19 +193,7 @@ export class WebhookState {
     if (rec !== undefined) return rec;
     const o = this.owed.get(endpointId)?.get(id);
     if (o !== undefined) return owedRec(o);
-    const batchId = this.inBatch.get(id);
-    if (batchId === undefined) return undefined;
-    let b = this.lastBatch;
-    if (b?.id !== batchId) {
-      b = this.db.get('webhook_delivered', batchId) ?? null;
-      if (b === null || b.endpointId !== endpointId) return undefined;
-      this.lastBatch = b;
-    }
-    // The event's id from the delivery's: deliveryIdOf is its own inverse on the ids of 36
-    // characters it makes; a longer id (its text join) is looked for item by item.
-    const eventId = id.length === 36 ? deliveryIdOf(id, endpointId) : undefined;
-    for (const d of b.deliveries) if (eventId !== undefined ? d[0] === eventId : deliveryIdOf(d[0], endpointId) === id) return deliveredRec(b, id, d);
-    return undefined;
+    return this.batches.delivery(endpointId, id);
   }
 
   /** The ids of endpoint `id`'s pending delivery records (retries), soonest due first (a copy). */
@@ -367,7 +290,7 @@ export class WebhookState {
 
   /** Drops what is kept of deleted endpoint `id`. */
   private forget(id: string): void {
-    this.byEndpoint.delete(id); this.dueByEndpoint.delete(id); this.batchesByEndpoint.delete(id); this.owed.delete(id); this.waiting.delete(id); this.early.delete(id); this.lastOwed.delete(id);
+    this.byEndpoint.delete(id); this.dueByEndpoint.delete(id); this.batches.forget(id); this.owed.delete(id); this.waiting.delete(id); this.early.delete(id); this.lastOwed.delete(id);
   }
 
   /**
