@@ -12,7 +12,7 @@ import { startTestServer, tempDir, type TestServer } from './helpers/server.js';
 import type { Workspace } from '../src/domain/workspace.js';
 import { startReceiver } from './helpers/receiver.js';
 import type { Delivery, Hook } from './helpers/webhooks.js';
-import { nodeFs, type StoreFs } from '../src/store/fs.js';
+import { enospcFs } from './helpers/enospc.js';
 import { ManualClock } from '../src/core/clock.js';
 import { deliveryIdOf } from '../src/areas/webhooks/state.js';
 import { deliveredRecJson, type DeliveredRec } from '../src/areas/webhooks/model.js';
@@ -124,21 +124,8 @@ test('first-attempt successes go into one batch per endpoint, listed as their re
   } finally { await rx.close(); }
 });
 
-/** The real file system, but a write holding `marker` fails once with ENOSPC (the log cuts it back and goes on). */
-function failOnce(marker: string): StoreFs & { failed: number } {
-  const f = {
-    ...nodeFs,
-    failed: 0,
-    write: async (fd: number, buf: Buffer, pos: number) => {
-      if (f.failed === 0 && buf.includes(marker)) { f.failed++; throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }); }
-      return nodeFs.write(fd, buf, pos);
-    },
-  };
-  return f;
-}
-
 test('a batch whose write fails (ENOSPC) leaves its deliveries owed: sent again 30 s later with the same webhook-id, then stored once', { timeout: 30_000 }, async () => {
-  const fs = failOnce('"deliveries":[[');
+  const fs = Object.assign(enospcFs(), { failNext: 1, failMarker: '"deliveries":[[' });
   const rx = await startReceiver(() => ({ status: 204 }));
   try {
     const s = await open({ fs, captureLogs: true });

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newId } from '../src/core/ids.js';
 import { iso } from '../src/core/clock.js';
-import { nodeFs, type StoreFs } from '../src/store/fs.js';
+import { enospcFs } from './helpers/enospc.js';
 import { Workspace } from '../src/domain/workspace.js';
 import { owedRec, type Owed } from '../src/areas/webhooks/state.js';
 import { createEndpoint, deleteEndpoint, putDisabled, putEnabled } from '../src/areas/webhooks/endpoints.js';
@@ -21,23 +21,10 @@ import type { Conversation } from '../src/areas/conversations/conversations.js';
 
 const secrets = { seal: () => ({ kid: 'k1', iv: '', ct: '', tag: '' }) } as never;
 
-/** An fs whose next `failNext` writes fail with ENOSPC (the log cuts back and stays writable). */
-function faultyFs(): StoreFs & { failNext: number } {
-  const f = {
-    ...nodeFs,
-    failNext: 0,
-    write: async (fd: number, buf: Buffer, pos: number) => {
-      if (f.failNext > 0) { f.failNext--; throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }); }
-      return nodeFs.write(fd, buf, pos);
-    },
-  };
-  return f;
-}
-
 function setup() {
   const path = join(mkdtempSync(join(tmpdir(), 'owed-review-')), 'w.log');
   const clock = { t: Date.parse('2026-03-01T00:00:00.000Z') };
-  const fs = faultyFs();
+  const fs = enospcFs();
   const opts = { fs, sync: false, now: () => clock.t, compactionSlack: 1_000_000 };
   return { path, clock, fs, opts, open: () => Workspace.open('w1', path, opts) };
 }

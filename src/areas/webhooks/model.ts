@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { SECRET_PREFIX } from './signature.js';
 import { s } from '../../http/schema.js';
 import type { Sealed } from '../../core/secrets.js';
+import type { WithPrepared } from '../../store/db.js';
 import { EVENT_TYPES, eventSchema, type EventType } from '../events/events.js';
 
 export { SECRET_PREFIX, sign } from './signature.js';
@@ -122,8 +123,11 @@ export const deliveredRec = (b: DeliveredRec, id: string, item: DeliveredItem): 
  */
 export interface WebhookCursorRec { id: string; from: string }
 
-/** The record types of the webhooks area. */
-export interface WebhookRecords { webhook_endpoint: WebhookEndpointRec; webhook_delivery: DeliveryRec; webhook_delivered: DeliveredRec; webhook_cursor: WebhookCursorRec }
+/**
+ * The record types of the webhooks area. A batch put by the dispatcher brings its deliveries' ids
+ * to the listeners (`prepared`, docs/storage.md#transactions): the strings its index holds already.
+ */
+export interface WebhookRecords { webhook_endpoint: WebhookEndpointRec; webhook_delivery: DeliveryRec; webhook_delivered: WithPrepared<DeliveredRec, string[]>; webhook_cursor: WebhookCursorRec }
 
 /** The sealing context of an endpoint's secrets: bound to its workspace and endpoint. */
 export const secretContext = (workspaceId: string, endpointId: string): string => `${workspaceId}/webhook_endpoint/${endpointId}`;

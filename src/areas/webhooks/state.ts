@@ -66,12 +66,6 @@ export class WebhookState {
   private readonly deleting = new Set<string>();
   /** The deliveries stored in batches of first-attempt successes (docs/decisions.md#first-attempt-successes-are-stored-in-batches). */
   private readonly batches: DeliveredBatches;
-  /**
-   * While the dispatcher puts a batch ({@link putBatch}): its deliveries' ids, the strings the
-   * index holds already (put there when they were owed). Null for a batch replayed at a start
-   * or put back by an undo, whose deliveries go in the index.
-   */
-  private writing: string[] | null = null;
   /** Enabled endpoints with no cursor at start-up (a log of an earlier build): theirs is written before serving ({@link cursorsToWrite}). */
   private needCursor: string[] = [];
   /**
@@ -132,9 +126,9 @@ export class WebhookState {
     // Batches of first-attempt successes (docs/decisions.md#first-attempt-successes-are-stored-in-batches):
     // replayed at each start (no saved state), which puts their deliveries in the index; a
     // live batch's deliveries are there already, put when they were owed.
-    db.on('webhook_delivered', (id, prev, next) => {
+    db.on('webhook_delivered', (id, prev, next, ids) => {
       if (prev !== undefined) this.batches.remove(id, prev);
-      if (next !== undefined) this.batches.add(id, next, this.writing);
+      if (next !== undefined) this.batches.add(id, next, ids ?? null);
     });
     // Owed state changes with transactions once they are on disk, never when a put is undone
     // (a disabling or a deletion whose write failed leaves everything owed as it was).
@@ -166,8 +160,7 @@ export class WebhookState {
    * deliveries' ids, in order (recorded, owed no more, and in the index already).
    */
   putBatch(tx: Tx<WebhookRecords>, b: DeliveredRec, json: string, ids: string[]): void {
-    this.writing = ids;
-    try { tx.put('webhook_delivered', b.id, b, json); } finally { this.writing = null; }
+    tx.put('webhook_delivered', b.id, b, json, ids);
   }
 
   /** The ids of endpoint `id`'s batches of first-attempt successes (a copy). */
