@@ -225,3 +225,26 @@ test('hostile heads after a plain read get node:http\'s answers, as with HTTP_FA
     await slow.close();
   }
 });
+
+test('a client that resets its connection with answers unread (TCP RST) leaves the server answering, on the fast path and on node:http', async () => {
+  // An RST while the server is reading or writing makes the socket emit ECONNRESET or EPIPE:
+  // a socket without an 'error' listener would throw it and end the process.
+  for (const env of [{ RATE_LIMIT_BURST: '100000' }, { RATE_LIMIT_BURST: '100000', HTTP_FAST_PATH: 'false' }]) {
+    const srv = await startTestServer({ env });
+    try {
+      for (let round = 0; round < 5; round++) {
+        const s = net.connect(srv.port, '127.0.0.1');
+        await new Promise<void>((ok, fail) => { s.once('connect', ok); s.once('error', fail); });
+        s.on('error', () => {});
+        // Many plain reads at once, none of their answers read: the server is still writing when the RST comes.
+        s.write(get(srv, '/api/v1/issues?limit=100').repeat(400));
+        await new Promise((ok) => setImmediate(ok));
+        s.resetAndDestroy();
+      }
+      const after = await fetch(`${srv.url}/api/v1/issues?limit=1`, { headers: { authorization: `Bearer ${srv.key}` } });
+      assert.equal(after.status, 200);
+    } finally {
+      await srv.close();
+    }
+  }
+});

@@ -106,6 +106,9 @@ export interface Conn {
   onTimeout: () => void;
 }
 
+/** A socket's error on the fast path: nothing to answer (the socket is being destroyed), nothing to log (a client's reset is routine). */
+function socketFailed(): void {}
+
 /**
  * Takes the `'connection'` event of `server` (an `http.Server`, before it listens): every
  * connection comes here first and is handed to the listeners the server had when this was
@@ -150,6 +153,9 @@ export class FastPath {
     };
     this.conns.add(c);
     sock.on('data', c.onData);
+    // A peer's reset (ECONNRESET, EPIPE) or any socket error: the stream destroys the socket
+    // after emitting it; without a listener the error would be thrown and end the process.
+    sock.on('error', socketFailed);
     sock.once('close', () => this.conns.delete(c));
     sock.setTimeout(this.opts.headersTimeoutMs, c.onTimeout);
   }
@@ -191,6 +197,8 @@ export class FastPath {
     this.conns.delete(c);
     this.handedOver++;
     sock.off('data', c.onData);
+    // node:http adds its own error listener (it answers a parse error with a 400).
+    sock.off('error', socketFailed);
     sock.setTimeout(0);
     if (c.buf !== null) sock.unshift(c.buf);
     c.buf = null;
