@@ -229,7 +229,8 @@ test('hostile heads after a plain read get node:http\'s answers, as with HTTP_FA
 test('a client that resets its connection with answers unread (TCP RST) leaves the server answering, on the fast path and on node:http', async () => {
   // An RST while the server is reading or writing makes the socket emit ECONNRESET or EPIPE:
   // a socket without an 'error' listener would throw it and end the process.
-  for (const env of [{ RATE_LIMIT_BURST: '100000' }, { RATE_LIMIT_BURST: '100000', HTTP_FAST_PATH: 'false' }]) {
+  const envs: Array<Record<string, string>> = [{ RATE_LIMIT_BURST: '100000' }, { RATE_LIMIT_BURST: '100000', HTTP_FAST_PATH: 'false' }];
+  for (const env of envs) {
     const srv = await startTestServer({ env });
     try {
       for (let round = 0; round < 5; round++) {
