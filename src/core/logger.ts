@@ -106,11 +106,58 @@ export class BatchedWriter {
 const NEEDS_ESCAPE = /["\\\x00-\x1f\x7f-\uffff]/;
 
 /**
- * Stdout, batched ({@link batchedWriter}). What is still pending when the process exits is
- * written synchronously.
+ * Stdout, batched ({@link batchedWriter}) into {@link stdoutSink}. What is still pending when the
+ * process exits is written synchronously.
  */
 function batchedStdout(): BatchedWriter {
-  return batchedWriter((bytes) => { process.stdout.write(bytes); });
+  return batchedWriter(stdoutSink());
+}
+
+/**
+ * A sink for {@link batchedWriter} that writes each batch to file descriptor `fd` (default 1,
+ * standard output) with synchronous writes — what `process.stdout` does on files and pipes on
+ * Linux — and never throws (docs/configuration.md#logs): a write that fails (EPIPE: the log's
+ * reader went away; ENOSPC: its disk is full; EIO) loses that batch, not the process, and the
+ * next batch that is written begins with a `warn` line `log output lost` giving the bytes lost
+ * and the last error's code. `process.stdout` would instead emit an 'error' event nobody
+ * handles, which ends the process, and stay broken after. EAGAIN (a non-blocking descriptor
+ * inherited from the parent) hands the rest of the batch to `process.stdout`, which waits for
+ * the pipe. `write` is `fs.writeSync`'s shape (tests inject failures); `now` gives the warn
+ * line's time.
+ */
+export function stdoutSink(fd = 1, write: (fd: number, buf: Buffer, offset: number, length: number) => number = writeSync, now: () => number = Date.now): (bytes: Buffer) => void {
+  let lost = 0;
+  let lastError = '';
+  let fallback: NodeJS.WriteStream | null = null;
+  const writeAll = (bytes: Buffer): boolean => {
+    let at = 0;
+    while (at < bytes.length) {
+      try {
+        at += write(fd, bytes, at, bytes.length - at);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code ?? 'unknown';
+        if (code === 'EAGAIN' && fd === 1) {
+          if (fallback === null) { fallback = process.stdout; fallback.on('error', () => {}); }
+          fallback.write(bytes.subarray(at));
+          return true;
+        }
+        lost += bytes.length - at;
+        lastError = code;
+        return false;
+      }
+    }
+    return true;
+  };
+  return (bytes) => {
+    if (lost > 0) {
+      const note = Buffer.from(`{"time":"${iso(now())}","level":"warn","msg":"log output lost","bytes":${lost},"error":${JSON.stringify(lastError)}}\n`, 'utf8');
+      const was = lost;
+      lost = 0;
+      // The note not written: the count goes on (the note's own bytes are not counted).
+      if (!writeAll(note)) lost = was;
+    }
+    writeAll(bytes);
+  };
 }
 
 /**

@@ -1,0 +1,65 @@
+/**
+ * Where the log goes when it cannot be written (src/core/logger.ts `stdoutSink`,
+ * docs/configuration.md#logs): a failed write loses its batch and says so in the next one, a
+ * short write is finished, and a server whose standard output's reader went away (EPIPE) keeps
+ * answering.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { stdoutSink } from '../src/core/logger.js';
+import { call, startServer, type RunningChild } from './helpers/child.js';
+
+/** A `writeSync` stand-in: each call takes the next planned result (bytes written, or an error code to throw); writes are kept. */
+function plannedWrite(plan: Array<number | string>): { write: (fd: number, buf: Buffer, offset: number, length: number) => number; out: string[] } {
+  const out: string[] = [];
+  return {
+    out,
+    write: (_fd, buf, offset, length) => {
+      const step = plan.shift() ?? length;
+      if (typeof step === 'string') throw Object.assign(new Error(`${step}: failed`), { code: step });
+      const n = Math.min(step, length);
+      out.push(buf.toString('utf8', offset, offset + n));
+      return n;
+    },
+  };
+}
+
+test('stdoutSink: a failed write loses its batch, not the process; the next batch begins with a warn line giving the bytes lost and the error', () => {
+  const { write, out } = plannedWrite(['EPIPE', 'ENOSPC']);
+  const sink = stdoutSink(7, write, () => Date.UTC(2026, 10, 25, 6, 30));
+  sink(Buffer.from('{"a":1}\n'));          // 8 bytes lost (EPIPE)
+  sink(Buffer.from('{"b":22}\n'));         // the note fails (ENOSPC): the count goes on without the batch's own loss
+  sink(Buffer.from('{"c":3}\n'));
+  assert.deepEqual(out, [
+    '{"b":22}\n',
+    '{"time":"2026-11-25T06:30:00.000Z","level":"warn","msg":"log output lost","bytes":8,"error":"ENOSPC"}\n',
+    '{"c":3}\n',
+  ]);
+  sink(Buffer.from('{"d":4}\n'));
+  assert.equal(out.at(-1), '{"d":4}\n', 'said once');
+});
+
+test('stdoutSink: a short write is finished with the rest of the batch, in order', () => {
+  const { write, out } = plannedWrite([3, 1, 100]);
+  stdoutSink(7, write)(Buffer.from('0123456789\n'));
+  assert.deepEqual(out, ['012', '3', '456789\n']);
+});
+
+test('a server whose standard output is closed by its reader (EPIPE on every log write) goes on answering and stops cleanly', async () => {
+  const srv: RunningChild = await startServer({ env: { LOG_LEVEL: 'info', BOOTSTRAP: 'true', RATE_LIMIT_BURST: '100000' } });
+  try {
+    const key = await srv.waitForKey();
+    // The reader goes away: each log batch written from now on fails with EPIPE.
+    srv.proc.stdout!.destroy();
+    // 600 access lines: more than one 64 KiB batch, so batches are written while requests come.
+    for (let i = 0; i < 30; i++) {
+      const got = await Promise.all(Array.from({ length: 20 }, () => call(srv.url, 'GET', '/api/v1/conversations?limit=1', { key })));
+      assert.deepEqual(got.map((r) => r.status), Array(20).fill(200));
+    }
+    assert.equal(srv.exit, null, 'still running');
+    assert.deepEqual(await srv.stop(), { code: 0, signal: null });
+    assert.doesNotMatch(srv.stderr, /EPIPE|Unhandled/);
+  } finally {
+    await srv.stop('SIGKILL');
+  }
+});
