@@ -7,7 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stdoutSink } from '../src/core/logger.js';
-import { call, startServer, type RunningChild } from './helpers/child.js';
+import { call, spawnServer, startServer, type RunningChild } from './helpers/child.js';
+import { startTestServer } from './helpers/server.js';
 
 /** A `writeSync` stand-in: each call takes the next planned result (bytes written, or an error code to throw); writes are kept. */
 function plannedWrite(plan: Array<number | string>): { write: (fd: number, buf: Buffer, offset: number, length: number) => number; out: string[] } {
@@ -61,5 +62,33 @@ test('a server whose standard output is closed by its reader (EPIPE on every log
     assert.doesNotMatch(srv.stderr, /EPIPE|Unhandled/);
   } finally {
     await srv.stop('SIGKILL');
+  }
+});
+
+test('a first start whose standard error is closed (EPIPE on the bootstrap announcement) goes on: a warn line without the key, then listening', async () => {
+  const child = spawnServer({ env: { LOG_LEVEL: 'info', BOOTSTRAP: 'true' } });
+  // Nobody reads standard error from the start: the announcement's write fails with EPIPE.
+  child.proc.stderr!.destroy();
+  try {
+    const port = await child.waitFor('the "listening" line', () => child.logLines().find((l) => l.msg === 'listening')?.port);
+    const warned = child.logLines().find((l) => l.level === 'warn' && String(l.msg).startsWith('the bootstrap key could not be printed'));
+    assert.deepEqual(warned && { msg: warned.msg, code: warned.code }, { msg: 'the bootstrap key could not be printed on stderr; make one with the CLI (key create)', code: 'EPIPE' });
+    assert.doesNotMatch(child.stdout, /svck_/, 'the key is in no log line');
+    assert.equal((await fetch(`http://127.0.0.1:${String(port)}/healthz`)).status, 200);
+    assert.deepEqual(await child.stop(), { code: 0, signal: null });
+  } finally {
+    await child.stop('SIGKILL');
+  }
+});
+
+test('an error of the listening HTTP server (an accept that failed) is logged, not thrown', async () => {
+  const srv = await startTestServer({ captureLogs: true });
+  try {
+    srv.http.emit('error', Object.assign(new Error('accept ENFILE'), { code: 'ENFILE' }));
+    const line = srv.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'the HTTP server failed to accept a connection');
+    assert.deepEqual(line && { level: line.level, error: line.error, code: line.code }, { level: 'error', error: 'accept ENFILE', code: 'ENFILE' });
+    assert.equal((await fetch(`${srv.url}/healthz`)).status, 200);
+  } finally {
+    await srv.close();
   }
 });

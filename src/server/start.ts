@@ -6,6 +6,7 @@
 import * as http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
+import { writeSync } from 'node:fs';
 import { App } from '../http/pipeline.js';
 import { ConnectionGuard, type Handler } from '../http/connections.js';
 import { FastPath } from '../http/fastPath.js';
@@ -156,7 +157,7 @@ async function openServices(config: Config, deps: ServerDeps, publicUrl: string)
     // The caller bound the port first: a start that cannot serve leaves no bootstrap key behind.
     if (store.empty && config.bootstrap) {
       const boot = await admin.bootstrap();
-      (deps.announce ?? ((t) => process.stderr.write(t)))(
+      (deps.announce ?? ((t) => announceOnStderr(t, logger)))(
         `Created workspace "${boot.name}" (${boot.workspaceId}) and a full-access API key.\n` +
         `API key (shown only this once — keep it somewhere safe): ${boot.key}\n` +
         (config.webUi ? `Settings area: set the password of ${boot.ownerEmail} at ${boot.ownerActivationUrl} (valid 24 hours, usable once).\n` : ''));
@@ -234,7 +235,13 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(config.port, config.host, () => { server.off('error', reject); resolve(); });
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        // Listening: an error of the server itself (accepting a connection failed: ENFILE,
+        // ENOMEM…) is said, not thrown — an 'error' event nobody listens for ends the process.
+        server.on('error', (e: NodeJS.ErrnoException) => logger.error('the HTTP server failed to accept a connection', { error: e.message, code: e.code }));
+        resolve();
+      });
     });
   } catch (e) {
     connections.close();
@@ -294,4 +301,16 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     logger.info('stopped', {});
   })();
   return { url, port, app: theApp, web, publicUrl, store, admin, http: server, fast, routes, usage, connections, webhooks, close };
+}
+
+/**
+ * Prints the bootstrap announcement `text` on standard error with one synchronous write. A
+ * standard error that cannot be written (EPIPE: nobody reads it) loses the announcement, not
+ * the process: a `warn` line says so — without the key — and the operator makes another key
+ * with the CLI's `key create` (docs/configuration.md#admin-cli).
+ */
+function announceOnStderr(text: string, logger: Logger): void {
+  try { writeSync(2, text); } catch (e) {
+    logger.warn('the bootstrap key could not be printed on stderr; make one with the CLI (key create)', { code: (e as NodeJS.ErrnoException).code });
+  }
 }
