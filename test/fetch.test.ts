@@ -350,3 +350,24 @@ test('isPrivateAddress', () => {
   ];
   for (const [ip, expected] of cases) assert.equal(isPrivateAddress(ip), expected, ip);
 });
+
+test('a Content-Encoding we cannot decode is refused and its connection closed at once, not left to the source server', { timeout: 10_000 }, async () => {
+  let closed!: () => void;
+  const gone = new Promise<void>((ok) => { closed = ok; });
+  const srv = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'bogus' });
+    res.write('partial'); // never ends: only the fetcher can end this connection
+  });
+  srv.on('connection', (s) => s.on('close', () => closed()));
+  await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok));
+  try {
+    const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}/doc`;
+    const e = await fetchDocument(url, { timeoutMs: 60_000, maxBytes: 1 << 20, allowPrivate: true }).then(() => null, (err: unknown) => err);
+    assert.ok(e instanceof FetchError);
+    assert.equal(e.code, 'decode');
+    await gone; // never comes (the test fails at its timeout) while the fetcher keeps the connection
+  } finally {
+    srv.closeAllConnections();
+    srv.close();
+  }
+});

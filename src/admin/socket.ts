@@ -57,6 +57,8 @@ export function listenAdminSocket(dataDir: string, admin: Admin, logger: Logger)
     server.once('error', reject);
     server.listen(path, () => {
       server.off('error', reject);
+      // Listening: a failed accept is logged, not thrown (an 'error' event nobody listens for ends the process).
+      server.on('error', (e: NodeJS.ErrnoException) => logger.error('the admin socket failed to accept a connection', { error: e.message, code: e.code }));
       try { chmodSync(path, 0o600); } catch (e) { server.close(); reject(e); return; }
       resolve(server);
     });

@@ -190,7 +190,10 @@ async function readBody(res: http.IncomingMessage, url: string, maxBytes: number
     throw tooLarge();
   }
   const first = encodings[0] === 'deflate' ? await peek(res) : null;
-  const decoders = encodings.map((e, i) => decoderFor(e, url, i === 0 ? first : null));
+  let decoders: Transform[];
+  // An encoding we cannot decode is refused before the body is read: the connection goes now,
+  // not when the peer chooses to close it.
+  try { decoders = encodings.map((e, i) => decoderFor(e, url, i === 0 ? first : null)); } catch (e) { res.destroy(); throw e; }
   const chunks: Buffer[] = [];
   let total = 0;
   const sink = new Writable({
