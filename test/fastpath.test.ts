@@ -249,3 +249,33 @@ test('a client that resets its connection with answers unread (TCP RST) leaves t
     }
   }
 });
+
+test('a client that half-closes (FIN) gets its answers, then our FIN at once — not at the headers or keep-alive timeout — on both paths', { timeout: 10_000 }, async () => {
+  const envs: Array<Record<string, string>> = [{ HEADERS_TIMEOUT_MS: '60000', KEEP_ALIVE_TIMEOUT_MS: '60000' }, { HEADERS_TIMEOUT_MS: '60000', KEEP_ALIVE_TIMEOUT_MS: '60000', HTTP_FAST_PATH: 'false' }];
+  const seen: string[][] = [];
+  for (const env of envs) {
+    const srv = await startTestServer({ env });
+    try {
+      const out: string[] = [];
+      for (const writes of [[], [get(srv, '/api/v1/issues?limit=1')], [get(srv, '/api/v1/issues?limit=1') + get(srv, '/api/v1/issues?limit=2')]]) {
+        const s = net.connect(srv.port, '127.0.0.1');
+        await new Promise<void>((ok, fail) => { s.once('connect', ok); s.once('error', fail); });
+        let data = Buffer.alloc(0);
+        s.on('data', (d: Buffer) => { data = Buffer.concat([data, d]); });
+        for (const w of writes) s.write(w);
+        s.end();
+        // Our FIN: 'end' on this side (the test's timeout fails it if the server waits for a timer).
+        await new Promise<void>((ok) => s.once('end', ok));
+        const statuses: number[] = [];
+        for (let p = parseRawResponse(data); p; p = parseRawResponse(data)) { statuses.push(p.response.status); data = data.subarray(p.size); }
+        out.push(statuses.join(',') || 'none');
+        s.destroy();
+      }
+      seen.push(out);
+    } finally {
+      await srv.close();
+    }
+  }
+  assert.deepEqual(seen[0], ['none', '200', '200,200']);
+  assert.deepEqual(seen[1], seen[0]);
+});

@@ -102,8 +102,11 @@ export interface Conn {
   closing: boolean;
   /** The idle timer is the keep-alive timeout (set with the first answer). */
   kept: boolean;
+  /** The client half-closed (FIN): ours is closed once every answer was written. */
+  ended: boolean;
   onData: (chunk: Buffer) => void;
   onTimeout: () => void;
+  onEnd: () => void;
 }
 
 /** A socket's error on the fast path: nothing to answer (the socket is being destroyed), nothing to log (a client's reset is routine). */
@@ -147,12 +150,16 @@ export class FastPath {
   private connected(sock: Socket): void {
     if (sock.destroyed) return;
     const c: Conn = {
-      sock, buf: null, outstanding: 0, leaving: false, closing: false, kept: false,
+      sock, buf: null, outstanding: 0, leaving: false, closing: false, kept: false, ended: false,
       onData: (chunk) => this.data(c, chunk),
       onTimeout: () => { if (c.outstanding === 0) sock.destroy(); },
+      // node:http's server allows half-open sockets, so a FIN is ours to answer: once the answers
+      // already asked for are written, our side closes too (node:http ends at once).
+      onEnd: () => { c.ended = true; if (c.outstanding === 0 && !c.leaving) sock.end(); },
     };
     this.conns.add(c);
     sock.on('data', c.onData);
+    sock.on('end', c.onEnd);
     // A peer's reset (ECONNRESET, EPIPE) or any socket error: the stream destroys the socket
     // after emitting it; without a listener the error would be thrown and end the process.
     sock.on('error', socketFailed);
@@ -197,6 +204,7 @@ export class FastPath {
     this.conns.delete(c);
     this.handedOver++;
     sock.off('data', c.onData);
+    sock.off('end', c.onEnd);
     // node:http adds its own error listener (it answers a parse error with a 400).
     sock.off('error', socketFailed);
     sock.setTimeout(0);
@@ -224,7 +232,9 @@ export class FastPath {
     }
     if (close) { c.closing = true; c.buf = null; this.conns.delete(c); sock.end(); return; }
     if (!c.kept) { c.kept = true; sock.setTimeout(this.opts.keepAliveTimeoutMs, c.onTimeout); }
-    if (c.leaving && c.outstanding === 0) this.handOver(c);
+    if (c.outstanding > 0) return;
+    if (c.leaving) this.handOver(c);
+    else if (c.ended) sock.end();
   }
 
   /** The `Date` header's value (RFC 9110 §5.6.7 IMF-fixdate), made once a second. */
