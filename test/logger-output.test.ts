@@ -92,3 +92,13 @@ test('an error of the listening HTTP server (an accept that failed) is logged, n
     await srv.close();
   }
 });
+
+test('stdoutSink: EAGAIN (a non-blocking descriptor) hands the rest of the batch to the waiting writer, nothing lost', () => {
+  const { write, out } = plannedWrite([4, 'EAGAIN']);
+  const waited: string[] = [];
+  const sink = stdoutSink(7, write, Date.now, (b) => waited.push(b.toString('utf8')));
+  sink(Buffer.from('{"a":1}\n'));
+  sink(Buffer.from('{"b":2}\n'));
+  assert.deepEqual(out, ['{"a"', '{"b":2}\n']);
+  assert.deepEqual(waited, [':1}\n']);
+});

@@ -122,13 +122,12 @@ function batchedStdout(): BatchedWriter {
  * and the last error's code. `process.stdout` would instead emit an 'error' event nobody
  * handles, which ends the process, and stay broken after. EAGAIN (a non-blocking descriptor
  * inherited from the parent) hands the rest of the batch to `process.stdout`, which waits for
- * the pipe. `write` is `fs.writeSync`'s shape (tests inject failures); `now` gives the warn
- * line's time.
+ * the pipe (`waiting`). `write` is `fs.writeSync`'s shape (tests inject failures); `now` gives
+ * the warn line's time.
  */
-export function stdoutSink(fd = 1, write: (fd: number, buf: Buffer, offset: number, length: number) => number = writeSync, now: () => number = Date.now): (bytes: Buffer) => void {
+export function stdoutSink(fd = 1, write: (fd: number, buf: Buffer, offset: number, length: number) => number = writeSync, now: () => number = Date.now, waiting: (bytes: Buffer) => void = waitingStdout): (bytes: Buffer) => void {
   let lost = 0;
   let lastError = '';
-  let fallback: NodeJS.WriteStream | null = null;
   const writeAll = (bytes: Buffer): boolean => {
     let at = 0;
     while (at < bytes.length) {
@@ -136,11 +135,7 @@ export function stdoutSink(fd = 1, write: (fd: number, buf: Buffer, offset: numb
         at += write(fd, bytes, at, bytes.length - at);
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code ?? 'unknown';
-        if (code === 'EAGAIN' && fd === 1) {
-          if (fallback === null) { fallback = process.stdout; fallback.on('error', () => {}); }
-          fallback.write(bytes.subarray(at));
-          return true;
-        }
+        if (code === 'EAGAIN') { waiting(bytes.subarray(at)); return true; }
         lost += bytes.length - at;
         lastError = code;
         return false;
@@ -158,6 +153,13 @@ export function stdoutSink(fd = 1, write: (fd: number, buf: Buffer, offset: numb
     }
     writeAll(bytes);
   };
+}
+
+let stdoutListened = false;
+/** Writes `bytes` through `process.stdout` (which sets a pipe blocking and waits for it), its errors dropped like the sink's. */
+function waitingStdout(bytes: Buffer): void {
+  if (!stdoutListened) { stdoutListened = true; process.stdout.on('error', () => {}); }
+  process.stdout.write(bytes);
 }
 
 /**
