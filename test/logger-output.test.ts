@@ -81,12 +81,16 @@ test('a first start whose standard error is closed (EPIPE on the bootstrap annou
   }
 });
 
-test('an error of the listening HTTP server (an accept that failed) is logged, not thrown', async () => {
+test('an error of a listening server (an accept that failed: the HTTP server, the admin socket) is logged, not thrown', async () => {
   const srv = await startTestServer({ captureLogs: true });
   try {
     srv.http.emit('error', Object.assign(new Error('accept ENFILE'), { code: 'ENFILE' }));
-    const line = srv.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'the HTTP server failed to accept a connection');
-    assert.deepEqual(line && { level: line.level, error: line.error, code: line.code }, { level: 'error', error: 'accept ENFILE', code: 'ENFILE' });
+    srv.adminSocket.emit('error', Object.assign(new Error('accept EMFILE'), { code: 'EMFILE' }));
+    const lines = srv.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => String(l.msg).endsWith('failed to accept a connection'));
+    assert.deepEqual(lines.map((l) => ({ level: l.level, msg: l.msg, error: l.error, code: l.code })), [
+      { level: 'error', msg: 'the HTTP server failed to accept a connection', error: 'accept ENFILE', code: 'ENFILE' },
+      { level: 'error', msg: 'the admin socket failed to accept a connection', error: 'accept EMFILE', code: 'EMFILE' },
+    ]);
     assert.equal((await fetch(`${srv.url}/healthz`)).status, 200);
   } finally {
     await srv.close();

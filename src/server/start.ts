@@ -66,6 +66,8 @@ export interface RunningServer {
   usage: UsageCounter;
   /** Admission per connection: the output bound, stalled connections, the per-address cap. */
   connections: ConnectionGuard;
+  /** The admin socket's server (docs/storage.md#admin-socket). */
+  adminSocket: http.Server;
   /** The fast path for plain reads (null with `HTTP_FAST_PATH=false`): its counters, for tests and benchmarks. */
   fast: FastPath | null;
   /** The route table this server serves. */
@@ -300,7 +302,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     await store.close();
     logger.info('stopped', {});
   })();
-  return { url, port, app: theApp, web, publicUrl, store, admin, http: server, fast, routes, usage, connections, webhooks, close };
+  return { url, port, app: theApp, web, publicUrl, store, admin, http: server, adminSocket: adminServer, fast, routes, usage, connections, webhooks, close };
 }
 
 /**
