@@ -21,6 +21,33 @@ import type { StoreFs } from './fs.js';
 const WRITE_BYTES = 4 << 20;
 
 /**
+ * Compaction's synchronous work on the API thread runs in slices of about this many ms of the
+ * clock; between two, the event loop serves requests (docs/storage.md#compaction).
+ */
+export const SLICE_MS = 4;
+
+/**
+ * The time slices of a long task on the event loop's thread: {@link due} is true once
+ * `ms` of `now` (ms) have passed since the slice began — looked at on every 32nd call, so a
+ * loop over records can ask at each one — and {@link yield} lets the event loop run (one
+ * `setImmediate`) and begins the next slice; {@link begin} begins one after another wait (a
+ * write). `yields` counts the yields (tests).
+ */
+export class Slices {
+  yields = 0;
+  private calls = 0;
+  private began: number;
+  constructor(private readonly now: () => number = () => performance.now(), private readonly ms: number = SLICE_MS) { this.began = now(); }
+  due(): boolean { return (++this.calls & 31) === 0 && this.now() - this.began >= this.ms; }
+  async yield(): Promise<void> {
+    this.yields++;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.begin();
+  }
+  begin(): void { this.began = this.now(); }
+}
+
+/**
  * The longest snapshot block line (within the log's bound): its JSON text, parsed at start, is
  * a short-lived string of the young generation — a longer one goes to V8's large-object space,
  * where it stays until a full collection (docs/storage.md#snapshots).
@@ -126,7 +153,9 @@ class Out {
  * the text, and a record is parsed only when it does not tell (or when it is dropped, for
  * `capture.dropped`). Records held as objects are serialized, and the text offered to their
  * table's `hold`. The refs read must stay valid meanwhile (the caller pins `cold`).
- * Yields to the event loop between writes.
+ * Yields to the event loop between writes and, within the records and the block's lines, once
+ * each of `slices`' time slices ({@link SLICE_MS}) is used up; a persisted state's save and a
+ * type's sort of its ids run whole.
  * @returns the open file, its size and how many records it holds.
  * @throws fs errors (the temp file is removed first).
  */
@@ -141,6 +170,7 @@ export async function writeCompacted(
   fs: StoreFs,
   tmpName: string,
   lineBytes: number = LINE_BYTES,
+  slices: Slices = new Slices(),
 ): Promise<Written> {
   const tmp = join(dirname(path), tmpName);
   const fd = await fs.open(tmp);
@@ -182,6 +212,7 @@ export async function writeCompacted(
       const keeps = hasRetention(type);
       const byText = keeps ? retainedText(type) : null;
       for (let i = 0; i < ids.length; i++) {
+        if (slices.due()) await slices.yield();
         const from = held[i];
         const ref = refs[i];
         const obj = from === HELD_OBJECT ? objs[i]! : undefined;
@@ -203,7 +234,7 @@ export async function writeCompacted(
         // `<crc> [` + ops joined by `,` + `]\n`
         if (lineOps > 0 && lineBytesSoFar + 1 + opBytes + 2 > lineBytes) closeLine();
         if (lineOps === 0) {
-          if (out.pos >= WRITE_BYTES) await out.flush();
+          if (out.pos >= WRITE_BYTES) { await out.flush(); slices.begin(); }
           out.beginLine();
           out.room(1);
           out.buf[out.pos++] = 0x5b; // [
@@ -240,7 +271,7 @@ export async function writeCompacted(
     const blockLine = async (json: string) => {
       out.line(encodeLine(json));
       blockLines++;
-      if (out.pos >= WRITE_BYTES) await out.flush();
+      if (out.pos >= WRITE_BYTES) { await out.flush(); slices.begin(); } else if (slices.due()) await slices.yield();
     };
     const budget = Math.max(64, Math.min(lineBytes, BLOCK_LINE_BYTES) - 10);
     for (const { t, from, to } of runs) {
@@ -291,7 +322,7 @@ export async function writeCompacted(
       const perm = Array.from({ length: to - lo }, (_, i) => i);
       perm.sort((a, b) => { const x = recId[lo + a]; const y = recId[lo + b]; return x < y ? -1 : x > y ? 1 : 0; });
       orders.push({ name: `table:${typeNames[t]}/1`, save: () => ({ perm: Uint32Array.from(perm) }) });
-      await new Promise((r) => setImmediate(r));
+      await slices.yield();
     }
     const declared: Record<string, Record<string, number>> = {};
     for (const { name, save } of [...orders, ...capture.states]) {
@@ -310,7 +341,7 @@ export async function writeCompacted(
           for (let from = 0; from < values.length; from += per) await blockLine(`${prefix}${from},"${kind}":"${packNumbers(values.subarray(from, from + per))}"}`);
         }
       }
-      await new Promise((r) => setImmediate(r));
+      await slices.yield();
     }
     const typeCounts: Array<[string, number]> = runs.filter((r) => r.to > r.from).map((r) => [typeNames[r.t], r.to - r.from]);
     const endAt = out.offset;
