@@ -7,7 +7,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Slices, writeCompacted, type Capture } from '../src/store/compaction.js';
@@ -59,7 +58,7 @@ test('Slices: due once the slice is used up (looked at every 32nd call); yield l
 });
 
 test('writeCompacted yields to the event loop every slice while it writes records, and the file is the same as one written in one go', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'sw-slices-'));
+  const dir = fs.mkdtempSync(join(tmpdir(), 'sw-slices-'));
   try {
     const n = 3000;
     // The clock moves 1 ms per look, 4 ms slices: a yield about every 4 × 32 records.
@@ -81,6 +80,6 @@ test('writeCompacted yields to the event loop every slice while it writes record
     assert.ok(a.equals(b), 'the same bytes wherever it yielded');
     assert.match(b.toString('utf8'), /"rec_002999"/);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });

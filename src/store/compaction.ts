@@ -16,6 +16,7 @@ import type { ByteArena } from './arena.js';
 import { HELD_BLOCK, HELD_OBJECT, type Captured } from './table.js';
 import { packableWidth } from './ids.js';
 import type { StoreFs } from './fs.js';
+import { nextTurn } from '../core/turns.js';
 
 /** Bytes gathered before a write: large enough for few system calls, small enough to yield to requests often. */
 const WRITE_BYTES = 4 << 20;
@@ -29,8 +30,9 @@ export const SLICE_MS = 4;
 /**
  * The time slices of a long task on the event loop's thread: {@link due} is true once
  * `ms` of `now` (ms) have passed since the slice began — looked at on every 32nd call, so a
- * loop over records can ask at each one — and {@link yield} lets the event loop run (one
- * `setImmediate`) and begins the next slice; {@link begin} begins one after another wait (a
+ * loop over records can ask at each one — and {@link yield} waits for the next main-thread turn
+ * (src/core/turns.ts: shared first come first served with ingestion's steps and other
+ * compactions, the event loop polling for I/O in between) and begins the next slice; {@link begin} begins one after another wait (a
  * write). `yields` counts the yields (tests).
  */
 export class Slices {
@@ -41,7 +43,7 @@ export class Slices {
   due(): boolean { return (++this.calls & 31) === 0 && this.now() - this.began >= this.ms; }
   async yield(): Promise<void> {
     this.yields++;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextTurn();
     this.begin();
   }
   begin(): void { this.began = this.now(); }
