@@ -18,6 +18,7 @@
  */
 import { STATUS_CODES, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { readIntoShared } from './sharedReads.js';
 
 /** The largest head taken here (bytes, CRLFs included); node:http's own limit is 16 KiB. */
 const MAX_HEAD = 8 * 1024;
@@ -158,6 +159,15 @@ export class FastPath {
       onEnd: () => { c.ended = true; if (c.outstanding === 0 && !c.leaving) sock.end(); },
     };
     this.conns.add(c);
+    // Reads go into one shared buffer while the connection is held here (src/http/sharedReads.ts);
+    // once it is handed over (or closed), each read is pushed to the stream as a copy, as Node
+    // does by default, for node:http's listeners. The 'data' listener stays for 'end' to be
+    // emitted, and gets every read where shared reads are not available.
+    readIntoShared(sock, (bytes) => {
+      if (!this.conns.has(c)) return sock.push(Buffer.from(bytes));
+      this.data(c, bytes, true);
+      return true;
+    });
     sock.on('data', c.onData);
     sock.on('end', c.onEnd);
     // A peer's reset (ECONNRESET, EPIPE) or any socket error: the stream destroys the socket
@@ -171,20 +181,24 @@ export class FastPath {
    * Hands every whole plain read of the bytes read so far to the handler, in order (the guard
    * may queue them and stop the socket, as node:http's parser hands over the rest of its
    * chunk); at the first request that is not one, the connection is handed over as soon as
-   * every earlier answer was written.
+   * every earlier answer was written. `shared`: `chunk` is a view of the shared read buffer,
+   * so what is kept past this call is copied.
    */
-  private data(c: Conn, chunk: Buffer): void {
+  private data(c: Conn, chunk: Buffer, shared = false): void {
     if (c.closing) return;
-    let buf = c.buf === null ? chunk : Buffer.concat([c.buf, chunk]);
+    // `buf` is the shared buffer itself unless earlier bytes were joined to it.
+    const inShared = shared && c.buf === null;
+    const buf = c.buf === null ? chunk : Buffer.concat([c.buf, chunk]);
     c.buf = null;
-    if (c.leaving) { c.buf = buf; return; }
+    if (c.leaving) { c.buf = inShared ? Buffer.from(buf) : buf; return; }
     const handler = this.opts.handler();
     let at = 0;
     while (at < buf.length) {
       const end = buf.indexOf('\r\n\r\n', at, 'latin1');
       const req = handler === undefined || end === -1 || end + 4 - at > MAX_HEAD ? null : parseHead(buf.toString('latin1', at, end), c.sock);
       if (req === null || !this.opts.accepts(req.url)) {
-        c.buf = at === 0 ? buf : buf.subarray(at);
+        const rest = at === 0 ? buf : buf.subarray(at);
+        c.buf = inShared ? Buffer.from(rest) : rest;
         c.leaving = true;
         if (c.outstanding === 0) this.handOver(c);
         else c.sock.pause();
