@@ -2,7 +2,8 @@
  * Reads into one shared buffer (src/http/sharedReads.ts, docs/decisions.md#reads-into-one-shared-buffer):
  * the mode is on for the fast path's connections on this Node, and the bytes a connection keeps
  * past a read (what node:http will parse after the hand-over) are its own, whatever other
- * connections read into the shared buffer meanwhile.
+ * connections read into the shared buffer meanwhile. And the other way: answers written from
+ * one reused slab arrive intact when a client does not read and its answers wait on the socket.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -136,4 +137,57 @@ test('reads that come back to the socket after the hand-over (node:http lets go 
     b.close();
     await s.close();
   }
+});
+
+test('answers written from the reused slab arrive intact when a client reads nothing until thousands are queued on its socket', { timeout: 30_000 }, async () => {
+  const server = http.createServer((_req, res) => res.end());
+  // Each answer's body tells which request it answers, in every byte (a 1 KiB Uint8Array).
+  const bodyOf = (n: number): Buffer => Buffer.from(`<${n}>`.padEnd(1024, String.fromCharCode(97 + (n % 26))));
+  let answered = 0;
+  new FastPath(server, {
+    accepts: () => true,
+    handler: () => (req: FastRequest, res: FastResponse) => {
+      answered++;
+      const body = bodyOf(Number(req.url.slice(1)));
+      res.writeHead(200, ['Content-Length', String(body.length)]).end(new Uint8Array(body));
+    },
+    keepAliveTimeoutMs: 30_000,
+    headersTimeoutMs: 30_000,
+  });
+  const accepted: net.Socket[] = [];
+  server.on('connection', (sock: net.Socket) => accepted.push(sock));
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const port = (server.address() as net.AddressInfo).port;
+  const count = 8000; // ~9 MB of answers: more than the socket buffers hold
+  const slow = net.connect(port, '127.0.0.1');
+  slow.pause();
+  // In batches that each arrive in one read: a head split between two reads would send the
+  // connection to node:http (docs/decisions.md#a-fast-path-for-plain-reads).
+  for (let from = 0; from < count; from += 1000) {
+    let batch = '';
+    for (let i = from; i < from + 1000; i++) batch += `GET /${i} HTTP/1.1\r\nHost: a\r\n\r\n`;
+    slow.write(batch);
+    while (answered < from + 1000) await new Promise((ok) => setTimeout(ok, 5));
+  }
+  assert.ok(slow.readableLength === 0 && answered === count);
+  // Meanwhile another connection's answers are written (and read) one at a time.
+  const b = exchange(port);
+  for (let i = 0; i < 50; i++) {
+    b.send(`GET /${100_000 + i} HTTP/1.1\r\nHost: b\r\n\r\n`);
+    await b.received(new RegExp(`<${100_000 + i}>`));
+  }
+  b.close();
+  const chunks: Buffer[] = [];
+  slow.on('data', (c: Buffer) => chunks.push(c));
+  slow.resume();
+  // Everything the server wrote to the slow connection, once it is all read.
+  const served = accepted[0];
+  while (served.writableLength > 0 || slow.bytesRead < served.bytesWritten) await new Promise((ok) => setTimeout(ok, 10));
+  const all = Buffer.concat(chunks).toString('latin1');
+  const bodies = all.split(/HTTP\/1\.1 200 OK\r\n[^]*?\r\n\r\n/).slice(1);
+  assert.equal(bodies.length, count);
+  for (let i = 0; i < count; i++) if (bodies[i] !== bodyOf(i).toString('latin1')) assert.fail(`answer ${i} is not its own: ${JSON.stringify(bodies[i].slice(0, 40))}…`);
+  slow.destroy();
+  server.closeAllConnections();
+  await new Promise((ok) => server.close(ok));
 });

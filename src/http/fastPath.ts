@@ -90,6 +90,9 @@ export interface FastPathOptions {
   headersTimeoutMs: number;
 }
 
+/** The largest answer written from the answer slab (bytes); a larger one gets a buffer of its own. */
+const SLAB_BYTES = 16 * 1024;
+
 /** Per-connection state of a socket the fast path holds. */
 export interface Conn {
   readonly sock: Socket;
@@ -129,6 +132,8 @@ export class FastPath {
   handedOver = 0;
   private dateSecond = -1;
   private dateText = '';
+  /** The buffer answers are written from while the kernel takes each write whole (see write). */
+  private slab: Buffer | undefined;
 
   constructor(server: Server, private readonly opts: FastPathOptions) {
     const listeners = server.listeners('connection') as Array<(sock: Socket) => void>;
@@ -238,11 +243,16 @@ export class FastPath {
     c.outstanding--;
     if (typeof body === 'string') sock.write(head + body);
     else {
-      // One buffer, one write: a corked pair of writes costs a writev and its bookkeeping.
-      const out = Buffer.allocUnsafe(head.length + body.length);
+      // One buffer, one write: a corked pair of writes costs a writev and its bookkeeping. The
+      // buffer is the answer slab while the answer fits (docs/decisions.md#reads-into-one-shared-buffer):
+      // a write the kernel took whole leaves nothing that refers to it, so the next answer
+      // reuses it; one still queued on the socket keeps it, and the next answer gets a new one.
+      const n = head.length + body.length;
+      const out = n > SLAB_BYTES ? Buffer.allocUnsafe(n) : (this.slab ??= Buffer.allocUnsafeSlow(SLAB_BYTES));
       out.write(head, 0, 'latin1');
       out.set(body, head.length);
-      sock.write(out);
+      sock.write(out === this.slab ? out.subarray(0, n) : out);
+      if (out === this.slab && sock.writableLength > 0) this.slab = undefined;
     }
     if (close) { c.closing = true; c.buf = null; this.conns.delete(c); sock.end(); return; }
     if (!c.kept) { c.kept = true; sock.setTimeout(this.opts.keepAliveTimeoutMs, c.onTimeout); }
