@@ -62,5 +62,5 @@ export function readIntoShared(sock: Socket, onRead: SharedRead): boolean {
   return true;
 }
 
-/** Whether {@link readIntoShared} can switch sockets to shared reads on this Node (tests, start-up log). */
+/** Whether {@link readIntoShared} can switch sockets to shared reads on this Node (the tests check it). */
 export const sharedReadsAvailable = hooks !== undefined;
