@@ -43,19 +43,21 @@ test('readIntoShared hands each read over as a view of one buffer, and a socket 
  * A fast path whose handler answers `/slow` only when `release()` is called and every other
  * plain read at once; node:http answers the rest with the method, target and body it parsed.
  */
-async function slowServer(): Promise<{ server: http.Server; port: number; release(): void; close(): Promise<void> }> {
+async function slowServer(): Promise<{ server: http.Server; port: number; held: Promise<void>; release(): void; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => res.end(`${req.method} ${req.url} ${Buffer.concat(parts).toString()}`));
   });
   let held: FastResponse | undefined;
+  let onHeld = (): void => {};
+  const heldNow = new Promise<void>((ok) => { onHeld = ok; });
   const answer = (res: FastResponse, body: string): void => {
     res.writeHead(200, ['Content-Type', 'text/plain', 'Content-Length', String(body.length)]).end(body);
   };
   new FastPath(server, {
     accepts: () => true,
-    handler: () => (req: FastRequest, res: FastResponse) => { if (req.url === '/slow') held = res; else answer(res, `fast ${req.url}`); },
+    handler: () => (req: FastRequest, res: FastResponse) => { if (req.url === '/slow') { held = res; onHeld(); } else answer(res, `fast ${req.url}`); },
     keepAliveTimeoutMs: 5000,
     headersTimeoutMs: 5000,
   });
@@ -63,20 +65,24 @@ async function slowServer(): Promise<{ server: http.Server; port: number; releas
   return {
     server,
     port: (server.address() as net.AddressInfo).port,
+    held: heldNow,
     release: () => { if (held) answer(held, 'slow'); },
     close: () => { server.closeAllConnections(); return new Promise((ok) => server.close(() => ok())); },
   };
 }
 
 /** Writes `bytes` on a new connection and collects what comes back until `until` matches. */
-function exchange(port: number): { send(bytes: string): void; received(until: RegExp): Promise<string>; close(): void } {
+function exchange(port: number): { send(bytes: string): void; received(until: RegExp): Promise<string>; end(): void; ended(): Promise<void>; close(): void } {
   const sock = net.connect(port, '127.0.0.1');
   let got = '';
   let closed = false;
   sock.on('data', (c: Buffer) => { got += c.toString('latin1'); });
   sock.on('close', () => { closed = true; });
+  const ended = new Promise<void>((ok) => sock.once('end', ok));
   return {
     send: (bytes) => sock.write(bytes),
+    end: () => sock.end(),
+    ended: () => ended,
     received: async (until) => {
       while (!until.test(got)) {
         if (closed) throw new Error(`the connection closed after ${JSON.stringify(got)}, without ${until}`);
@@ -106,6 +112,24 @@ test('the bytes kept for node:http while an answer is outstanding are a copy: an
   } finally {
     a.close();
     b.close();
+    await s.close();
+  }
+});
+
+test('a FIN right after the requests, while an answer is outstanding: node:http reads the requests before it, answers them, then closes', { timeout: 10_000 }, async () => {
+  const s = await slowServer();
+  const a = exchange(s.port);
+  try {
+    a.send('GET /slow HTTP/1.1\r\nHost: a\r\n\r\nPOST /kept HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello');
+    a.end();
+    // The fast path has stopped reading (it waits for /slow's answer to hand the connection
+    // over), so the FIN is read after the POST, by node:http.
+    await s.held;
+    s.release();
+    await a.ended();
+    assert.match(await a.received(/POST \/kept hello$/), /\r\n\r\nslowHTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nPOST \/kept hello$/);
+  } finally {
+    a.close();
     await s.close();
   }
 });

@@ -166,8 +166,8 @@ export class FastPath {
     this.conns.add(c);
     // Reads go into one shared buffer while the connection is held here (src/http/sharedReads.ts);
     // once it is handed over (or closed), each read is pushed to the stream as a copy, as Node
-    // does by default, for node:http's listeners. The 'data' listener stays for 'end' to be
-    // emitted, and gets every read where shared reads are not available.
+    // does by default, for node:http's listeners. The 'data' listener gets every read where
+    // shared reads are not available.
     readIntoShared(sock, (bytes) => {
       if (!this.conns.has(c)) return sock.push(Buffer.from(bytes));
       this.data(c, bytes, true);

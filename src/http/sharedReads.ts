@@ -44,9 +44,9 @@ const hooks = ((): { buffer: symbol; callback: symbol } | undefined => {
 /**
  * Makes every later read of `sock` (an accepted, connected TCP socket) call `onRead` with a view
  * of one buffer shared by all sockets of the process, instead of a new Buffer emitted as
- * `'data'`. Pausing and resuming the socket, its timeout and its `'end'` keep working as with
- * `'data'` (Node's own code for `onread` sockets handles them); a `'data'` listener must stay
- * on the socket for `'end'` to be emitted (the stream has to be flowing).
+ * `'data'`. Resuming, the socket's timeout, `'end'` and errors work as with `'data'` (Node's own
+ * code for `onread` sockets handles them). Pausing differs: it stops reading at the socket, as
+ * node:http's own sockets do, so a FIN or a reset is seen only once reading resumes.
  * @returns false, with nothing changed, where this Node lacks the hooks or the socket has no
  *   stream handle (see the module comment).
  */
