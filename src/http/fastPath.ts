@@ -90,8 +90,8 @@ export interface FastPathOptions {
   headersTimeoutMs: number;
 }
 
-/** The largest answer written from the answer slab (bytes); a larger one gets a buffer of its own. */
-const SLAB_BYTES = 16 * 1024;
+/** The answer slab's size (bytes): a turn's answers are copied into it while they fit; the others get a buffer of their own. */
+const SLAB_BYTES = 64 * 1024;
 
 /** Per-connection state of a socket the fast path holds. */
 export interface Conn {
@@ -108,6 +108,9 @@ export interface Conn {
   kept: boolean;
   /** The client half-closed (FIN): ours is closed once every answer was written. */
   ended: boolean;
+  /** Answered in this event-loop turn (listed for its end), and whether its socket is corked by us till then. */
+  inTurn: boolean;
+  corked: boolean;
   onData: (chunk: Buffer) => void;
   onTimeout: () => void;
   onEnd: () => void;
@@ -132,8 +135,31 @@ export class FastPath {
   handedOver = 0;
   private dateSecond = -1;
   private dateText = '';
-  /** The buffer answers are written from while the kernel takes each write whole (see write). */
+  /** The buffer the answers of an event-loop turn are written from (see write). */
   private slab: Buffer | undefined;
+  /** Bytes of {@link slab} taken by this turn's answers. */
+  private slabUsed = 0;
+  /** Connections answered in this turn (corked, or uncorked early): their sockets are looked at at its end ({@link flush}). */
+  private answeredInTurn: Conn[] = [];
+  /**
+   * The end of the turn (docs/decisions.md#answers-leave-at-the-end-of-the-turn): every socket
+   * still corked is uncorked, so its answers go to the kernel together, one write (or writev) a
+   * socket. Then, if every socket answered in the turn had its bytes taken whole, nothing
+   * refers to the slab any more and the next turn's answers reuse it; a socket with bytes
+   * still queued keeps it, and the next turn gets a new one.
+   */
+  private readonly flush = (): void => {
+    const list = this.answeredInTurn;
+    this.answeredInTurn = [];
+    let taken = true;
+    for (const c of list) {
+      c.inTurn = false;
+      if (c.corked) { c.corked = false; c.sock.uncork(); }
+      if (c.sock.writableLength > 0) taken = false;
+    }
+    if (!taken) this.slab = undefined;
+    this.slabUsed = 0;
+  };
 
   constructor(server: Server, private readonly opts: FastPathOptions) {
     const listeners = server.listeners('connection') as Array<(sock: Socket) => void>;
@@ -143,8 +169,9 @@ export class FastPath {
     this.keepAliveLines = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(opts.keepAliveTimeoutMs / 1000)}\r\n\r\n`;
   }
 
-  /** Closes the connections held here that are between requests (graceful shutdown). */
+  /** Closes the connections held here that are between requests (graceful shutdown), their answers written first. */
   closeIdle(): void {
+    if (this.answeredInTurn.length > 0) this.flush();
     for (const c of this.conns) if (c.outstanding === 0 && c.buf === null) c.sock.destroy();
   }
 
@@ -156,7 +183,7 @@ export class FastPath {
   private connected(sock: Socket): void {
     if (sock.destroyed) return;
     const c: Conn = {
-      sock, buf: null, outstanding: 0, leaving: false, closing: false, kept: false, ended: false,
+      sock, buf: null, outstanding: 0, leaving: false, closing: false, kept: false, ended: false, inTurn: false, corked: false,
       onData: (chunk) => this.data(c, chunk),
       onTimeout: () => { if (c.outstanding === 0) sock.destroy(); },
       // node:http's server allows half-open sockets, so a FIN is ours to answer: once the answers
@@ -235,25 +262,37 @@ export class FastPath {
 
   /**
    * Writes an answer's bytes; a `Connection: close` answer ends the connection after them.
-   * The socket's idle timer (refreshed by every read and write) moves from the headers
-   * timeout to the keep-alive timeout with the connection's first answer.
+   * They reach the kernel at the end of the event-loop turn, with the turn's other answers
+   * (docs/decisions.md#answers-leave-at-the-end-of-the-turn): the socket is corked until then
+   * (a close's `end` uncorks it at once). The socket's idle timer (refreshed by every read and
+   * write) moves from the headers timeout to the keep-alive timeout with the connection's first
+   * answer.
    */
   write(c: Conn, head: string, body: string | Uint8Array, close: boolean): void {
     const sock = c.sock;
     c.outstanding--;
+    if (!c.inTurn) {
+      c.inTurn = true;
+      if (this.answeredInTurn.push(c) === 1) setImmediate(this.flush);
+      // A socket with output still queued is not corked: its bytes wait for that output anyway.
+      if (sock.writableLength === 0) { c.corked = true; sock.cork(); }
+    }
     if (typeof body === 'string') sock.write(head + body);
     else {
-      // One buffer, one write: a corked pair of writes costs a writev and its bookkeeping. The
-      // buffer is the answer slab while the answer fits (docs/decisions.md#reads-into-one-shared-buffer):
-      // a write the kernel took whole leaves nothing that refers to it, so the next answer
-      // reuses it; one still queued on the socket keeps it, and the next answer gets a new one.
+      // One buffer an answer: head and body copied together. While it fits, the buffer is a
+      // piece of the turn's answer slab (docs/decisions.md#reads-into-one-shared-buffer), reused
+      // next turn if every write was taken whole (see flush).
       const n = head.length + body.length;
-      const out = n > SLAB_BYTES ? Buffer.allocUnsafe(n) : (this.slab ??= Buffer.allocUnsafeSlow(SLAB_BYTES));
+      const fits = n <= SLAB_BYTES - this.slabUsed;
+      const out = fits ? (this.slab ??= Buffer.allocUnsafeSlow(SLAB_BYTES)).subarray(this.slabUsed, this.slabUsed + n) : Buffer.allocUnsafe(n);
+      if (fits) this.slabUsed += n;
       out.write(head, 0, 'latin1');
       out.set(body, head.length);
-      sock.write(out === this.slab ? out.subarray(0, n) : out);
-      if (out === this.slab && sock.writableLength > 0) this.slab = undefined;
+      sock.write(out);
     }
+    // A high-water mark's worth goes at once: the kernel takes it in segments anyway, and a
+    // client that does not read then holds one write in the kernel's queue, as before corking.
+    if (c.corked && sock.writableLength >= sock.writableHighWaterMark) { c.corked = false; sock.uncork(); }
     if (close) { c.closing = true; c.buf = null; this.conns.delete(c); sock.end(); return; }
     if (!c.kept) { c.kept = true; sock.setTimeout(this.opts.keepAliveTimeoutMs, c.onTimeout); }
     if (c.outstanding > 0) return;
@@ -326,7 +365,7 @@ export class FastResponse {
     return this;
   }
 
-  /** The connection (for the connection guard: an answer here is written at once, in order). */
+  /** The connection (for the connection guard: an answer here is given to the socket at once, in order, and counted in its `writableLength`). */
   get socket(): Socket { return this.req.socket; }
   get writableFinished(): boolean { return this.headersSent; }
   /** Nothing is held by the answer itself: it goes to the socket whole, at once. */
