@@ -8,7 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import type { Socket } from 'node:net';
-import { FastResponse, parseHead, type Conn, type FastPath, type FastRequest } from '../src/http/fastPath.js';
+import { FastResponse, type Conn, type FastPath, type FastRequest } from '../src/http/fastPath.js';
+import { parseHead } from '../src/http/plainHead.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { parseRawResponse, within, type RawResponse } from './helpers/raw.js';
 
