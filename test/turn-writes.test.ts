@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import { FastPath, type FastRequest, type FastResponse } from '../src/http/fastPath.js';
-import { parseRawResponse } from './helpers/raw.js';
+import { parseRawResponse, within } from './helpers/raw.js';
 
 type Answer = (path: FastPath, req: FastRequest, res: FastResponse) => void;
 
@@ -45,7 +45,7 @@ async function exchange(port: number, text: string, count: number): Promise<{ bo
   let data = Buffer.alloc(0);
   const bodies: string[] = [];
   let closed = false;
-  await new Promise<void>((ok, fail) => {
+  await within(new Promise<void>((ok, fail) => {
     s.on('data', (d: Buffer) => {
       data = Buffer.concat([data, d]);
       for (let p = parseRawResponse(data); p; p = parseRawResponse(data)) { bodies.push(p.response.text); data = data.subarray(p.size); }
@@ -54,7 +54,7 @@ async function exchange(port: number, text: string, count: number): Promise<{ bo
     s.on('close', () => { closed = true; ok(); });
     s.on('error', fail);
     s.write(text);
-  });
+  }), 5000, `${count} answers or the close`);
   s.destroy();
   return { bodies, closed };
 }
