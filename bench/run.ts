@@ -15,7 +15,7 @@
  * a 200,000-chunk search index: a smoke test), --keep (keep the temp dir), --out FILE (default
  * bench/results.md), --against DIR (another build beside ours in reads, list, writes and webhooks), --receiver raw|http
  * (the webhooks receiver), --pin on|off (reads and list: servers on CPU 0, the load generator on
- * CPU 1; on by default with taskset and ≥ 2 cores), --fresh on|off (reads, list and webhooks: a new process of
+ * CPU 1; on by default with taskset and ≥ 2 cores), --fresh on|off (reads, list, writes and webhooks: a new process of
  * every server each round; default on), --peers fastify|none (default fastify:
  * installed outside the project by bench/peers.ts). The reads scenario is bench/reads.ts.
  */
@@ -25,7 +25,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ROOT, useCli, makeBase, writeImportFile, importFile, liveIds, generateLog, syntheticOpenApi } from './seed.js';
+import { ROOT, useCli, makeBase, writeImportFile, importFile, liveIds, generateLog, syntheticOpenApi, runCli } from './seed.js';
 import { startupHistories } from './startup-histories.js';
 import type { Job, JobResult, GroupSpec } from './load.js';
 import type { SearchReport } from './search.js';
@@ -75,7 +75,7 @@ const opts = {
   against: argv.against,
   /** `--pin on|off` (default: on when taskset exists and there are ≥ 2 cores): servers on CPU 0, the load generator on CPU 1 in reads and list. */
   pin: argv.pin,
-  /** `--fresh on|off` (default on): reads, list and webhooks start every server again before each of its runs (bench/reads.ts `rounds`). */
+  /** `--fresh on|off` (default on): reads, list, writes and webhooks start every server again before each of its runs (bench/reads.ts `rounds`); writes and webhooks on a new copy of its starting data. */
   fresh: (argv.fresh ?? 'on') === 'on',
   /** `--peers fastify|none` (default fastify): install fastify 5 outside the project and measure it beside ours in reads and list. */
   peers: argv.peers ?? 'fastify',
@@ -344,6 +344,15 @@ async function request(port: number, method: string, path: string, key?: string,
 }
 
 const copyDir = (from: string, to: string) => { fs.cpSync(from, to, { recursive: true }); return to; };
+/**
+ * `dir` as a new copy of `base` — at a server's first start, and at every start with `--fresh on`
+ * (the writes and webhooks rounds): each run then begins from the same data, not from the log
+ * and heap the runs before it grew (bench/README.md "Write rounds start from the same data").
+ */
+const fromBase = (base: string, dir: string): string => {
+  if (!fs.existsSync(dir) || opts.fresh) { fs.rmSync(dir, { recursive: true, force: true }); copyDir(base, dir); }
+  return dir;
+};
 
 // ---------------------------------------------------------------------------------------------
 // Results
@@ -371,7 +380,7 @@ async function main(): Promise<void> {
   log(`# Benchmark (${quick ? 'quick smoke run' : 'full run'})`);
   log(`machine: ${machine}`);
   log(`code: ${source}; the server and CLI run from a snapshot of dist/ taken at the start`);
-  log(`settings: ${opts.seconds} s measured after ${opts.warmup} s warm-up per run, ${opts.rounds} round(s), ${opts.connections} connections (reads under ingestion: ${opts.readConnections}), LOG_LEVEL=${opts.logLevel}, ${opts.fresh ? 'reads, list and webhooks: every server started again each round' : 'reads, list and webhooks: one process per server for all rounds'}, start-up log ${int(opts.records)} records; load generator: bench/load.ts in a separate process, ${opts.client === 'raw' ? 'raw node:net client' : `node:http keep-alive agents${opts.readClients.includes('raw') ? ' (GET issue also with its raw node:net client)' : ''}`}${wrk ? ' (wrk is installed but not used, so every figure comes from one tool)' : ' (wrk not installed)'}`);
+  log(`settings: ${opts.seconds} s measured after ${opts.warmup} s warm-up per run, ${opts.rounds} round(s), ${opts.connections} connections (reads under ingestion: ${opts.readConnections}), LOG_LEVEL=${opts.logLevel}, ${opts.fresh ? 'reads, list, writes and webhooks: every server started again each round (writes and webhooks on a new copy of their data)' : 'reads, list, writes and webhooks: one process per server for all rounds'}, start-up log ${int(opts.records)} records; load generator: bench/load.ts in a separate process, ${opts.client === 'raw' ? 'raw node:net client' : `node:http keep-alive agents${opts.readClients.includes('raw') ? ' (GET issue also with its raw node:net client)' : ''}`}${wrk ? ' (wrk is installed but not used, so every figure comes from one tool)' : ' (wrk not installed)'}`);
   // The peers of the reads comparison: fastify 5 installed outside the project, and pinning.
   const readsOn = opts.only.has('reads') || opts.only.has('list');
   const pinning = pinPlan(readsOn ? opts.pin : 'off');
@@ -477,21 +486,46 @@ function seedOther(c: Ctx, dir: string): { seedDir: string; auth: Record<string,
     const { workspaceId, key } = makeBase(seedDir);
     importFile(seedDir, workspaceId, c.importJson);
     const convIds = [...(liveIds(join(seedDir, 'workspaces', `${workspaceId}.log`)).get('conversation') ?? [])];
+    runCli(seedDir, ['compact', '--workspace', workspaceId]);
     return { seedDir, auth: { authorization: `Bearer ${key}` }, convIds };
   } finally { useCli(c.cliJs); }
 }
 
+/**
+ * The seed as the write rounds start from it (writes, webhooks), made once: a copy, compacted
+ * with the CLI, so its log ends in a snapshot block as the log of a server that has run for a
+ * while does. A log fresh from an import has none, and the first writes on it start a compaction
+ * (docs/storage.md#compaction), which would then fall in every run's first seconds
+ * (bench/README.md "Write rounds start from the same data").
+ */
+function writeSeed(c: Ctx): string {
+  const dir = join(c.tmp, 'seed-compacted');
+  if (!fs.existsSync(dir)) { copyDir(c.seedDir, dir); runCli(dir, ['compact', '--workspace', c.workspaceId]); }
+  return dir;
+}
+
 async function writes(c: Ctx): Promise<void> {
   log(`\n## Writes${opts.against ? ` (and the other build, --against ${opts.against}, SYNC=always)` : ''}`);
-  const always = startServer('server SYNC=always', copyDir(c.seedDir, join(c.tmp, 'w-always')), 'always');
-  const none = startServer('server SYNC=none', copyDir(c.seedDir, join(c.tmp, 'w-none')), 'none');
+  // With `--fresh on` (the default) every run has a new process on a new copy of the seed, as in
+  // the webhooks rounds (bench/README.md "Write rounds start from the same data").
   const other = opts.against === undefined ? undefined : seedOther(c, opts.against);
-  const old = other && startServer('other build SYNC=always', copyDir(other.seedDir, join(c.tmp, 'w-against')), 'always', false, {}, join(opts.against!, 'dist', 'server.js'));
-  await Promise.all([always.ready(), none.ready(), old?.ready()]);
-  const targets: Array<{ label: string; p: Proc; auth: Record<string, string>; convIds: string[] }> = [
-    { label: 'SYNC=always', p: always, auth: c.auth, convIds: c.convIds }, { label: 'SYNC=none', p: none, auth: c.auth, convIds: c.convIds },
-    ...(old && other ? [{ label: 'other build', p: old, ...other }] : []),
+  type Target = { label: string; p: Proc; start: () => Proc; auth: Record<string, string>; convIds: string[] };
+  const target = (label: string, sync: 'always' | 'none', seedDir: string, dir: string, ids: { auth: Record<string, string>; convIds: string[] }, serverJs?: string): Target => {
+    const start = (): Proc => startServer(label === 'other build' ? 'other build SYNC=always' : `server ${label}`, fromBase(seedDir, join(c.tmp, dir)), sync, false, {}, serverJs);
+    return { label, p: start(), start, ...ids };
+  };
+  const targets: Target[] = [
+    target('SYNC=always', 'always', writeSeed(c), 'w-always', c), target('SYNC=none', 'none', writeSeed(c), 'w-none', c),
+    ...(other ? [target('other build', 'always', other.seedDir, 'w-against', other, join(opts.against!, 'dist', 'server.js'))] : []),
   ];
+  await Promise.all(targets.map((t) => t.p.ready()));
+  const peakRss: Record<string, number> = {};
+  const renew = async (t: Target): Promise<void> => {
+    peakRss[t.label] = Math.max(peakRss[t.label] ?? 0, t.p.memory().hwm);
+    await t.p.stop();
+    t.p = await t.start().ready();
+  };
+  const rssOf = (t: Target): number => Math.max(peakRss[t.label] ?? 0, t.p.memory().hwm);
   const scenarios = [
     { name: 'PATCH /api/v1/conversations/{id}', short: 'PATCH', request: (t: { auth: Record<string, string>; convIds: string[] }) => ({ method: 'PATCH' as const, paths: t.convIds.map((id) => `/api/v1/conversations/${id}`), headers: t.auth, body: 'patchSubject' as const }) },
     { name: 'POST /api/v1/conversations/{id}/messages', short: 'POST message', request: (t: { auth: Record<string, string>; convIds: string[] }) => ({ method: 'POST' as const, paths: t.convIds.map((id) => `/api/v1/conversations/${id}/messages`), headers: t.auth, body: 'message' as const }) },
@@ -502,6 +536,7 @@ async function writes(c: Ctx): Promise<void> {
     for (let r = 0; r < opts.rounds; r++) {
       for (let k = 0; k < targets.length; k++) {
         const t = targets[(k + r) % targets.length];
+        if (opts.fresh) await renew(t);
         const runs = await abRun(c.load, t.p, [{ name: 'write', connections: opts.connections, request: sc.request(t) }], 'write');
         (got[t.label] ??= []).push(runs.write);
         detail(runLine(`[${sc.short}] round ${r + 1} ${t.label}`, runs.write));
@@ -511,17 +546,17 @@ async function writes(c: Ctx): Promise<void> {
     const n = summarize(got['SYNC=none']);
     const ab = paired(got['SYNC=always'], got['SYNC=none']);
     const ok = ab >= 0.8 && a.rps >= 10_000;
-    rows.push({ scenario: `${sc.name}, ${opts.connections} conns, SYNC=always`, figure: `${int(a.rps)} writes/s, p50 ${ms(a.p50)}, p99 ${ms(a.p99)}; server peak RSS ${mb(always.memory().hwm)}`,
+    rows.push({ scenario: `${sc.name}, ${opts.connections} conns, SYNC=always`, figure: `${int(a.rps)} writes/s, p50 ${ms(a.p50)}, p99 ${ms(a.p99)}; server peak RSS ${mb(rssOf(targets[0]))}`,
       target: '≥ 0.8× SYNC=none and ≥ 10,000 writes/s', status: `${ratio(ab)} of SYNC=none${quietNote(got['SYNC=always'], got['SYNC=none'])} ${verdict(ok)}` });
-    rows.push({ scenario: `↳ same, SYNC=none`, figure: `${int(n.rps)} writes/s, p50 ${ms(n.p50)}, p99 ${ms(n.p99)}; server peak RSS ${mb(none.memory().hwm)}`, target: 'reference', status: '1.00×' });
-    if (old) {
+    rows.push({ scenario: `↳ same, SYNC=none`, figure: `${int(n.rps)} writes/s, p50 ${ms(n.p50)}, p99 ${ms(n.p99)}; server peak RSS ${mb(rssOf(targets[1]))}`, target: 'reference', status: '1.00×' });
+    if (other) {
       const o = summarize(got['other build']);
       const vs = paired(got['SYNC=always'], got['other build']);
-      rows.push({ scenario: `↳ the other build (--against ${opts.against}), SYNC=always, its own seed of the same import`, figure: `${int(o.rps)} writes/s, p50 ${ms(o.p50)}, p99 ${ms(o.p99)}; server peak RSS ${mb(old.memory().hwm)}`,
+      rows.push({ scenario: `↳ the other build (--against ${opts.against}), SYNC=always, its own seed of the same import`, figure: `${int(o.rps)} writes/s, p50 ${ms(o.p50)}, p99 ${ms(o.p99)}; server peak RSS ${mb(rssOf(targets[2]))}`,
         target: 'ours ≥ 0.95× of it', status: `ours ${ratio(vs)} of it${quietNote(got['SYNC=always'], got['other build'])} ${verdict(vs >= 0.95)}` });
     }
   }
-  await Promise.all([always.stop(), none.stop(), old?.stop()]);
+  await Promise.all(targets.map((t) => t.p.stop()));
 }
 
 /** The pending deliveries of endpoint `id` on `p`, counted over at most `pages` pages of 100 (so ≥ 100 × pages means "at least"). */
@@ -562,18 +597,6 @@ async function webhooks(c: Ctx): Promise<void> {
   const receivedSoFar = (): number => receiver.stats?.received ?? httpReceived;
   const hookUrl = `http://127.0.0.1:${receiver.port}/hook`;
   const env = { WEBHOOK_ALLOW_PRIVATE: 'true' };
-  const onDir = copyDir(c.seedDir, join(c.tmp, 'wh-on'));
-  const offDir = copyDir(c.seedDir, join(c.tmp, 'wh-off'));
-  const startOn = (): Proc => startServer('server, 1 endpoint', onDir, 'always', false, env);
-  const startOff = (): Proc => startServer('server, no endpoint', offDir, 'always', false, env);
-  const hooked = startOn();
-  const plain = startOff();
-  // `--against DIR`: the other build with one endpoint too, on a seed its own CLI made.
-  const otherSeed = opts.against === undefined ? undefined : seedOther(c, opts.against);
-  const otherDir = otherSeed && copyDir(otherSeed.seedDir, join(c.tmp, 'wh-against'));
-  const startOther = (): Proc => startServer('other build, 1 endpoint', otherDir!, 'always', false, env, join(opts.against!, 'dist', 'server.js'));
-  const otherHooked = otherSeed && startOther();
-  await Promise.all([hooked.ready(), plain.ready(), otherHooked?.ready()]);
   const subscribe = async (p: Proc, auth: Record<string, string>): Promise<string> => {
     const made = await fetch(`http://127.0.0.1:${p.port}/api/v1/webhook-endpoints`, {
       method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ url: hookUrl, events: ['*'] }),
@@ -583,15 +606,41 @@ async function webhooks(c: Ctx): Promise<void> {
     secrets.push(body.webhookEndpoint.secret);
     return body.webhookEndpoint.id;
   };
+  // Each server's starting data: the seed, with the endpoint subscribed for those that have one
+  // (written durably: SYNC=always answers 201 once it is on disk). With `--fresh on` every run
+  // starts from a new copy of it, so the rounds are alike: otherwise each run's writes grow the
+  // next one's log and heap, and a compaction falls in some windows and not others
+  // (bench/README.md "Write rounds start from the same data").
+  const subscribed = async (label: string, seedDir: string, dir: string, auth: Record<string, string>, serverJs?: string): Promise<string> => {
+    const p = await startServer(label, copyDir(seedDir, dir), 'always', false, env, serverJs).ready();
+    try { return await subscribe(p, auth); } finally { await p.stop(); }
+  };
+  const onBase = join(c.tmp, 'wh-on-base');
+  const endpointId = await subscribed('server, 1 endpoint (subscribing)', writeSeed(c), onBase, c.auth);
+  // `--against DIR`: the other build with one endpoint too, on a seed its own CLI made.
+  const otherSeed = opts.against === undefined ? undefined : seedOther(c, opts.against);
+  const otherJs = opts.against === undefined ? undefined : join(opts.against, 'dist', 'server.js');
+  const otherBase = join(c.tmp, 'wh-against-base');
+  const otherEndpointId = otherSeed && await subscribed('other build, 1 endpoint (subscribing)', otherSeed.seedDir, otherBase, otherSeed.auth, otherJs);
+  const onDir = join(c.tmp, 'wh-on');
+  const offDir = join(c.tmp, 'wh-off');
+  const otherDir = join(c.tmp, 'wh-against');
+  const startOn = (): Proc => startServer('server, 1 endpoint', fromBase(onBase, onDir), 'always', false, env);
+  const startOff = (): Proc => startServer('server, no endpoint', fromBase(writeSeed(c), offDir), 'always', false, env);
+  const startOther = (): Proc => startServer('other build, 1 endpoint', fromBase(otherBase, otherDir), 'always', false, env, otherJs);
+  const hooked = startOn();
+  const plain = startOff();
+  const otherHooked = otherSeed && startOther();
+  await Promise.all([hooked.ready(), plain.ready(), otherHooked?.ready()]);
   type Target = { key: 'on' | 'off' | 'other'; p: Proc; start: () => Proc; auth: Record<string, string>; convIds: string[]; endpointId?: string };
   const targets: Target[] = [
-    { key: 'on', p: hooked, start: startOn, auth: c.auth, convIds: c.convIds, endpointId: await subscribe(hooked, c.auth) },
+    { key: 'on', p: hooked, start: startOn, auth: c.auth, convIds: c.convIds, endpointId },
     { key: 'off', p: plain, start: startOff, auth: c.auth, convIds: c.convIds },
   ];
-  if (otherHooked && otherSeed) targets.push({ key: 'other', p: otherHooked, start: startOther, auth: otherSeed.auth, convIds: otherSeed.convIds, endpointId: await subscribe(otherHooked, otherSeed.auth) });
+  if (otherHooked && otherSeed) targets.push({ key: 'other', p: otherHooked, start: startOther, auth: otherSeed.auth, convIds: otherSeed.convIds, endpointId: otherEndpointId });
   // `--fresh on` (the default): every server is started again before each of its runs, as in
-  // reads and list (bench/README.md "A fresh process per run"); the endpoint and what it is
-  // owed are in the data directory, so the new process resumes them.
+  // reads and list (bench/README.md "A fresh process per run"), on a new copy of its starting
+  // data (the deliveries of the run before were all received: each run waits for its backlog).
   const peakRss: Record<string, number> = {};
   const renew = async (t: Target): Promise<void> => {
     peakRss[t.key] = Math.max(peakRss[t.key] ?? 0, t.p.memory().hwm);
