@@ -25,14 +25,14 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ROOT, useCli, makeBase, writeImportFile, importFile, liveIds, generateLog, syntheticOpenApi, runCli } from './seed.js';
+import { ROOT, useCli, makeBase, writeImportFile, importFile, liveIds, generateLog, syntheticOpenApi } from './seed.js';
 import { startupHistories } from './startup-histories.js';
 import type { Job, JobResult, GroupSpec } from './load.js';
 import type { SearchReport } from './search.js';
-import { median, int, ms, secs, mb, mb1, ratio, pct, verdict, log, DISTURBED, paired, quietNote, runLine, summarize, type Run } from './figures.js';
+import { median, int, ms, secs, mb, mb1, pct, verdict, log, DISTURBED, runLine, type Run } from './figures.js';
 import { installFastify, pinPlan, type PeerInstall } from './peers.js';
 import { reads } from './reads.js';
-import { startReceiver, type ReceiverStats } from './receiver.js';
+import { writes, webhooks, type WritesKit } from './writes.js';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -80,7 +80,7 @@ const opts = {
   /** `--peers fastify|none` (default fastify): install fastify 5 outside the project and measure it beside ours in reads and list. */
   peers: argv.peers ?? 'fastify',
   /** `--receiver raw|http` (default raw): the webhooks scenario's receiver, bench/receiver.ts or bare node:http. */
-  receiver: argv.receiver ?? 'raw',
+  receiver: (argv.receiver ?? 'raw') as 'raw' | 'http',
 };
 if (opts.pin !== undefined && !['on', 'off'].includes(opts.pin)) { console.error('--pin is on or off'); process.exit(2); }
 if (argv.fresh !== undefined && !['on', 'off'].includes(argv.fresh)) { console.error('--fresh is on or off'); process.exit(2); }
@@ -344,15 +344,6 @@ async function request(port: number, method: string, path: string, key?: string,
 }
 
 const copyDir = (from: string, to: string) => { fs.cpSync(from, to, { recursive: true }); return to; };
-/**
- * `dir` as a new copy of `base` — at a server's first start, and at every start with `--fresh on`
- * (the writes and webhooks rounds): each run then begins from the same data, not from the log
- * and heap the runs before it grew (bench/README.md "Write rounds start from the same data").
- */
-const fromBase = (base: string, dir: string): string => {
-  if (!fs.existsSync(dir) || opts.fresh) { fs.rmSync(dir, { recursive: true, force: true }); copyDir(base, dir); }
-  return dir;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Results
@@ -421,9 +412,13 @@ async function main(): Promise<void> {
         spawnPeer: (label, script, env) => new Proc(label, [...(opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : []), '--import', 'tsx', join(ROOT, 'bench', script)], { PORT: '0', ...env }),
       });
     }
-    if (opts.only.has('writes')) await writes(ctx);
+    const writesKit: WritesKit = {
+      opts: { ...opts, webhooksClient: argv.client ? opts.client : 'raw' }, rows, notes, abRun, copyDir, detail,
+      startServer: (label, dataDir, sync, probe, env, serverJs) => startServer(label, dataDir, sync, probe, env, serverJs),
+    };
+    if (opts.only.has('writes')) await writes(ctx, writesKit);
     if (opts.only.has('sources')) await sources(ctx);
-    if (opts.only.has('webhooks')) await webhooks(ctx);
+    if (opts.only.has('webhooks')) await webhooks(ctx, writesKit);
     if (opts.only.has('startup')) await startup(ctx);
     if (opts.only.has('search')) await search();
   } finally {
@@ -470,246 +465,6 @@ export interface Ctx {
 }
 
 function detail(s: string): void { details.push(s.trimStart()); log(s); }
-
-// ---------------------------------------------------------------------------------------------
-// Writes: PATCH /api/v1/conversations/{id} and POST …/messages, SYNC=always vs SYNC=none
-
-/**
- * With `--against DIR`: the other build's own seed — the same import file through its own CLI
- * (its log format: a build from before frames cannot read ours, while ours reads its) — and its
- * workspace's key and conversation ids.
- */
-function seedOther(c: Ctx, dir: string): { seedDir: string; auth: Record<string, string>; convIds: string[] } {
-  useCli(join(dir, 'dist', 'cli.js'));
-  try {
-    const seedDir = join(c.tmp, 'seed-against');
-    const { workspaceId, key } = makeBase(seedDir);
-    importFile(seedDir, workspaceId, c.importJson);
-    const convIds = [...(liveIds(join(seedDir, 'workspaces', `${workspaceId}.log`)).get('conversation') ?? [])];
-    runCli(seedDir, ['compact', '--workspace', workspaceId]);
-    return { seedDir, auth: { authorization: `Bearer ${key}` }, convIds };
-  } finally { useCli(c.cliJs); }
-}
-
-/**
- * The seed as the write rounds start from it (writes, webhooks), made once: a copy, compacted
- * with the CLI, so its log ends in a snapshot block as the log of a server that has run for a
- * while does. A log fresh from an import has none, and the first writes on it start a compaction
- * (docs/storage.md#compaction), which would then fall in every run's first seconds
- * (bench/README.md "Write rounds start from the same data").
- */
-function writeSeed(c: Ctx): string {
-  const dir = join(c.tmp, 'seed-compacted');
-  if (!fs.existsSync(dir)) { copyDir(c.seedDir, dir); runCli(dir, ['compact', '--workspace', c.workspaceId]); }
-  return dir;
-}
-
-async function writes(c: Ctx): Promise<void> {
-  log(`\n## Writes${opts.against ? ` (and the other build, --against ${opts.against}, SYNC=always)` : ''}`);
-  // With `--fresh on` (the default) every run has a new process on a new copy of the seed, as in
-  // the webhooks rounds (bench/README.md "Write rounds start from the same data").
-  const other = opts.against === undefined ? undefined : seedOther(c, opts.against);
-  type Target = { label: string; p: Proc; start: () => Proc; auth: Record<string, string>; convIds: string[] };
-  const target = (label: string, sync: 'always' | 'none', seedDir: string, dir: string, ids: { auth: Record<string, string>; convIds: string[] }, serverJs?: string): Target => {
-    const start = (): Proc => startServer(label === 'other build' ? 'other build SYNC=always' : `server ${label}`, fromBase(seedDir, join(c.tmp, dir)), sync, false, {}, serverJs);
-    return { label, p: start(), start, ...ids };
-  };
-  const targets: Target[] = [
-    target('SYNC=always', 'always', writeSeed(c), 'w-always', c), target('SYNC=none', 'none', writeSeed(c), 'w-none', c),
-    ...(other ? [target('other build', 'always', other.seedDir, 'w-against', other, join(opts.against!, 'dist', 'server.js'))] : []),
-  ];
-  await Promise.all(targets.map((t) => t.p.ready()));
-  const peakRss: Record<string, number> = {};
-  const renew = async (t: Target): Promise<void> => {
-    peakRss[t.label] = Math.max(peakRss[t.label] ?? 0, t.p.memory().hwm);
-    await t.p.stop();
-    t.p = await t.start().ready();
-  };
-  const rssOf = (t: Target): number => Math.max(peakRss[t.label] ?? 0, t.p.memory().hwm);
-  const scenarios = [
-    { name: 'PATCH /api/v1/conversations/{id}', short: 'PATCH', request: (t: { auth: Record<string, string>; convIds: string[] }) => ({ method: 'PATCH' as const, paths: t.convIds.map((id) => `/api/v1/conversations/${id}`), headers: t.auth, body: 'patchSubject' as const }) },
-    { name: 'POST /api/v1/conversations/{id}/messages', short: 'POST message', request: (t: { auth: Record<string, string>; convIds: string[] }) => ({ method: 'POST' as const, paths: t.convIds.map((id) => `/api/v1/conversations/${id}/messages`), headers: t.auth, body: 'message' as const }) },
-  ];
-  for (const sc of scenarios) {
-    log(`  ${sc.name}, random over ${c.convIds.length} conversations, ${opts.connections} connections`);
-    const got: Record<string, Run[]> = {};
-    for (let r = 0; r < opts.rounds; r++) {
-      for (let k = 0; k < targets.length; k++) {
-        const t = targets[(k + r) % targets.length];
-        if (opts.fresh) await renew(t);
-        const runs = await abRun(c.load, t.p, [{ name: 'write', connections: opts.connections, request: sc.request(t) }], 'write');
-        (got[t.label] ??= []).push(runs.write);
-        detail(runLine(`[${sc.short}] round ${r + 1} ${t.label}`, runs.write));
-      }
-    }
-    const a = summarize(got['SYNC=always']);
-    const n = summarize(got['SYNC=none']);
-    const ab = paired(got['SYNC=always'], got['SYNC=none']);
-    const ok = ab >= 0.8 && a.rps >= 10_000;
-    rows.push({ scenario: `${sc.name}, ${opts.connections} conns, SYNC=always`, figure: `${int(a.rps)} writes/s, p50 ${ms(a.p50)}, p99 ${ms(a.p99)}; server peak RSS ${mb(rssOf(targets[0]))}`,
-      target: '≥ 0.8× SYNC=none and ≥ 10,000 writes/s', status: `${ratio(ab)} of SYNC=none${quietNote(got['SYNC=always'], got['SYNC=none'])} ${verdict(ok)}` });
-    rows.push({ scenario: `↳ same, SYNC=none`, figure: `${int(n.rps)} writes/s, p50 ${ms(n.p50)}, p99 ${ms(n.p99)}; server peak RSS ${mb(rssOf(targets[1]))}`, target: 'reference', status: '1.00×' });
-    if (other) {
-      const o = summarize(got['other build']);
-      const vs = paired(got['SYNC=always'], got['other build']);
-      rows.push({ scenario: `↳ the other build (--against ${opts.against}), SYNC=always, its own seed of the same import`, figure: `${int(o.rps)} writes/s, p50 ${ms(o.p50)}, p99 ${ms(o.p99)}; server peak RSS ${mb(rssOf(targets[2]))}`,
-        target: 'ours ≥ 0.95× of it', status: `ours ${ratio(vs)} of it${quietNote(got['SYNC=always'], got['other build'])} ${verdict(vs >= 0.95)}` });
-    }
-  }
-  await Promise.all(targets.map((t) => t.p.stop()));
-}
-
-/** The pending deliveries of endpoint `id` on `p`, counted over at most `pages` pages of 100 (so ≥ 100 × pages means "at least"). */
-async function pendingDeliveries(p: Proc, auth: Record<string, string>, id: string, pages = 50): Promise<number> {
-  let n = 0;
-  let cursor: string | null = null;
-  for (let i = 0; i < pages; i++) {
-    const q: string = `status=pending&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-    const res = await fetch(`http://127.0.0.1:${p.port}/api/v1/webhook-endpoints/${id}/deliveries?${q}`, { headers: auth });
-    const page = (await res.json()) as { deliveries: unknown[]; nextCursor: string | null };
-    n += page.deliveries.length;
-    cursor = page.nextCursor;
-    if (!cursor) break;
-  }
-  return n;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Webhooks: durable writes with one subscribed endpoint vs none; do deliveries keep up?
-
-async function webhooks(c: Ctx): Promise<void> {
-  // The load generator's raw node:net client unless one is chosen: at these rates node:http's
-  // client takes ~0.4 of the 2 cores, and with an endpoint the receiver needs a share of them
-  // too; the cheaper client leaves the cores to the server (both sides of the pair alike).
-  const client = argv.client ? opts.client : 'raw';
-  log(`\n## Webhooks (SYNC=always; load generator client: ${client}; receiver: ${opts.receiver})`);
-  // The receiver, in this process, answering 204 to every delivery: bench/receiver.ts (raw
-  // node:net, a sample of signatures checked) unless `--receiver http` (bare node:http).
-  const secrets: string[] = [];
-  let httpReceived = 0;
-  let receiver: { port: number; stats: ReceiverStats | null; close(): Promise<void> };
-  if (opts.receiver === 'raw') receiver = await startReceiver(() => (secrets.length === 0 ? null : secrets));
-  else {
-    const srv = http.createServer((req, res) => { req.resume(); req.on('end', () => { httpReceived++; res.writeHead(204).end(); }); });
-    await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok));
-    receiver = { port: (srv.address() as { port: number }).port, stats: null, close: () => new Promise<void>((ok) => srv.close(() => ok())) };
-  }
-  const receivedSoFar = (): number => receiver.stats?.received ?? httpReceived;
-  const hookUrl = `http://127.0.0.1:${receiver.port}/hook`;
-  const env = { WEBHOOK_ALLOW_PRIVATE: 'true' };
-  const subscribe = async (p: Proc, auth: Record<string, string>): Promise<string> => {
-    const made = await fetch(`http://127.0.0.1:${p.port}/api/v1/webhook-endpoints`, {
-      method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ url: hookUrl, events: ['*'] }),
-    });
-    if (made.status !== 201) throw new Error(`creating the webhook endpoint on ${p.label}: ${made.status} ${await made.text()}`);
-    const body = (await made.json()) as { webhookEndpoint: { id: string; secret: string } };
-    secrets.push(body.webhookEndpoint.secret);
-    return body.webhookEndpoint.id;
-  };
-  // Each server's starting data: the seed, with the endpoint subscribed for those that have one
-  // (written durably: SYNC=always answers 201 once it is on disk). With `--fresh on` every run
-  // starts from a new copy of it, so the rounds are alike: otherwise each run's writes grow the
-  // next one's log and heap, and a compaction falls in some windows and not others
-  // (bench/README.md "Write rounds start from the same data").
-  const subscribed = async (label: string, seedDir: string, dir: string, auth: Record<string, string>, serverJs?: string): Promise<string> => {
-    const p = await startServer(label, copyDir(seedDir, dir), 'always', false, env, serverJs).ready();
-    try { return await subscribe(p, auth); } finally { await p.stop(); }
-  };
-  const onBase = join(c.tmp, 'wh-on-base');
-  const endpointId = await subscribed('server, 1 endpoint (subscribing)', writeSeed(c), onBase, c.auth);
-  // `--against DIR`: the other build with one endpoint too, on a seed its own CLI made.
-  const otherSeed = opts.against === undefined ? undefined : seedOther(c, opts.against);
-  const otherJs = opts.against === undefined ? undefined : join(opts.against, 'dist', 'server.js');
-  const otherBase = join(c.tmp, 'wh-against-base');
-  const otherEndpointId = otherSeed && await subscribed('other build, 1 endpoint (subscribing)', otherSeed.seedDir, otherBase, otherSeed.auth, otherJs);
-  const onDir = join(c.tmp, 'wh-on');
-  const offDir = join(c.tmp, 'wh-off');
-  const otherDir = join(c.tmp, 'wh-against');
-  const startOn = (): Proc => startServer('server, 1 endpoint', fromBase(onBase, onDir), 'always', false, env);
-  const startOff = (): Proc => startServer('server, no endpoint', fromBase(writeSeed(c), offDir), 'always', false, env);
-  const startOther = (): Proc => startServer('other build, 1 endpoint', fromBase(otherBase, otherDir), 'always', false, env, otherJs);
-  const hooked = startOn();
-  const plain = startOff();
-  const otherHooked = otherSeed && startOther();
-  await Promise.all([hooked.ready(), plain.ready(), otherHooked?.ready()]);
-  type Target = { key: 'on' | 'off' | 'other'; p: Proc; start: () => Proc; auth: Record<string, string>; convIds: string[]; endpointId?: string };
-  const targets: Target[] = [
-    { key: 'on', p: hooked, start: startOn, auth: c.auth, convIds: c.convIds, endpointId },
-    { key: 'off', p: plain, start: startOff, auth: c.auth, convIds: c.convIds },
-  ];
-  if (otherHooked && otherSeed) targets.push({ key: 'other', p: otherHooked, start: startOther, auth: otherSeed.auth, convIds: otherSeed.convIds, endpointId: otherEndpointId });
-  // `--fresh on` (the default): every server is started again before each of its runs, as in
-  // reads and list (bench/README.md "A fresh process per run"), on a new copy of its starting
-  // data (the deliveries of the run before were all received: each run waits for its backlog).
-  const peakRss: Record<string, number> = {};
-  const renew = async (t: Target): Promise<void> => {
-    peakRss[t.key] = Math.max(peakRss[t.key] ?? 0, t.p.memory().hwm);
-    await t.p.stop();
-    t.p = await t.start().ready();
-  };
-  const got: Record<string, Run[]> = {};
-  const deliveries: Array<{ rate: number; writes: number; backlog: number; drainS: number }> = [];
-  const mainCpu: Record<string, number[]> = {};
-  for (let r = 0; r < opts.rounds; r++) {
-    for (let k = 0; k < targets.length; k++) {
-      const t = targets[(k + r) % targets.length];
-      if (opts.fresh) await renew(t);
-      const p = t.p;
-      const request = { method: 'PATCH' as const, paths: t.convIds.map((id) => `/api/v1/conversations/${id}`), headers: t.auth, body: 'patchSubject' as const };
-      // Deliveries are counted over the measured window, as the writes are (warm-up left out).
-      let before = receivedSoFar();
-      let main0 = NaN;
-      const runs = await abRun(c.load, p, [{ name: 'write', connections: opts.connections, request }], 'write',
-        { client, onMeasuring: () => { before = receivedSoFar(); main0 = p.mainThreadCpuSeconds(); } });
-      // The window's length: the deliveries counted since it began include those owed for its
-      // writes that arrived just after it (the answer's way back to this process takes a moment).
-      const seconds = opts.seconds;
-      // The API thread's own CPU per write: what an endpoint adds to it, whatever else ran.
-      const mainUs = ((p.mainThreadCpuSeconds() - main0) / (runs.write.rps * seconds)) * 1e6;
-      (mainCpu[t.key] ??= []).push(mainUs);
-      (got[t.key] ??= []).push(runs.write);
-      detail(`${runLine(`[webhooks] round ${r + 1} ${p.label}`, runs.write)}   main thread ${mainUs.toFixed(0)} µs CPU/write`);
-      if (t.endpointId === undefined) continue;
-      // Each PATCH made one conversation.updated event, owed to the endpoint: the pending
-      // deliveries left when the load stops are the backlog, then they drain.
-      const rate = (receivedSoFar() - before) / seconds;
-      const backlog = await pendingDeliveries(p, t.auth, t.endpointId);
-      const t1 = performance.now();
-      let left = backlog;
-      while (left > 0 && performance.now() - t1 < 60_000) { await new Promise((ok) => setTimeout(ok, 50)); left = await pendingDeliveries(p, t.auth, t.endpointId, 1); }
-      const drainS = (performance.now() - t1) / 1000;
-      if (t.key === 'on') deliveries.push({ rate, writes: runs.write.rps, backlog, drainS });
-      detail(`    [webhooks] round ${r + 1} ${p.label}: ${int(rate)} deliveries/s during the measured window; ${backlog >= 5000 ? '≥ 5,000' : int(backlog)} pending when it ended, ${left === 0 ? `none left ${drainS.toFixed(2)} s later` : 'STILL PENDING after 60 s'}`);
-    }
-  }
-  const on = summarize(got.on);
-  const off = summarize(got.off);
-  const ratio_ = paired(got.on, got.off);
-  const rate = median(deliveries.map((d) => d.rate));
-  // Same window, same run: deliveries per write. Those in flight when the window closes are
-  // counted in the next one, so "keeps up" allows 5 % and asks that the backlog drains in 5 s.
-  const perWrite = median(deliveries.map((d) => d.rate / d.writes));
-  const keepsUp = perWrite >= 0.95 && deliveries.every((d) => d.drainS < 5);
-  rows.push({ scenario: `PATCH /api/v1/conversations/{id}, ${opts.connections} conns, SYNC=always, one webhook endpoint subscribed to every event (a local receiver answering 204, ${opts.receiver === 'raw' ? 'bench/receiver.ts' : 'node:http'}); ${client} load client`,
-    figure: `${int(on.rps)} writes/s, p50 ${ms(on.p50)}, p99 ${ms(on.p99)}; server peak RSS ${mb(Math.max(peakRss.on ?? 0, targets[0].p.memory().hwm))}; API thread ${median(mainCpu.on).toFixed(0)} µs of CPU per write (no endpoint: ${median(mainCpu.off).toFixed(0)} µs)`,
-    target: '≥ 0.8× without an endpoint', status: `${ratio(ratio_)} of no endpoint${quietNote(got.on, got.off)} ${verdict(ratio_ >= 0.8)}` });
-  rows.push({ scenario: '↳ same, no endpoint', figure: `${int(off.rps)} writes/s, p50 ${ms(off.p50)}, p99 ${ms(off.p99)}`, target: 'reference', status: '1.00×' });
-  rows.push({ scenario: '↳ deliveries (one per write)', figure: `${int(rate)} deliveries/s during the measured windows (median); owed at the end of a run ${deliveries.map((d) => int(d.backlog)).join(', ')}, all received within ${Math.max(...deliveries.map((d) => d.drainS)).toFixed(2)} s`,
-    target: 'deliveries/s ≥ writes/s', status: `${ratio(perWrite)} of the same window's writes ${verdict(keepsUp)}` });
-  if (otherHooked) {
-    const o = summarize(got.other);
-    const vs = paired(got.on, got.other);
-    rows.push({ scenario: `↳ the other build with one endpoint (--against ${opts.against}), its own seed of the same import`, figure: `${int(o.rps)} writes/s, p50 ${ms(o.p50)}, p99 ${ms(o.p99)}; API thread ${median(mainCpu.other).toFixed(0)} µs of CPU per write`,
-      target: '(new/old)', status: `ours ${ratio(vs)} of it${quietNote(got.on, got.other)}` });
-  }
-  await Promise.all(targets.map((t) => t.p.stop()));
-  await receiver.close();
-  const st = receiver.stats;
-  if (st !== null) {
-    detail(`    [webhooks] receiver: ${int(st.received)} deliveries; ${int(st.checked)} signatures checked (one in 64), ${st.badSignatures} wrong; ${st.framingErrors} framing errors`);
-    if (st.badSignatures > 0 || st.framingErrors > 0) notes.push(`The webhooks receiver saw ${st.badSignatures} wrong signatures and ${st.framingErrors} framing errors.`);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Sources: ingestion latency, blocking seen from outside, reads under a 2 MB ingestion
