@@ -48,7 +48,7 @@ function fromBase(kit: WritesKit, base: string, dir: string): string {
  * (its log format: a build from before frames cannot read ours, while ours reads its) — and its
  * workspace's key and conversation ids.
  */
-function seedOther(c: Ctx, kit: WritesKit, dir: string): { seedDir: string; auth: Record<string, string>; convIds: string[] } {
+function seedOther(c: Ctx, dir: string): { seedDir: string; auth: Record<string, string>; convIds: string[] } {
   useCli(join(dir, 'dist', 'cli.js'));
   try {
     const seedDir = join(c.tmp, 'seed-against');
@@ -78,7 +78,7 @@ export async function writes(c: Ctx, kit: WritesKit): Promise<void> {
   log(`\n## Writes${opts.against ? ` (and the other build, --against ${opts.against}, SYNC=always)` : ''}`);
   // With `--fresh on` (the default) every run has a new process on a new copy of the seed, as in
   // the webhooks rounds (bench/README.md "Write rounds start from the same data").
-  const other = opts.against === undefined ? undefined : seedOther(c, kit, opts.against);
+  const other = opts.against === undefined ? undefined : seedOther(c, opts.against);
   type Target = { label: string; p: Proc; start: () => Proc; auth: Record<string, string>; convIds: string[] };
   const target = (label: string, sync: 'always' | 'none', seedDir: string, dir: string, ids: { auth: Record<string, string>; convIds: string[] }, serverJs?: string): Target => {
     const start = (): Proc => kit.startServer(label === 'other build' ? 'other build SYNC=always' : `server ${label}`, fromBase(kit, seedDir, join(c.tmp, dir)), sync, false, {}, serverJs);
@@ -189,7 +189,7 @@ export async function webhooks(c: Ctx, kit: WritesKit): Promise<void> {
   const onBase = join(c.tmp, 'wh-on-base');
   const endpointId = await subscribed('server, 1 endpoint (subscribing)', writeSeed(c, kit), onBase, c.auth);
   // `--against DIR`: the other build with one endpoint too, on a seed its own CLI made.
-  const otherSeed = opts.against === undefined ? undefined : seedOther(c, kit, opts.against);
+  const otherSeed = opts.against === undefined ? undefined : seedOther(c, opts.against);
   const otherJs = opts.against === undefined ? undefined : join(opts.against, 'dist', 'server.js');
   const otherBase = join(c.tmp, 'wh-against-base');
   const otherEndpointId = otherSeed && await subscribed('other build, 1 endpoint (subscribing)', otherSeed.seedDir, otherBase, otherSeed.auth, otherJs);
