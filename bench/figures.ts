@@ -27,14 +27,27 @@ export const DISTURBED = 0.25;
  * rounds where neither side was disturbed by outside load, or over all rounds when none was quiet.
  */
 export function paired(a: Run[], b: Run[]): number {
+  return median(roundRatios(a, b));
+}
+/** The same-round ratios {@link paired} takes the median of (the undisturbed rounds', or all when none was). */
+function roundRatios(a: Run[], b: Run[]): number[] {
   const all = a.map((x, i) => [x, b[i]] as const);
   const quiet = all.filter(([x, y]) => x.otherCpu <= DISTURBED && y.otherCpu <= DISTURBED);
-  return median((quiet.length ? quiet : all).map(([x, y]) => x.rps / y.rps));
+  return (quiet.length ? quiet : all).map(([x, y]) => x.rps / y.rps);
 }
-/** "(2/3 quiet rounds)" — how many rounds the paired ratio is over. */
+/**
+ * " (rounds 0.71–1.02)", " (rounds 0.71–1.02; 2/3 undisturbed rounds)" or " (rounds 0.71–1.02;
+ * every round disturbed by outside load)": the spread of the same-round ratios the median of
+ * {@link paired} is over, so a reader sees when a verdict sits inside the host's noise
+ * (bench/README.md, the paragraph "Reading the figures"); nothing with one round.
+ */
 export function quietNote(a: Run[], b: Run[]): string {
   const q = a.filter((x, i) => x.otherCpu <= DISTURBED && b[i].otherCpu <= DISTURBED).length;
-  return q === a.length ? '' : q ? ` (${q}/${a.length} undisturbed rounds)` : ' (every round disturbed by outside load)';
+  const quiet = q === a.length ? '' : q ? `${q}/${a.length} undisturbed rounds` : 'every round disturbed by outside load';
+  const rs = roundRatios(a, b).filter((x) => Number.isFinite(x));
+  const range = rs.length > 1 ? `rounds ${Math.min(...rs).toFixed(2)}–${Math.max(...rs).toFixed(2)}` : '';
+  const parts = [range, quiet].filter((x) => x !== '');
+  return parts.length ? ` (${parts.join('; ')})` : '';
 }
 
 export const runLine = (label: string, r: Run) =>
