@@ -41,7 +41,7 @@ function roundRatios(a: Run[], b: Run[]): number[] {
  * {@link paired} is over, so a reader sees when a verdict sits inside the host's noise
  * (bench/README.md, the paragraph "Reading the figures"); nothing with one round.
  */
-export function quietNote(a: Run[], b: Run[]): string {
+export function spreadNote(a: Run[], b: Run[]): string {
   const q = a.filter((x, i) => x.otherCpu <= DISTURBED && b[i].otherCpu <= DISTURBED).length;
   const quiet = q === a.length ? '' : q ? `${q}/${a.length} undisturbed rounds` : 'every round disturbed by outside load';
   const rs = roundRatios(a, b).filter((x) => Number.isFinite(x));

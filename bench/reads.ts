@@ -17,7 +17,7 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { join } from 'node:path';
-import { int, ms, mb, pct, ratio, verdict, log, paired, quietNote, runLine, summarize, type Run } from './figures.js';
+import { int, ms, mb, pct, ratio, verdict, log, paired, spreadNote, runLine, summarize, type Run } from './figures.js';
 import { pin, type PeerInstall, type PinPlan } from './peers.js';
 import type { GroupSpec } from './load.js';
 import type { Ctx, LoadClient, Proc, Row } from './run.js';
@@ -137,7 +137,7 @@ const figure = (s: ReturnType<typeof summarize>, p: Proc) =>
 function against(got: Record<string, Run[]>, mine: string, theirs: string, target?: string): string {
   const x = paired(got[mine], got[theirs]);
   const min = target ? Number(/[\d.]+/.exec(target)![0]) : undefined;
-  return `${ratio(x)}${quietNote(got[mine], got[theirs])}${min === undefined ? '' : ` ${verdict(x >= min)}`}`;
+  return `${ratio(x)}${spreadNote(got[mine], got[theirs])}${min === undefined ? '' : ` ${verdict(x >= min)}`}`;
 }
 
 export async function reads(c: Ctx, k: ReadsKit): Promise<void> {

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { join } from 'node:path';
 import { useCli, makeBase, importFile, liveIds, runCli } from './seed.js';
-import { median, int, ms, mb, ratio, verdict, log, paired, quietNote, runLine, summarize, type Run } from './figures.js';
+import { median, int, ms, mb, ratio, verdict, log, paired, spreadNote, runLine, summarize, type Run } from './figures.js';
 import { startReceiver, type ReceiverStats } from './receiver.js';
 import type { GroupSpec } from './load.js';
 import type { Ctx, LoadClient, Proc, Row } from './run.js';
@@ -79,10 +79,11 @@ export async function writes(c: Ctx, kit: WritesKit): Promise<void> {
   // With `--fresh on` (the default) every run has a new process on a new copy of the seed, as in
   // the webhooks rounds (bench/README.md "Write rounds start from the same data").
   const other = opts.against === undefined ? undefined : seedOther(c, opts.against);
-  type Target = { label: string; p: Proc; start: () => Proc; auth: Record<string, string>; convIds: string[] };
+  /** `fresh`: its process has not been measured yet (a first start needs no second one). */
+  type Target = { label: string; p: Proc; start: () => Proc; auth: Record<string, string>; convIds: string[]; fresh: boolean };
   const target = (label: string, sync: 'always' | 'none', seedDir: string, dir: string, ids: { auth: Record<string, string>; convIds: string[] }, serverJs?: string): Target => {
     const start = (): Proc => kit.startServer(label === 'other build' ? 'other build SYNC=always' : `server ${label}`, fromBase(kit, seedDir, join(c.tmp, dir)), sync, false, {}, serverJs);
-    return { label, p: start(), start, ...ids };
+    return { label, p: start(), start, ...ids, fresh: true };
   };
   const targets: Target[] = [
     target('SYNC=always', 'always', writeSeed(c, kit), 'w-always', c), target('SYNC=none', 'none', writeSeed(c, kit), 'w-none', c),
@@ -106,7 +107,8 @@ export async function writes(c: Ctx, kit: WritesKit): Promise<void> {
     for (let r = 0; r < opts.rounds; r++) {
       for (let k = 0; k < targets.length; k++) {
         const t = targets[(k + r) % targets.length];
-        if (opts.fresh) await renew(t);
+        if (opts.fresh && !t.fresh) await renew(t);
+        t.fresh = false;
         const runs = await kit.abRun(c.load, t.p, [{ name: 'write', connections: opts.connections, request: sc.request(t) }], 'write');
         (got[t.label] ??= []).push(runs.write);
         kit.detail(runLine(`[${sc.short}] round ${r + 1} ${t.label}`, runs.write));
@@ -117,13 +119,13 @@ export async function writes(c: Ctx, kit: WritesKit): Promise<void> {
     const ab = paired(got['SYNC=always'], got['SYNC=none']);
     const ok = ab >= 0.8 && a.rps >= 10_000;
     kit.rows.push({ scenario: `${sc.name}, ${opts.connections} conns, SYNC=always`, figure: `${int(a.rps)} writes/s, p50 ${ms(a.p50)}, p99 ${ms(a.p99)}; server peak RSS ${mb(rssOf(targets[0]))}`,
-      target: '≥ 0.8× SYNC=none and ≥ 10,000 writes/s', status: `${ratio(ab)} of SYNC=none${quietNote(got['SYNC=always'], got['SYNC=none'])} ${verdict(ok)}` });
+      target: '≥ 0.8× SYNC=none and ≥ 10,000 writes/s', status: `${ratio(ab)} of SYNC=none${spreadNote(got['SYNC=always'], got['SYNC=none'])} ${verdict(ok)}` });
     kit.rows.push({ scenario: `↳ same, SYNC=none`, figure: `${int(n.rps)} writes/s, p50 ${ms(n.p50)}, p99 ${ms(n.p99)}; server peak RSS ${mb(rssOf(targets[1]))}`, target: 'reference', status: '1.00×' });
     if (other) {
       const o = summarize(got['other build']);
       const vs = paired(got['SYNC=always'], got['other build']);
       kit.rows.push({ scenario: `↳ the other build (--against ${opts.against}), SYNC=always, its own seed of the same import`, figure: `${int(o.rps)} writes/s, p50 ${ms(o.p50)}, p99 ${ms(o.p99)}; server peak RSS ${mb(rssOf(targets[2]))}`,
-        target: 'ours ≥ 0.95× of it', status: `ours ${ratio(vs)} of it${quietNote(got['SYNC=always'], got['other build'])} ${verdict(vs >= 0.95)}` });
+        target: 'ours ≥ 0.95× of it', status: `ours ${ratio(vs)} of it${spreadNote(got['SYNC=always'], got['other build'])} ${verdict(vs >= 0.95)}` });
     }
   }
   await Promise.all(targets.map((t) => t.p.stop()));
@@ -203,12 +205,13 @@ export async function webhooks(c: Ctx, kit: WritesKit): Promise<void> {
   const plain = startOff();
   const otherHooked = otherSeed && startOther();
   await Promise.all([hooked.ready(), plain.ready(), otherHooked?.ready()]);
-  type Target = { key: 'on' | 'off' | 'other'; p: Proc; start: () => Proc; auth: Record<string, string>; convIds: string[]; endpointId?: string };
+  /** `fresh`: its process has not been measured yet (a first start needs no second one). */
+  type Target = { key: 'on' | 'off' | 'other'; p: Proc; start: () => Proc; auth: Record<string, string>; convIds: string[]; endpointId?: string; fresh: boolean };
   const targets: Target[] = [
-    { key: 'on', p: hooked, start: startOn, auth: c.auth, convIds: c.convIds, endpointId },
-    { key: 'off', p: plain, start: startOff, auth: c.auth, convIds: c.convIds },
+    { key: 'on', p: hooked, start: startOn, auth: c.auth, convIds: c.convIds, endpointId, fresh: true },
+    { key: 'off', p: plain, start: startOff, auth: c.auth, convIds: c.convIds, fresh: true },
   ];
-  if (otherHooked && otherSeed) targets.push({ key: 'other', p: otherHooked, start: startOther, auth: otherSeed.auth, convIds: otherSeed.convIds, endpointId: otherEndpointId });
+  if (otherHooked && otherSeed) targets.push({ key: 'other', p: otherHooked, start: startOther, auth: otherSeed.auth, convIds: otherSeed.convIds, endpointId: otherEndpointId, fresh: true });
   // `--fresh on` (the default): every server is started again before each of its runs, as in
   // reads and list (bench/README.md "A fresh process per run"), on a new copy of its starting
   // data (the deliveries of the run before were all received: each run waits for its backlog).
@@ -224,7 +227,8 @@ export async function webhooks(c: Ctx, kit: WritesKit): Promise<void> {
   for (let r = 0; r < opts.rounds; r++) {
     for (let k = 0; k < targets.length; k++) {
       const t = targets[(k + r) % targets.length];
-      if (opts.fresh) await renew(t);
+      if (opts.fresh && !t.fresh) await renew(t);
+      t.fresh = false;
       const p = t.p;
       const request = { method: 'PATCH' as const, paths: t.convIds.map((id) => `/api/v1/conversations/${id}`), headers: t.auth, body: 'patchSubject' as const };
       // Deliveries are counted over the measured window, as the writes are (warm-up left out).
@@ -263,7 +267,7 @@ export async function webhooks(c: Ctx, kit: WritesKit): Promise<void> {
   const keepsUp = perWrite >= 0.95 && deliveries.every((d) => d.drainS < 5);
   kit.rows.push({ scenario: `PATCH /api/v1/conversations/{id}, ${opts.connections} conns, SYNC=always, one webhook endpoint subscribed to every event (a local receiver answering 204, ${opts.receiver === 'raw' ? 'bench/receiver.ts' : 'node:http'}); ${client} load client`,
     figure: `${int(on.rps)} writes/s, p50 ${ms(on.p50)}, p99 ${ms(on.p99)}; server peak RSS ${mb(Math.max(peakRss.on ?? 0, targets[0].p.memory().hwm))}; API thread ${median(mainCpu.on).toFixed(0)} µs of CPU per write (no endpoint: ${median(mainCpu.off).toFixed(0)} µs)`,
-    target: '≥ 0.8× without an endpoint', status: `${ratio(ratio_)} of no endpoint${quietNote(got.on, got.off)} ${verdict(ratio_ >= 0.8)}` });
+    target: '≥ 0.8× without an endpoint', status: `${ratio(ratio_)} of no endpoint${spreadNote(got.on, got.off)} ${verdict(ratio_ >= 0.8)}` });
   kit.rows.push({ scenario: '↳ same, no endpoint', figure: `${int(off.rps)} writes/s, p50 ${ms(off.p50)}, p99 ${ms(off.p99)}`, target: 'reference', status: '1.00×' });
   kit.rows.push({ scenario: '↳ deliveries (one per write)', figure: `${int(rate)} deliveries/s during the measured windows (median); owed at the end of a run ${deliveries.map((d) => int(d.backlog)).join(', ')}, all received within ${Math.max(...deliveries.map((d) => d.drainS)).toFixed(2)} s`,
     target: 'deliveries/s ≥ writes/s', status: `${ratio(perWrite)} of the same window's writes ${verdict(keepsUp)}` });
@@ -271,7 +275,7 @@ export async function webhooks(c: Ctx, kit: WritesKit): Promise<void> {
     const o = summarize(got.other);
     const vs = paired(got.on, got.other);
     kit.rows.push({ scenario: `↳ the other build with one endpoint (--against ${opts.against}), its own seed of the same import`, figure: `${int(o.rps)} writes/s, p50 ${ms(o.p50)}, p99 ${ms(o.p99)}; API thread ${median(mainCpu.other).toFixed(0)} µs of CPU per write`,
-      target: '(new/old)', status: `ours ${ratio(vs)} of it${quietNote(got.on, got.other)}` });
+      target: '(new/old)', status: `ours ${ratio(vs)} of it${spreadNote(got.on, got.other)}` });
   }
   await Promise.all(targets.map((t) => t.p.stop()));
   await receiver.close();
