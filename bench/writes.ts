@@ -40,6 +40,20 @@ function fromBase(kit: WritesKit, base: string, dir: string): string {
   return dir;
 }
 
+/**
+ * Before a run of `t`: with `--fresh on`, a new process on a new copy of its data
+ * ({@link fromBase}, in `t.start`), unless its process was just started and not measured yet
+ * (`t.fresh`). The peak RSS of the process it stops is kept in `peak[key]`.
+ */
+async function readyForRun(kit: WritesKit, t: { p: Proc; start: () => Proc; fresh: boolean }, peak: Record<string, number>, key: string): Promise<void> {
+  if (kit.opts.fresh && !t.fresh) {
+    peak[key] = Math.max(peak[key] ?? 0, t.p.memory().hwm);
+    await t.p.stop();
+    t.p = await t.start().ready();
+  }
+  t.fresh = false;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Writes: PATCH /api/v1/conversations/{id} and POST …/messages, SYNC=always vs SYNC=none
 
@@ -91,11 +105,6 @@ export async function writes(c: Ctx, kit: WritesKit): Promise<void> {
   ];
   await Promise.all(targets.map((t) => t.p.ready()));
   const peakRss: Record<string, number> = {};
-  const renew = async (t: Target): Promise<void> => {
-    peakRss[t.label] = Math.max(peakRss[t.label] ?? 0, t.p.memory().hwm);
-    await t.p.stop();
-    t.p = await t.start().ready();
-  };
   const rssOf = (t: Target): number => Math.max(peakRss[t.label] ?? 0, t.p.memory().hwm);
   const scenarios = [
     { name: 'PATCH /api/v1/conversations/{id}', short: 'PATCH', request: (t: { auth: Record<string, string>; convIds: string[] }) => ({ method: 'PATCH' as const, paths: t.convIds.map((id) => `/api/v1/conversations/${id}`), headers: t.auth, body: 'patchSubject' as const }) },
@@ -107,8 +116,7 @@ export async function writes(c: Ctx, kit: WritesKit): Promise<void> {
     for (let r = 0; r < opts.rounds; r++) {
       for (let k = 0; k < targets.length; k++) {
         const t = targets[(k + r) % targets.length];
-        if (opts.fresh && !t.fresh) await renew(t);
-        t.fresh = false;
+        await readyForRun(kit, t, peakRss, t.label);
         const runs = await kit.abRun(c.load, t.p, [{ name: 'write', connections: opts.connections, request: sc.request(t) }], 'write');
         (got[t.label] ??= []).push(runs.write);
         kit.detail(runLine(`[${sc.short}] round ${r + 1} ${t.label}`, runs.write));
@@ -216,19 +224,13 @@ export async function webhooks(c: Ctx, kit: WritesKit): Promise<void> {
   // reads and list (bench/README.md "A fresh process per run"), on a new copy of its starting
   // data (the deliveries of the run before were all received: each run waits for its backlog).
   const peakRss: Record<string, number> = {};
-  const renew = async (t: Target): Promise<void> => {
-    peakRss[t.key] = Math.max(peakRss[t.key] ?? 0, t.p.memory().hwm);
-    await t.p.stop();
-    t.p = await t.start().ready();
-  };
   const got: Record<string, Run[]> = {};
   const deliveries: Array<{ rate: number; writes: number; backlog: number; drainS: number }> = [];
   const mainCpu: Record<string, number[]> = {};
   for (let r = 0; r < opts.rounds; r++) {
     for (let k = 0; k < targets.length; k++) {
       const t = targets[(k + r) % targets.length];
-      if (opts.fresh && !t.fresh) await renew(t);
-      t.fresh = false;
+      await readyForRun(kit, t, peakRss, t.key);
       const p = t.p;
       const request = { method: 'PATCH' as const, paths: t.convIds.map((id) => `/api/v1/conversations/${id}`), headers: t.auth, body: 'patchSubject' as const };
       // Deliveries are counted over the measured window, as the writes are (warm-up left out).
