@@ -113,26 +113,33 @@ export async function writes(c: Ctx, kit: WritesKit): Promise<void> {
   for (const sc of scenarios) {
     log(`  ${sc.name}, random over ${c.convIds.length} conversations, ${opts.connections} connections`);
     const got: Record<string, Run[]> = {};
+    const mainCpu: Record<string, number[]> = {};
     for (let r = 0; r < opts.rounds; r++) {
       for (let k = 0; k < targets.length; k++) {
         const t = targets[(k + r) % targets.length];
         await readyForRun(kit, t, peakRss, t.label);
-        const runs = await kit.abRun(c.load, t.p, [{ name: 'write', connections: opts.connections, request: sc.request(t) }], 'write');
+        let main0 = NaN;
+        const runs = await kit.abRun(c.load, t.p, [{ name: 'write', connections: opts.connections, request: sc.request(t) }], 'write',
+          { onMeasuring: () => { main0 = t.p.mainThreadCpuSeconds(); } });
+        // The API thread's own CPU per write: whether SYNC=always costs it work, or leaves it idle.
+        const mainUs = ((t.p.mainThreadCpuSeconds() - main0) / (runs.write.rps * opts.seconds)) * 1e6;
+        (mainCpu[t.label] ??= []).push(mainUs);
         (got[t.label] ??= []).push(runs.write);
-        kit.detail(runLine(`[${sc.short}] round ${r + 1} ${t.label}`, runs.write));
+        kit.detail(`${runLine(`[${sc.short}] round ${r + 1} ${t.label}`, runs.write)}   main thread ${mainUs.toFixed(0)} µs CPU/write`);
       }
     }
+    const cpuNote = (label: string): string => `API thread ${median(mainCpu[label]).toFixed(0)} µs of CPU per write`;
     const a = summarize(got['SYNC=always']);
     const n = summarize(got['SYNC=none']);
     const ab = paired(got['SYNC=always'], got['SYNC=none']);
     const ok = ab >= 0.8 && a.rps >= 10_000;
-    kit.rows.push({ scenario: `${sc.name}, ${opts.connections} conns, SYNC=always`, figure: `${int(a.rps)} writes/s, p50 ${ms(a.p50)}, p99 ${ms(a.p99)}; server peak RSS ${mb(rssOf(targets[0]))}`,
+    kit.rows.push({ scenario: `${sc.name}, ${opts.connections} conns, SYNC=always`, figure: `${int(a.rps)} writes/s, p50 ${ms(a.p50)}, p99 ${ms(a.p99)}; server peak RSS ${mb(rssOf(targets[0]))}; ${cpuNote('SYNC=always')}`,
       target: '≥ 0.8× SYNC=none and ≥ 10,000 writes/s', status: `${ratio(ab)} of SYNC=none${spreadNote(got['SYNC=always'], got['SYNC=none'])} ${verdict(ok)}` });
-    kit.rows.push({ scenario: `↳ same, SYNC=none`, figure: `${int(n.rps)} writes/s, p50 ${ms(n.p50)}, p99 ${ms(n.p99)}; server peak RSS ${mb(rssOf(targets[1]))}`, target: 'reference', status: '1.00×' });
+    kit.rows.push({ scenario: `↳ same, SYNC=none`, figure: `${int(n.rps)} writes/s, p50 ${ms(n.p50)}, p99 ${ms(n.p99)}; server peak RSS ${mb(rssOf(targets[1]))}; ${cpuNote('SYNC=none')}`, target: 'reference', status: '1.00×' });
     if (other) {
       const o = summarize(got['other build']);
       const vs = paired(got['SYNC=always'], got['other build']);
-      kit.rows.push({ scenario: `↳ the other build (--against ${opts.against}), SYNC=always, its own seed of the same import`, figure: `${int(o.rps)} writes/s, p50 ${ms(o.p50)}, p99 ${ms(o.p99)}; server peak RSS ${mb(rssOf(targets[2]))}`,
+      kit.rows.push({ scenario: `↳ the other build (--against ${opts.against}), SYNC=always, its own seed of the same import`, figure: `${int(o.rps)} writes/s, p50 ${ms(o.p50)}, p99 ${ms(o.p99)}; server peak RSS ${mb(rssOf(targets[2]))}; ${cpuNote('other build')}`,
         target: 'ours ≥ 0.95× of it', status: `ours ${ratio(vs)} of it${spreadNote(got['SYNC=always'], got['other build'])} ${verdict(vs >= 0.95)}` });
     }
   }
