@@ -41,6 +41,23 @@ function errno(code: string, syscall: string, path?: string): NodeJS.ErrnoExcept
  * counted per path, so a test can also check what was *not* called (an fdatasync never retried).
  */
 class FaultFs {
+  /**
+   * @param synced whether the fs has `openSynced` (O_DSYNC descriptors), as `nodeFs` has on Linux:
+   *   a store that syncs then writes through one and never fdatasyncs its log, so `syncFault`
+   *   never fires and a failed write may be a failed sync. Without it the log fdatasyncs each batch.
+   */
+  constructor(synced = false) {
+    if (synced) {
+      this.fs.openSynced = async (path) => {
+        this.calls.push({ op: 'openSynced', path });
+        if (this.openFault) throw errno(this.openFault, 'open', path);
+        const fd = await nodeFs.openSynced!(path);
+        this.paths.set(fd, path);
+        return fd;
+      };
+    }
+  }
+
   private readonly paths = new Map<number, string>();
   /** A write whose bytes contain `marker` fails with `code`, after writing `portion` of its bytes. */
   writeFault: { marker: string; code: string; portion: number } | null = null;
@@ -258,9 +275,10 @@ test('concurrent writes sharing a batch with a failed write (ENOSPC): each one i
   });
 });
 
-test('a partial write (half the bytes, then ENOSPC) is cut back: the file ends on a whole line and replays without a torn tail', async () => {
-  const faults = new FaultFs();
+for (const synced of [false, true]) test(`a partial write (half the bytes, then ENOSPC) is cut back: the file ends on a whole line and replays without a torn tail${synced ? '; on an O_DSYNC descriptor too (lack of space is not final)' : ''}`, async () => {
+  const faults = new FaultFs(synced);
   const srv = await faultServer(faults);
+  assert.equal(faults.calls.some((c) => c.op === 'openSynced' && c.path === logFile(srv)), synced);
   const a = await createConversation(srv, 'Before the fault');
   assert.equal(a.status, 201);
   const bytesBefore = readFileSync(logFile(srv));
@@ -361,6 +379,49 @@ test('an fdatasync failure → that write 503 naming the storage failure, every 
 });
 
 // ---------------------------------------------------------------- compaction
+
+test('on an O_DSYNC descriptor a write failing with EIO (it may be its sync) → that write 503 naming it, every later write 503 (never retried), /healthz 503; the partial batch is cut; a restart serves again', async () => {
+  const faults = new FaultFs(true);
+  const srv = await faultServer(faults);
+  const ws = logFile(srv);
+  assert.ok(faults.calls.some((c) => c.op === 'openSynced' && c.path === ws));
+  const a = await createConversation(srv, 'Durable before the fault');
+  assert.equal(a.status, 201);
+  const convA = a.body.conversation;
+  const bytesBefore = readFileSync(ws);
+
+  faults.writeFault = { marker: 'FAULT-DSYNC', code: 'EIO', portion: 0.5 };
+  const r = await createConversation(srv, 'FAULT-DSYNC', { externalId: 'ext-dsync' });
+  assert.deepEqual({ status: r.status, body: r.body }, { status: 503, body: STORAGE_FAILED });
+  faults.clear(); // the device answers again: the server must still refuse
+  const callsAfterFailure = faults.calls.length;
+  assert.deepEqual(readFileSync(ws), bytesBefore, 'the half-written batch was cut');
+
+  const refused = [
+    await createConversation(srv, 'after the failure'),
+    await srv.call('PATCH', `/api/v1/conversations/${convA.id}`, { body: { status: 'solved' } }),
+  ];
+  for (const x of refused) assert.deepEqual({ status: x.status, body: x.body }, { status: 503, body: STORAGE_FAILED });
+  assert.deepEqual(faults.calls.slice(callsAfterFailure).filter((c) => c.path === ws && (c.op === 'write' || c.op === 'fdatasync')), [],
+    'nothing more is written to the failed log');
+  assert.equal(faults.calls.filter((c) => c.op === 'fdatasync' && c.path === ws).length, 0, 'the log is never fdatasync\'d: its writes are synchronized');
+  const g = await srv.call('GET', `/api/v1/conversations/${convA.id}`);
+  assert.deepEqual({ status: g.status, body: g.body }, { status: 200, body: { conversation: convA } });
+  const h = await srv.call('GET', '/healthz', { key: null });
+  assert.deepEqual({ status: h.status, body: h.body }, { status: 503, body: STORAGE_FAILED });
+  const errors = parsedLogs(srv).filter((l) => l.msg === 'storage failed');
+  assert.equal(errors.length, 3, srv.logs.join(''));
+  for (const e of errors) assert.equal(e.error, `synchronized write failed on ${ws}: EIO: i/o error, write; writes are refused until restart`);
+  await srv.close();
+
+  await restarted(srv, async (again) => {
+    assert.deepEqual((await again.call('GET', '/healthz', { key: null })).body, { status: 'ok' });
+    assert.deepEqual(await conversationIds(again), [convA.id]);
+    assert.deepEqual(corruptFiles(srv.dataDir), []);
+    const retry = await createConversation(again, 'FAULT-DSYNC', { externalId: 'ext-dsync' });
+    assert.equal(retry.status, 201, retry.text);
+  });
+});
 
 test('ENOSPC while compacting → the temp file is removed, the log is untouched, and writes go on and survive a restart', async () => {
   const faults = new FaultFs();

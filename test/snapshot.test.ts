@@ -277,6 +277,7 @@ function gatedFs() {
   const fs: StoreFs = {
     ...nodeFs,
     open: async (p) => { const fd = await nodeFs.open(p); paths.set(fd, p); return fd; },
+    openSynced: async (p) => { const fd = await nodeFs.openSynced!(p); paths.set(fd, p); return fd; },
     write: async (fd, buf, pos) => {
       if (failLog && !paths.get(fd)!.includes('.compact-')) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
       return nodeFs.write(fd, buf, pos);

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Db, type DbOptions } from '../src/store/db.js';
 import { nodeFs, type StoreFs } from '../src/store/fs.js';
+import { viaFdatasync } from './helpers/storeFs.js';
 import { ByteArena } from '../src/store/arena.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'sw-cold-'));
@@ -18,7 +19,7 @@ const ev = (i: number, extra: Record<string, unknown> = {}) => ({ id: `e${i}`, t
 test('a record becomes bytes only once its transaction is on disk: before that it is the object put; then each read parses the text its line holds', async () => {
   const file = join(tmp(), 'a.log');
   const syncs: Array<() => void> = [];
-  const fs: StoreFs = { ...nodeFs, fdatasync: (fd) => new Promise<void>((resolve, reject) => { syncs.push(() => nodeFs.fdatasync(fd).then(resolve, reject)); }) };
+  const fs: StoreFs = viaFdatasync({ ...nodeFs, fdatasync: (fd) => new Promise<void>((resolve, reject) => { syncs.push(() => nodeFs.fdatasync(fd).then(resolve, reject)); }) });
   /** Commits `tx`, checking `before()` while its fdatasync is held. */
   const commitHeld = async (tx: ReturnType<Db['begin']>, before: () => void) => {
     const k = syncs.length;
@@ -77,14 +78,15 @@ test('a failed write leaves the records of its transaction objects, and the undo
   await db.load();
   await put(db, 'event', 'e1', ev(1));
   assert.equal(db.text('event', 'e1'), JSON.stringify(ev(1)));
-  fail = Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
+  // Out of space: a failure writes go on after (an I/O error on the O_DSYNC descriptor is final).
+  fail = Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
   const v2 = ev(1, { changed: true });
   const tx = db.begin();
   tx.put('event', 'e1', v2);
   tx.put('event', 'e2', ev(2));
   assert.equal(db.get('event', 'e1'), v2);
   assert.equal(db.arenaStats()!.refs, 0, 'the overwritten bytes are freed at once');
-  await assert.rejects(db.commit(tx), /EIO/);
+  await assert.rejects(db.commit(tx), /ENOSPC/);
   assert.deepEqual(db.get('event', 'e1'), ev(1), 'the previous value is back');
   assert.equal(db.text('event', 'e1'), undefined, 'as an object');
   assert.equal(db.get('event', 'e2'), undefined);

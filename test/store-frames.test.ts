@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Db, type ChangeListener, type DbOptions } from '../src/store/db.js';
 import { nodeFs, type StoreFs } from '../src/store/fs.js';
+import { viaFdatasync } from './helpers/storeFs.js';
 import { attachIndexes, groupBy, orderBy, uniqueBy } from '../src/store/indexes.js';
 import { CorruptLogError, repairLog, scanLog } from '../src/store/recovery.js';
 import { LINE_BYTES, MAX_BATCH_BYTES, encodeLine } from '../src/store/log.js';
@@ -295,7 +296,7 @@ test('a frame larger than a batch spans batches, with no other line between its 
   const file = join(tmp(), 'a.log');
   const syncs: Array<() => void> = [];
   let holding = true;
-  const fs: StoreFs = { ...nodeFs, fdatasync: (fd) => (holding ? new Promise<void>((r) => syncs.push(() => nodeFs.fdatasync(fd).then(r))) : nodeFs.fdatasync(fd)) };
+  const fs: StoreFs = viaFdatasync({ ...nodeFs, fdatasync: (fd) => (holding ? new Promise<void>((r) => syncs.push(() => nodeFs.fdatasync(fd).then(r))) : nodeFs.fdatasync(fd)) });
   const { db } = await open(file, { fs });
   const settled: string[] = [];
   const one = (id: string) => { const t = db.begin(); t.put('t', id, { name: id, at: id }); return db.commit(t).then(() => settled.push(id)); };
@@ -335,7 +336,8 @@ test('a write that fails in the middle of a frame cuts the file back to the fram
   const fs: StoreFs = {
     ...nodeFs,
     write: async (fd, buf, pos) => {
-      if (++writes === failAt) { await nodeFs.write(fd, buf.subarray(0, 100), pos); throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }); }
+      // Out of space: writes go on after it (an I/O error on the O_DSYNC descriptor is final).
+      if (++writes === failAt) { await nodeFs.write(fd, buf.subarray(0, 100), pos); throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }); }
       return nodeFs.write(fd, buf, pos);
     },
   };
@@ -346,7 +348,7 @@ test('a write that fails in the middle of a frame cuts the file back to the fram
   failAt = writes + 6; // inside the frame's second batch (each ~1 MiB line is a write of its own)
   const tx = db.begin();
   for (let i = 0; i < 60; i++) tx.put('u', `b${i}`, { name: `b${i}`, at: 'b', pad: 'p'.repeat(100_000) });
-  await assert.rejects(db.commit(tx), /EIO/);
+  await assert.rejects(db.commit(tx), /ENOSPC/);
   assert.ok(writes >= failAt);
   assert.equal(statSync(file).size, size, 'cut back to where the frame began');
   assert.deepEqual(state(), before);
@@ -363,7 +365,7 @@ test('compaction asked for while a frame is half written waits for its commit ma
   const file = join(tmp(), 'a.log');
   const syncs: Array<() => void> = [];
   let holding = true;
-  const fs: StoreFs = { ...nodeFs, fdatasync: (fd) => (holding ? new Promise<void>((r) => syncs.push(() => nodeFs.fdatasync(fd).then(r))) : nodeFs.fdatasync(fd)) };
+  const fs: StoreFs = viaFdatasync({ ...nodeFs, fdatasync: (fd) => (holding ? new Promise<void>((r) => syncs.push(() => nodeFs.fdatasync(fd).then(r))) : nodeFs.fdatasync(fd)) });
   const { db } = await open(file, { fs, compactionSlack: 1_000_000 });
   for (let i = 0; i < 5; i++) { holding = false; const t = db.begin(); t.put('t', 'a', { name: 'a', at: String(i) }); await db.commit(t); }
   holding = true;

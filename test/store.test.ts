@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync, appendFileSync, readdirSync, statSync } from 'node:fs';
+import { constants, mkdtempSync, readFileSync, writeFileSync, appendFileSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Db } from '../src/store/db.js';
 import { nodeFs, type StoreFs } from '../src/store/fs.js';
+import { viaFdatasync } from './helpers/storeFs.js';
 import { CorruptLogError, repairLog, scanLog } from '../src/store/recovery.js';
 import { AppendLog, LAZY_WRITE_MS, MAX_BATCH_BYTES, StorageFailedError, encodeLine } from '../src/store/log.js';
 
@@ -29,22 +30,52 @@ test('committed records replay after reopen', async () => {
   await db2.close();
 });
 
-test('concurrent commits in one turn are group-committed: one write, one fdatasync', async () => {
-  const file = join(tmp(), 'a.log');
-  let writes = 0, syncs = 0;
-  const fs: StoreFs = { ...nodeFs, write: (...a) => { writes++; return nodeFs.write(...a); }, fdatasync: (fd) => { syncs++; return nodeFs.fdatasync(fd); } };
-  const db = await open(file, fs);
-  await Promise.all(Array.from({ length: 50 }, (_, i) => { const tx = db.begin(); tx.put('t', `k${i}`, { i }); return db.commit(tx); }));
-  assert.equal(writes, 1);
-  assert.equal(syncs, 1);
-  assert.equal(readFileSync(file, 'utf8').trim().split('\n').length, 50);
-  await db.close();
+test('concurrent commits in one turn are group-committed: one write on the O_DSYNC descriptor and no fdatasync; without O_DSYNC, one write and one fdatasync', async () => {
+  for (const synced of [true, false]) {
+    const file = join(tmp(), 'a.log');
+    const syncedFds = new Set<number>();
+    let writes = 0, syncs = 0, openedSynced = 0;
+    const counting: StoreFs = {
+      ...nodeFs,
+      openSynced: async (path) => { openedSynced++; const fd = await nodeFs.openSynced!(path); syncedFds.add(fd); return fd; },
+      write: (fd, buf, pos) => { writes++; assert.equal(syncedFds.has(fd), synced); return nodeFs.write(fd, buf, pos); },
+      fdatasync: (fd) => { syncs++; return nodeFs.fdatasync(fd); },
+    };
+    const db = await open(file, synced ? counting : viaFdatasync(counting));
+    await Promise.all(Array.from({ length: 50 }, (_, i) => { const tx = db.begin(); tx.put('t', `k${i}`, { i }); return db.commit(tx); }));
+    assert.deepEqual({ openedSynced, writes, syncs }, synced ? { openedSynced: 1, writes: 1, syncs: 0 } : { openedSynced: 0, writes: 1, syncs: 1 });
+    assert.equal(readFileSync(file, 'utf8').trim().split('\n').length, 50);
+    await db.close();
+  }
+});
+
+test('nodeFs.openSynced opens the file with O_DSYNC (its flags in /proc), creating it with mode 0600; a store with SYNC=none writes through a plain descriptor', { skip: process.platform !== 'linux' && 'reads /proc/self/fdinfo' }, async () => {
+  const O_DSYNC = 0o10000; // Linux's value (fs.constants.O_DSYNC), as /proc/self/fdinfo prints flags in octal
+  assert.equal(constants.O_DSYNC, O_DSYNC);
+  const flagsOf = (fd: number) => parseInt(/^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))![1], 8);
+  const file = join(tmp(), 'new.log');
+  const fd = await nodeFs.openSynced!(file);
+  try {
+    assert.equal(flagsOf(fd) & O_DSYNC, O_DSYNC);
+    assert.equal(flagsOf(fd) & 3, constants.O_RDWR);
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+  } finally { await nodeFs.close(fd); }
+  const plain = await nodeFs.open(file);
+  try { assert.equal(flagsOf(plain) & O_DSYNC, 0); } finally { await nodeFs.close(plain); }
+  // The stores: SYNC=always writes through an O_DSYNC descriptor, SYNC=none through a plain one.
+  for (const sync of [true, false]) {
+    const fds: number[] = [];
+    const db = await Db.open(join(tmp(), 'a.log'), { fs: { ...nodeFs, write: (d, buf, pos) => { fds.push(d); return nodeFs.write(d, buf, pos); } }, sync });
+    const tx = db.begin(); tx.put('t', 'a', { v: 1 }); await db.commit(tx);
+    assert.equal(flagsOf(fds[0]) & O_DSYNC, sync ? O_DSYNC : 0);
+    await db.close();
+  }
 });
 
 test('a lazy transaction starts no write: it goes out with the next batch of other lines, in order; alone, after LAZY_WRITE_MS; on close, at once', async () => {
   const file = join(tmp(), 'a.log');
   let writes = 0, syncs = 0;
-  const fs: StoreFs = { ...nodeFs, write: (...a) => { writes++; return nodeFs.write(...a); }, fdatasync: (fd) => { syncs++; return nodeFs.fdatasync(fd); } };
+  const fs: StoreFs = viaFdatasync({ ...nodeFs, write: (...a) => { writes++; return nodeFs.write(...a); }, fdatasync: (fd) => { syncs++; return nodeFs.fdatasync(fd); } });
   const db = await open(file, fs);
   const put = (id: string, lazy: boolean) => { const tx = db.begin(); tx.lazy = lazy; tx.put('t', id, { id }); return db.commit(tx); };
   // With another transaction a turn later: one write and one fdatasync for both, the lazy one first.
@@ -75,7 +106,7 @@ test('a batch takes at most MAX_BATCH_BYTES of lines (at least one): five 1.5 Mi
   const file = join(tmp(), 'a.log');
   const sizes: number[] = [];
   let syncs = 0;
-  const fs: StoreFs = { ...nodeFs, write: (fd, buf, pos) => { sizes.push(buf.length); return nodeFs.write(fd, buf, pos); }, fdatasync: (fd) => { syncs++; return nodeFs.fdatasync(fd); } };
+  const fs: StoreFs = viaFdatasync({ ...nodeFs, write: (fd, buf, pos) => { sizes.push(buf.length); return nodeFs.write(fd, buf, pos); }, fdatasync: (fd) => { syncs++; return nodeFs.fdatasync(fd); } });
   const db = await open(file, fs);
   const big = 'x'.repeat(1.5 * 1024 * 1024);
   await Promise.all(Array.from({ length: 5 }, (_, i) => { const tx = db.begin(); tx.put('t', `k${i}`, { i, big }); return db.commit(tx); }));
@@ -299,7 +330,7 @@ test('a failed write is undone in memory, truncated on disk, and later writes su
 test('an fdatasync failure stops all later writes (never retried)', async () => {
   const file = join(tmp(), 'a.log');
   let failSync = false;
-  const fs: StoreFs = { ...nodeFs, fdatasync: async (fd) => { if (failSync) throw Object.assign(new Error('EIO'), { code: 'EIO' }); return nodeFs.fdatasync(fd); } };
+  const fs: StoreFs = viaFdatasync({ ...nodeFs, fdatasync: async (fd) => { if (failSync) throw Object.assign(new Error('EIO'), { code: 'EIO' }); return nodeFs.fdatasync(fd); } });
   const db = await open(file, fs);
   failSync = true;
   const tx = db.begin(); tx.put('t', 'a', { v: 1 });
@@ -309,6 +340,55 @@ test('an fdatasync failure stops all later writes (never retried)', async () => 
   const tx2 = db.begin(); tx2.put('t', 'b', { v: 1 });
   await assert.rejects(db.commit(tx2), /writes are refused until restart/);
   assert.ok(db.failed);
+});
+
+test('on the O_DSYNC descriptor a write that fails with EIO (maybe its sync) is final, as a failed fdatasync: cut from the file, never retried; one refused for lack of space is not', async () => {
+  for (const code of ['EIO', 'ENOSPC', 'EDQUOT']) {
+    const file = join(tmp(), 'a.log');
+    let fail: string | null = null;
+    let writesAfter = 0;
+    const fs: StoreFs = {
+      ...nodeFs,
+      write: async (fd, buf, pos) => {
+        if (fail === 'done') writesAfter++;
+        if (fail !== null && fail !== 'done') {
+          await nodeFs.write(fd, buf.subarray(0, buf.length >> 1), pos); // half of it reached the file
+          fail = 'done';
+          throw Object.assign(new Error(`${code}: failed, write`), { code });
+        }
+        return nodeFs.write(fd, buf, pos);
+      },
+      fdatasync: async () => { throw new Error('no fdatasync on an O_DSYNC descriptor'); },
+    };
+    const db = await open(file, fs);
+    const tx0 = db.begin(); tx0.put('t', 'before', { v: 0 }); await db.commit(tx0);
+    const size = statSync(file).size;
+    fail = 'armed';
+    const tx = db.begin(); tx.put('t', 'a', { v: 1 });
+    if (code === 'EIO') {
+      await assert.rejects(db.commit(tx), (e: Error) => e instanceof StorageFailedError
+        && e.message === `synchronized write failed on ${file}: EIO: failed, write; writes are refused until restart`);
+    } else {
+      await assert.rejects(db.commit(tx), (e: Error) => !(e instanceof StorageFailedError) && (e as NodeJS.ErrnoException).code === code);
+    }
+    assert.equal(db.get('t', 'a'), undefined);
+    assert.equal(statSync(file).size, size, 'the half-written batch is cut');
+    const tx2 = db.begin(); tx2.put('t', 'b', { v: 2 });
+    if (code === 'EIO') {
+      await assert.rejects(db.commit(tx2), (e: Error) => e instanceof StorageFailedError
+        && e.message === `synchronized write failed on ${file}: EIO: failed, write; writes are refused until restart`);
+      assert.equal(writesAfter, 0, 'nothing written after the failure');
+      assert.ok(db.failed);
+    } else {
+      await db.commit(tx2);
+      assert.deepEqual(db.get('t', 'b'), { v: 2 });
+      assert.equal(db.failed, null);
+    }
+    await db.close();
+    const again = await open(file);
+    assert.deepEqual([again.get('t', 'before'), again.get('t', 'a'), again.get('t', 'b')], [{ v: 0 }, undefined, code === 'EIO' ? undefined : { v: 2 }]);
+    await again.close();
+  }
 });
 
 test('compaction keeps exactly the live records and writes queued meanwhile', async () => {
@@ -338,6 +418,41 @@ test('compaction keeps exactly the live records and writes queued meanwhile', as
   assert.equal(db2.table('idem').size, 0);
   assert.equal(db2.table('t').size, 49);
   await db2.close();
+});
+
+test('after a compaction a synced log writes through an O_DSYNC descriptor of the new file (no fdatasync); the descriptors of the old file and of the one the new file was written through are closed', async () => {
+  const dir = tmp();
+  const file = join(dir, 'a.log');
+  const open_ = new Map<number, { path: string; synced: boolean }>();
+  const track = (fd: number, path: string, synced: boolean) => { open_.set(fd, { path, synced }); return fd; };
+  const logWrites: Array<{ path: string; synced: boolean }> = [];
+  let logSyncs = 0;
+  const fs: StoreFs = {
+    ...nodeFs,
+    open: async (p) => track(await nodeFs.open(p), p, false),
+    openSynced: async (p) => track(await nodeFs.openSynced!(p), p, true),
+    write: (fd, buf, pos) => { const o = open_.get(fd)!; if (!o.path.includes('.compact-')) logWrites.push({ ...o }); return nodeFs.write(fd, buf, pos); },
+    fdatasync: (fd) => { if (!open_.get(fd)!.path.includes('.compact-')) logSyncs++; return nodeFs.fdatasync(fd); },
+    close: async (fd) => { open_.delete(fd); return nodeFs.close(fd); },
+    rename: async (a, b) => { await nodeFs.rename(a, b); for (const o of open_.values()) if (o.path === a) o.path = b; },
+  };
+  const db = Db.create(file, { fs, sync: true, compactionSlack: 1_000_000 });
+  await db.load();
+  for (let round = 0; round < 3; round++) {
+    for (let i = 0; i < 20; i++) { const tx = db.begin(); tx.put('t', `k${i % 5}`, { round, i }); await db.commit(tx); }
+    await db.compact();
+    assert.deepEqual([...open_.values()], [{ path: file, synced: true }], `after compaction ${round + 1}: one descriptor open, the log's, synced`);
+  }
+  const tx = db.begin(); tx.put('t', 'after', { v: 1 }); await db.commit(tx);
+  assert.ok(logWrites.length >= 61);
+  assert.deepEqual(logWrites.filter((w) => !(w.synced && w.path === file)), [], 'every write of the log went through a synced descriptor of it');
+  assert.equal(logSyncs, 0, 'the log itself is never fdatasync\'d');
+  await db.close();
+  assert.equal(open_.size, 0);
+  const again = await open(file);
+  assert.deepEqual(again.get('t', 'after'), { v: 1 });
+  assert.deepEqual(again.get('t', 'k4'), { round: 2, i: 19 });
+  await again.close();
 });
 
 test('compaction runs by itself when dead records outweigh live ones', async () => {

@@ -138,8 +138,13 @@ export async function runCompaction(db: CompactionHost): Promise<void> {
   }
   let replacement: { fd: number; size: number } | undefined;
   let renamed = false;
+  // A synced log goes on writing through an O_DSYNC descriptor of the new file, opened before
+  // writing pauses (docs/decisions.md#durable-writes-in-one-system-call); the one the file was
+  // written through is closed once the new file is the log.
+  let syncedFd: number | undefined;
   const abandoned = () => log.failures !== failures || log.failed !== null || log.descriptor !== oldFd;
   try {
+    if (log.synced) syncedFd = await fs.openSynced!(written.tmp);
     // Catch up with the lines appended meanwhile, without stopping writes, until little is left.
     let copied = from;
     for (let round = 0; round < 10 && !abandoned(); round++) {
@@ -160,9 +165,10 @@ export async function runCompaction(db: CompactionHost): Promise<void> {
       }
       await fs.rename(written.tmp, db.path);
       renamed = true;
-      replacement = { fd: written.fd, size: written.size };
+      replacement = { fd: syncedFd ?? written.fd, size: written.size };
       db.replaced(mark.handed, written.records + mark.after, written.records);
       await fs.close(oldFd).catch(() => {});
+      if (syncedFd !== undefined) await fs.close(written.fd).catch(() => {});
       // The rename may not survive a crash until the folder is synced: like a failed fdatasync,
       // a failure here refuses further writes (docs/storage.md#faults).
       try {
@@ -175,7 +181,10 @@ export async function runCompaction(db: CompactionHost): Promise<void> {
     }
     if (renamed) dropRetained(db, captured, drops);
   } finally {
-    if (!renamed) await discard(fs, written.fd, written.tmp);
+    if (!renamed) {
+      if (syncedFd !== undefined) await fs.close(syncedFd).catch(() => {});
+      await discard(fs, written.fd, written.tmp);
+    }
   }
 }
 

@@ -129,8 +129,11 @@ export class Db<R extends RecordMap<R> = Untyped> implements TxOwner<R> {
     const t0 = performance.now();
     const { path, opts } = this;
     ({ replay: this.replay, info: this.loadInfo } = loadLog(path, opts, this.blockTarget(), (tx) => this.applyLine(tx)));
-    const fd = await opts.fs.open(path);
-    this.log = new AppendLog(path, fd, this.replay.size, opts.fs, opts.sync);
+    // A store that syncs writes its batches through an O_DSYNC descriptor where there is one
+    // (docs/decisions.md#durable-writes-in-one-system-call).
+    const synced = opts.sync && opts.fs.openSynced !== undefined;
+    const fd = synced ? await opts.fs.openSynced!(path) : await opts.fs.open(path);
+    this.log = new AppendLog(path, fd, this.replay.size, opts.fs, opts.sync, synced);
     this.loadInfo.ms = performance.now() - t0;
     return this;
   }

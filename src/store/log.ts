@@ -13,13 +13,20 @@
  * `append` resolves only once its line is on disk (with `sync: true`). A frame's lines are
  * queued together, may span batches, and resolve once its commit marker is on disk.
  *
- * Pipelined: a batch's `fdatasync` overlaps the next batch's `write` (and its own
- * `fdatasync`), so the event loop does not sit idle while the disk syncs. Writes stay strictly
+ * Synchronized writes: when the file was opened with `O_DSYNC` (`synced`, the default where the
+ * platform has it: {@link StoreFs.openSynced}), a batch's `write` is also its sync — one request
+ * to the thread pool a batch, not two — and no `fdatasync` is made
+ * (docs/decisions.md#durable-writes-in-one-system-call). A failed write there may be a failed
+ * sync, so it is final as a failed `fdatasync` is, unless the file system refused it for lack of
+ * space.
+ *
+ * Pipelined (without `O_DSYNC`): a batch's `fdatasync` overlaps the next batch's `write` (and its
+ * own `fdatasync`), so the event loop does not sit idle while the disk syncs. Writes stay strictly
  * sequential (one in flight, each at the end of the previous one), and batches are settled
  * strictly in order: a batch is answered only after every earlier batch was, and fails when
  * an earlier one failed to sync — its transactions were built on that one's state.
  */
-import type { StoreFs } from './fs.js';
+import { isOutOfSpace, type StoreFs } from './fs.js';
 import { LINE_BYTES } from './lines.js';
 
 export { LINE_BYTES, encodeLine, encodeLineParts, encodeTransaction, jsonBytes, LinePacker, type FrameMarker, type JsonText } from './lines.js';
@@ -54,8 +61,9 @@ const ignore = () => {};
 /**
  * A log file opened for appending at byte `size`.
  * Errors: `append` rejects with the file-system error when the write fails (the partial batch
- * is truncated away first); after an `fdatasync` failure, or a failed truncate, every later
- * `append` rejects with {@link StorageFailedError}.
+ * is truncated away first); after an `fdatasync` failure, a failed write on a `synced` file
+ * other than for lack of space (`ENOSPC`, `EDQUOT`), or a failed truncate, that `append` and
+ * every later one reject with {@link StorageFailedError}.
  */
 export class AppendLog {
   private queue: Pending[] = [];
@@ -99,6 +107,11 @@ export class AppendLog {
     public size: number,
     private readonly fs: StoreFs,
     private readonly sync: boolean,
+    /**
+     * `fd` (and every replacement given to {@link resume}) was opened with `O_DSYNC`
+     * ({@link StoreFs.openSynced}): a write returns once it is durable, so none is fdatasync'd.
+     */
+    readonly synced = false,
   ) { this.handedEnd = size; }
 
   /** Stops accepting writes for good (a durability failure seen elsewhere, e.g. a folder fsync). */
@@ -236,6 +249,12 @@ export class AppendLog {
       }
     } catch (err) {
       this.failures++;
+      // On a synchronized file the write was also the sync: an I/O error may mean the page cache
+      // holds bytes the disk lost, so, as after a failed fdatasync, no write is tried again
+      // (docs/storage.md#faults). Lack of space is refused before anything is synced.
+      const final = this.synced && !isOutOfSpace(err);
+      if (final) this.failure ??= new StorageFailedError(`synchronized write failed on ${this.path}: ${(err as Error).message}; writes are refused until restart`);
+      const why = final ? this.failure! : err as Error;
       // Cut the partial batch so the file still parses, then fail this batch and everything
       // queued behind it (those transactions were built on this batch's state) — including
       // lines appended while the truncate ran: the Db undoes every transaction committed after
@@ -245,7 +264,7 @@ export class AppendLog {
         await this.fs.ftruncate(this.fd, cutAt);
         this.size = cutAt;
       } catch (terr) {
-        this.failure = new StorageFailedError(`could not truncate ${this.path} after a failed write: ${(terr as Error).message}`);
+        this.failure ??= new StorageFailedError(`could not truncate ${this.path} after a failed write: ${(terr as Error).message}`);
       }
       // Our I/O is over (an earlier batch's failed sync may now cut the file), but no batch
       // may start until this one is settled: lines appended meanwhile sit on its state too.
@@ -256,7 +275,7 @@ export class AppendLog {
       this.queue = [];
       this.eager = 0;
       this.handedEnd = this.size;
-      for (const p of failed) p.reject(err as Error);
+      for (const p of failed) p.reject(why);
       this.holding = false;
       if (this.queue.length) this.schedule();
       return this.failure !== null;
@@ -266,7 +285,7 @@ export class AppendLog {
     released();
     // A batch that wrote nothing (a transaction whose changes cancel out) has nothing to sync:
     // it is still settled in order, after the batches before it.
-    if (this.sync && end > start) {
+    if (this.sync && !this.synced && end > start) {
       try {
         await this.fs.fdatasync(this.fd);
       } catch (err) {
