@@ -236,8 +236,13 @@ await row('crash', 'SIGKILL at a random moment during 220 concurrent writes (cre
 // ------------------------------------------------------------------------------------------
 // I/O faults through the StoreFs seam (test/faults.test.ts)
 
-/** A StoreFs whose writes containing `marker` fail (optionally after writing part), or whose next fdatasync does. */
-function faultFs() {
+/**
+ * A StoreFs whose writes containing `marker` fail (optionally after writing part), or whose next
+ * fdatasync does. `synced`: the log writes through an O_DSYNC descriptor (as on Linux, the
+ * default), so a write is its own sync; without it the log fdatasyncs each batch
+ * (docs/decisions.md#durable-writes-in-one-system-call).
+ */
+function faultFs(synced: boolean) {
   const state = { writeFault: null as null | { marker: string; code: string; portion: number }, syncFault: null as null | { marker: string; code: string } };
   const doomed = new Set<number>();
   const fs: StoreFs = {
@@ -257,6 +262,7 @@ function faultFs() {
       return nodeFs.fdatasync(fd);
     },
   };
+  if (!synced) delete fs.openSynced;
   return { fs, state, clear: () => { state.writeFault = null; state.syncFault = null; doomed.clear(); } };
 }
 
@@ -266,8 +272,12 @@ async function ids(srv: TestServer, key = srv.key): Promise<string[]> {
 }
 
 /** One run: 20 concurrent creates, one of them doomed; then a restart. Returns counts. */
-async function faultRun(kind: 'ENOSPC' | 'EIO' | 'partial' | 'fdatasync', seed: number): Promise<{ acked: number; failed: number; lost: number }> {
-  const f = faultFs();
+type FaultKind = 'ENOSPC' | 'EIO' | 'EIO-plain' | 'partial' | 'fdatasync';
+/** Whether a fault of `kind` refuses every later write (a failed sync: of an O_DSYNC write, or an fdatasync). */
+const isFinal = (kind: FaultKind) => kind === 'EIO' || kind === 'fdatasync';
+
+async function faultRun(kind: FaultKind, seed: number): Promise<{ acked: number; failed: number; lost: number }> {
+  const f = faultFs(kind !== 'fdatasync' && kind !== 'EIO-plain');
   const srv = await startTestServer({ fs: f.fs, env: { SYNC: 'always' } });
   const doomedAt = seed % 20;
   let acked: string[] = [];
@@ -277,12 +287,13 @@ async function faultRun(kind: 'ENOSPC' | 'EIO' | 'partial' | 'fdatasync', seed: 
     check(before.status === 201, `setup write ${before.status}`);
     const marker = `DOOMED-${seed}`;
     if (kind === 'fdatasync') f.state.syncFault = { marker, code: 'EIO' };
-    else f.state.writeFault = { marker, code: kind === 'partial' ? 'ENOSPC' : kind, portion: kind === 'partial' ? 0.5 : 0 };
+    else f.state.writeFault = { marker, code: kind === 'partial' ? 'ENOSPC' : kind === 'EIO-plain' ? 'EIO' : kind, portion: kind === 'partial' ? 0.5 : 0 };
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) =>
       srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: { subject: i === doomedAt ? marker : `w${i}`, customer: { email: 'a@example.com' }, externalId: `x${i}` } })));
     f.clear();
-    // Out of space (ENOSPC, also after a partial write) is a 503 to retry; EIO a 500; a failed fdatasync a 503 for good.
-    const expectFail = kind === 'fdatasync' ? STORAGE_FAILED : kind === 'EIO' ? INTERNAL : STORAGE_FULL;
+    // Out of space (ENOSPC, also after a partial write) is a 503 to retry; EIO on a plain
+    // descriptor a 500; a failed sync (EIO on the O_DSYNC descriptor, a failed fdatasync) a 503 for good.
+    const expectFail = isFinal(kind) ? STORAGE_FAILED : kind === 'EIO-plain' ? INTERNAL : STORAGE_FULL;
     check(answers[doomedAt].status !== 201, 'the doomed write was acknowledged');
     for (const r of answers) {
       if (r.status === 201) continue;
@@ -293,10 +304,10 @@ async function faultRun(kind: 'ENOSPC' | 'EIO' | 'partial' | 'fdatasync', seed: 
     acked = [before.body.conversation.id, ...answers.filter((r) => r.status === 201).map((r) => r.body.conversation.id)].sort();
     check(same(await ids(srv), acked), 'memory differs from the acknowledged writes');
     const next = await srv.call<ConversationAnswer>('POST', '/api/v1/conversations', { body: { subject: 'next', customer: { email: 'a@example.com' } } });
-    if (kind === 'fdatasync') {
-      check(next.status === 503 && same(next.body, STORAGE_FAILED), `a write after the fdatasync failure answered ${next.status}`);
+    if (isFinal(kind)) {
+      check(next.status === 503 && same(next.body, STORAGE_FAILED), `a write after the ${kind} failure answered ${next.status}`);
       const h = await srv.call('GET', '/healthz', { key: null });
-      check(h.status === 503, `/healthz answered ${h.status} after the fdatasync failure`);
+      check(h.status === 503, `/healthz answered ${h.status} after the ${kind} failure`);
     } else {
       check(next.status === 201, `the write after the fault answered ${next.status}`);
       acked = [...acked, next.body.conversation.id].sort();
@@ -314,9 +325,10 @@ async function faultRun(kind: 'ENOSPC' | 'EIO' | 'partial' | 'fdatasync', seed: 
 
 for (const [kind, what] of [
   ['ENOSPC', '`ENOSPC` on a log write (one of 20 concurrent writes)'],
-  ['EIO', '`EIO` on a log write (one of 20 concurrent writes)'],
+  ['EIO', '`EIO` on a log write through its `O_DSYNC` descriptor (one of 20 concurrent writes): a failed sync'],
+  ['EIO-plain', '`EIO` on a log write, where the log fdatasyncs its batches (no `O_DSYNC`)'],
   ['partial', 'A partial write (half the bytes, then `ENOSPC`)'],
-  ['fdatasync', '`fdatasync` failure (`EIO`)'],
+  ['fdatasync', '`fdatasync` failure (`EIO`), where the log fdatasyncs its batches (no `O_DSYNC`)'],
 ] as const) {
   await row('faults', what, async () => {
     let acked = 0, failed = 0, lost = 0;
@@ -324,12 +336,12 @@ for (const [kind, what] of [
       const r = await faultRun(kind, i * 7919 + 13);
       acked += r.acked; failed += r.failed; lost += r.lost;
     }
-    const after = kind === 'fdatasync'
+    const after = isFinal(kind)
       ? 'every later write 503 `service_unavailable`, `/healthz` 503, reads 200; after a restart'
       : 'reads served throughout, the next write 201; after a restart';
     return {
       runs: `${N.faultRuns}/${N.faultRuns}`,
-      result: `${fmt(failed)} writes of the failed batch answered ${kind === 'fdatasync' ? '503' : kind === 'EIO' ? '500 `internal_error`' : '503 `storage_full` with `Retry-After: 30`'} and undone, ${after} the log replays with no torn tail and ${lost} of ${fmt(acked)} acknowledged writes lost`,
+      result: `${fmt(failed)} writes of the failed batch answered ${isFinal(kind) ? '503' : kind === 'EIO-plain' ? '500 `internal_error`' : '503 `storage_full` with `Retry-After: 30`'} and undone, ${after} the log replays with no torn tail and ${lost} of ${fmt(acked)} acknowledged writes lost`,
       ok: lost === 0,
     };
   });
