@@ -281,7 +281,8 @@ export const conversationRoutes = [
         ctx.tx().put('conversation', conv.id, next);
       }
       // The view's JSON is made once per record: the event of this change wrote the same text.
-      return { status: 200, body: null, json: conversationJson.answer(changed ? next : conv) };
+      // A changed record is answered as text (read once, if ever: no bytes kept for it).
+      return { status: 200, body: null, json: changed ? conversationJson.answerText(next) : conversationJson.answer(conv) };
     },
   }),
   route({
