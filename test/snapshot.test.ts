@@ -328,6 +328,8 @@ test('a failed write after the capture point abandons the compaction: the log st
   const a = await open(file, { fs: g.fs });
   await churn(a.db, 12, 50);
   const size = statSync(file).size;
+  const openFds = () => (process.platform === 'linux' ? readdirSync('/proc/self/fd').length : 0);
+  const fdsBefore = openFds();
   const compaction = a.db.compact();
   await g.atSync;
   g.failLog(true);
@@ -337,6 +339,7 @@ test('a failed write after the capture point abandons the compaction: the log st
   g.release();
   await compaction;
   assert.equal(g.renames(), 0, 'abandoned');
+  assert.equal(openFds(), fdsBefore, 'the temp file\'s descriptors (the one it was written through, the O_DSYNC one) are closed');
   assert.equal(statSync(file).size, size);
   const ok = a.db.begin(); ok.put('item', 'ok', { id: 'ok', name: 'ok', at: iso(2) }); await a.db.commit(ok);
   await a.db.close();

@@ -347,6 +347,7 @@ test('on the O_DSYNC descriptor a write that fails with EIO (maybe its sync) is 
     const file = join(tmp(), 'a.log');
     let fail: string | null = null;
     let writesAfter = 0;
+    let syncs = 0;
     const fs: StoreFs = {
       ...nodeFs,
       write: async (fd, buf, pos) => {
@@ -358,7 +359,8 @@ test('on the O_DSYNC descriptor a write that fails with EIO (maybe its sync) is 
         }
         return nodeFs.write(fd, buf, pos);
       },
-      fdatasync: async () => { throw new Error('no fdatasync on an O_DSYNC descriptor'); },
+      // The only fdatasync: of the cut, after the failed write (batches are synced by their writes).
+      fdatasync: async (fd) => { syncs++; return nodeFs.fdatasync(fd); },
     };
     const db = await open(file, fs);
     const tx0 = db.begin(); tx0.put('t', 'before', { v: 0 }); await db.commit(tx0);
@@ -373,6 +375,7 @@ test('on the O_DSYNC descriptor a write that fails with EIO (maybe its sync) is 
     }
     assert.equal(db.get('t', 'a'), undefined);
     assert.equal(statSync(file).size, size, 'the half-written batch is cut');
+    assert.equal(syncs, 1, 'the cut is synced');
     const tx2 = db.begin(); tx2.put('t', 'b', { v: 2 });
     if (code === 'EIO') {
       await assert.rejects(db.commit(tx2), (e: Error) => e instanceof StorageFailedError
@@ -452,6 +455,41 @@ test('after a compaction a synced log writes through an O_DSYNC descriptor of th
   const again = await open(file);
   assert.deepEqual(again.get('t', 'after'), { v: 1 });
   assert.deepEqual(again.get('t', 'k4'), { round: 2, i: 19 });
+  await again.close();
+});
+
+test('on the O_DSYNC descriptor, when a later write of a batch fails (its large part), the cut back over the earlier, already durable write is fdatasync\'d before the batch is answered', async () => {
+  const file = join(tmp(), 'a.log');
+  const calls: string[] = [];
+  let failLarge = false;
+  const fs: StoreFs = {
+    ...nodeFs,
+    write: async (fd, buf, pos) => {
+      if (failLarge && buf.length >= 64 * 1024) { calls.push('write large: ENOSPC'); throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }); }
+      calls.push(`write ${buf.length}`);
+      return nodeFs.write(fd, buf, pos);
+    },
+    ftruncate: async (fd, len) => { calls.push(`ftruncate ${len}`); return nodeFs.ftruncate(fd, len); },
+    fdatasync: async (fd) => { calls.push('fdatasync'); return nodeFs.fdatasync(fd); },
+  };
+  const db = await open(file, fs);
+  const t0 = db.begin(); t0.put('t', 'before', { v: 0 }); await db.commit(t0);
+  const size = statSync(file).size;
+  calls.length = 0;
+  failLarge = true;
+  const small = db.begin(); small.put('t', 'small', { v: 1 });
+  const large = db.begin(); large.put('t', 'large', { v: 2, pad: 'x'.repeat(100_000) });
+  const both = [db.commit(small), db.commit(large)];
+  await Promise.all(both.map((p) => assert.rejects(p, /ENOSPC/)));
+  assert.deepEqual(calls.map((c) => c.replace(/^write \d+$/, 'write')), ['write', 'write large: ENOSPC', `ftruncate ${size}`, 'fdatasync'],
+    'the small line written (durable), the large part failed, the cut, then its sync');
+  assert.equal(statSync(file).size, size);
+  failLarge = false;
+  const t1 = db.begin(); t1.put('t', 'after', { v: 3 }); await db.commit(t1);
+  assert.equal(db.failed, null, 'lack of space is not final');
+  await db.close();
+  const again = await open(file);
+  assert.deepEqual(['before', 'small', 'large', 'after'].map((k) => again.get('t', k) !== undefined), [true, false, false, true]);
   await again.close();
 });
 

@@ -15,8 +15,9 @@ export interface StoreFs {
    * each `write` on the fd returns only once its bytes, and the metadata needed to read them back,
    * are on the device — a write and an `fdatasync` in one system call. The log of a store that
    * syncs writes its batches through such an fd, one thread-pool request a batch instead of two
-   * (docs/storage.md#group-commit, docs/decisions.md#durable-writes-in-one-system-call). Absent
-   * where the platform has no `O_DSYNC` (Windows): the log then fdatasyncs each batch.
+   * (docs/storage.md#group-commit, docs/decisions.md#durable-writes-in-one-system-call). Only
+   * on Linux: Windows has no `O_DSYNC`, and on macOS it does not flush the drive's cache as
+   * Node's `fdatasync` (`F_FULLFSYNC`) does; there the log fdatasyncs each batch.
    */
   openSynced?(path: string): Promise<number>;
   /** Writes all of `buf` at byte `position`. */
@@ -47,7 +48,9 @@ export const nodeFs: StoreFs = {
     fs.closeSync(fs.openSync(path, 'a', 0o600));
     return promisify(fs.open)(path, 'r+');
   },
-  ...(fs.constants.O_DSYNC === undefined ? {} : {
+  // Linux only: on macOS Node's fdatasync is F_FULLFSYNC (the drive's cache flushed too) and an
+  // O_DSYNC write is not; Windows has no O_DSYNC. Elsewhere the log fdatasyncs its batches.
+  ...(process.platform !== 'linux' || fs.constants.O_DSYNC === undefined ? {} : {
     openSynced: (path: string) => promisify(fs.open)(path, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_DSYNC, 0o600),
   }),
   write: async (fd, buf, position) => {

@@ -251,7 +251,8 @@ export class AppendLog {
       this.failures++;
       // On a synchronized file the write was also the sync: an I/O error may mean the page cache
       // holds bytes the disk lost, so, as after a failed fdatasync, no write is tried again
-      // (docs/storage.md#faults). Lack of space is refused before anything is synced.
+      // (docs/storage.md#faults). Lack of space stays a failed write: the failed range is cut
+      // (and the cut synced, below), and nothing acknowledged depends on it.
       const final = this.synced && !isOutOfSpace(err);
       if (final) this.failure ??= new StorageFailedError(`synchronized write failed on ${this.path}: ${(err as Error).message}; writes are refused until restart`);
       const why = final ? this.failure! : err as Error;
@@ -264,7 +265,17 @@ export class AppendLog {
         await this.fs.ftruncate(this.fd, cutAt);
         this.size = cutAt;
       } catch (terr) {
-        this.failure ??= new StorageFailedError(`could not truncate ${this.path} after a failed write: ${(terr as Error).message}`);
+        this.failure = new StorageFailedError(`could not truncate ${this.path} after a failed write: ${(terr as Error).message}`);
+      }
+      // On a synchronized file the writes of this batch that succeeded before the failed one (a
+      // batch's large parts are written on their own) are already on disk: the cut must be too,
+      // or a crash could bring back part of a batch that was answered as failed.
+      if (this.synced && this.size === cutAt) {
+        try {
+          await this.fs.fdatasync(this.fd);
+        } catch (serr) {
+          this.failure ??= new StorageFailedError(`fdatasync failed on ${this.path} after cutting a failed write: ${(serr as Error).message}; writes are refused until restart`);
+        }
       }
       // Our I/O is over (an earlier batch's failed sync may now cut the file), but no batch
       // may start until this one is settled: lines appended meanwhile sit on its state too.
