@@ -493,6 +493,33 @@ test('on the O_DSYNC descriptor, when a later write of a batch fails (its large 
   await again.close();
 });
 
+test('a synced log whose compaction cannot open the new file with O_DSYNC: the compaction is abandoned (temp file removed, no descriptor left), the log goes on as it was', { skip: process.platform !== 'linux' && 'counts /proc/self/fd' }, async () => {
+  const dir = tmp();
+  const file = join(dir, 'a.log');
+  const fs: StoreFs = {
+    ...nodeFs,
+    openSynced: async (p) => {
+      if (p.includes('.compact-')) throw Object.assign(new Error(`EMFILE: too many open files, open '${p}'`), { code: 'EMFILE' });
+      return nodeFs.openSynced!(p);
+    },
+  };
+  const db = Db.create(file, { fs, sync: true, compactionSlack: 1_000_000 });
+  await db.load();
+  for (let i = 0; i < 30; i++) { const tx = db.begin(); tx.put('t', `k${i % 3}`, { i }); await db.commit(tx); }
+  const size = statSync(file).size;
+  const fds = readdirSync('/proc/self/fd').length;
+  await assert.rejects(db.compact(), /EMFILE/);
+  assert.equal(readdirSync('/proc/self/fd').length, fds, 'the temp file\'s descriptor is closed');
+  assert.deepEqual(readdirSync(dir), ['a.log'], 'the temp file is removed');
+  assert.equal(statSync(file).size, size, 'the log is untouched');
+  const tx = db.begin(); tx.put('t', 'after', { v: 1 }); await db.commit(tx);
+  assert.equal(db.failed, null);
+  await db.close();
+  const again = await open(file);
+  assert.deepEqual([again.get('t', 'k2'), again.get('t', 'after')], [{ i: 29 }, { v: 1 }]);
+  await again.close();
+});
+
 test('compaction runs by itself when dead records outweigh live ones', async () => {
   const file = join(tmp(), 'a.log');
   const db = await open(file, nodeFs, { compactionSlack: 10 });
