@@ -13,8 +13,8 @@
  * `append` resolves only once its line is on disk (with `sync: true`). A frame's lines are
  * queued together, may span batches, and resolve once its commit marker is on disk.
  *
- * Synchronized writes: when the file was opened with `O_DSYNC` (`synced`, the default where the
- * platform has it: {@link StoreFs.openSynced}), a batch's `write` is also its sync — one request
+ * Synchronized writes: when the file was opened with `O_DSYNC` (`synced`, the default on Linux:
+ * {@link StoreFs.openSynced}), a batch's `write` is also its sync — one request
  * to the thread pool a batch, not two — and no `fdatasync` is made
  * (docs/decisions.md#durable-writes-in-one-system-call). A failed write there may be a failed
  * sync, so it is final as a failed `fdatasync` is, unless the file system refused it for lack of
