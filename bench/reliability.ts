@@ -43,6 +43,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { nodeFs, type StoreFs } from '../src/store/fs.js';
 import { startTestServer, type TestServer } from '../test/helpers/server.js';
+import { viaFdatasync } from '../test/helpers/storeFs.js';
 import { call, startServer as startChild, tempDir, type HttpResult, type RunningChild } from '../test/helpers/child.js';
 import { parseRawResponse, within, type RawResponse } from '../test/helpers/raw.js';
 import { storageRows } from './storageRows.js';
@@ -262,8 +263,7 @@ function faultFs(synced: boolean) {
       return nodeFs.fdatasync(fd);
     },
   };
-  if (!synced) delete fs.openSynced;
-  return { fs, state, clear: () => { state.writeFault = null; state.syncFault = null; doomed.clear(); } };
+  return { fs: synced ? fs : viaFdatasync(fs), state, clear: () => { state.writeFault = null; state.syncFault = null; doomed.clear(); } };
 }
 
 async function ids(srv: TestServer, key = srv.key): Promise<string[]> {

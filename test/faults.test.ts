@@ -47,15 +47,16 @@ class FaultFs {
    *   never fires and a failed write may be a failed sync. Without it the log fdatasyncs each batch.
    */
   constructor(synced = false) {
-    if (synced) {
-      this.fs.openSynced = async (path) => {
-        this.calls.push({ op: 'openSynced', path });
-        if (this.openFault) throw errno(this.openFault, 'open', path);
-        const fd = await nodeFs.openSynced!(path);
-        this.paths.set(fd, path);
-        return fd;
-      };
-    }
+    if (synced) this.fs.openSynced = (path) => this.opened('openSynced', path, nodeFs.openSynced!);
+  }
+
+  /** An open through `opener`, counted, failing with `openFault` when set, its fd's path kept. */
+  private async opened(op: string, path: string, opener: (path: string) => Promise<number>): Promise<number> {
+    this.calls.push({ op, path });
+    if (this.openFault) throw errno(this.openFault, 'open', path);
+    const fd = await opener(path);
+    this.paths.set(fd, path);
+    return fd;
   }
 
   private readonly paths = new Map<number, string>();
@@ -75,13 +76,7 @@ class FaultFs {
   private pathOf(fd: number): string { return this.paths.get(fd) ?? `fd ${fd}`; }
 
   readonly fs: StoreFs = {
-    open: async (path) => {
-      this.calls.push({ op: 'open', path });
-      if (this.openFault) throw errno(this.openFault, 'open', path);
-      const fd = await nodeFs.open(path);
-      this.paths.set(fd, path);
-      return fd;
-    },
+    open: (path) => this.opened('open', path, nodeFs.open),
     write: async (fd, buf, position) => {
       this.calls.push({ op: 'write', path: this.pathOf(fd) });
       const f = this.writeFault;

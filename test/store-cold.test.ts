@@ -78,7 +78,7 @@ test('a failed write leaves the records of its transaction objects, and the undo
   await db.load();
   await put(db, 'event', 'e1', ev(1));
   assert.equal(db.text('event', 'e1'), JSON.stringify(ev(1)));
-  // Out of space: a failure writes go on after (an I/O error on the O_DSYNC descriptor is final).
+  // Out of space: a failure that writes go on after (an I/O error on the O_DSYNC descriptor is final).
   fail = Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
   const v2 = ev(1, { changed: true });
   const tx = db.begin();
