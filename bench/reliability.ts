@@ -43,7 +43,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { nodeFs, type StoreFs } from '../src/store/fs.js';
 import { startTestServer, type TestServer } from '../test/helpers/server.js';
-import { viaFdatasync } from '../test/helpers/storeFs.js';
+import { bytesOf, viaFdatasync } from '../test/helpers/storeFs.js';
 import { call, startServer as startChild, tempDir, type HttpResult, type RunningChild } from '../test/helpers/child.js';
 import { parseRawResponse, within, type RawResponse } from '../test/helpers/raw.js';
 import { storageRows } from './storageRows.js';
@@ -248,7 +248,8 @@ function faultFs(synced: boolean) {
   const doomed = new Set<number>();
   const fs: StoreFs = {
     ...nodeFs,
-    write: async (fd, buf, pos) => {
+    write: async (fd, data, pos) => {
+      const buf = bytesOf(data);
       const f = state.writeFault;
       if (f && buf.includes(f.marker)) {
         const part = Math.floor(buf.length * f.portion);

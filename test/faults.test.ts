@@ -17,6 +17,7 @@ import { startTestServer, tempDir, type TestServer } from './helpers/server.js';
 import { runServerToExit, SERVER_JS } from './helpers/child.js';
 import { tryMountTmpfs } from './helpers/tmpfs.js';
 import type { ConversationAnswer, ConversationList, IssueAnswer, IssueList, MessageList } from './helpers/answers.js';
+import { bytesOf } from './helpers/storeFs.js';
 
 const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
 const customer = { email: 'ada@example.com', name: 'Ada' };
@@ -77,8 +78,9 @@ class FaultFs {
 
   readonly fs: StoreFs = {
     open: (path) => this.opened('open', path, nodeFs.open),
-    write: async (fd, buf, position) => {
+    write: async (fd, data, position) => {
       this.calls.push({ op: 'write', path: this.pathOf(fd) });
+      const buf = bytesOf(data);
       const f = this.writeFault;
       if (f && buf.includes(f.marker)) {
         const part = Math.floor(buf.length * f.portion);

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Db, type DbOptions } from '../src/store/db.js';
 import { nodeFs, type StoreFs } from '../src/store/fs.js';
-import { viaFdatasync } from './helpers/storeFs.js';
+import { viaFdatasync, bytesOf } from './helpers/storeFs.js';
 import { ByteArena } from '../src/store/arena.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'sw-cold-'));
@@ -68,9 +68,9 @@ test('a failed write leaves the records of its transaction objects, and the undo
   let fail: NodeJS.ErrnoException | null = null;
   const fs: StoreFs = {
     ...nodeFs,
-    write: async (fd, buf, pos) => {
-      if (fail) { await nodeFs.write(fd, buf.subarray(0, 5), pos); throw fail; }
-      return nodeFs.write(fd, buf, pos);
+    write: async (fd, data, pos) => {
+      if (fail) { await nodeFs.write(fd, bytesOf(data).subarray(0, 5), pos); throw fail; }
+      return nodeFs.write(fd, data, pos);
     },
   };
   const db = create(file, { fs });

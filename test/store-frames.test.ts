@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Db, type ChangeListener, type DbOptions } from '../src/store/db.js';
 import { nodeFs, type StoreFs } from '../src/store/fs.js';
-import { viaFdatasync } from './helpers/storeFs.js';
+import { viaFdatasync, buffersOf, bytesOf } from './helpers/storeFs.js';
 import { attachIndexes, groupBy, orderBy, uniqueBy } from '../src/store/indexes.js';
 import { CorruptLogError, repairLog, scanLog } from '../src/store/recovery.js';
 import { LINE_BYTES, MAX_BATCH_BYTES, encodeLine } from '../src/store/log.js';
@@ -197,7 +197,7 @@ test('a failed write of a transaction that put records several times is undone o
 test('pre-serialized values are taken for the operation they came with: the last one written, one replaced by a later plain put never written', async () => {
   const file = join(tmp(), 'a.log');
   const written: Buffer[] = [];
-  const fs: StoreFs = { ...nodeFs, write: (fd, buf, pos) => { written.push(buf); return nodeFs.write(fd, buf, pos); } };
+  const fs: StoreFs = { ...nodeFs, write: (fd, data, pos) => { written.push(...buffersOf(data)); return nodeFs.write(fd, data, pos); } };
   const { db } = await open(file, { fs });
   const utf8 = (x: unknown) => new TextEncoder().encode(JSON.stringify(x));
   const big = (s: string) => ({ name: s, at: '1', pad: s.repeat(70_000) });
@@ -335,17 +335,17 @@ test('a write that fails in the middle of a frame cuts the file back to the fram
   let failAt = Infinity;
   const fs: StoreFs = {
     ...nodeFs,
-    write: async (fd, buf, pos) => {
+    write: async (fd, data, pos) => {
       // Out of space: writes go on after it (an I/O error on the O_DSYNC descriptor is final).
-      if (++writes === failAt) { await nodeFs.write(fd, buf.subarray(0, 100), pos); throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }); }
-      return nodeFs.write(fd, buf, pos);
+      if (++writes === failAt) { await nodeFs.write(fd, bytesOf(data).subarray(0, 100), pos); throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }); }
+      return nodeFs.write(fd, data, pos);
     },
   };
   const { db, state } = await open(file, { fs });
   const t0 = db.begin(); t0.put('t', 'a', { name: 'a', at: '1' }); await db.commit(t0);
   const before = state();
   const size = statSync(file).size;
-  failAt = writes + 6; // inside the frame's second batch (each ~1 MiB line is a write of its own)
+  failAt = writes + 2; // the frame's second batch (each batch is one write; the first holds the begin marker)
   const tx = db.begin();
   for (let i = 0; i < 60; i++) tx.put('u', `b${i}`, { name: `b${i}`, at: 'b', pad: 'p'.repeat(100_000) });
   await assert.rejects(db.commit(tx), /ENOSPC/);

@@ -20,8 +20,14 @@ export interface StoreFs {
    * Node's `fdatasync` (`F_FULLFSYNC`) does; there the log fdatasyncs each batch.
    */
   openSynced?(path: string): Promise<number>;
-  /** Writes all of `buf` at byte `position`. */
-  write(fd: number, buf: Buffer, position: number): Promise<void>;
+  /**
+   * Writes all of `data` at byte `position`: one buffer, or several in order as one vectored
+   * write (`pwritev`) — on an `O_DSYNC` descriptor one synchronized write, so a batch of many
+   * parts costs one device flush (docs/decisions.md#durable-writes-in-one-system-call). A short
+   * write is carried on from where it stopped; an error rejects, and part of `data` may then be
+   * in the file.
+   */
+  write(fd: number, data: Buffer | readonly Buffer[], position: number): Promise<void>;
   /** Flushes the file's data (and the metadata needed to read it back) to the device. */
   fdatasync(fd: number): Promise<void>;
   /** Cuts the file to `length` bytes. */
@@ -35,6 +41,17 @@ export interface StoreFs {
 
 const pwrite = (fd: number, buf: Buffer, off: number, len: number, pos: number) =>
   new Promise<number>((resolve, reject) => fs.write(fd, buf, off, len, pos, (err, n) => (err ? reject(err) : resolve(n))));
+
+const pwritev = (fd: number, bufs: readonly Buffer[], pos: number) =>
+  new Promise<number>((resolve, reject) => fs.writev(fd, bufs, pos, (err, n) => (err ? reject(err) : resolve(n))));
+
+/** `bufs` without their first `n` bytes (whole buffers dropped, the one cut into sliced). */
+function after(bufs: readonly Buffer[], n: number): readonly Buffer[] {
+  let i = 0;
+  while (i < bufs.length && n >= bufs[i].length) n -= bufs[i++].length;
+  if (i === bufs.length) return [];
+  return n === 0 ? bufs.slice(i) : [bufs[i].subarray(n), ...bufs.slice(i + 1)];
+}
 
 // Made once: `promisify` builds a new function at every call.
 const fdatasync = promisify(fs.fdatasync);
@@ -53,11 +70,19 @@ export const nodeFs: StoreFs = {
   ...(process.platform !== 'linux' || fs.constants.O_DSYNC === undefined ? {} : {
     openSynced: (path: string) => promisify(fs.open)(path, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_DSYNC, 0o600),
   }),
-  write: async (fd, buf, position) => {
-    let off = 0;
-    while (off < buf.length) {
-      const n = await pwrite(fd, buf, off, buf.length - off, position + off);
-      off += n;
+  write: async (fd, data, position) => {
+    if (Buffer.isBuffer(data)) {
+      let off = 0;
+      while (off < data.length) off += await pwrite(fd, data, off, data.length - off, position + off);
+      return;
+    }
+    // libuv writes in slices of IOV_MAX buffers and, past the first, reports a failed slice as a
+    // short count: what is left is written again, and a lasting error then rejects.
+    let at = position;
+    for (let left = data; left.length > 0;) {
+      const n = await pwritev(fd, left, at);
+      at += n;
+      left = after(left, n);
     }
   },
   fdatasync: (fd) => fdatasync(fd),

@@ -242,11 +242,10 @@ export class AppendLog {
       if (!p.continues) frameAt = null;
     }
     let end = start;
+    for (const buf of writes) end += buf.length;
     try {
-      for (const buf of writes) {
-        await this.fs.write(this.fd, buf, end);
-        end += buf.length;
-      }
+      // One write of the batch's buffers: on a synchronized file, one device flush.
+      if (writes.length > 0) await this.fs.write(this.fd, writes.length === 1 ? writes[0] : writes, start);
     } catch (err) {
       this.failures++;
       // On a synchronized file the write was also the sync: an I/O error may mean the page cache
@@ -267,9 +266,9 @@ export class AppendLog {
       } catch (terr) {
         this.failure = new StorageFailedError(`could not truncate ${this.path} after a failed write: ${(terr as Error).message}`);
       }
-      // On a synchronized file the writes of this batch that succeeded before the failed one (a
-      // batch's large parts are written on their own) are already on disk: the cut must be too,
-      // or a crash could bring back part of a batch that was answered as failed.
+      // On a synchronized file what a failed write did write (a vectored write may stop part way,
+      // then fail when carried on) is already on disk: the cut must be too, or a crash could
+      // bring back part of a batch that was answered as failed.
       if (this.synced && this.size === cutAt) {
         try {
           await this.fs.fdatasync(this.fd);
@@ -366,9 +365,10 @@ export class AppendLog {
 }
 
 /**
- * The writes of a batch, in file order: its small parts joined (one write for a batch of small
- * lines, as group commit wants), its large parts ({@link OWN_WRITE_BYTES} and up) written from
- * where they are, so a pasted document's megabytes are never copied on the main thread.
+ * The buffers of a batch, in file order, for one vectored write: its small parts joined (one
+ * buffer for a batch of small lines, and few buffers however many lines), its large parts
+ * ({@link OWN_WRITE_BYTES} and up) taken from where they are, so a pasted document's megabytes
+ * are never copied on the main thread.
  */
 function batchWrites(batch: readonly Pending[]): Buffer[] {
   const out: Buffer[] = [];

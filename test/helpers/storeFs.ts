@@ -9,3 +9,16 @@ export function viaFdatasync(fs: StoreFs): StoreFs {
   const { openSynced: _, ...rest } = fs;
   return rest;
 }
+
+/**
+ * The bytes a `StoreFs.write` is given, as one buffer (a vectored write's buffers joined): for
+ * test file systems that look into or cut what is written.
+ */
+export function bytesOf(data: Buffer | readonly Buffer[]): Buffer {
+  return Buffer.isBuffer(data) ? data : Buffer.concat(data);
+}
+
+/** The buffers a `StoreFs.write` is given, as a list (one for a plain write). */
+export function buffersOf(data: Buffer | readonly Buffer[]): readonly Buffer[] {
+  return Buffer.isBuffer(data) ? [data] : data;
+}
