@@ -257,7 +257,7 @@ function faultFs(synced: boolean) {
         throw Object.assign(new Error(`${f.code}: injected, write`), { code: f.code });
       }
       if (state.syncFault && buf.includes(state.syncFault.marker)) doomed.add(fd);
-      return nodeFs.write(fd, buf, pos);
+      return nodeFs.write(fd, data, pos);
     },
     fdatasync: async (fd) => {
       if (state.syncFault && doomed.delete(fd)) throw Object.assign(new Error(`${state.syncFault.code}: injected, fdatasync`), { code: state.syncFault.code });

@@ -88,7 +88,7 @@ class FaultFs {
         throw errno(f.code, 'write');
       }
       if (this.syncFault && buf.includes(this.syncFault.marker)) this.doomed.add(fd);
-      return nodeFs.write(fd, buf, position);
+      return nodeFs.write(fd, data, position);
     },
     fdatasync: async (fd) => {
       this.calls.push({ op: 'fdatasync', path: this.pathOf(fd) });

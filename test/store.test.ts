@@ -13,7 +13,7 @@ import { AppendLog, LAZY_WRITE_MS, MAX_BATCH_BYTES, StorageFailedError, encodeLi
 const tmp = () => mkdtempSync(join(tmpdir(), 'sw-store-'));
 const open = (path: string, fs: StoreFs = nodeFs, extra = {}) => Db.open(path, { fs, sync: true, ...extra });
 
-test('nodeFs.write: buffers written in order from the position as one vectored write; a short write carried on from where it stopped; an error rejects', async (t) => {
+test('nodeFs.write: buffers written in order from the position as one vectored write; a short write carried on from where it stopped; an error rejects, after a short write too; no progress rejects', { timeout: 10_000 }, async (t) => {
   const file = join(tmp(), 'v.bin');
   writeFileSync(file, 'HEAD:');
   const parts = ['alpha-', 'b', '', 'gamma-gamma-', 'δ'].map((x) => Buffer.from(x));
@@ -37,6 +37,20 @@ test('nodeFs.write: buffers written in order from the position as one vectored w
     assert.deepEqual(given, ['0123456789', '456789', '89']);
     writev.mock.mockImplementation((_f: number, _b: Buffer[], _p: number, cb: (e: Error | null, n: number) => void) => cb(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }), 0));
     await assert.rejects(nodeFs.write(fd, [Buffer.from('x'), Buffer.from('y')], 0), { code: 'EIO' });
+    // A short write (what libuv reports when a later slice failed), then the rest fails: rejected, the part written stays.
+    let calls = 0;
+    writev.mock.mockImplementation((f: number, bufs: Buffer[], pos: number, cb: (e: Error | null, n: number) => void) => {
+      if (calls++ === 0) real(f, [Buffer.concat(bufs).subarray(0, 4)], pos, cb);
+      else cb(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }), 0);
+    });
+    await assert.rejects(nodeFs.write(fd, [Buffer.from('WXYZ'), Buffer.from('!!')], 0), { code: 'EIO' });
+    assert.equal(readFileSync(file, 'utf8').slice(0, 6), 'WXYZ45', 'the 4 bytes written stay; the rest was not');
+    // A call that writes nothing with bytes left: an I/O error, not a loop.
+    writev.mock.mockImplementation((_f: number, _b: Buffer[], _p: number, cb: (e: Error | null, n: number) => void) => cb(null, 0));
+    await assert.rejects(nodeFs.write(fd, [Buffer.alloc(0), Buffer.from('z')], 0), { code: 'EIO', message: 'EIO: a write made no progress' });
+    assert.equal(writev.mock.callCount(), 3 + 1 + 2 + 1, 'empty buffers dropped: nothing is written for them alone');
+    await nodeFs.write(fd, [Buffer.alloc(0), Buffer.alloc(0)], 0);
+    assert.equal(writev.mock.callCount(), 7, 'a list of empty buffers makes no call');
   } finally {
     t.mock.restoreAll();
     syncBuiltinESMExports();

@@ -25,9 +25,11 @@ export interface StoreFs {
    * write (`pwritev`) — on an `O_DSYNC` descriptor one synchronized write, so a batch of many
    * parts costs one device flush (docs/decisions.md#durable-writes-in-one-system-call). A short
    * write is carried on from where it stopped; an error rejects, and part of `data` may then be
-   * in the file.
+   * in the file. A call that writes nothing with bytes left rejects (`EIO`) rather than loop.
    */
-  write(fd: number, data: Buffer | readonly Buffer[], position: number): Promise<void>;
+  // A property, not a method: a test's stand-in must then take a list too (a method's parameters
+  // are checked loosely, and one taking a Buffer would compile).
+  write: (fd: number, data: Buffer | readonly Buffer[], position: number) => Promise<void>;
   /** Flushes the file's data (and the metadata needed to read it back) to the device. */
   fdatasync(fd: number): Promise<void>;
   /** Cuts the file to `length` bytes. */
@@ -45,7 +47,12 @@ const pwrite = (fd: number, buf: Buffer, off: number, len: number, pos: number) 
 const pwritev = (fd: number, bufs: readonly Buffer[], pos: number) =>
   new Promise<number>((resolve, reject) => fs.writev(fd, bufs, pos, (err, n) => (err ? reject(err) : resolve(n))));
 
-/** `bufs` without their first `n` bytes (whole buffers dropped, the one cut into sliced). */
+/** A write that wrote nothing with bytes left (some file systems may): an I/O error, not a loop. */
+function noProgress(): NodeJS.ErrnoException {
+  return Object.assign(new Error('EIO: a write made no progress'), { code: 'EIO' });
+}
+
+/** `bufs` without their first `n` bytes (whole buffers, empty ones too, dropped; the one cut into sliced). */
 function after(bufs: readonly Buffer[], n: number): readonly Buffer[] {
   let i = 0;
   while (i < bufs.length && n >= bufs[i].length) n -= bufs[i++].length;
@@ -73,14 +80,20 @@ export const nodeFs: StoreFs = {
   write: async (fd, data, position) => {
     if (Buffer.isBuffer(data)) {
       let off = 0;
-      while (off < data.length) off += await pwrite(fd, data, off, data.length - off, position + off);
+      while (off < data.length) {
+        const n = await pwrite(fd, data, off, data.length - off, position + off);
+        if (n === 0) throw noProgress();
+        off += n;
+      }
       return;
     }
-    // libuv writes in slices of IOV_MAX buffers and, past the first, reports a failed slice as a
-    // short count: what is left is written again, and a lasting error then rejects.
+    // libuv writes in slices of IOV_MAX (1,024) buffers and, past the first, reports a failed
+    // slice as a short count: what is left is written again, and a lasting error then rejects.
+    // (A batch of the log holds far fewer buffers: small lines are joined.)
     let at = position;
-    for (let left = data; left.length > 0;) {
+    for (let left = after(data, 0); left.length > 0;) {
       const n = await pwritev(fd, left, at);
+      if (n === 0) throw noProgress();
       at += n;
       left = after(left, n);
     }

@@ -5,6 +5,7 @@
  * counts the writes failed so far.
  */
 import { nodeFs, type StoreFs } from '../../src/store/fs.js';
+import { bytesOf } from './storeFs.js';
 
 export interface EnospcFs extends StoreFs { failNext: number; failMarker: string | null; failed: number }
 
@@ -15,13 +16,13 @@ export function enospcFs(): EnospcFs {
     failNext: 0,
     failMarker: null,
     failed: 0,
-    write: async (fd: number, buf: Buffer, pos: number) => {
-      if (f.failNext > 0 && (f.failMarker === null || buf.includes(f.failMarker))) {
+    write: async (fd, data, pos) => {
+      if (f.failNext > 0 && (f.failMarker === null || bytesOf(data).includes(f.failMarker))) {
         f.failNext--;
         f.failed++;
         throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
       }
-      return nodeFs.write(fd, buf, pos);
+      return nodeFs.write(fd, data, pos);
     },
   };
   return f;
