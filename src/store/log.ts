@@ -260,16 +260,18 @@ export class AppendLog {
       // lines appended while the truncate ran: the Db undoes every transaction committed after
       // a failed one, so none of them may be written. No later batch has started writing.
       this.openFrameAt = null;
+      let cut = false;
       try {
         await this.fs.ftruncate(this.fd, cutAt);
         this.size = cutAt;
+        cut = true;
       } catch (terr) {
         this.failure = new StorageFailedError(`could not truncate ${this.path} after a failed write: ${(terr as Error).message}`);
       }
       // On a synchronized file what a failed write did write (a vectored write may stop part way,
       // then fail when carried on) is already on disk: the cut must be too, or a crash could
       // bring back part of a batch that was answered as failed.
-      if (this.synced && this.size === cutAt) {
+      if (this.synced && cut) {
         try {
           await this.fs.fdatasync(this.fd);
         } catch (serr) {
