@@ -41,9 +41,6 @@ export interface StoreFs {
   fsyncDir(dir: string): Promise<void>;
 }
 
-const pwrite = (fd: number, buf: Buffer, off: number, len: number, pos: number) =>
-  new Promise<number>((resolve, reject) => fs.write(fd, buf, off, len, pos, (err, n) => (err ? reject(err) : resolve(n))));
-
 const pwritev = (fd: number, bufs: readonly Buffer[], pos: number) =>
   new Promise<number>((resolve, reject) => fs.writev(fd, bufs, pos, (err, n) => (err ? reject(err) : resolve(n))));
 
@@ -78,20 +75,12 @@ export const nodeFs: StoreFs = {
     openSynced: (path: string) => promisify(fs.open)(path, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_DSYNC, 0o600),
   }),
   write: async (fd, data, position) => {
-    if (Buffer.isBuffer(data)) {
-      let off = 0;
-      while (off < data.length) {
-        const n = await pwrite(fd, data, off, data.length - off, position + off);
-        if (n === 0) throw noProgress();
-        off += n;
-      }
-      return;
-    }
-    // libuv writes in slices of IOV_MAX (1,024) buffers and, past the first, reports a failed
-    // slice as a short count: what is left is written again, and a lasting error then rejects.
-    // (A batch of the log holds far fewer buffers: small lines are joined.)
+    // One buffer or many, one positional write (`pwritev`). libuv writes in slices of IOV_MAX
+    // (1,024) buffers and, past the first, reports a failed slice as a short count: what is left
+    // is written again, and a lasting error then rejects. (A batch of the log holds far fewer
+    // buffers: small lines are joined.)
     let at = position;
-    for (let left = after(data, 0); left.length > 0;) {
+    for (let left = after(Buffer.isBuffer(data) ? [data] : data, 0); left.length > 0;) {
       const n = await pwritev(fd, left, at);
       if (n === 0) throw noProgress();
       at += n;

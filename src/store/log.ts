@@ -245,7 +245,7 @@ export class AppendLog {
     for (const buf of writes) end += buf.length;
     try {
       // One write of the batch's buffers: on a synchronized file, one device flush.
-      if (writes.length > 0) await this.fs.write(this.fd, writes.length === 1 ? writes[0] : writes, start);
+      if (writes.length > 0) await this.fs.write(this.fd, writes, start);
     } catch (err) {
       this.failures++;
       // On a synchronized file the write was also the sync: an I/O error may mean the page cache
