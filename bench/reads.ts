@@ -17,14 +17,14 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { join } from 'node:path';
-import { int, ms, mb, pct, ratio, verdict, log, paired, spreadNote, runLine, summarize, type Run } from './figures.js';
+import { int, ms, mb, pct, ratio, verdict, log, median, paired, spreadNote, runLine, summarize, type Run } from './figures.js';
 import { pin, type PeerInstall, type PinPlan } from './peers.js';
-import type { GroupSpec } from './load.js';
+import type { GroupSpec, Job } from './load.js';
 import type { Ctx, LoadClient, Proc, Row } from './run.js';
 
 /** What bench/run.ts lends the scenario. */
 export interface ReadsKit {
-  opts: { connections: number; rounds: number; only: Set<string>; readClients: Array<'http' | 'raw'>; logLevel: string; fresh: boolean };
+  opts: { connections: number; rounds: number; seconds: number; warmup: number; only: Set<string>; readClients: Array<'http' | 'raw'>; logLevel: string; fresh: boolean };
   pin: PinPlan;
   peer: PeerInstall;
   rows: Row[];
@@ -32,8 +32,13 @@ export interface ReadsKit {
   abRun(load: LoadClient, target: Proc, groups: GroupSpec[], name: string, timing?: { client?: 'http' | 'raw' }): Promise<Record<string, Run>>;
   copyDir(from: string, to: string): string;
   detail(line: string): void;
-  /** Our server (SYNC=always) on `dataDir`; its standard output to `stdoutFile` when given, else a pipe this process reads. */
-  startServer(label: string, dataDir: string, env?: Record<string, string>, stdoutFile?: string): Proc;
+  /**
+   * Our server (SYNC=always) on `dataDir`; its standard output to a file or a FIFO this process
+   * reads when given, else to `stdio: 'pipe'` (a Unix socket pair this process reads).
+   */
+  startServer(label: string, dataDir: string, env?: Record<string, string>, stdout?: { file: string } | { fifo: string }): Proc;
+  /** A second load generator (the log's cost at once drives two servers at a time); the caller closes it. */
+  newLoadClient(): LoadClient;
   /** `node --import tsx bench/<script>` with `env` (PORT=0 added). */
   spawnPeer(label: string, script: string, env: Record<string, string>): Proc;
   /** `--against DIR`: another build of our server, started on `dataDir` (SYNC=always). */
@@ -44,6 +49,8 @@ export interface ReadsKit {
 const OURS = 'ours';
 const OURS_NOLOG = 'ours, no access log';
 const OURS_FILELOG = 'ours, access log to a file';
+const OURS_FIFOLOG = 'ours, access log to a FIFO';
+const OURS_NOLOG2 = 'ours, no access log (a second server)';
 const OURS_AGAINST = 'ours, other build';
 const FASTIFY = 'fastify';
 const BARE = 'bare JSON.stringify';
@@ -130,6 +137,50 @@ async function rounds(c: Ctx, k: ReadsKit, targets: Target[], group: GroupSpec, 
   return got;
 }
 
+/** What {@link atOnce} measured for one pair, per round: each side's req/s and CPU share, and their ratio. */
+interface AtOnce { a: number[]; b: number[]; cpuA: number[]; cpuB: number[]; ratios: number[] }
+
+/**
+ * The access log's cost measured at once (bench/README.md "The log's cost, measured at once"):
+ * each pair `[a, b]` runs in the same window, both servers pinned to the same CPU (CPU 0) and
+ * each driven by its own load generator (raw node:net client; `second` and the context's,
+ * swapped every round). The scheduler shares a CPU equally between two busy processes, so the
+ * ratio of their throughputs is the inverse ratio of their CPU per request — what the
+ * difference costs a server that has the core to itself — and both see the same machine in the
+ * same seconds. Run one after the other, a server's throughput moves by ±10 % from one 5 s
+ * window to the next on this machine, twice the 5 % to be seen. With `--fresh on` each round
+ * starts both servers again (a process's speed varies for its whole life); the warm-up is at
+ * least 3 s (a fresh server loads records on first use).
+ */
+async function atOnce(c: Ctx, k: ReadsKit, second: LoadClient, pairs: Array<[Target, Target]>, group: GroupSpec, renew: (t: Target) => Promise<void>): Promise<AtOnce[]> {
+  const out: AtOnce[] = pairs.map(() => ({ a: [], b: [], cpuA: [], cpuB: [], ratios: [] }));
+  const warmupMs = Math.max(3000, k.opts.warmup * 1000);
+  for (let r = 0; r < k.opts.rounds; r++) {
+    for (let i = 0; i < pairs.length; i++) {
+      const [a, b] = pairs[(i + r) % pairs.length];
+      const got = out[(i + r) % pairs.length];
+      if (k.opts.fresh) { await renew(a); await renew(b); }
+      const [loadA, loadB] = r % 2 === 0 ? [c.load, second] : [second, c.load];
+      const job = (p: Proc): Job => ({ port: p.port, client: 'raw', warmupMs, durationMs: k.opts.seconds * 1000, groups: [group] });
+      const cpu0 = [NaN, NaN];
+      let t0 = NaN;
+      let started = 0;
+      // Both windows open together: the CPU is read when the second one starts measuring.
+      const onMeasuring = (): void => { if (++started === 2) { cpu0[0] = a.p.cpuSeconds(); cpu0[1] = b.p.cpuSeconds(); t0 = performance.now(); } };
+      const [ra, rb] = await Promise.all([loadA.run(job(a.p), onMeasuring), loadB.run(job(b.p), onMeasuring)]);
+      const seconds = (performance.now() - t0) / 1000;
+      const ga = ra.groups[0];
+      const gb = rb.groups[0];
+      if (ga.errors || gb.errors) throw new Error(`the log's cost at once: errors (${a.key} ${ga.errors}, ${b.key} ${gb.errors}); first: ${ga.firstError ?? gb.firstError}`);
+      const cpuA = (a.p.cpuSeconds() - cpu0[0]) / seconds;
+      const cpuB = (b.p.cpuSeconds() - cpu0[1]) / seconds;
+      got.a.push(ga.rps); got.b.push(gb.rps); got.cpuA.push(cpuA); got.cpuB.push(cpuB); got.ratios.push(ga.rps / gb.rps);
+      k.detail(`    [log cost at once] round ${r + 1} ${a.key} ${int(ga.rps)} req/s (cpu ${pct(cpuA)}) beside ${b.key} ${int(gb.rps)} req/s (cpu ${pct(cpuB)}): ${ratio(ga.rps / gb.rps)}`);
+    }
+  }
+  return out;
+}
+
 const figure = (s: ReturnType<typeof summarize>, p: Proc) =>
   `${int(s.rps)} req/s, p50 ${ms(s.p50)}, p99 ${ms(s.p99)}; peak RSS ${mb(p.memory().hwm)}; cpu server ${pct(s.serverCpu)} / client ${pct(s.clientCpu)}`;
 
@@ -175,15 +226,15 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
     // Ours without the access log, when the run's level writes it: the log's own cost, and
     // what compares with fastify's logger left off.
     const logged = opts.logLevel === 'info' || opts.logLevel === 'debug';
-    const ourServer = (key: string, dir: string, env?: Record<string, string>, stdoutFile?: string): Target => {
-      const start = () => k.startServer(key, dir, env, stdoutFile);
+    const ourServer = (key: string, dir: string, env?: Record<string, string>, stdout?: { file: string } | { fifo: string }): Target => {
+      const start = () => k.startServer(key, dir, env, stdout);
       return { key, p: spawned(start()), start };
     };
     const nolog = logged && opts.only.has('reads') ? ourServer(OURS_NOLOG, k.copyDir(c.seedDir, join(c.tmp, 'reads-nolog')), { LOG_LEVEL: 'warn' }) : undefined;
     // And with the access log written to a file on the data's disk (`node dist/server.js >>
     // server.log`) rather than to this process's pipe: the log's cost wherever it is written.
     const logFile = join(c.tmp, 'reads-filelog.log');
-    const filelog = nolog ? ourServer(OURS_FILELOG, k.copyDir(c.seedDir, join(c.tmp, 'reads-filelog')), {}, logFile) : undefined;
+    const filelog = nolog ? ourServer(OURS_FILELOG, k.copyDir(c.seedDir, join(c.tmp, 'reads-filelog')), {}, { file: logFile }) : undefined;
     const otherDir = k.against ? k.copyDir(c.seedDir, join(c.tmp, 'reads-against')) : '';
     const other: Target | undefined = k.against ? { key: OURS_AGAINST, p: spawned(k.against.start(OURS_AGAINST, otherDir)), start: () => k.against!.start(OURS_AGAINST, otherDir) } : undefined;
     for (const t of [...peers, nolog, filelog, other]) if (t) await ready(t.p);
@@ -225,6 +276,39 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
         rows.push({ scenario: '↳ bare node:http, same key check, ready Buffer (the ceiling)', figure: `${figure(summarize(got[CEILING]), proc(CEILING))}; ${against(got, CEILING, BARE)} of bare JSON.stringify`, target: 'ceiling', status: against(got, OURS, CEILING) });
         const b = summarize(got[BARE]);
         if (b.clientCpu > 0.9) k.notes.push(`With the ${via}, the load generator used ${pct(b.clientCpu)} of a core against the bare JSON.stringify server: the generator, not the server, is the limit there, so the ratios to it are compressed towards 1${k.pin.on ? ' (the generator has CPU 1 to itself, the servers CPU 0)' : ' (on 2 cores the generator and the server share the machine)'}.`);
+      }
+    }
+
+    if (opts.only.has('reads') && nolog && filelog) {
+      if (!k.pin.on) rows.push({ scenario: '↳ the access log\'s cost, measured at once', figure: '—', target: '≥ 0.95× of no log', status: 'not measured (needs pinning: two servers on CPU 0)' });
+      else {
+        // Two more of ours for these pairs only: logging to a FIFO, and a second one without the log.
+        const fifolog = ourServer(OURS_FIFOLOG, k.copyDir(c.seedDir, join(c.tmp, 'reads-fifolog')), {}, { fifo: join(c.tmp, 'reads-fifolog.fifo') });
+        const nolog2 = ourServer(OURS_NOLOG2, k.copyDir(c.seedDir, join(c.tmp, 'reads-nolog2')), { LOG_LEVEL: 'warn' });
+        await ready(fifolog.p);
+        await ready(nolog2.p);
+        const second = k.newLoadClient();
+        try {
+          pin(second.pid, k.pin.load);
+          const pairs: Array<[Target, Target, string, string]> = [
+            [ours, nolog, 'the log written to a Unix socket pair (Node\'s `stdio: \'pipe\'`, as in the rounds above; this process reads it)', '≥ 0.95× of no log'],
+            [fifolog, nolog, 'the log written to a pipe (a FIFO this process reads, as with `node dist/server.js | …`)', '≥ 0.95× of no log'],
+            [filelog, nolog, 'the log written to a file on the data\'s disk', '≥ 0.95× of no log'],
+            [nolog2, nolog, 'neither logs: a second server without the log (the method\'s own spread)', '(≈ 1.00×)'],
+          ];
+          const got = await atOnce(c, k, second, pairs.map(([a, b]) => [a, b]), readGroup('read', issuePaths), renew);
+          pairs.forEach(([, , what, target], i) => {
+            const g = got[i];
+            const x = median(g.ratios);
+            const min = target.startsWith('≥') ? 0.95 : undefined;
+            rows.push({ scenario: `${i === 0 ? `↳ **the access log's cost, measured at once** (bench/README.md "The log's cost, measured at once"): ours beside ours without the log, both on CPU 0 in the same ${opts.seconds} s windows, each driven by its own raw node:net load generator on CPU 1${opts.fresh ? ', a new pair of processes each round' : ''}; ` : '↳ same, '}${what}`,
+              figure: `${int(median(g.a))} against ${int(median(g.b))} req/s (medians); CPU ${pct(median(g.cpuA))} against ${pct(median(g.cpuB))} of a core`,
+              target, status: `${ratio(x)} of no log (rounds ${ratio(Math.min(...g.ratios))}–${ratio(Math.max(...g.ratios))})${min === undefined ? '' : ` ${verdict(x >= min)}`}` });
+          });
+        } finally {
+          second.close();
+          await Promise.all([fifolog.p.stop(), nolog2.p.stop()]);
+        }
       }
     }
 

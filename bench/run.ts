@@ -23,6 +23,7 @@ import { fork, spawn, execFileSync, type ChildProcess } from 'node:child_process
 import * as os from 'node:os';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT, useCli, makeBase, writeImportFile, importFile, liveIds, generateLog, syntheticOpenApi } from './seed.js';
@@ -130,14 +131,28 @@ export class Proc {
   port = 0;
   startMs = NaN;
 
+  /** The read end of a FIFO the server writes its standard output to (`stdout: { fifo }`). */
+  private fifo: net.Socket | null = null;
+
   /**
-   * `stdoutFile`: the server's standard output goes to that file (opened for appending), as with
-   * `node dist/server.js >> server.log`, and the `listening` line is looked for there.
+   * `stdout`: where the server's standard output goes. By default a `stdio: 'pipe'` this process
+   * reads — which Node makes a Unix socket pair, not a pipe; `{ file }`: that file, opened for
+   * appending, as with `node dist/server.js >> server.log` (the `listening` line is looked for
+   * there); `{ fifo }`: a named pipe made at that path, which this process reads, as with
+   * `node dist/server.js | …` (a shell pipe) or a FIFO a log collector reads.
    */
-  constructor(readonly label: string, args: string[], env: Record<string, string>, stdoutFile?: string) {
-    const fd = stdoutFile === undefined ? null : fs.openSync(stdoutFile, 'a');
+  constructor(readonly label: string, args: string[], env: Record<string, string>, stdout?: { file: string } | { fifo: string }) {
+    const stdoutFile = stdout !== undefined && 'file' in stdout ? stdout.file : undefined;
+    let fd = stdoutFile === undefined ? null : fs.openSync(stdoutFile, 'a');
+    if (stdout !== undefined && 'fifo' in stdout) {
+      fs.rmSync(stdout.fifo, { force: true });
+      execFileSync('mkfifo', [stdout.fifo]);
+      // The read end first, without waiting for a writer; then the write end the child gets.
+      this.fifo = new net.Socket({ fd: fs.openSync(stdout.fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK), readable: true, writable: false });
+      fd = fs.openSync(stdout.fifo, 'w');
+    }
     // An earlier process's lines may be in the file: this one's start after them.
-    const from = fd === null ? 0 : fs.fstatSync(fd).size;
+    const from = stdoutFile === undefined ? 0 : fs.fstatSync(fd!).size;
     try {
       this.child = spawn(process.execPath, args, { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', fd ?? 'pipe', 'pipe'] });
     } finally { if (fd !== null) fs.closeSync(fd); }
@@ -161,7 +176,7 @@ export class Proc {
     }
     // Bytes, decoded only until the "listening" line: the request logs after it are read and
     // dropped undecoded (megabytes a second in the reads rounds).
-    this.child.stdout?.on('data', (chunk: Buffer) => {
+    const onOut = (chunk: Buffer): void => {
       if (this.listening) return;
       this.out += chunk.toString('utf8');
       const m = /^(\{.*"msg":"listening".*\})$/m.exec(this.out);
@@ -172,9 +187,11 @@ export class Proc {
         this.out = '';
       }
       this.poke();
-    });
+    };
+    this.child.stdout?.on('data', onOut);
+    this.fifo?.on('data', onOut).on('error', () => {});
     this.child.stderr!.setEncoding('utf8').on('data', (d: string) => { this.err = (this.err + d).slice(-20000); this.poke(); });
-    this.child.once('exit', () => { this.exited = true; children.delete(this.child); this.poke(); });
+    this.child.once('exit', () => { this.exited = true; children.delete(this.child); this.fifo?.destroy(); this.poke(); });
   }
 
   get pid(): number { return this.child.pid!; }
@@ -241,7 +258,7 @@ export class Proc {
   }
 }
 
-function startServer(label: string, dataDir: string, sync: 'always' | 'none', probe = false, env: Record<string, string> = {}, serverJs = SERVER_JS, stdoutFile?: string): Proc {
+function startServer(label: string, dataDir: string, sync: 'always' | 'none', probe = false, env: Record<string, string> = {}, serverJs = SERVER_JS, stdout?: { file: string } | { fifo: string }): Proc {
   const prof = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : [];
   const args = probe ? [...prof, '--expose-gc', '--import', join(ROOT, 'bench', 'memprobe.mjs'), serverJs] : [...prof, serverJs];
   // LOG_LEVEL=warn or error also hides the `listening` line waited for: the preload prints it.
@@ -249,7 +266,7 @@ function startServer(label: string, dataDir: string, sync: 'always' | 'none', pr
   return new Proc(label, args, { ...quiet,
     PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SYNC: sync, LOG_LEVEL: opts.logLevel, BOOTSTRAP: 'false',
     RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000', ...env,
-  }, stdoutFile);
+  }, stdout);
 }
 
 /** The load generator, a forked child process (IPC). */
@@ -407,7 +424,8 @@ async function main(): Promise<void> {
     if (readsOn) {
       await reads(ctx, {
         opts, pin: pinning, peer, rows, notes, abRun, copyDir, detail,
-        startServer: (label, dataDir, env, stdoutFile) => startServer(label, dataDir, 'always', false, env, SERVER_JS, stdoutFile),
+        startServer: (label, dataDir, env, stdout) => startServer(label, dataDir, 'always', false, env, SERVER_JS, stdout),
+        newLoadClient: () => new LoadClient(),
         against: opts.against === undefined ? undefined : { label: opts.against, start: (label, dataDir) => startServer(label, dataDir, 'always', false, {}, join(opts.against!, 'dist', 'server.js')) },
         spawnPeer: (label, script, env) => new Proc(label, [...(opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : []), '--import', 'tsx', join(ROOT, 'bench', script)], { PORT: '0', ...env }),
       });
