@@ -619,6 +619,27 @@ test('log lines are written in batches: every LOG_FLUSH_MS, or at once when the 
   assert.equal(writes.join('').length, 4 + 70 * line.length + LOG_FLUSH_BYTES);
 });
 
+test('the batch buffer is filled again after each flush, not replaced: the sink is given the same memory every time', () => {
+  const given: Buffer[] = [];
+  const texts: string[] = [];
+  const out = batchedWriter((b) => { given.push(b); texts.push(b.toString('utf8')); }, () => {});
+  const log = createLogger('info', out);
+  const buf = out.buf;
+  for (let batch = 0; batch < 3; batch++) {
+    log.request(`id-${batch}`, 'GET', 'GET /x', 200, 1, true);
+    out.write(`line ${batch}\n`);
+    out.flush();
+  }
+  // A full buffer and a long line too.
+  for (let i = 0; i < 70; i++) out.write('x'.repeat(1000) + '\n');
+  out.flush();
+  assert.equal(out.buf, buf, 'the same buffer');
+  assert.equal(given.length, 5);
+  for (const b of given) assert.equal(b.buffer, buf.buffer, 'each batch is a view of it');
+  assert.deepEqual(texts.slice(0, 3).map((t) => t.split('\n').slice(0, 2).map((l, i) => (i === 0 ? (JSON.parse(l) as { requestId: string }).requestId : l))), [['id-0', 'line 0'], ['id-1', 'line 1'], ['id-2', 'line 2']]);
+  assert.equal(texts.slice(3).join(''), ('x'.repeat(1000) + '\n').repeat(70), 'every line once, in order');
+});
+
 test("the access line's time is the ISO text of its millisecond, across milliseconds, seconds and years of any length", (t) => {
   const times = [1732489205998, 1732489205999, 1732489206000, 1732489206000, 1732489206007, 1732489207089, 946684800000, 253402300799999, 253402300800001];
   let i = 0;
