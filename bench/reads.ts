@@ -292,7 +292,7 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
           pin(second.pid, k.pin.load);
           const pairs: Array<[Target, Target, string, string]> = [
             [ours, nolog, 'the log written to a Unix socket pair (Node\'s `stdio: \'pipe\'`, as in the rounds above; this process reads it)', '≥ 0.95× of no log'],
-            [fifolog, nolog, 'the log written to a pipe (a FIFO this process reads, as with `node dist/server.js | …`)', '≥ 0.95× of no log'],
+            [fifolog, nolog, 'the log written to a pipe (a FIFO this process reads, as when a shell pipes `node dist/server.js` into another program)', '≥ 0.95× of no log'],
             [filelog, nolog, 'the log written to a file on the data\'s disk', '≥ 0.95× of no log'],
             [nolog2, nolog, 'neither logs: a second server without the log (the method\'s own spread)', '(≈ 1.00×)'],
           ];
