@@ -17,7 +17,11 @@ export const verdict = (ok: boolean | undefined) => (ok === undefined ? '' : ok 
 export const log = (s: string) => process.stdout.write(`${s}\n`);
 
 /** A run's figures: one group of a job, with the target's CPU share over the window. */
-export interface Run { rps: number; p50: number; p90: number; p99: number; max: number; mean: number; errors: number; requests: number; serverCpu: number; clientCpu: number; otherCpu: number; group: GroupResult }
+export interface Run {
+  rps: number; p50: number; p90: number; p99: number; max: number; mean: number; errors: number; requests: number; serverCpu: number; clientCpu: number; otherCpu: number; group: GroupResult;
+  /** The server's minor page faults (all threads) over the window, per request: new memory touched (bench/README.md). */
+  faultsPerRequest?: number;
+}
 
 /** A window where other processes took more than this many cores measured the machine, not the server. */
 export const DISTURBED = 0.25;
@@ -51,7 +55,7 @@ export function spreadNote(a: Run[], b: Run[]): string {
 }
 
 export const runLine = (label: string, r: Run) =>
-  `    ${label.padEnd(34)} ${int(r.rps).padStart(7)} req/s   p50 ${ms(r.p50).padStart(8)}   p99 ${ms(r.p99).padStart(8)}   cpu server ${pct(r.serverCpu).padStart(4)} client ${pct(r.clientCpu).padStart(4)} other ${r.otherCpu.toFixed(2)}${r.errors ? `   errors ${r.errors}` : ''}`;
+  `    ${label.padEnd(34)} ${int(r.rps).padStart(7)} req/s   p50 ${ms(r.p50).padStart(8)}   p99 ${ms(r.p99).padStart(8)}   cpu server ${pct(r.serverCpu).padStart(4)} client ${pct(r.clientCpu).padStart(4)} other ${r.otherCpu.toFixed(2)}${r.faultsPerRequest === undefined || !Number.isFinite(r.faultsPerRequest) ? '' : `   faults/req ${r.faultsPerRequest.toFixed(3)}`}${r.errors ? `   errors ${r.errors}` : ''}`;
 
 /** Median figures of several runs. */
 export function summarize(all: Run[]): { rps: number; p50: number; p99: number; serverCpu: number; clientCpu: number; errors: number } {

@@ -227,6 +227,13 @@ export class Proc {
 
   /** User + system CPU seconds so far (all threads). */
   cpuSeconds(): number { return this.statSeconds(`/proc/${this.pid}/stat`); }
+  /** Minor page faults so far (all threads): pages of new memory touched. */
+  minorFaults(): number {
+    try {
+      const stat = fs.readFileSync(`/proc/${this.pid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[7]);
+    } catch { return NaN; }
+  }
   /** CPU seconds of the process's main thread alone (the thread that answers requests). */
   mainThreadCpuSeconds(): number { return this.statSeconds(`/proc/${this.pid}/task/${this.pid}/stat`); }
 
@@ -317,16 +324,19 @@ async function measure(load: LoadClient, target: Proc, groups: GroupSpec[], timi
   let t0 = NaN;
   let busy0 = NaN;
   let self0 = NaN;
+  let faults0 = NaN;
   const job: Job = { port: target.port, client: timing?.client ?? opts.client, warmupMs: timing?.warmupMs ?? opts.warmup * 1000, durationMs: timing?.durationMs ?? opts.seconds * 1000, groups };
-  const result = await load.run(job, () => { cpu0 = target.cpuSeconds(); busy0 = machineBusySeconds(); self0 = selfCpu(); t0 = performance.now(); timing?.onMeasuring?.(); });
+  const result = await load.run(job, () => { cpu0 = target.cpuSeconds(); faults0 = target.minorFaults(); busy0 = machineBusySeconds(); self0 = selfCpu(); t0 = performance.now(); timing?.onMeasuring?.(); });
   const elapsed = (performance.now() - t0) / 1000;
   const serverCpu = (target.cpuSeconds() - cpu0) / elapsed;
+  // Per request of the whole job (all its groups): the faults are the server's.
+  const faultsPerRequest = (target.minorFaults() - faults0) / Math.max(1, result.groups.reduce((n, g) => n + g.requests, 0));
   // Everything else the machine did meanwhile (other sessions' tests…), in cores.
   const otherCpu = Math.max(0, (machineBusySeconds() - busy0) / elapsed - serverCpu - result.clientCpu - (selfCpu() - self0) / elapsed);
   otherLoads.push(otherCpu);
   const runs: Record<string, Run> = {};
   for (const g of result.groups) {
-    runs[g.name] = { rps: g.rps, p50: g.latencyMs.p50, p90: g.latencyMs.p90, p99: g.latencyMs.p99, max: g.latencyMs.max, mean: g.latencyMs.mean, errors: g.errors, requests: g.requests, serverCpu, clientCpu: result.clientCpu, otherCpu, group: g };
+    runs[g.name] = { rps: g.rps, p50: g.latencyMs.p50, p90: g.latencyMs.p90, p99: g.latencyMs.p99, max: g.latencyMs.max, mean: g.latencyMs.mean, errors: g.errors, requests: g.requests, serverCpu, clientCpu: result.clientCpu, otherCpu, group: g, faultsPerRequest };
     if (g.errors) log(`    ! ${g.name}: ${g.errors} errors of ${g.requests}; statuses ${JSON.stringify(g.statuses)}; first: ${g.firstError}`);
   }
   return { runs, result };
