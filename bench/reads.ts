@@ -24,7 +24,7 @@ import type { Ctx, LoadClient, Proc, Row } from './run.js';
 
 /** What bench/run.ts lends the scenario. */
 export interface ReadsKit {
-  opts: { connections: number; rounds: number; seconds: number; warmup: number; only: Set<string>; readClients: Array<'http' | 'raw'>; logLevel: string; fresh: boolean };
+  opts: { connections: number; rounds: number; logRounds: number; seconds: number; warmup: number; only: Set<string>; readClients: Array<'http' | 'raw'>; logLevel: string; fresh: boolean };
   pin: PinPlan;
   peer: PeerInstall;
   rows: Row[];
@@ -155,7 +155,7 @@ interface AtOnce { a: number[]; b: number[]; cpuA: number[]; cpuB: number[]; rat
 async function atOnce(c: Ctx, k: ReadsKit, second: LoadClient, pairs: Array<[Target, Target]>, group: GroupSpec, renew: (t: Target) => Promise<void>): Promise<AtOnce[]> {
   const out: AtOnce[] = pairs.map(() => ({ a: [], b: [], cpuA: [], cpuB: [], ratios: [] }));
   const warmupMs = Math.max(3000, k.opts.warmup * 1000);
-  for (let r = 0; r < k.opts.rounds; r++) {
+  for (let r = 0; r < k.opts.logRounds; r++) {
     for (let i = 0; i < pairs.length; i++) {
       const [a, b] = pairs[(i + r) % pairs.length];
       const got = out[(i + r) % pairs.length];

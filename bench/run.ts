@@ -16,7 +16,8 @@
  * bench/results.md), --against DIR (another build beside ours in reads, list, writes and webhooks), --receiver raw|http
  * (the webhooks receiver), --pin on|off (reads and list: servers on CPU 0, the load generator on
  * CPU 1; on by default with taskset and ≥ 2 cores), --fresh on|off (reads, list, writes and webhooks: a new process of
- * every server each round; default on), --peers fastify|none (default fastify:
+ * every server each round; default on), --log-rounds N (rounds of the access log's cost measured at once; default
+ * --rounds), --peers fastify|none (default fastify:
  * installed outside the project by bench/peers.ts). The reads scenario is bench/reads.ts.
  */
 import { fork, spawn, execFileSync, type ChildProcess } from 'node:child_process';
@@ -44,7 +45,7 @@ const { values: argv } = parseArgs({
     records: { type: 'string' }, 'log-level': { type: 'string' }, only: { type: 'string' }, quick: { type: 'boolean' },
     keep: { type: 'boolean' }, out: { type: 'string' }, 'read-connections': { type: 'string' }, client: { type: 'string' },
     'cpu-prof': { type: 'string' }, pin: { type: 'string' }, fresh: { type: 'string' }, peers: { type: 'string' }, against: { type: 'string' },
-    receiver: { type: 'string' },
+    receiver: { type: 'string' }, 'log-rounds': { type: 'string' },
   },
 });
 const quick = argv.quick ?? false;
@@ -53,6 +54,8 @@ const opts = {
   seconds: num(argv.seconds, quick ? 1 : 5),
   warmup: num(argv.warmup, quick ? 0.3 : 1),
   rounds: num(argv.rounds, quick ? 1 : 3),
+  /** `--log-rounds N`: rounds of the access log's cost measured at once (bench/reads.ts `atOnce`); default `--rounds`. */
+  logRounds: num(argv['log-rounds'], num(argv.rounds, quick ? 1 : 3)),
   connections: num(argv.connections, 50),
   readConnections: num(argv['read-connections'], 10),
   records: num(argv.records, quick ? 100_000 : 1_000_000),
