@@ -172,6 +172,8 @@ async function atOnce(c: Ctx, k: ReadsKit, second: LoadClient, pairs: Array<[Tar
       const ga = ra.groups[0];
       const gb = rb.groups[0];
       if (ga.errors || gb.errors) throw new Error(`the log's cost at once: errors (${a.key} ${ga.errors}, ${b.key} ${gb.errors}); first: ${ga.firstError ?? gb.firstError}`);
+      const fifo = a.p.fifoFailed ?? b.p.fifoFailed;
+      if (fifo !== undefined) throw new Error(`the log's cost at once: a server's FIFO was not read to the end (${fifo})`);
       const cpuA = (a.p.cpuSeconds() - cpu0[0]) / seconds;
       const cpuB = (b.p.cpuSeconds() - cpu0[1]) / seconds;
       got.a.push(ga.rps); got.b.push(gb.rps); got.cpuA.push(cpuA); got.cpuB.push(cpuB); got.ratios.push(ga.rps / gb.rps);
@@ -302,7 +304,7 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
             const x = median(g.ratios);
             const min = target.startsWith('≥') ? 0.95 : undefined;
             rows.push({ scenario: `${i === 0 ? `↳ **the access log's cost, measured at once** (bench/README.md "The log's cost, measured at once"): ours beside ours without the log, both on CPU 0 in the same ${opts.seconds} s windows, each driven by its own raw node:net load generator on CPU 1${opts.fresh ? ', a new pair of processes each round' : ''}; ` : '↳ same, '}${what}`,
-              figure: `${int(median(g.a))} against ${int(median(g.b))} req/s (medians); CPU ${pct(median(g.cpuA))} against ${pct(median(g.cpuB))} of a core`,
+              figure: `${int(median(g.a))} against ${int(median(g.b))} req/s (medians); CPU ${pct(median(g.cpuA))} against ${pct(median(g.cpuB))} of a core; CPU a request ${median(g.cpuA.map((c, r) => (c / g.a[r]) * 1e6)).toFixed(1)} against ${median(g.cpuB.map((c, r) => (c / g.b[r]) * 1e6)).toFixed(1)} µs`,
               target, status: `${ratio(x)} of no log (rounds ${ratio(Math.min(...g.ratios))}–${ratio(Math.max(...g.ratios))})${min === undefined ? '' : ` ${verdict(x >= min)}`}` });
           });
         } finally {

@@ -91,6 +91,7 @@ if (argv.fresh !== undefined && !['on', 'off'].includes(argv.fresh)) { console.e
 if (!['fastify', 'none'].includes(opts.peers)) { console.error('--peers is fastify or none'); process.exit(2); }
 if (!['http', 'raw'].includes(opts.receiver)) { console.error('--receiver is raw or http'); process.exit(2); }
 if (!['http', 'raw'].includes(opts.client)) { console.error('--client is http or raw'); process.exit(2); }
+if (!(Number.isInteger(opts.logRounds) && opts.logRounds >= 1)) { console.error('--log-rounds is a whole number ≥ 1'); process.exit(2); }
 for (const [k, v] of Object.entries(opts)) {
   if (typeof v === 'number' && !(v > 0)) { console.error(`--${k} must be a positive number`); process.exit(2); }
 }
@@ -136,6 +137,8 @@ export class Proc {
 
   /** The read end of a FIFO the server writes its standard output to (`stdout: { fifo }`). */
   private fifo: net.Socket | null = null;
+  /** Why the FIFO's read end stopped before the server did, if it did. */
+  fifoFailed: string | undefined;
 
   /**
    * `stdout`: where the server's standard output goes. By default a `stdio: 'pipe'` this process
@@ -192,7 +195,9 @@ export class Proc {
       this.poke();
     };
     this.child.stdout?.on('data', onOut);
-    this.fifo?.on('data', onOut).on('error', () => {});
+    // The FIFO must be read for the server's life (a full pipe blocks its writes): a read end
+    // that fails or ends early is recorded, and the scenario that reads it refuses its figures.
+    this.fifo?.on('data', onOut).on('error', (e) => { this.fifoFailed ??= e.message; }).on('end', () => { if (!this.exited) this.fifoFailed ??= 'the FIFO ended before the server exited'; });
     this.child.stderr!.setEncoding('utf8').on('data', (d: string) => { this.err = (this.err + d).slice(-20000); this.poke(); });
     this.child.once('exit', () => { this.exited = true; children.delete(this.child); this.fifo?.destroy(); this.poke(); });
   }

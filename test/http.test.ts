@@ -630,7 +630,7 @@ test('the batch buffer is filled again after each flush, not replaced: the sink 
     out.write(`line ${batch}\n`);
     out.flush();
   }
-  // A full buffer and a long line too.
+  // Lines that fill the buffer: written when the next might not fit, from the same buffer.
   for (let i = 0; i < 70; i++) out.write('x'.repeat(1000) + '\n');
   out.flush();
   assert.equal(out.buf, buf, 'the same buffer');

@@ -97,7 +97,7 @@ test('an error of a listening server (an accept that failed: the HTTP server, th
   }
 });
 
-test('stdoutSink: EAGAIN (a non-blocking descriptor) hands a copy of the rest of the batch to the waiting writer, nothing lost', () => {
+test('stdoutSink: EAGAIN (a non-blocking descriptor) hands a copy of the rest of the batch to the waiting writer, and every later batch after it, in order, nothing lost', () => {
   const { write, out } = plannedWrite([4, 'EAGAIN']);
   const waited: Buffer[] = [];
   const sink = stdoutSink(7, write, Date.now, (b) => waited.push(b));
@@ -105,7 +105,9 @@ test('stdoutSink: EAGAIN (a non-blocking descriptor) hands a copy of the rest of
   sink(batch);
   // The batch buffer is filled again once the sink returns: what waits must not change with it.
   batch.fill('x');
-  sink(Buffer.from('{"b":2}\n'));
-  assert.deepEqual(out, ['{"a"', '{"b":2}\n']);
-  assert.deepEqual(waited.map((b) => b.toString('utf8')), [':1}\n']);
+  const next = Buffer.from('{"b":2}\n');
+  sink(next);
+  next.fill('y');
+  assert.deepEqual(out, ['{"a"'], 'nothing written past the waiting bytes');
+  assert.equal(out.join('') + waited.map((b) => b.toString('utf8')).join(''), '{"a":1}\n{"b":2}\n', 'the lines whole and in order');
 });

@@ -45,7 +45,8 @@ export const LOG_FLUSH_BYTES = 64 * 1024;
  * each one a system call that also wakes the reader, which cost a busy server ~15 % of its reads
  * (docs/configuration.md#logs). The batch buffer is filled again once `sink` returns (a new one
  * per batch cost a page fault per 4 KiB written), so `sink` must be done with the bytes it is
- * given when it returns: write them, or copy what it keeps. `timer` is injected by tests.
+ * given when it returns — write them, or copy what it keeps — and must not write lines to this
+ * writer itself (they would land in the bytes it is writing). `timer` is injected by tests.
  */
 export function batchedWriter(sink: (bytes: Buffer) => void, timer: Timer = defaultTimer): BatchedWriter {
   return new BatchedWriter(sink, timer);
@@ -133,21 +134,24 @@ function batchedStdout(): BatchedWriter {
  * handles, which ends the process, and stay broken after. EAGAIN (a non-blocking descriptor
  * inherited from the parent) hands a copy of the rest of the batch to `process.stdout`, which
  * waits for the pipe (`waiting`; a copy, as the batch buffer is filled again once the sink
- * returns). `write` is `fs.writeSync`'s shape (tests inject failures); `now` gives the warn
- * line's time.
+ * returns), and every later batch goes the same way, so none overtakes it. `write` is
+ * `fs.writeSync`'s shape (tests inject failures); `now` gives the warn line's time.
  */
 export function stdoutSink(fd = 1, write: (fd: number, buf: Buffer, offset: number, length: number) => number = writeSync, now: () => number = Date.now, waiting: (bytes: Buffer) => void = waitingStdout): (bytes: Buffer) => void {
   let lost = 0;
   let lastError = '';
+  let nonBlocking = false;
   const writeAll = (bytes: Buffer): boolean => {
+    if (nonBlocking) { waiting(Buffer.from(bytes)); return true; }
     let at = 0;
     while (at < bytes.length) {
       try {
         at += write(fd, bytes, at, bytes.length - at);
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code ?? 'unknown';
-        // A copy: the batch buffer is filled again as soon as this returns.
-        if (code === 'EAGAIN') { waiting(Buffer.from(bytes.subarray(at))); return true; }
+        // From now on every batch goes through the waiting writer, so none overtakes what waits
+        // there. A copy: the batch buffer is filled again as soon as this returns.
+        if (code === 'EAGAIN') { nonBlocking = true; waiting(Buffer.from(bytes.subarray(at))); return true; }
         lost += bytes.length - at;
         lastError = code;
         return false;
