@@ -6,7 +6,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { stdoutSink } from '../src/core/logger.js';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { batchedWriter, createLogger, flushedAtExit, stdoutSink } from '../src/core/logger.js';
 import { call, spawnServer, startServer, type RunningChild } from './helpers/child.js';
 import { startTestServer } from './helpers/server.js';
 
@@ -110,4 +115,37 @@ test('stdoutSink: EAGAIN (a non-blocking descriptor) hands a copy of the rest of
   next.fill('y');
   assert.deepEqual(out, ['{"a"'], 'nothing written past the waiting bytes');
   assert.equal(out.join('') + waited.map((b) => b.toString('utf8')).join(''), '{"a":1}\n{"b":2}\n', 'the lines whole and in order');
+});
+
+test('at exit the pending lines go through the sink: after an EAGAIN they queue behind the waiting bytes, in order', () => {
+  const { write, out } = plannedWrite([4, 'EAGAIN']);
+  const waited: string[] = [];
+  const sink = stdoutSink(7, write, Date.now, (b) => waited.push(b.toString('utf8')));
+  let atExit: (() => void) | undefined;
+  const writer = flushedAtExit(batchedWriter(sink, () => {}), (fn) => { atExit = fn; });
+  writer.write('{"a":1}\n');
+  writer.flush();
+  writer.write('{"last":2}\n');
+  atExit!();
+  assert.deepEqual(out, ['{"a"']);
+  assert.deepEqual(waited, [':1}\n', '{"last":2}\n']);
+});
+
+test('a process that logs and exits at once: every line reaches its standard output, in order', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sw-exit-log-'));
+  const script = join(dir, 'exit.ts');
+  const repo = fileURLToPath(new URL('..', import.meta.url));
+  const logger = pathToFileURL(join(repo, 'src', 'core', 'logger.ts')).href;
+  writeFileSync(script, `import { createLogger } from ${JSON.stringify(logger)};
+const log = createLogger('info');
+for (let i = 0; i < 3000; i++) log.request('id-' + i, 'GET', 'GET /x', 200, 0.5, true);
+log.warn('last', { n: 3000 });
+process.exit(0);
+`);
+  const r = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', cwd: repo });
+  assert.equal(r.status, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { requestId?: string; msg: string });
+  assert.equal(lines.length, 3001);
+  assert.deepEqual(lines.slice(0, 3000).map((l) => l.requestId), Array.from({ length: 3000 }, (_, i) => `id-${i}`));
+  assert.equal(lines[3000].msg, 'last');
 });

@@ -118,7 +118,7 @@ const NEEDS_ESCAPE = /["\\\x00-\x1f\x7f-\uffff]/;
 
 /**
  * Stdout, batched ({@link batchedWriter}) into {@link stdoutSink}. What is still pending when the
- * process exits is written synchronously.
+ * process exits is given to the sink then ({@link flushedAtExit}).
  */
 function batchedStdout(): BatchedWriter {
   return batchedWriter(stdoutSink());
@@ -181,9 +181,9 @@ function waitingStdout(bytes: Buffer): void {
 /**
  * A logger writing one JSON object per line to `out`: a function given each line as it is
  * made (tests), or a {@link BatchedWriter} (default: stdout, batched; what is pending at exit
- * is written synchronously).
+ * goes to the sink then, {@link flushedAtExit}).
  */
-export function createLogger(level: LogLevel, out: ((line: string) => void) | BatchedWriter = stdoutAtExit(batchedStdout())): Logger {
+export function createLogger(level: LogLevel, out: ((line: string) => void) | BatchedWriter = flushedAtExit(batchedStdout())): Logger {
   const min = RANK[level];
   const batched = typeof out === 'function' ? null : out;
   const write = typeof out === 'function' ? out : (l: string): void => out.write(l);
@@ -265,12 +265,14 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
   };
 }
 
-/** `out`, whose pending lines are written synchronously at exit. */
-function stdoutAtExit(out: BatchedWriter): BatchedWriter {
-  process.once('exit', () => {
-    const bytes = out.take();
-    if (bytes.length > 0) { try { writeSync(1, bytes); } catch { /* stdout closed */ } }
-  });
+/**
+ * `out`, whose pending lines are given to its sink at exit (`onExit` registers the callback;
+ * tests pass their own): through the same sink as every batch, so a batch lost before is still
+ * reported, and after an EAGAIN the last lines queue behind the waiting ones instead of
+ * overtaking them (docs/configuration.md#logs).
+ */
+export function flushedAtExit(out: BatchedWriter, onExit: (fn: () => void) => void = (fn) => { process.once('exit', fn); }): BatchedWriter {
+  onExit(() => out.flush());
   return out;
 }
 
