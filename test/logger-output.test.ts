@@ -11,7 +11,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { batchedWriter, createLogger, flushedAtExit, stdoutSink } from '../src/core/logger.js';
+import { batchedWriter, flushedAtExit, stdoutSink, LOG_EXIT_WAIT_MS, LOG_FLUSH_MS, LOG_QUEUE_BYTES } from '../src/core/logger.js';
 import { call, spawnServer, startServer, type RunningChild } from './helpers/child.js';
 import { startTestServer } from './helpers/server.js';
 
@@ -102,33 +102,72 @@ test('an error of a listening server (an accept that failed: the HTTP server, th
   }
 });
 
-test('stdoutSink: EAGAIN (a non-blocking descriptor) hands a copy of the rest of the batch to the waiting writer, and every later batch after it, in order, nothing lost', () => {
-  const { write, out } = plannedWrite([4, 'EAGAIN']);
-  const waited: Buffer[] = [];
-  const sink = stdoutSink(7, write, Date.now, (b) => waited.push(b));
+test('stdoutSink: EAGAIN (a non-blocking descriptor) keeps a copy of the rest of the batch; later batches wait behind it; a retry every LOG_FLUSH_MS writes them in order', () => {
+  const { write, out } = plannedWrite([4, 'EAGAIN', 'EAGAIN']);
+  const timers: Array<() => void> = [];
+  const sink = stdoutSink(7, write, Date.now, (fn, ms) => { assert.equal(ms, LOG_FLUSH_MS); timers.push(fn); });
   const batch = Buffer.from('{"a":1}\n');
   sink(batch);
   // The batch buffer is filled again once the sink returns: what waits must not change with it.
   batch.fill('x');
+  assert.deepEqual([out, timers.length], [['{"a"'], 1], 'the rest waits; one retry armed');
   const next = Buffer.from('{"b":2}\n');
   sink(next);
   next.fill('y');
-  assert.deepEqual(out, ['{"a"'], 'nothing written past the waiting bytes');
-  assert.equal(out.join('') + waited.map((b) => b.toString('utf8')).join(''), '{"a":1}\n{"b":2}\n', 'the lines whole and in order');
+  assert.deepEqual([out, timers.length], [['{"a"'], 1], 'nothing written past the waiting bytes (the descriptor still not ready)');
+  timers.shift()!();
+  assert.equal(out.join(''), '{"a":1}\n{"b":2}\n', 'the lines whole and in order');
+  assert.equal(timers.length, 0, 'no retry once nothing waits');
+  // The descriptor ready again before the retry: the next batch writes what waits first.
+  const again = plannedWrite([2, 'EAGAIN']);
+  const sink2 = stdoutSink(7, again.write, Date.now, () => {});
+  sink2(Buffer.from('{"c":3}\n'));
+  sink2(Buffer.from('{"d":4}\n'));
+  assert.equal(again.out.join(''), '{"c":3}\n{"d":4}\n', 'in order');
 });
 
-test('at exit the pending lines go through the sink: after an EAGAIN they queue behind the waiting bytes, in order', () => {
-  const { write, out } = plannedWrite([4, 'EAGAIN']);
-  const waited: string[] = [];
-  const sink = stdoutSink(7, write, Date.now, (b) => waited.push(b.toString('utf8')));
+test('stdoutSink: past LOG_QUEUE_BYTES waiting, a batch is lost and counted; the note comes once the descriptor takes writes again', () => {
+  let ready = false;
+  const out: string[] = [];
+  const write = (_fd: number, buf: Buffer, offset: number, length: number): number => {
+    if (!ready) throw Object.assign(new Error('EAGAIN'), { code: 'EAGAIN' });
+    out.push(buf.toString('utf8', offset, offset + length));
+    return length;
+  };
+  const timers: Array<() => void> = [];
+  const sink = stdoutSink(7, write, () => Date.UTC(2026, 10, 29, 3, 0), (fn) => timers.push(fn));
+  const big = Buffer.alloc(LOG_QUEUE_BYTES / 2, 'a');
+  sink(big);
+  sink(big);
+  sink(Buffer.from('{"dropped":1}\n'));
+  ready = true;
+  timers.shift()!();
+  assert.equal(out.join('').length, LOG_QUEUE_BYTES, 'what was kept, written');
+  sink(Buffer.from('{"after":1}\n'));
+  assert.deepEqual(out.slice(-2), ['{"time":"2026-11-29T03:00:00.000Z","level":"warn","msg":"log output lost","bytes":14,"error":"EAGAIN"}\n', '{"after":1}\n']);
+});
+
+test('at exit the pending lines go through the sink and what waits is written before the process ends, retrying while the descriptor is not ready', () => {
+  const { write, out } = plannedWrite([4, 'EAGAIN', 'EAGAIN', 'EAGAIN', 3, 'EAGAIN']);
+  const sleeps: number[] = [];
+  const sink = stdoutSink(7, write, Date.now, () => {}, (ms) => sleeps.push(ms));
   let atExit: (() => void) | undefined;
-  const writer = flushedAtExit(batchedWriter(sink, () => {}), (fn) => { atExit = fn; });
+  const writer = flushedAtExit(batchedWriter(sink, () => {}), (fn) => { atExit = fn; }, sink.drainSync);
   writer.write('{"a":1}\n');
   writer.flush();
   writer.write('{"last":2}\n');
   atExit!();
-  assert.deepEqual(out, ['{"a"']);
-  assert.deepEqual(waited, [':1}\n', '{"last":2}\n']);
+  assert.equal(out.join(''), '{"a":1}\n{"last":2}\n', 'everything, in order');
+  assert.ok(sleeps.length >= 2 && sleeps.every((ms) => ms === 1), `paused between retries: ${JSON.stringify(sleeps)}`);
+});
+
+test('at exit a descriptor that never becomes ready is given up on after LOG_EXIT_WAIT_MS', () => {
+  let t = 0;
+  const write = (): number => { throw Object.assign(new Error('EAGAIN'), { code: 'EAGAIN' }); };
+  const sink = stdoutSink(7, write, () => t, () => {}, (ms) => { t += ms; });
+  sink(Buffer.from('{"a":1}\n'));
+  sink.drainSync();
+  assert.ok(t >= LOG_EXIT_WAIT_MS && t <= LOG_EXIT_WAIT_MS + 2, `waited ${t} ms`);
 });
 
 test('a process that logs and exits at once: every line reaches its standard output, in order', () => {

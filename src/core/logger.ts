@@ -121,7 +121,20 @@ const NEEDS_ESCAPE = /["\\\x00-\x1f\x7f-\uffff]/;
  * process exits is given to the sink then ({@link flushedAtExit}).
  */
 function batchedStdout(): BatchedWriter {
-  return batchedWriter(stdoutSink());
+  const sink = stdoutSink();
+  return flushedAtExit(batchedWriter(sink), undefined, sink.drainSync);
+}
+
+/** Bytes a sink keeps while its descriptor is not ready (EAGAIN); past them a batch is lost and counted. */
+export const LOG_QUEUE_BYTES = 4 * 1024 * 1024;
+/** How long the last lines may wait for a descriptor that is not ready when the process exits, wall ms. */
+export const LOG_EXIT_WAIT_MS = 2000;
+
+/** A {@link batchedWriter} sink that can also write what it still holds before the process exits. */
+export interface LogSink {
+  (bytes: Buffer): void;
+  /** Writes what waits (EAGAIN), retrying for up to {@link LOG_EXIT_WAIT_MS}; what is left then is lost. Blocks. */
+  drainSync(): void;
 }
 
 /**
@@ -131,51 +144,93 @@ function batchedStdout(): BatchedWriter {
  * reader went away; ENOSPC: its disk is full; EIO) loses that batch, not the process, and the
  * next batch that is written begins with a `warn` line `log output lost` giving the bytes lost
  * and the last error's code. `process.stdout` would instead emit an 'error' event nobody
- * handles, which ends the process, and stay broken after. EAGAIN (a non-blocking descriptor
- * inherited from the parent) hands a copy of the rest of the batch to `process.stdout`, which
- * waits for the pipe (`waiting`; a copy, as the batch buffer is filled again once the sink
- * returns), and every later batch goes the same way, so none overtakes it. `write` is
- * `fs.writeSync`'s shape (tests inject failures); `now` gives the warn line's time.
+ * handles, which ends the process, and stay broken after.
+ *
+ * EAGAIN — a non-blocking descriptor: inherited so from the parent, or made so by anything in
+ * the process that opened `process.stdout` on a pipe or socket — keeps a copy of the rest of the
+ * batch here, and every later batch waits behind it (in order) until a retry every
+ * {@link LOG_FLUSH_MS} writes them; past {@link LOG_QUEUE_BYTES} waiting, a batch is lost and
+ * counted as above. {@link LogSink.drainSync} writes what waits before the process exits, for up
+ * to {@link LOG_EXIT_WAIT_MS}. `write` is `fs.writeSync`'s shape and `now` gives the warn line's
+ * time and the exit deadline; `timer` (the retries) and `sleep` (a blocking pause of `ms`, at
+ * exit) are injected by tests.
  */
-export function stdoutSink(fd = 1, write: (fd: number, buf: Buffer, offset: number, length: number) => number = writeSync, now: () => number = Date.now, waiting: (bytes: Buffer) => void = waitingStdout): (bytes: Buffer) => void {
+export function stdoutSink(fd = 1, write: (fd: number, buf: Buffer, offset: number, length: number) => number = writeSync, now: () => number = Date.now,
+  timer: Timer = defaultTimer, sleep: (ms: number) => void = sleepSync): LogSink {
   let lost = 0;
   let lastError = '';
-  let nonBlocking = false;
-  const writeAll = (bytes: Buffer): boolean => {
-    if (nonBlocking) { waiting(Buffer.from(bytes)); return true; }
-    let at = 0;
+  /** Copies of bytes not written yet (EAGAIN), oldest first, and their total. */
+  const waiting: Buffer[] = [];
+  let waitingBytes = 0;
+  let retrying = false;
+  const lose = (n: number, code: string): void => { lost += n; lastError = code; };
+  /** Writes `bytes` from `at`; returns where it stopped: the end, or the first byte EAGAIN left; other errors lose the rest. */
+  const writeFrom = (bytes: Buffer, at: number): number => {
     while (at < bytes.length) {
       try {
         at += write(fd, bytes, at, bytes.length - at);
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code ?? 'unknown';
-        // From now on every batch goes through the waiting writer, so none overtakes what waits
-        // there. A copy: the batch buffer is filled again as soon as this returns.
-        if (code === 'EAGAIN') { nonBlocking = true; waiting(Buffer.from(bytes.subarray(at))); return true; }
-        lost += bytes.length - at;
-        lastError = code;
-        return false;
+        if (code === 'EAGAIN') return at;
+        lose(bytes.length - at, code);
+        return bytes.length;
       }
+    }
+    return at;
+  };
+  /** Writes what waits, oldest first, until it is all written or the descriptor is not ready; true when nothing waits. */
+  const writeWaiting = (): boolean => {
+    while (waiting.length > 0) {
+      const head = waiting[0];
+      const at = writeFrom(head, 0);
+      if (at < head.length) { waiting[0] = head.subarray(at); waitingBytes -= at; return false; }
+      waiting.shift();
+      waitingBytes -= head.length;
     }
     return true;
   };
-  return (bytes) => {
-    if (lost > 0) {
-      const note = Buffer.from(`{"time":"${iso(now())}","level":"warn","msg":"log output lost","bytes":${lost},"error":${JSON.stringify(lastError)}}\n`, 'utf8');
-      const was = lost;
-      lost = 0;
-      // The note not written: the count goes on (the note's own bytes are not counted).
-      if (!writeAll(note)) lost = was;
-    }
-    writeAll(bytes);
+  const retry = (): void => {
+    retrying = false;
+    if (!writeWaiting()) arm();
   };
+  const arm = (): void => { if (!retrying) { retrying = true; timer(retry, LOG_FLUSH_MS); } };
+  /** Queues a copy of `bytes` (the batch buffer is filled again once the sink returns), or loses it past the cap. */
+  const keep = (bytes: Buffer): void => {
+    if (waitingBytes + bytes.length > LOG_QUEUE_BYTES) { lose(bytes.length, 'EAGAIN'); return; }
+    waiting.push(Buffer.from(bytes));
+    waitingBytes += bytes.length;
+    arm();
+  };
+  /** Writes `bytes` after what waits; what EAGAIN leaves is kept. */
+  const put = (bytes: Buffer): void => {
+    if (waiting.length > 0 && !writeWaiting()) { keep(bytes); return; }
+    const at = writeFrom(bytes, 0);
+    if (at < bytes.length) keep(bytes.subarray(at));
+  };
+  const sink = (bytes: Buffer): void => {
+    if (lost > 0) {
+      const was = lost;
+      const code = lastError;
+      lost = 0;
+      put(Buffer.from(`{"time":"${iso(now())}","level":"warn","msg":"log output lost","bytes":${was},"error":${JSON.stringify(code)}}\n`, 'utf8'));
+      // The note not written (nor kept): the count goes on (the note's own bytes are not counted).
+      if (lost > 0) lost = was;
+    }
+    put(bytes);
+  };
+  return Object.assign(sink, {
+    drainSync(): void {
+      const until = now() + LOG_EXIT_WAIT_MS;
+      while (!writeWaiting() && now() < until) sleep(1);
+      waiting.length = 0;
+      waitingBytes = 0;
+    },
+  });
 }
 
-let stdoutListened = false;
-/** Writes `bytes` through `process.stdout` (which sets a pipe blocking and waits for it), its errors dropped like the sink's. */
-function waitingStdout(bytes: Buffer): void {
-  if (!stdoutListened) { stdoutListened = true; process.stdout.on('error', () => {}); }
-  process.stdout.write(bytes);
+/** Blocks the thread for `ms` wall ms (the process is exiting: nothing else is to run). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /**
@@ -183,7 +238,7 @@ function waitingStdout(bytes: Buffer): void {
  * made (tests), or a {@link BatchedWriter} (default: stdout, batched; what is pending at exit
  * goes to the sink then, {@link flushedAtExit}).
  */
-export function createLogger(level: LogLevel, out: ((line: string) => void) | BatchedWriter = flushedAtExit(batchedStdout())): Logger {
+export function createLogger(level: LogLevel, out: ((line: string) => void) | BatchedWriter = batchedStdout()): Logger {
   const min = RANK[level];
   const batched = typeof out === 'function' ? null : out;
   const write = typeof out === 'function' ? out : (l: string): void => out.write(l);
@@ -267,12 +322,13 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
 
 /**
  * `out`, whose pending lines are given to its sink at exit (`onExit` registers the callback;
- * tests pass their own): through the same sink as every batch, so a batch lost before is still
- * reported, and after an EAGAIN the last lines queue behind the waiting ones instead of
- * overtaking them (docs/configuration.md#logs).
+ * tests pass their own), then `drain` (the sink's {@link LogSink.drainSync}) writes what the sink
+ * still holds: through the same sink as every batch, so a batch lost before is still reported,
+ * and after an EAGAIN the last lines go out behind the waiting ones, before the process ends
+ * (docs/configuration.md#logs).
  */
-export function flushedAtExit(out: BatchedWriter, onExit: (fn: () => void) => void = (fn) => { process.once('exit', fn); }): BatchedWriter {
-  onExit(() => out.flush());
+export function flushedAtExit(out: BatchedWriter, onExit: (fn: () => void) => void = (fn) => { process.once('exit', fn); }, drain?: () => void): BatchedWriter {
+  onExit(() => { out.flush(); drain?.(); });
   return out;
 }
 
