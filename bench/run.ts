@@ -236,21 +236,21 @@ export class Proc {
   /** User + system CPU seconds so far (all threads). */
   cpuSeconds(): number { return this.statSeconds(`/proc/${this.pid}/stat`); }
   /** Minor page faults so far (all threads): pages of new memory touched. */
-  minorFaults(): number {
-    try {
-      const stat = fs.readFileSync(`/proc/${this.pid}/stat`, 'utf8');
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[7]);
-    } catch { return NaN; }
-  }
+  minorFaults(): number { const f = this.statFields(`/proc/${this.pid}/stat`); return f === null ? NaN : Number(f[7]); }
   /** CPU seconds of the process's main thread alone (the thread that answers requests). */
   mainThreadCpuSeconds(): number { return this.statSeconds(`/proc/${this.pid}/task/${this.pid}/stat`); }
 
   private statSeconds(file: string): number {
+    const f = this.statFields(file);
+    return f === null ? NaN : (Number(f[11]) + Number(f[12])) / CLK_TCK;
+  }
+
+  /** The fields of a `/proc/…/stat` file after the command name (state first), or null when it cannot be read (the process is gone). */
+  private statFields(file: string): string[] | null {
     try {
       const stat = fs.readFileSync(file, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return (Number(f[11]) + Number(f[12])) / CLK_TCK;
-    } catch { return NaN; }
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    } catch { return null; }
   }
 
   /** The heap as seen from inside (bench/memprobe.mjs must be preloaded). */
