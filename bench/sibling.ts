@@ -1,0 +1,153 @@
+/**
+ * What a busy second core costs the API thread (bench/README.md, "A busy second core"): the
+ * server's main-thread CPU per request, with the other core idle but for the load generator,
+ * against the same with a pure-CPU loop filling that core's idle time. The loop shares no
+ * memory, no lock and no file with the server: whatever it changes in the server's CPU per
+ * request is the machine's (two hardware threads of one core, or a hypervisor), not ours.
+ *
+ *   node --import tsx bench/sibling.ts --seed DIR [--request patch|get] [--rounds N]
+ *     [--sync always|none] [--warmup N] [--requests N] [--dist DIR]
+ *
+ * `--seed DIR`: the temp dir of a reads run kept with `npm run bench -- --only reads --rounds 1
+ * --keep` (its `reads/` data dir and `peer-data.json`). Each round starts a new server on a new
+ * copy of it, pinned to CPU 0 (`taskset`; `SYNC=always` unless `--sync none`, `LOG_LEVEL=warn`), in both modes, the
+ * order swapped every round; this process (the load: 50 keep-alive connections, `PATCH` of the
+ * seed's 20 open conversations with a new subject each time, or `GET` of a random issue) runs
+ * on CPU 1, and in the busy mode so does `nice -n 19 node -e 'for(;;);'`, which takes only the
+ * time the load generator leaves. The main thread's CPU comes from `/proc/<pid>/task/<pid>/stat`
+ * over `--requests` (default 20,000) after `--warmup` (default 5,000).
+ *
+ * Needs Linux, `taskset` and 2 or more CPUs.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ROOT } from './seed.js';
+
+const { values: a } = parseArgs({ options: {
+  seed: { type: 'string' }, request: { type: 'string' }, sync: { type: 'string' }, rounds: { type: 'string' }, warmup: { type: 'string' }, requests: { type: 'string' }, dist: { type: 'string' },
+} });
+if (!a.seed) throw new Error('--seed DIR (a reads run kept with --keep) is required');
+const seed = a.seed;
+const request = a.request ?? 'patch';
+if (request !== 'patch' && request !== 'get') throw new Error('--request is patch or get');
+const sync = a.sync ?? 'always';
+if (sync !== 'always' && sync !== 'none') throw new Error('--sync is always or none');
+const rounds = Number(a.rounds ?? 6);
+const warmup = Number(a.warmup ?? 5000);
+const requests = Number(a.requests ?? 20000);
+for (const [name, v] of [['rounds', rounds], ['warmup', warmup], ['requests', requests]] as const) {
+  if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} is a whole number ≥ 1`);
+}
+const dist = a.dist ?? join(ROOT, 'dist');
+if (os.cpus().length < 2) throw new Error('needs 2 or more CPUs');
+
+const peer = JSON.parse(fs.readFileSync(join(seed, 'peer-data.json'), 'utf8')) as { key: string; issues: Record<string, unknown>; conversationsPage: { conversations: Array<{ id: string }> } };
+const ids = Object.keys(peer.issues);
+const convIds = peer.conversationsPage.conversations.map((c) => c.id);
+let subjects = 0;
+function nextRequest(r: number): string {
+  if (request === 'get') return `GET /api/v1/issues/${ids[r % ids.length]} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${peer.key}\r\n\r\n`;
+  const body = JSON.stringify({ subject: `Subject ${++subjects}` });
+  return `PATCH /api/v1/conversations/${convIds[r % convIds.length]} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${peer.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/** Exactly `n` requests over 50 keep-alive connections; rejects on any answer but 200. */
+function load(port: number, n: number): Promise<void> {
+  let sent = 0;
+  let done = 0;
+  let r = 1;
+  return new Promise((resolve, reject) => {
+    const sockets: net.Socket[] = [];
+    for (let i = 0; i < 50; i++) {
+      const s = net.connect(port, '127.0.0.1');
+      sockets.push(s);
+      let pending: Buffer = Buffer.alloc(0);
+      const send = (): void => { if (sent < n) { sent++; r = (r * 1103515245 + 12345) & 0x7fffffff; s.write(nextRequest(r)); } };
+      s.on('connect', send);
+      s.on('error', reject);
+      s.on('data', (d: Buffer) => {
+        pending = pending.length > 0 ? Buffer.concat([pending, d]) : d;
+        for (;;) {
+          const end = pending.indexOf('\r\n\r\n');
+          if (end < 0) return;
+          const head = pending.toString('latin1', 0, end);
+          if (!head.startsWith('HTTP/1.1 200')) { reject(new Error(head.slice(0, 80))); return; }
+          const len = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+          if (pending.length < end + 4 + len) return;
+          pending = pending.subarray(end + 4 + len);
+          if (++done === n) { for (const x of sockets) x.destroy(); resolve(); return; }
+          send();
+        }
+      });
+    }
+  });
+}
+
+/** A thread's user + system CPU, ms (clock ticks of 10 ms). */
+function threadCpuMs(pid: number): number {
+  const st = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * (1000 / 100);
+}
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise<void>((ok) => s.close(() => ok()));
+  return port;
+}
+
+/** One server's run: main-thread µs of CPU per request, and requests per second. */
+async function run(busy: boolean): Promise<{ us: number; rps: number }> {
+  const work = fs.mkdtempSync(join(os.tmpdir(), 'sw-sibling-'));
+  fs.cpSync(join(seed, 'reads'), join(work, 'data'), { recursive: true, filter: (f) => !fs.lstatSync(f).isSocket() });
+  const port = await freePort();
+  const server = spawn('taskset', ['-c', '0', process.execPath, join(dist, 'server.js')], {
+    env: { PATH: process.env.PATH ?? '', DATA_DIR: join(work, 'data'), PORT: String(port), LOG_LEVEL: 'warn', SYNC: sync, BOOTSTRAP: 'false', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  let burner: ChildProcess | null = null;
+  try {
+    for (let i = 0; ; i++) {
+      try { if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break; } catch { /* not yet */ }
+      if (i > 300) throw new Error('the server did not start');
+      await new Promise((ok) => setTimeout(ok, 100));
+    }
+    await load(port, warmup);
+    if (busy) burner = spawn('taskset', ['-c', '1', 'nice', '-n', '19', process.execPath, '-e', 'for(;;);'], { stdio: 'ignore' });
+    const cpu0 = threadCpuMs(server.pid!);
+    const t0 = performance.now();
+    await load(port, requests);
+    const seconds = (performance.now() - t0) / 1000;
+    return { us: ((threadCpuMs(server.pid!) - cpu0) * 1000) / requests, rps: requests / seconds };
+  } finally {
+    burner?.kill('SIGKILL');
+    server.kill('SIGKILL');
+    await new Promise((ok) => server.once('exit', ok));
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+const median = (xs: number[]): number => { const s = [...xs].sort((x, y) => x - y); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+
+execFileSync('taskset', ['-a', '-pc', '1', String(process.pid)], { stdio: 'ignore' });
+const cpus = os.cpus();
+console.log(`Machine: ${cpus[0].model.trim()} × ${cpus.length}, Linux ${os.release()}, Node ${process.version}, ${new Date().toISOString()}; ${request === 'patch' ? 'PATCH conversation' : 'GET issue'} (SYNC=${sync}), ${requests} requests after ${warmup}, ${rounds} rounds`);
+const ratios: number[] = [];
+const quiet: number[] = [];
+const busyUs: number[] = [];
+for (let r = 0; r < rounds; r++) {
+  const order = r % 2 === 0 ? [false, true] : [true, false];
+  const got: Record<string, { us: number; rps: number }> = {};
+  for (const busy of order) got[busy ? 'busy' : 'quiet'] = await run(busy);
+  quiet.push(got.quiet.us);
+  busyUs.push(got.busy.us);
+  ratios.push(got.busy.us / got.quiet.us);
+  console.log(`round ${r + 1}: main thread ${got.quiet.us.toFixed(1)} µs of CPU a request with CPU 1 idle but for the load (${got.quiet.rps.toFixed(0)}/s), ${got.busy.us.toFixed(1)} with a CPU loop filling it (${got.busy.rps.toFixed(0)}/s): ${(got.busy.us / got.quiet.us).toFixed(2)}×`);
+}
+console.log(`median: ${median(quiet).toFixed(1)} against ${median(busyUs).toFixed(1)} µs a request; busy / quiet ${median(ratios).toFixed(2)}× (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`);
