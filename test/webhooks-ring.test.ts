@@ -85,6 +85,13 @@ test('attempts, drops and outcomes round-trip through their records', () => {
     { ok: false, status: null, error: 'not sent', durationMs: 0, notSent: true },
   ];
   for (const o of outcomes) assert.deepEqual(decodeOutcome(roundTrip(encodeOutcome(9, o))), { n: 9, outcome: o });
+  // Read in place (the view handed to decodeOutcome inside readAll), several at once, in order.
+  const ring = new ByteRing(ByteRing.memory(4096));
+  outcomes.forEach((o, i) => assert.ok(ring.write(...encodeOutcome(1000 + i, o))));
+  assert.deepEqual(ring.readAll(decodeOutcome), outcomes.map((o, i) => ({ n: 1000 + i, outcome: o })));
+  assert.equal(ring.pending, false, 'the records are released once read');
+  // Numbers the digits-only reading does not take (none the worker writes) still come back.
+  assert.deepEqual(decodeOutcome(roundTrip(encodeOutcome(3, { ok: true, status: 200, error: null, durationMs: 1.5 }))), { n: 3, outcome: { ok: true, status: 200, error: null, durationMs: 1.5 } });
   // A tab in a Retry-After value (allowed in a header value) is a space in the record.
   assert.equal(decodeOutcome(roundTrip(encodeOutcome(1, { ok: false, status: 503, error: 'x', durationMs: 0, retryAfter: '1\t2' }))).outcome.retryAfter, '1 2');
 });

@@ -74,16 +74,23 @@ export class ByteRing {
     return true;
   }
 
-  /** Takes every record written so far, in order, as its bytes (copies). Consumer only. */
-  readAll(): Buffer[] {
-    const out: Buffer[] = [];
+  /**
+   * Takes every record written so far, in order: as its bytes (copies), or, with `decode`, as
+   * what `decode` makes of a view of its bytes in the ring — valid only during that call, before
+   * the records are released to the writer (no copy, no second object per record). Consumer only.
+   */
+  readAll(): Buffer[];
+  readAll<T>(decode: (rec: Buffer) => T): T[];
+  readAll<T>(decode?: (rec: Buffer) => T): Array<T | Buffer> {
+    const out: Array<T | Buffer> = [];
     const w = Atomics.load(this.control, W);
     let r = Atomics.load(this.control, R);
     while (r !== w) {
       if (this.capacity - r < 4) { r = 0; continue; }
       const len = this.data.readUInt32LE(r);
       if (len === SKIP) { r = 0; continue; }
-      out.push(Buffer.from(this.data.subarray(r + 4, r + 4 + len)));
+      const view = this.data.subarray(r + 4, r + 4 + len);
+      out.push(decode === undefined ? Buffer.from(view) : decode(view));
       r += 4 + len;
       if (r === this.capacity) r = 0;
     }

@@ -87,12 +87,47 @@ export function encodeOutcome(n: number, o: AttemptOutcome): [head: string, body
 }
 /** The outcome (and its attempt's number) of a record made by {@link encodeOutcome}. */
 export function decodeOutcome(rec: Buffer): { n: number; outcome: AttemptOutcome } {
-  const nl = rec.indexOf(10);
-  const [n, ok, status, durationMs, notSent, hasRetryAfter, retryAfter, hasError] = rec.toString('latin1', 0, nl).split('\t');
-  const outcome: AttemptOutcome = { ok: ok === '1', status: status === '' ? null : Number(status), error: hasError === '1' ? rec.toString('utf8', nl + 1) : null, durationMs: Number(durationMs) };
-  if (hasRetryAfter === '1') outcome.retryAfter = retryAfter;
-  if (notSent === '1') outcome.notSent = true;
-  return { n: Number(n), outcome };
+  // Read from the bytes, field by field: no string is made for the numbers and flags.
+  at = 0;
+  const n = numberField(rec);
+  const ok = numberField(rec) === 1;
+  const status = numberField(rec);
+  const durationMs = numberField(rec);
+  const notSent = numberField(rec) === 1;
+  const hasRetryAfter = numberField(rec) === 1;
+  const retryAfter = textField(rec);
+  const hasError = numberField(rec) === 1;
+  const outcome: AttemptOutcome = { ok, status: Number.isNaN(status) ? null : status, error: hasError ? rec.toString('utf8', at) : null, durationMs };
+  if (hasRetryAfter) outcome.retryAfter = retryAfter;
+  if (notSent) outcome.notSent = true;
+  return { n, outcome };
+}
+
+/** Where the field being read by {@link numberField} or {@link textField} starts. */
+let at = 0;
+
+/** The bytes from {@link at} to the next tab or newline of `rec`, as latin1, moving past the separator. */
+function textField(rec: Buffer): string {
+  const start = at;
+  while (at < rec.length && rec[at] !== 9 && rec[at] !== 10) at++;
+  return rec.toString('latin1', start, at++);
+}
+
+/**
+ * The number from {@link at} to the next tab or newline of `rec`, moving past the separator;
+ * NaN for an empty field. Digits are read as they are; anything else (a point, a sign) takes
+ * `Number` of the field's text.
+ */
+function numberField(rec: Buffer): number {
+  const start = at;
+  let v = 0;
+  for (; at < rec.length; at++) {
+    const c = rec[at];
+    if (c === 9 || c === 10) break;
+    if (c < 48 || c > 57) { at = start; const text = textField(rec); return text === '' ? NaN : Number(text); }
+    v = v * 10 + (c - 48);
+  }
+  return at++ === start ? NaN : v;
 }
 
 /** Sends attempts on the sender worker (see the module's comment). */
@@ -190,10 +225,9 @@ export class WorkerSender {
   private poll(): void {
     const rings = this.rings;
     if (rings !== null) {
-      const recs = rings.outcomes.readAll();
+      const recs = rings.outcomes.readAll(decodeOutcome);
       if (recs.length > 0) this.lastOutcomeAt = performance.now();
-      for (const rec of recs) {
-        const { n, outcome } = decodeOutcome(rec);
+      for (const { n, outcome } of recs) {
         const done = this.pending.get(n);
         this.pending.delete(n);
         done?.(outcome);
