@@ -88,7 +88,7 @@ export function encodeOutcome(n: number, o: AttemptOutcome): [head: string, body
 /** The outcome (and its attempt's number) of a record made by {@link encodeOutcome}. */
 export function decodeOutcome(rec: Buffer): { n: number; outcome: AttemptOutcome } {
   // Read from the bytes, field by field: no string is made for the numbers and flags.
-  at = 0;
+  fieldAt = 0;
   const n = numberField(rec);
   const ok = numberField(rec) === 1;
   const status = numberField(rec);
@@ -97,37 +97,37 @@ export function decodeOutcome(rec: Buffer): { n: number; outcome: AttemptOutcome
   const hasRetryAfter = numberField(rec) === 1;
   const retryAfter = textField(rec);
   const hasError = numberField(rec) === 1;
-  const outcome: AttemptOutcome = { ok, status: Number.isNaN(status) ? null : status, error: hasError ? rec.toString('utf8', at) : null, durationMs };
+  const outcome: AttemptOutcome = { ok, status: Number.isNaN(status) ? null : status, error: hasError ? rec.toString('utf8', fieldAt) : null, durationMs };
   if (hasRetryAfter) outcome.retryAfter = retryAfter;
   if (notSent) outcome.notSent = true;
   return { n, outcome };
 }
 
 /** Where the field being read by {@link numberField} or {@link textField} starts. */
-let at = 0;
+let fieldAt = 0;
 
-/** The bytes from {@link at} to the next tab or newline of `rec`, as latin1, moving past the separator. */
+/** The bytes from {@link fieldAt} to the next tab or newline of `rec`, as latin1, moving past the separator. */
 function textField(rec: Buffer): string {
-  const start = at;
-  while (at < rec.length && rec[at] !== 9 && rec[at] !== 10) at++;
-  return rec.toString('latin1', start, at++);
+  const start = fieldAt;
+  while (fieldAt < rec.length && rec[fieldAt] !== 9 && rec[fieldAt] !== 10) fieldAt++;
+  return rec.toString('latin1', start, fieldAt++);
 }
 
 /**
- * The number from {@link at} to the next tab or newline of `rec`, moving past the separator;
+ * The number from {@link fieldAt} to the next tab or newline of `rec`, moving past the separator;
  * NaN for an empty field. Digits are read as they are; anything else (a point, a sign) takes
  * `Number` of the field's text.
  */
 function numberField(rec: Buffer): number {
-  const start = at;
+  const start = fieldAt;
   let v = 0;
-  for (; at < rec.length; at++) {
-    const c = rec[at];
+  for (; fieldAt < rec.length; fieldAt++) {
+    const c = rec[fieldAt];
     if (c === 9 || c === 10) break;
-    if (c < 48 || c > 57) { at = start; const text = textField(rec); return text === '' ? NaN : Number(text); }
+    if (c < 48 || c > 57) { fieldAt = start; const text = textField(rec); return text === '' ? NaN : Number(text); }
     v = v * 10 + (c - 48);
   }
-  return at++ === start ? NaN : v;
+  return fieldAt++ === start ? NaN : v;
 }
 
 /** Sends attempts on the sender worker (see the module's comment). */
