@@ -102,15 +102,27 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** The server and the CPU loop of the run in progress: killed when this process ends, however it ends (a loop left running would skew every later measurement on the machine). */
+const children = new Set<ChildProcess>();
+/** The data dir copies of the runs in progress: removed likewise. */
+const dirs = new Set<string>();
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => process.exit(130));
+
 /** One server's run: main-thread µs of CPU per request, and requests per second. */
 async function run(busy: boolean): Promise<{ us: number; rps: number }> {
   const work = fs.mkdtempSync(join(os.tmpdir(), 'sw-sibling-'));
+  dirs.add(work);
   fs.cpSync(join(seed, 'reads'), join(work, 'data'), { recursive: true, filter: (f) => !fs.lstatSync(f).isSocket() });
   const port = await freePort();
   const server = spawn('taskset', ['-c', '0', process.execPath, join(dist, 'server.js')], {
     env: { PATH: process.env.PATH ?? '', DATA_DIR: join(work, 'data'), PORT: String(port), LOG_LEVEL: 'warn', SYNC: sync, BOOTSTRAP: 'false', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  children.add(server);
   let burner: ChildProcess | null = null;
   try {
     for (let i = 0; ; i++) {
@@ -119,7 +131,7 @@ async function run(busy: boolean): Promise<{ us: number; rps: number }> {
       await new Promise((ok) => setTimeout(ok, 100));
     }
     await load(port, warmup);
-    if (busy) burner = spawn('taskset', ['-c', '1', 'nice', '-n', '19', process.execPath, '-e', 'for(;;);'], { stdio: 'ignore' });
+    if (busy) children.add(burner = spawn('taskset', ['-c', '1', 'nice', '-n', '19', process.execPath, '-e', 'for(;;);'], { stdio: 'ignore' }));
     const cpu0 = threadCpuMs(server.pid!);
     const t0 = performance.now();
     await load(port, requests);
@@ -129,7 +141,10 @@ async function run(busy: boolean): Promise<{ us: number; rps: number }> {
     burner?.kill('SIGKILL');
     server.kill('SIGKILL');
     await new Promise((ok) => server.once('exit', ok));
+    if (burner) children.delete(burner);
+    children.delete(server);
     fs.rmSync(work, { recursive: true, force: true });
+    dirs.delete(work);
   }
 }
 
