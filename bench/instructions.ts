@@ -46,6 +46,7 @@ import { parseArgs } from 'node:util';
 import { ROOT } from './seed.js';
 import { PEER_DIR } from './peers.js';
 import { startReceiver } from './receiver.js';
+import { fixedLoad, freePort } from './fixedLoad.js';
 
 const { values: a } = parseArgs({ options: {
   seed: { type: 'string' }, target: { type: 'string' }, 'log-level': { type: 'string' }, dist: { type: 'string' },
@@ -73,51 +74,6 @@ function nextRequest(r: number): Buffer {
   if (request === 'get') return Buffer.from(`GET /api/v1/issues/${ids[r % ids.length]} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${peer.key}\r\nAccept: application/json\r\n\r\n`);
   const body = JSON.stringify({ subject: `Subject ${++subjects}` });
   return Buffer.from(`PATCH /api/v1/conversations/${convIds[r % convIds.length]} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${peer.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-}
-
-/** A free loopback port. */
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((ok) => s.close(() => ok()));
-  return port;
-}
-
-/** Exactly `n` requests over 50 keep-alive connections; rejects on any answer but 200. */
-function load(port: number, n: number): Promise<void> {
-  let seedN = 1;
-  const next = (): Buffer => {
-    seedN = (seedN * 1103515245 + 12345) & 0x7fffffff;
-    return nextRequest(seedN);
-  };
-  let sent = 0;
-  let done = 0;
-  return new Promise((resolve, reject) => {
-    const sockets: net.Socket[] = [];
-    for (let i = 0; i < 50; i++) {
-      const s = net.connect(port, '127.0.0.1');
-      sockets.push(s);
-      let pending: Buffer = Buffer.alloc(0);
-      const send = (): void => { if (sent < n) { sent++; s.write(next()); } };
-      s.on('connect', send);
-      s.on('error', reject);
-      s.on('data', (d: Buffer) => {
-        pending = pending.length > 0 ? Buffer.concat([pending, d]) : d;
-        for (;;) {
-          const end = pending.indexOf('\r\n\r\n');
-          if (end < 0) return;
-          const head = pending.toString('latin1', 0, end);
-          if (!head.startsWith('HTTP/1.1 200')) { reject(new Error(head.slice(0, 60))); return; }
-          const len = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-          if (pending.length < end + 4 + len) return;
-          pending = pending.subarray(end + 4 + len);
-          if (++done === n) { for (const x of sockets) x.destroy(); resolve(); return; }
-          send();
-        }
-      });
-    }
-  });
 }
 
 async function once(): Promise<number> {
@@ -157,11 +113,11 @@ async function once(): Promise<number> {
       });
       if (made.status !== 201) throw new Error(`creating the webhook endpoint: ${made.status} ${await made.text()}`);
     }
-    await load(port, warmup);
+    await fixedLoad(port, warmup, nextRequest);
     const received0 = receiver?.stats.received ?? 0;
     const control = (state: string): void => { execFileSync('callgrind_control', ['-i', state, String(child.pid)], { env, stdio: 'ignore' }); };
     control('on');
-    await load(port, requests);
+    await fixedLoad(port, requests, nextRequest);
     control('off');
     if (receiver !== null) deliveries.push(receiver.stats.received - received0);
     child.kill('SIGTERM');

@@ -21,11 +21,11 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT } from './seed.js';
+import { fixedLoad, freePort } from './fixedLoad.js';
 
 const { values: a } = parseArgs({ options: {
   seed: { type: 'string' }, request: { type: 'string' }, sync: { type: 'string' }, rounds: { type: 'string' }, warmup: { type: 'string' }, requests: { type: 'string' }, dist: { type: 'string' },
@@ -55,51 +55,11 @@ function nextRequest(r: number): string {
   return `PATCH /api/v1/conversations/${convIds[r % convIds.length]} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${peer.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 }
 
-/** Exactly `n` requests over 50 keep-alive connections; rejects on any answer but 200. */
-function load(port: number, n: number): Promise<void> {
-  let sent = 0;
-  let done = 0;
-  let r = 1;
-  return new Promise((resolve, reject) => {
-    const sockets: net.Socket[] = [];
-    for (let i = 0; i < 50; i++) {
-      const s = net.connect(port, '127.0.0.1');
-      sockets.push(s);
-      let pending: Buffer = Buffer.alloc(0);
-      const send = (): void => { if (sent < n) { sent++; r = (r * 1103515245 + 12345) & 0x7fffffff; s.write(nextRequest(r)); } };
-      s.on('connect', send);
-      s.on('error', reject);
-      s.on('data', (d: Buffer) => {
-        pending = pending.length > 0 ? Buffer.concat([pending, d]) : d;
-        for (;;) {
-          const end = pending.indexOf('\r\n\r\n');
-          if (end < 0) return;
-          const head = pending.toString('latin1', 0, end);
-          if (!head.startsWith('HTTP/1.1 200')) { reject(new Error(head.slice(0, 80))); return; }
-          const len = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-          if (pending.length < end + 4 + len) return;
-          pending = pending.subarray(end + 4 + len);
-          if (++done === n) { for (const x of sockets) x.destroy(); resolve(); return; }
-          send();
-        }
-      });
-    }
-  });
-}
-
 /** A thread's user + system CPU, ms (clock ticks of 10 ms). */
 function threadCpuMs(pid: number): number {
   const st = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
   const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
   return (Number(f[11]) + Number(f[12])) * (1000 / 100);
-}
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((ok) => s.close(() => ok()));
-  return port;
 }
 
 /** The server and the CPU loop of the run in progress: killed when this process ends, however it ends (a loop left running would skew every later measurement on the machine). */
@@ -130,11 +90,11 @@ async function run(busy: boolean): Promise<{ us: number; rps: number }> {
       if (i > 300) throw new Error('the server did not start');
       await new Promise((ok) => setTimeout(ok, 100));
     }
-    await load(port, warmup);
+    await fixedLoad(port, warmup, nextRequest);
     if (busy) children.add(burner = spawn('taskset', ['-c', '1', 'nice', '-n', '19', process.execPath, '-e', 'for(;;);'], { stdio: 'ignore' }));
     const cpu0 = threadCpuMs(server.pid!);
     const t0 = performance.now();
-    await load(port, requests);
+    await fixedLoad(port, requests, nextRequest);
     const seconds = (performance.now() - t0) / 1000;
     return { us: ((threadCpuMs(server.pid!) - cpu0) * 1000) / requests, rps: requests / seconds };
   } finally {
