@@ -1,16 +1,17 @@
 /**
  * A fixed number of requests, for the scripts that measure a server per request rather than per
- * second (bench/instructions.ts, bench/sibling.ts): the same pseudo-random sequence of requests
- * every time, over keep-alive connections from this process, each answer read to its end before
- * that connection's next request.
+ * second (bench/instructions.ts, bench/sibling.ts): the same pseudo-random sequence of targets
+ * every run (the caller makes each request's bytes from it), over keep-alive connections from
+ * this process, each answer read to its end before that connection's next request.
  */
 import * as net from 'node:net';
 
 /**
  * Sends exactly `n` requests to 127.0.0.1:`port` over `connections` connections; request `i`'s
- * bytes are `next(r)`, `r` the i-th value of a linear congruential sequence from 1 (so every run
- * asks the same things in the same order). Answers are framed by `Content-Length`.
- * @throws (rejects) on a connection error or an answer whose status is not 200.
+ * bytes are `next(r)`, `r` the i-th value of a 31-bit linear congruential sequence from 1 (the
+ * same in every run). Answers are framed by `Content-Length`.
+ * @throws (rejects) on a connection error, a connection closed before all answers came, or an
+ *   answer whose status is not 200.
  */
 export function fixedLoad(port: number, n: number, next: (r: number) => string | Buffer, connections = 50): Promise<void> {
   let sent = 0;
@@ -25,11 +26,12 @@ export function fixedLoad(port: number, n: number, next: (r: number) => string |
       const send = (): void => {
         if (sent >= n) return;
         sent++;
-        r = (r * 1103515245 + 12345) & 0x7fffffff;
+        r = (Math.imul(r, 1103515245) + 12345) & 0x7fffffff;
         s.write(next(r));
       };
       s.on('connect', send);
       s.on('error', reject);
+      s.on('close', () => { if (done < n) reject(new Error('a connection closed before every answer came')); });
       s.on('data', (d: Buffer) => {
         pending = pending.length > 0 ? Buffer.concat([pending, d]) : d;
         for (;;) {

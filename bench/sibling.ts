@@ -13,8 +13,9 @@
  * copy of it, pinned to CPU 0 (`taskset`; `SYNC=always` unless `--sync none`, `LOG_LEVEL=warn`), in both modes, the
  * order swapped every round; this process (the load: 50 keep-alive connections, `PATCH` of the
  * seed's 20 open conversations with a new subject each time, or `GET` of a random issue) runs
- * on CPU 1, and in the busy mode so does `nice -n 19 node -e 'for(;;);'`, which takes only the
- * time the load generator leaves. The main thread's CPU comes from `/proc/<pid>/task/<pid>/stat`
+ * on CPU 1, and in the busy mode so does a CPU loop at `nice -n 19`, which takes nearly only the
+ * time the load generator leaves (CFS still gives it ~1.5 % beside a nice-0 task); it starts just
+ * before the measured requests. The main thread's CPU comes from `/proc/<pid>/task/<pid>/stat`
  * over `--requests` (default 20,000) after `--warmup` (default 5,000).
  *
  * Needs Linux, `taskset` and 2 or more CPUs.
@@ -70,7 +71,9 @@ process.on('exit', () => {
   for (const c of children) c.kill('SIGKILL');
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => process.exit(130));
+for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) process.on(sig, () => process.exit(code));
+/** The CPU loop: spins, and looks every ~16 M turns whether its parent is still this process (its pid, the loop's argument). */
+const LOOP = 'const p = Number(process.argv[1]); for (let i = 1; ; i++) if ((i & 0xffffff) === 0 && process.ppid !== p) process.exit(0);';
 
 /** One server's run: main-thread µs of CPU per request, and requests per second. */
 async function run(busy: boolean): Promise<{ us: number; rps: number }> {
@@ -83,15 +86,19 @@ async function run(busy: boolean): Promise<{ us: number; rps: number }> {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   children.add(server);
+  let exited = false;
+  const exit = new Promise<void>((ok) => server.once('exit', () => { exited = true; ok(); }));
   let burner: ChildProcess | null = null;
   try {
     for (let i = 0; ; i++) {
       try { if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break; } catch { /* not yet */ }
+      if (exited) throw new Error('the server exited before it answered /healthz');
       if (i > 300) throw new Error('the server did not start');
       await new Promise((ok) => setTimeout(ok, 100));
     }
     await fixedLoad(port, warmup, nextRequest);
-    if (busy) children.add(burner = spawn('taskset', ['-c', '1', 'nice', '-n', '19', process.execPath, '-e', 'for(;;);'], { stdio: 'ignore' }));
+    // The loop ends by itself when this process is gone (its parent changes), however it ended.
+    if (busy) children.add(burner = spawn('taskset', ['-c', '1', 'nice', '-n', '19', process.execPath, '-e', LOOP, String(process.pid)], { stdio: 'ignore' }));
     const cpu0 = threadCpuMs(server.pid!);
     const t0 = performance.now();
     await fixedLoad(port, requests, nextRequest);
@@ -100,7 +107,7 @@ async function run(busy: boolean): Promise<{ us: number; rps: number }> {
   } finally {
     burner?.kill('SIGKILL');
     server.kill('SIGKILL');
-    await new Promise((ok) => server.once('exit', ok));
+    if (!exited) await exit;
     if (burner) children.delete(burner);
     children.delete(server);
     fs.rmSync(work, { recursive: true, force: true });
@@ -125,4 +132,4 @@ for (let r = 0; r < rounds; r++) {
   ratios.push(got.busy.us / got.quiet.us);
   console.log(`round ${r + 1}: main thread ${got.quiet.us.toFixed(1)} µs of CPU a request with CPU 1 idle but for the load (${got.quiet.rps.toFixed(0)}/s), ${got.busy.us.toFixed(1)} with a CPU loop filling it (${got.busy.rps.toFixed(0)}/s): ${(got.busy.us / got.quiet.us).toFixed(2)}×`);
 }
-console.log(`median: ${median(quiet).toFixed(1)} against ${median(busyUs).toFixed(1)} µs a request; busy / quiet ${median(ratios).toFixed(2)}× (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`);
+console.log(`medians: ${median(quiet).toFixed(1)} against ${median(busyUs).toFixed(1)} µs a request; busy / quiet, the median of the rounds' ratios: ${median(ratios).toFixed(2)}× (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`);

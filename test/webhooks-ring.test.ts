@@ -90,6 +90,18 @@ test('attempts, drops and outcomes round-trip through their records', () => {
   outcomes.forEach((o, i) => assert.ok(ring.write(...encodeOutcome(1000 + i, o))));
   assert.deepEqual(ring.readAll(decodeOutcome), outcomes.map((o, i) => ({ n: 1000 + i, outcome: o })));
   assert.equal(ring.pending, false, 'the records are released once read');
+  // In a small ring the records go round its end; what was decoded stays as it was when the
+  // writer then writes over the same bytes.
+  const small = new ByteRing(ByteRing.memory(256));
+  const got: Array<{ n: number; outcome: unknown }> = [];
+  for (let i = 0; i < 40; i++) {
+    assert.ok(small.write(...encodeOutcome(i, outcomes[i % outcomes.length])));
+    if (i % 2 === 1) got.push(...small.readAll(decodeOutcome));
+  }
+  const copy = structuredClone(got);
+  for (let i = 0; i < 6; i++) { assert.ok(small.write(...encodeOutcome(99, { ok: false, status: 500, error: 'x'.repeat(60), durationMs: 9 }))); small.readAll(); }
+  assert.deepEqual(got, copy);
+  assert.deepEqual(got, Array.from({ length: 40 }, (_, i) => ({ n: i, outcome: outcomes[i % outcomes.length] })));
   // Numbers the digits-only reading does not take (none the worker writes) still come back.
   assert.deepEqual(decodeOutcome(roundTrip(encodeOutcome(3, { ok: true, status: 200, error: null, durationMs: 1.5 }))), { n: 3, outcome: { ok: true, status: 200, error: null, durationMs: 1.5 } });
   // A tab in a Retry-After value (allowed in a header value) is a space in the record.

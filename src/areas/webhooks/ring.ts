@@ -77,7 +77,9 @@ export class ByteRing {
   /**
    * Takes every record written so far, in order: as its bytes (copies), or, with `decode`, as
    * what `decode` makes of a view of its bytes in the ring — valid only during that call, before
-   * the records are released to the writer (no copy, no second object per record). Consumer only.
+   * the records are released to the writer (no copy, no second object per record). `decode` must
+   * keep nothing of the view (copy what it keeps) and must not throw: the records are released
+   * only after the last one is decoded. Consumer only.
    */
   readAll(): Buffer[];
   readAll<T>(decode: (rec: Buffer) => T): T[];

@@ -71,7 +71,7 @@ export function encodeTask(t: SenderRecord): [head: string, body: string | Uint8
   if ('drop' in t) return [`D\t${t.drop}\n`, ''];
   return [`${t.n}\t${t.timestamp}\t${t.endpointId}\t${t.url}\t${t.eventId}\t${t.secrets.join(' ')}\n`, t.body];
 }
-/** The attempt or drop of a record made by {@link encodeTask}. */
+/** The attempt or drop of a record made by {@link encodeTask}; its body is a view of `rec`, so `rec` must be a copy of the ring's bytes (`readAll()`), not a view (`readAll(decode)`). */
 export function decodeTask(rec: Buffer): SenderRecord {
   const nl = rec.indexOf(10);
   const fields = rec.toString('latin1', 0, nl).split('\t');
