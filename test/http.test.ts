@@ -680,6 +680,10 @@ test('access lines are written as bytes into the batch, in order with the other 
     ['d', 'BREW', '-', 405, 1.1],
     ['e'.repeat(128), 'GET', 'GET /api/v1/issues/{id}', 200, 10],
     ['f'.repeat(5000), 'GET', 'GET /api/v1/issues/{id}', 200, 1],
+    // Durations as the pipeline measures them, unrounded: written in hundredths either way.
+    ['g', 'GET', 'GET /api/v1/issues/{id}', 200, 0.123456],
+    ['h', 'GET', 'GET /api/v1/issues/{id}', 200, 7.005000001],
+    ['client "quoted" id', 'GET', 'GET /api/v1/issues/{id}', 200, 2.999],
   ];
   kept.request(...cases[0]); asString.request(...cases[0]);
   kept.warn('in between', { n: 1 }); asString.warn('in between', { n: 1 });
@@ -694,7 +698,7 @@ test('access lines are written as bytes into the batch, in order with the other 
   assert.deepEqual(writes.join('').split(/(?<=\n)/).map(noTime), strings.map(noTime), 'the same lines, the warning after the first request');
   assert.equal(JSON.parse(strings[2]).requestId, 'client "quoted" id \\ too');
   assert.deepEqual(Object.keys(JSON.parse(strings[0])), ['time', 'level', 'msg', 'requestId', 'method', 'route', 'status', 'durationMs']);
-  assert.deepEqual(writes.join('').trim().split('\n').map((l) => (JSON.parse(l) as { durationMs?: number }).durationMs), [0.12, undefined, 12.5, 3, 0, 0.07, 123456.78, 1.1, 10, 1, 0.5]);
+  assert.deepEqual(writes.join('').trim().split('\n').map((l) => (JSON.parse(l) as { durationMs?: number }).durationMs), [0.12, undefined, 12.5, 3, 0, 0.07, 123456.78, 1.1, 10, 1, 0.12, 7.01, 3, 0.5]);
   // A full buffer is written before the line that would not fit it; nothing is lost or reordered.
   writes.length = 0;
   for (let i = 0; i < 2000; i++) kept.request(`id-${i}`, 'GET', 'GET /x', 200, i / 100);

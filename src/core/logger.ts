@@ -25,7 +25,7 @@ export interface Logger {
    * line is written as bytes straight into the batch buffer (no string per request; the text
    * way for an id JSON must escape, one over 1,024 characters, or a duration out of range).
    * `ownId`: the id is one the server made (a UUID), so it is not checked for characters JSON
-   * escapes; a client's id never is.
+   * escapes; a client's id never is. `durationMs` is written rounded to hundredths, here only.
    */
   request(requestId: string, method: string, route: string, status: number, durationMs: number, ownId?: boolean): void;
   /** True when lines at `level` are written (lets hot paths skip building fields). */
@@ -275,6 +275,7 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
   const request = (requestId: string, method: string, route: string, status: number, durationMs: number, ownId = false): void => {
     if (RANK.info < min) return;
     // An id JSON must escape (or not printable ASCII) takes the text way below; our own ids never do.
+    const hundredths = Math.round(durationMs * 100);
     if (batched !== null && requestId.length <= 1024 && durationMs >= 0 && durationMs < 1e9 && (ownId || !NEEDS_ESCAPE.test(requestId))) {
       const ms = Date.now();
       if (ms !== prefixMs) {
@@ -301,13 +302,13 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
       at += buf.write(requestId, at, 'latin1');
       buf[at++] = 0x22; // "
       buf.set(middle, at);
-      at = writeHundredths(buf, at + middle.length, Math.round(durationMs * 100));
+      at = writeHundredths(buf, at + middle.length, hundredths);
       buf[at++] = 0x7d; // }
       buf[at++] = 0x0a; // \n
       batched.commit(at);
       return;
     }
-    line('info', 'request', `"requestId":${NEEDS_ESCAPE.test(requestId) ? JSON.stringify(requestId) : `"${requestId}"`},"method":"${method}","route":"${route}","status":${status},"durationMs":${durationMs}`);
+    line('info', 'request', `"requestId":${NEEDS_ESCAPE.test(requestId) ? JSON.stringify(requestId) : `"${requestId}"`},"method":"${method}","route":"${route}","status":${status},"durationMs":${hundredths / 100}`);
   };
   return {
     request,

@@ -114,7 +114,7 @@ export class App {
     if (this.accessLog) {
       // The method is one the parser accepted (a token), the route one of ours; the logger escapes
       // a client's X-Request-Id when JSON needs it (one the server made needs no check).
-      this.opts.logger.request(exchange.requestId, exchange.req.method ?? '-', exchange.route, exchange.res.statusCode, Math.round((performance.now() - exchange.started) * 100) / 100, exchange.ownId);
+      this.opts.logger.request(exchange.requestId, exchange.req.method ?? '-', exchange.route, exchange.res.statusCode, performance.now() - exchange.started, exchange.ownId);
     }
   }
 
