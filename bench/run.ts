@@ -33,6 +33,7 @@ import type { Job, JobResult, GroupSpec } from './load.js';
 import type { SearchReport } from './search.js';
 import { median, int, ms, secs, mb, mb1, pct, verdict, log, DISTURBED, runLine, type Run } from './figures.js';
 import { installFastify, pinPlan, type PeerInstall } from './peers.js';
+import { CLK_TCK, statCpuSeconds, statFields } from './procStat.js';
 import { reads } from './reads.js';
 import { writes, webhooks, type WritesKit } from './writes.js';
 
@@ -105,7 +106,6 @@ const DOCS = [
   { name: 'OpenAI OpenAPI YAML', file: join(CORPUS, 'openapi', 'openai-openapi-2024-01.yaml') },
   { name: 'GitHub GraphQL SDL', file: join(CORPUS, 'graphql', 'github-public-schema.graphql') },
 ];
-const CLK_TCK = (() => { try { return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100; } catch { return 100; } })();
 const SETTINGS = ['PORT', 'HOST', 'DATA_DIR', 'LOG_LEVEL', 'RATE_LIMIT_PER_MINUTE', 'RATE_LIMIT_BURST', 'SYNC', 'BOOTSTRAP',
   'SOURCE_FETCH_ALLOW_PRIVATE', 'SOURCE_FETCH_TIMEOUT_MS', 'SOURCE_FETCH_MAX_BYTES', 'SOURCE_CRAWL_MAX_PAGES', 'GITHUB_API_URL',
   'MAX_CONNECTIONS', 'HEADERS_TIMEOUT_MS', 'REQUEST_TIMEOUT_MS', 'KEEP_ALIVE_TIMEOUT_MS', 'SHUTDOWN_TIMEOUT_MS', 'NODE_OPTIONS', 'STARTUP_SNAPSHOT'];
@@ -234,24 +234,12 @@ export class Proc {
   }
 
   /** User + system CPU seconds so far (all threads). */
-  cpuSeconds(): number { return this.statSeconds(`/proc/${this.pid}/stat`); }
+  cpuSeconds(): number { return statCpuSeconds(`/proc/${this.pid}/stat`); }
   /** Minor page faults so far (all threads): pages of new memory touched. */
-  minorFaults(): number { const f = this.statFields(`/proc/${this.pid}/stat`); return f === null ? NaN : Number(f[7]); }
+  minorFaults(): number { const f = statFields(`/proc/${this.pid}/stat`); return f === null ? NaN : Number(f[7]); }
   /** CPU seconds of the process's main thread alone (the thread that answers requests). */
-  mainThreadCpuSeconds(): number { return this.statSeconds(`/proc/${this.pid}/task/${this.pid}/stat`); }
+  mainThreadCpuSeconds(): number { return statCpuSeconds(`/proc/${this.pid}/task/${this.pid}/stat`); }
 
-  private statSeconds(file: string): number {
-    const f = this.statFields(file);
-    return f === null ? NaN : (Number(f[11]) + Number(f[12])) / CLK_TCK;
-  }
-
-  /** The fields of a `/proc/…/stat` file after the command name (state first), or null when it cannot be read (the process is gone). */
-  private statFields(file: string): string[] | null {
-    try {
-      const stat = fs.readFileSync(file, 'utf8');
-      return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    } catch { return null; }
-  }
 
   /** The heap as seen from inside (bench/memprobe.mjs must be preloaded). */
   async heap(): Promise<{ rss: number; heapUsed: number; external: number; arrayBuffers: number }> {

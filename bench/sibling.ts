@@ -27,6 +27,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT } from './seed.js';
 import { fixedLoad, freePort } from './fixedLoad.js';
+import { statCpuSeconds } from './procStat.js';
 
 const { values: a } = parseArgs({ options: {
   seed: { type: 'string' }, request: { type: 'string' }, sync: { type: 'string' }, rounds: { type: 'string' }, warmup: { type: 'string' }, requests: { type: 'string' }, dist: { type: 'string' },
@@ -56,12 +57,8 @@ function nextRequest(r: number): string {
   return `PATCH /api/v1/conversations/${convIds[r % convIds.length]} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${peer.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 }
 
-/** A thread's user + system CPU, ms (clock ticks of 10 ms). */
-function threadCpuMs(pid: number): number {
-  const st = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-  const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) * (1000 / 100);
-}
+/** The main thread's user + system CPU of process `pid`, ms. */
+const threadCpuMs = (pid: number): number => statCpuSeconds(`/proc/${pid}/task/${pid}/stat`) * 1000;
 
 /** The server and the CPU loop of the run in progress: killed when this process ends, however it ends (a loop left running would skew every later measurement on the machine). */
 const children = new Set<ChildProcess>();
