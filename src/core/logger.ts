@@ -274,8 +274,8 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
   };
   const request = (requestId: string, method: string, route: string, status: number, durationMs: number, ownId = false): void => {
     if (RANK.info < min) return;
-    // An id JSON must escape (or not printable ASCII) takes the text way below; our own ids never do.
     const hundredths = Math.round(durationMs * 100);
+    // An id JSON must escape (or not printable ASCII) takes the text way below; our own ids never do.
     if (batched !== null && requestId.length <= 1024 && durationMs >= 0 && durationMs < 1e9 && (ownId || !NEEDS_ESCAPE.test(requestId))) {
       const ms = Date.now();
       if (ms !== prefixMs) {
