@@ -297,15 +297,19 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
             [fifolog, nolog, 'the log written to a pipe (a FIFO this process reads, as when a shell pipes `node dist/server.js` into another program)', '≥ 0.95× of no log'],
             [filelog, nolog, 'the log written to a file on the data\'s disk', '≥ 0.95× of no log'],
             [nolog2, nolog, 'neither logs: a second server without the log (the method\'s own spread)', '(≈ 1.00×)'],
+            // With --against: the other build beside ours, both logging to their socket pairs — a
+            // change to the log's cost measured old/new in the same windows.
+            ...(other ? [[ours, other, `ours beside the other build (--against ${k.against!.label}), both logging to their socket pairs (new/old)`, '(new/old)'] as [Target, Target, string, string]] : []),
           ];
           const got = await atOnce(c, k, second, pairs.map(([a, b]) => [a, b]), readGroup('read', issuePaths), renew);
           pairs.forEach(([, , what, target], i) => {
             const g = got[i];
             const x = median(g.ratios);
             const min = target.startsWith('≥') ? 0.95 : undefined;
+            const of = target === '(new/old)' ? 'of the other build' : 'of no log';
             rows.push({ scenario: `${i === 0 ? `↳ **the access log's cost, measured at once** (bench/README.md "The log's cost, measured at once"): ours beside ours without the log, both on CPU 0 in the same ${opts.seconds} s windows, each driven by its own raw node:net load generator on CPU 1${opts.fresh ? ', a new pair of processes each round' : ''}; ` : '↳ same, '}${what}`,
               figure: `${int(median(g.a))} against ${int(median(g.b))} req/s (medians); CPU ${pct(median(g.cpuA))} against ${pct(median(g.cpuB))} of a core; CPU a request ${median(g.cpuA.map((c, r) => (c / g.a[r]) * 1e6)).toFixed(1)} against ${median(g.cpuB.map((c, r) => (c / g.b[r]) * 1e6)).toFixed(1)} µs`,
-              target, status: `${ratio(x)} of no log (rounds ${ratio(Math.min(...g.ratios))}–${ratio(Math.max(...g.ratios))})${min === undefined ? '' : ` ${verdict(x >= min)}`}` });
+              target, status: `${ratio(x)} ${of} (rounds ${ratio(Math.min(...g.ratios))}–${ratio(Math.max(...g.ratios))})${min === undefined ? '' : ` ${verdict(x >= min)}`}` });
           });
         } finally {
           second.close();

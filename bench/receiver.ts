@@ -26,6 +26,9 @@ export interface ReceiverStats {
   badSignatures: number;
   /** Connections closed for a request this receiver cannot frame. */
   framingErrors: number;
+  /** Reads that completed at least one request, and connections accepted. */
+  reads: number;
+  connections: number;
 }
 
 const ANSWER = Buffer.from('HTTP/1.1 204 No Content\r\n\r\n', 'latin1');
@@ -39,10 +42,11 @@ const MAX_HEAD = 16 * 1024;
  * (docs/api.md#webhook-signatures).
  */
 export async function startReceiver(secret: () => string | readonly string[] | null, sampleEvery = 64): Promise<{ port: number; stats: ReceiverStats; close(): Promise<void> }> {
-  const stats: ReceiverStats = { received: 0, checked: 0, badSignatures: 0, framingErrors: 0 };
+  const stats: ReceiverStats = { received: 0, checked: 0, badSignatures: 0, framingErrors: 0, reads: 0, connections: 0 };
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket);
+    stats.connections++;
     socket.setNoDelay(true);
     let buf: Buffer = Buffer.alloc(0);
     socket.on('data', (chunk: Buffer) => {
@@ -64,6 +68,7 @@ export async function startReceiver(secret: () => string | readonly string[] | n
         answers++;
         buf = buf.subarray(total);
       }
+      if (answers > 0) stats.reads++;
       if (answers === 1) socket.write(ANSWER);
       else if (answers > 1) socket.write(Buffer.concat(Array.from({ length: answers }, () => ANSWER)));
     });

@@ -290,7 +290,7 @@ export async function webhooks(c: Ctx, kit: WritesKit): Promise<void> {
   await receiver.close();
   const st = receiver.stats;
   if (st !== null) {
-    kit.detail(`    [webhooks] receiver: ${int(st.received)} deliveries; ${int(st.checked)} signatures checked (one in 64), ${st.badSignatures} wrong; ${st.framingErrors} framing errors`);
+    kit.detail(`    [webhooks] receiver: ${int(st.received)} deliveries; ${int(st.checked)} signatures checked (one in 64), ${st.badSignatures} wrong; ${st.framingErrors} framing errors; ${(st.received / Math.max(1, st.reads)).toFixed(2)} requests a read, ${int(st.connections)} connections`);
     if (st.badSignatures > 0 || st.framingErrors > 0) kit.notes.push(`The webhooks receiver saw ${st.badSignatures} wrong signatures and ${st.framingErrors} framing errors.`);
   }
 }

@@ -162,7 +162,7 @@ test('a receiver that never answers holds only its own endpoint\'s slots: other 
   } finally { await slow.close(); }
 }));
 
-test('the worker holds the per-endpoint bound: four times as many are handed over, and the next goes out as an answer comes', () => inWorld(() => 'hold', { WEBHOOK_TIMEOUT_MS: '600000', WEBHOOK_CONCURRENCY_PER_ENDPOINT: '2' }, async (w) => {
+test('the worker holds the per-endpoint bound: four times as many are handed over, and the next goes out as an answer comes', () => inWorld(() => 'hold', { WEBHOOK_TIMEOUT_MS: '600000', WEBHOOK_CONCURRENCY_PER_ENDPOINT: '2', WEBHOOK_PIPELINE_DEPTH: '1' }, async (w) => {
   const { srv, rx } = w;
   for (let i = 0; i < 10; i++) await w.event();
   await rx.waitFor(2);
@@ -174,6 +174,25 @@ test('the worker holds the per-endpoint bound: four times as many are handed ove
   assert.equal(new Set(got.map((r) => r.headers['webhook-id'])).size, 10, 'each event once');
   await srv.webhooks.runDue();
   assert.deepEqual((await w.deliveries()).map((d) => d.status), Array(10).fill('succeeded'));
+}));
+
+test('a burst to one endpoint goes pipelined: up to WEBHOOK_PIPELINE_DEPTH requests await their answers on a connection that answered before, no more connections than the bound, each event once', () => inWorld(undefined, { WEBHOOK_TIMEOUT_MS: '600000', WEBHOOK_CONCURRENCY_PER_ENDPOINT: '2', WEBHOOK_PIPELINE_DEPTH: '8' }, async (w) => {
+  const { srv, rx } = w;
+  await w.event();
+  await srv.webhooks.runDue();
+  assert.equal(rx.connections, 1, 'the first delivery opened one connection, which answered');
+  rx.answer = () => 'hold';
+  for (let i = 0; i < 12; i++) await w.event();
+  await rx.waitFor(1 + 8);
+  assert.equal(rx.connections, 1, 'eight requests went behind each other on the connection that had answered');
+  assert.equal(rx.received.length, 9, 'no more than the depth of 8 await answers on it, and no new connection past the bound while it had room');
+  rx.answer = () => ({ status: 200 });
+  rx.release(200);
+  const got = await rx.waitFor(13);
+  assert.equal(new Set(got.map((r) => r.headers['webhook-id'])).size, 13, 'each event once');
+  await srv.webhooks.runDue();
+  assert.deepEqual((await w.deliveries()).map((d) => d.status), Array(13).fill('succeeded'));
+  assert.ok(rx.connections <= 2, `at most the bound of 2 connections (${rx.connections})`);
 }));
 
 test('a delivery is sent only once its event is on disk; an aborted change sends nothing; a bulk import sends nothing', () => inWorld(undefined, {}, async (w) => {

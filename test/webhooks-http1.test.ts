@@ -107,7 +107,6 @@ const REFUSED: Array<{ name: string; text: string; close?: boolean; message: str
   { name: 'a bad chunk size', text: 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n', message: 'a chunk-size line is not valid' },
   { name: 'a chunk longer than its size', text: 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n', message: 'a chunk does not end where its size says' },
   { name: 'a chunk-size line without end', text: `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;${'x'.repeat(2000)}`, message: 'a chunk-size line is too long' },
-  { name: 'bytes after the answer', text: 'HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 200 OK\r\n\r\n', message: 'the endpoint sent bytes after its answer' },
   { name: 'headers over the limit', text: `HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(MAX_HEAD_BYTES)}\r\n\r\n`, message: `the answer's status line and headers exceed ${MAX_HEAD_BYTES} bytes` },
   { name: 'trailers over the limit', text: `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-Big: ${'a'.repeat(MAX_HEAD_BYTES)}\r\n\r\n`, message: `the answer's trailers exceed ${MAX_HEAD_BYTES} bytes` },
   { name: 'a close before any answer', text: '', close: true, message: 'the connection closed before an answer came' },
@@ -270,7 +269,8 @@ test('the pool: a connection is taken again only to a checked address and within
     const now = performance.now();
     const c = pool.take(ADDR, now);
     assert.ok(c, 'taken: same address, just idle');
-    pool.give(c, now);
+    assert.equal(c.behind, false);
+    pool.give(c.c, now);
     assert.equal(pool.take([{ address: '127.0.0.2', family: 4 }], now), undefined, 'not to an address the check did not return');
     assert.equal(pool.size, 0, 'and it was closed');
     assert.equal((await sendAttempt(s.url, '{}', {}, opts(pool))).ok, true);
@@ -291,7 +291,7 @@ test("the pool: a receiver's shorter Keep-Alive timeout wins, less one second; t
     assert.equal((await sendAttempt(s.url, '{}', {}, opts(pool))).ok, true);
     const c = pool.take(ADDR, performance.now() + 1900);
     assert.ok(c, 'idle 1.9 s of a 3 s hint: taken');
-    pool.give(c, performance.now());
+    pool.give(c.c, performance.now());
     hint = 'max=5, timeout=1';
     pool.close();
     const next = new ConnectionPool();
@@ -383,4 +383,154 @@ test('answers arriving in pieces on two connections at once, all read through on
     assert.deepEqual({ ...await outB, durationMs: 0 }, { ok: false, status: 503, error: 'the endpoint answered HTTP 503 Service Unavailable', retryAfter: '7', durationMs: 0 });
     assert.deepEqual([poolA.size, poolB.size], [1, 1], 'both connections kept');
   } finally { poolA.close(); poolB.close(); await a.close(); await b.close(); }
+});
+
+test('answer reader: two answers in one read — the first takes its own bytes and says where the next begins', () => {
+  const two = Buffer.from('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 204 No Content\r\n\r\n', 'latin1');
+  const first = new AnswerReader();
+  const used = first.feed(two);
+  assert.deepEqual([first.head?.status, first.state, used], [200, 'done', 40]);
+  const second = new AnswerReader();
+  assert.equal(second.feed(two.subarray(used)), two.length - used);
+  assert.deepEqual([second.head?.status, second.state], [204, 'done']);
+});
+
+/**
+ * A raw TCP server for pipelining: `onRead(socket, requests, conn)` is called for each read with
+ * the requests it completed (their bodies, in order; `conn` counts connections from 1);
+ * `reads[conn - 1]` lists how many requests each read completed.
+ */
+async function pipeServer(onRead: (socket: net.Socket, bodies: string[], conn: number) => void): Promise<{ url: string; reads: number[][]; bodies: string[][]; close: () => Promise<void> }> {
+  const reads: number[][] = [];
+  const bodies: string[][] = [];
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    const conn = reads.push([]);
+    bodies.push([]);
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    let buf = '';
+    socket.on('data', (d) => {
+      buf += d.toString('latin1');
+      const got: string[] = [];
+      for (;;) {
+        const end = buf.indexOf('\r\n\r\n');
+        if (end === -1) break;
+        const length = Number(/content-length: (\d+)/i.exec(buf.slice(0, end))?.[1] ?? 0);
+        if (buf.length < end + 4 + length) break;
+        got.push(buf.slice(end + 4, end + 4 + length));
+        buf = buf.slice(end + 4 + length);
+      }
+      if (got.length === 0) return;
+      reads[conn - 1].push(got.length);
+      bodies[conn - 1].push(...got);
+      onRead(socket, got, conn);
+    });
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hook`, reads, bodies,
+    close: () => { for (const s of sockets) s.destroy(); return new Promise((ok) => server.close(() => ok())); },
+  };
+}
+
+/** `n` attempts started in one turn (so written together), bodies `{"n":from}`, `{"n":from+1}`…; their outcomes' statuses or errors. */
+async function together(url: string, pool: ConnectionPool, from: number, n: number, timeoutMs = 5000): Promise<Array<number | string | null>> {
+  const outs = await Promise.all(Array.from({ length: n }, (_, i) => sendAttempt(url, `{"n":${from + i}}`, {}, { timeoutMs, allowPrivate: true, pool })));
+  return outs.map((o) => (o.ok ? o.status : o.error));
+}
+
+test('pipelining: once a connection has answered, attempts started together go behind each other on it in one write, and each gets its own answer, in order', async () => {
+  // Every read's requests are answered in one write, each with its own status (200–203 in turn:
+  // 204 would have no body) and a body of 0–2 bytes, so the answers' bytes must be split
+  // between the exchanges.
+  let n = 0;
+  const s = await pipeServer((socket, got) => socket.write(got.map(() => { const body = 'x'.repeat(n % 3); return `HTTP/1.1 20${n++ % 4} OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`; }).join('')));
+  const pool = new ConnectionPool(8);
+  try {
+    assert.deepEqual(await together(s.url, pool, 0, 1), [200], 'the first, alone: the connection is new');
+    // The stream's writes, counted on the socket class: one vectored write for the seven.
+    const proto = net.Socket.prototype as unknown as { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void };
+    const [write, writev] = [proto._write, proto._writev];
+    const calls: number[] = [];
+    proto._write = function (this: unknown, ...a: unknown[]) { calls.push(1); return write.apply(this, a); };
+    proto._writev = function (this: unknown, ...a: unknown[]) { calls.push((a[0] as unknown[]).length); return writev.apply(this, a); };
+    let outs: Promise<Array<number | string | null>>;
+    try { outs = together(s.url, pool, 1, 7); await new Promise((go) => setImmediate(go)); } finally { proto._write = write; proto._writev = writev; }
+    assert.deepEqual(calls, [7], 'the seven requests left in one write');
+    assert.deepEqual(await outs, [201, 202, 203, 200, 201, 202, 203]);
+    assert.equal(s.reads.length, 1, 'one connection');
+    assert.deepEqual(s.bodies[0], Array.from({ length: 8 }, (_, i) => `{"n":${i}}`), 'the requests whole and in order');
+    assert.equal(pool.size, 1, 'the connection kept once every answer was read');
+  } finally { pool.close(); await s.close(); }
+});
+
+test('pipelining: at most the depth await their answers on one connection; past it a new connection is opened', async () => {
+  const s = await pipeServer((socket, got) => socket.write(got.map(() => 'HTTP/1.1 204 No Content\r\n\r\n').join('')));
+  const pool = new ConnectionPool(3);
+  try {
+    assert.deepEqual(await together(s.url, pool, 0, 1), [204]);
+    assert.deepEqual(await together(s.url, pool, 1, 5), Array(5).fill(204));
+    assert.deepEqual(s.bodies.map((b) => b.length), [4, 1, 1], 'three on the connection that had answered; the next two on new ones, which had not');
+  } finally { pool.close(); await s.close(); }
+});
+
+test('pipelining: a connection that ends with answers still awaited — each attempt that got none is made again, alone, on a new connection', async () => {
+  // The first connection answers its first two requests, then closes; later ones answer all.
+  const s = await pipeServer((socket, got, conn) => {
+    if (conn > 1) { socket.write(got.map(() => 'HTTP/1.1 204 No Content\r\n\r\n').join('')); return; }
+    const answered = s.bodies[0].length - got.length;
+    const take = Math.max(0, 2 - answered);
+    socket.write(got.slice(0, take).map(() => 'HTTP/1.1 204 No Content\r\n\r\n').join(''));
+    if (answered + got.length > 2) socket.end();
+  });
+  const pool = new ConnectionPool(8);
+  try {
+    assert.deepEqual(await together(s.url, pool, 0, 1), [204]);
+    assert.deepEqual(await together(s.url, pool, 1, 4), Array(4).fill(204), 'every attempt succeeded');
+    assert.deepEqual(s.bodies[0], ['{"n":0}', '{"n":1}', '{"n":2}', '{"n":3}', '{"n":4}'], 'all four went behind the first on its connection');
+    assert.deepEqual(s.bodies.slice(1).flat().sort(), ['{"n":2}', '{"n":3}', '{"n":4}'], 'the three left unanswered were made again');
+    assert.deepEqual(s.bodies.slice(1).map((b) => b.length), [1, 1, 1], 'each alone on a connection of its own');
+  } finally { pool.close(); await s.close(); }
+});
+
+test('pipelining: a receiver that leaves requests written behind another unanswered — the next one fails at its time limit, the rest are made again, and the pool sends one at a time from then on', async (t) => {
+  // A receiver that answers only the first request of each read and drops the rest.
+  const s = await pipeServer((socket) => socket.write('HTTP/1.1 204 No Content\r\n\r\n'));
+  const pool = new ConnectionPool(8);
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    assert.deepEqual(await together(s.url, pool, 0, 1), [204]);
+    const outs = together(s.url, pool, 1, 3, 1000);
+    while (s.reads[0].length < 2) await new Promise((go) => setImmediate(go));
+    for (let i = 0; i < 20; i++) await new Promise((go) => setImmediate(go));
+    t.mock.timers.tick(1000); // the second's time limit, started when the first's answer was read
+    assert.deepEqual(await outs, [204, 'no answer within 1000 ms', 204]);
+    assert.equal(pool.depth, 1, 'no more pipelining to this receiver');
+    assert.deepEqual(await together(s.url, pool, 4, 3), [204, 204, 204], 'one a connection: each is the first of its read');
+  } finally { pool.close(); await s.close(); }
+});
+
+test('pipelining: the time limit of a request behind others starts once the answers before it are read', async (t) => {
+  const held: net.Socket[] = [];
+  let first = true;
+  const s = await pipeServer((socket) => { if (first) { first = false; socket.write('HTTP/1.1 204 No Content\r\n\r\n'); } else held.push(socket); });
+  const pool = new ConnectionPool(8);
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const turns = async (): Promise<void> => { for (let i = 0; i < 20; i++) await new Promise((go) => setImmediate(go)); };
+  try {
+    assert.deepEqual(await together(s.url, pool, 0, 1), [204]);
+    let settled = 0;
+    const outs = together(s.url, pool, 1, 2, 450).finally(() => settled++);
+    while (held.length === 0) await turns();
+    t.mock.timers.tick(300);
+    held[0].write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n'); // the first of the two, at 300 ms
+    await turns();
+    t.mock.timers.tick(300); // 600 ms after both were written; 300 ms after the second came to the head
+    await turns();
+    assert.equal(settled, 0, 'the second has not failed: its limit runs from 300 ms');
+    held[0].write('HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n');
+    assert.deepEqual(await outs, [200, 201]);
+  } finally { pool.close(); await s.close(); }
 });

@@ -42,10 +42,12 @@ export interface Config {
   webhookTimeoutMs: number;
   /** The waits between delivery attempts, ms: attempt n+1 comes `webhookRetrySchedule[n-1]` after attempt n. */
   webhookRetrySchedule: number[];
-  /** Delivery attempts in flight at once, over every endpoint of every workspace. */
+  /** Delivery requests receivers are asked to answer at once (connections in use), over every endpoint of every workspace. */
   webhookConcurrency: number;
-  /** Delivery attempts in flight at once to one endpoint. */
+  /** Delivery requests one endpoint is asked to answer at once (its connections in use). */
   webhookConcurrencyPerEndpoint: number;
+  /** The most delivery requests awaiting their answers on one kept-alive connection (1: one at a time; more: HTTP/1.1 pipelining). */
+  webhookPipelineDepth: number;
   /** Serve the settings area and the public docs pages (docs/web.md); false: they answer 404. */
   webUi: boolean;
   /**
@@ -198,6 +200,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetrySchedule: durationList(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE),
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 64, 1, 10_000),
     webhookConcurrencyPerEndpoint: int(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 16, 1, 1_000),
+    webhookPipelineDepth: int(env, 'WEBHOOK_PIPELINE_DEPTH', 16, 1, 64),
     webUi: bool(env, 'WEB_UI', true),
     httpFastPath: bool(env, 'HTTP_FAST_PATH', true),
     publicUrl: env.PUBLIC_URL === undefined || env.PUBLIC_URL === '' ? null : httpUrl(env, 'PUBLIC_URL', ''),

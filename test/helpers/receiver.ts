@@ -17,6 +17,8 @@ export interface Receiver {
   received: Received[];
   /** What the next requests get (default: 200). */
   answer: (r: Received) => Answer;
+  /** Connections accepted so far. */
+  connections: number;
   /** Resolves once `n` requests arrived in all. */
   waitFor(n: number, timeoutMs?: number): Promise<Received[]>;
   /** Answers every request held so far with `status`. */
@@ -31,7 +33,7 @@ export async function startReceiver(answer: (r: Received) => Answer = () => ({ s
   const waiters: Array<() => void> = [];
   const held = new Set<http.ServerResponse>();
   const rx: Receiver = {
-    url: '', port: 0, received, answer,
+    url: '', port: 0, received, answer, connections: 0,
     waitFor(n, timeoutMs = 10_000) {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`the receiver got ${received.length} requests, not ${n}`)), timeoutMs);
@@ -62,6 +64,7 @@ export async function startReceiver(answer: (r: Received) => Answer = () => ({ s
       res.end(a.body ?? '');
     });
   });
+  server.on('connection', () => { rx.connections++; });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   rx.port = (server.address() as AddressInfo).port;
   rx.url = `http://127.0.0.1:${rx.port}`;

@@ -43,8 +43,12 @@ export class AnswerReader {
   private headBytes = 0;
   private remaining = 0;
 
-  /** Takes the next bytes of the connection. */
-  feed(data: Buffer): void {
+  /**
+   * Takes the next bytes of the connection; returns how many were this answer's: fewer than
+   * `data.length` only once the answer ended (`state` is `done`), the rest being the next
+   * answer's (pipelined requests, RFC 9112 §9.3.2) or bytes nobody asked for.
+   */
+  feed(data: Buffer): number {
     let at = 0;
     while (at < data.length) {
       switch (this.state) {
@@ -63,11 +67,12 @@ export class AnswerReader {
           break;
         }
         case 'until-close':
-          return;
+          return data.length;
         case 'done':
-          throw new AnswerError('the endpoint sent bytes after its answer');
+          return at;
       }
     }
+    return at;
   }
 
   /** The connection closed (its read side ended): the end of an answer framed by the close, else an error. */

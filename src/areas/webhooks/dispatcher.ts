@@ -42,11 +42,12 @@ export const HANDOFF_FACTOR = 4;
 const IDLE_PASS_MS = 1000;
 /**
  * The shortest time between two passes woken by a poke, wall ms: under load, the deliveries that
- * became durable and the slots that were freed meanwhile are handed over in one message (each
- * message wakes the worker, which costs more than the attempt's own data), while the worker
- * still holds up to {@link HANDOFF_FACTOR} × its bounds to go on with (docs/api.md#webhook-deliveries).
+ * became durable and the slots that were freed meanwhile are handed over together — the worker
+ * then writes them to their connections in few system calls, pipelined
+ * (docs/decisions.md#deliveries-pipelined-on-kept-alive-connections) — while it still holds up
+ * to {@link HANDOFF_FACTOR} × its bounds to go on with (docs/api.md#webhook-deliveries).
  */
-export const MIN_PASS_GAP_MS = 2;
+export const MIN_PASS_GAP_MS = 20;
 /**
  * The shortest time between two writes of one endpoint's cursor, wall ms: under load a batch of
  * outcomes is written every few ms, and each cursor costs a search of the events' order.
@@ -62,7 +63,7 @@ export interface DispatcherOptions {
   clock: Clock;
   logger: Logger;
   secrets: SecretBox;
-  config: Pick<Config, 'webhookAllowPrivate' | 'webhookTimeoutMs' | 'webhookRetrySchedule' | 'webhookConcurrency' | 'webhookConcurrencyPerEndpoint'>;
+  config: Pick<Config, 'webhookAllowPrivate' | 'webhookTimeoutMs' | 'webhookRetrySchedule' | 'webhookConcurrency' | 'webhookConcurrencyPerEndpoint' | 'webhookPipelineDepth'>;
   /** A number in [0, 1) for the jitter (default Math.random; tests make it fixed). */
   random?: () => number;
 }
@@ -125,7 +126,7 @@ export class WebhookDispatcher {
   constructor(private readonly opts: DispatcherOptions) {
     this.random = opts.random ?? Math.random;
     const c = opts.config;
-    this.sender = new WorkerSender({ timeoutMs: c.webhookTimeoutMs, allowPrivate: c.webhookAllowPrivate, poolSize: c.webhookConcurrencyPerEndpoint, concurrency: c.webhookConcurrency });
+    this.sender = new WorkerSender({ timeoutMs: c.webhookTimeoutMs, allowPrivate: c.webhookAllowPrivate, poolSize: c.webhookConcurrencyPerEndpoint, concurrency: c.webhookConcurrency, pipelineDepth: c.webhookPipelineDepth });
   }
 
   /** Starts sending: what is due now (deliveries left pending by a restart included), then as they fall due. */
@@ -229,8 +230,9 @@ export class WebhookDispatcher {
     // Due times are canonical ISO strings, which order as the instants do: compared as text, no
     // Date.parse per delivery walked (attempts in flight stay in the index until settled).
     const nowIso = iso(now);
-    const overall = HANDOFF_FACTOR * this.opts.config.webhookConcurrency;
-    const perEndpoint = HANDOFF_FACTOR * this.opts.config.webhookConcurrencyPerEndpoint;
+    const { webhookConcurrency, webhookConcurrencyPerEndpoint, webhookPipelineDepth } = this.opts.config;
+    const overall = HANDOFF_FACTOR * webhookConcurrency * webhookPipelineDepth;
+    const perEndpoint = HANDOFF_FACTOR * webhookConcurrencyPerEndpoint * webhookPipelineDepth;
     let next = Infinity;
     for (const ws of this.opts.store.workspaces.values()) {
       ws.webhooks.onReady = this.poke;

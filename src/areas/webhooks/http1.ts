@@ -1,15 +1,25 @@
 /**
  * The delivery worker's HTTP/1.1 client (docs/decisions.md#a-lean-http-client-for-deliveries):
- * one `POST` per attempt, written as ready bytes on a kept-alive `node:net` or `node:tls`
- * connection, and an answer read only as far as a delivery needs — the status line and the
- * headers that frame the body — then drained to its end so the connection can carry the next
- * attempt.
+ * `POST`s written as ready bytes on kept-alive `node:net` or `node:tls` connections, and each
+ * answer read only as far as a delivery needs — the status line and the headers that frame the
+ * body — then drained to its end so the connection can carry the next one.
  *
- * What it does not do, by design: follow redirects, send anything but one request at a time on
- * a connection (no pipelining), decode the body (it is thrown away), or accept an upgrade. The
- * answer is read by {@link AnswerReader} (src/areas/webhooks/answer.ts, RFC 9112 §6.3 framing).
- * An answer framed by the close, or one with both `Transfer-Encoding` and `Content-Length` (a
- * sign of response splitting), never goes back to the pool.
+ * Pipelining (RFC 9112 §9.3.2, docs/decisions.md#deliveries-pipelined-on-kept-alive-connections):
+ * once a connection has answered a request and stayed open, further requests may be written on
+ * it before the answers to those before them came, up to the pool's depth
+ * (`WEBHOOK_PIPELINE_DEPTH`); the answers come in the order of the requests, so each exchange
+ * reads its own after the one before it ended. Requests written in one turn of the event loop
+ * leave in one system call. A request's time limit starts once the answers before it are read
+ * (it is then the receiver's to answer). A request that got no byte of its answer when its
+ * connection ended — the receiver closed it, or another answer on it failed — is made again
+ * alone on a new connection (deliveries are at least once, and receivers tell them apart by
+ * `webhook-id`); a pool whose receiver leaves a request written behind another unanswered until
+ * its time limit sends one at a time from then on.
+ *
+ * What it does not do, by design: follow redirects, decode the body (it is thrown away), or
+ * accept an upgrade. The answer is read by {@link AnswerReader} (src/areas/webhooks/answer.ts,
+ * RFC 9112 §6.3 framing). An answer framed by the close, or one with both `Transfer-Encoding`
+ * and `Content-Length` (a sign of response splitting), never lets its connection be used again.
  */
 import net from 'node:net';
 import tls from 'node:tls';
@@ -23,14 +33,29 @@ import { AnswerReader, TOKEN, type AnswerHead } from './answer.js';
  */
 export const IDLE_MS = 4000;
 
-/** A connection to an endpoint, with the exchange using it (null while it is idle). */
+/**
+ * What an exchange gives its connection: `data` takes the bytes read (a view valid until it
+ * returns) and says how many were its answer's, or -1 once it closed the connection; `atHead`
+ * is told the answers before its own were read (it is next); `end` is told the connection ended
+ * (null: its read side closed cleanly).
+ */
+export interface ConnectionUser { data(b: Buffer): number; atHead(): void; end(err: Error | null): void }
+
+/**
+ * A connection to an endpoint, with the exchanges waiting for their answers on it in the order
+ * their requests were written: an HTTP/1.1 server answers in that order (RFC 9112 §9.3.2), so
+ * bytes read go to the first, and what is left of them once its answer ended to the next.
+ */
 export class Connection {
   /** When it last went idle (`performance.now()` ms), and how long it may stay so. */
   idleSince = 0;
   idleMs = IDLE_MS;
   closed = false;
-  /** The exchange reading this connection; null while idle. */
-  user: { data(b: Buffer): void; end(err: Error | null): void } | null = null;
+  /** Answers read to their end on it, the connection kept alive: a request goes behind others only after one. */
+  answered = 0;
+  /** The exchanges whose answers are awaited, oldest first; empty while idle. */
+  readonly users: ConnectionUser[] = [];
+  private corked = false;
 
   /** The connection's socket: set once, by {@link open}, right after the connection is made. */
   socket!: net.Socket;
@@ -44,9 +69,40 @@ export class Connection {
     return this;
   }
 
-  /** Bytes read (a view of {@link READ_BUFFER}, valid until this returns): the exchange's, or a reason to close. */
+  /** Bytes read (a view of {@link READ_BUFFER}, valid until this returns): the exchanges', in turn, or a reason to close. */
   received(b: Buffer): void {
-    if (this.user !== null) this.user.data(b); else this.destroy();
+    let at = 0;
+    while (at < b.length && !this.closed) {
+      const u = this.users[0];
+      // Bytes no request asked for: the connection cannot be trusted to frame another answer.
+      if (u === undefined) { this.destroy(); return; }
+      const n = u.data(at === 0 ? b : b.subarray(at));
+      if (n < 0) return;
+      at += n;
+    }
+  }
+
+  /**
+   * Writes `bytes`, the request of `u`, which waits for its answer after those before it. The
+   * requests written in one turn of the event loop leave together (the socket is corked until
+   * the turn's next tick): one system call for all of them.
+   */
+  send(u: ConnectionUser, bytes: Buffer): void {
+    this.users.push(u);
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      process.nextTick(uncork, this);
+    }
+    this.socket.write(bytes);
+  }
+
+  /** `u` is done with the connection (its answer ended, or it failed): the next one is at the head. */
+  leave(u: ConnectionUser): void {
+    const i = this.users.indexOf(u);
+    if (i < 0) return;
+    this.users.splice(i, 1);
+    if (i === 0 && this.users.length > 0 && !this.closed) this.users[0].atHead();
   }
 
   /** The address it is connected to (undefined before it is). */
@@ -57,14 +113,20 @@ export class Connection {
     this.socket.destroy();
   }
 
+  /** The tick after a {@link send}: what was written in the turn leaves. */
+  uncork(): void {
+    this.corked = false;
+    this.socket.uncork();
+  }
+
   private finish(err: Error | null): void {
     this.closed = true;
-    const u = this.user;
-    this.user = null;
-    u?.end(err);
+    for (const u of this.users.splice(0)) u.end(err);
     if (!this.socket.destroyed) this.socket.destroy();
   }
 }
+
+function uncork(c: Connection): void { c.uncork(); }
 
 const withIdle = new Set<ConnectionPool>();
 let sweeper: NodeJS.Timeout | null = null;
@@ -77,20 +139,57 @@ let sweeper: NodeJS.Timeout | null = null;
  */
 export class ConnectionPool {
   private readonly idle: Connection[] = [];
+  /** Connections awaiting answers that have answered before: a request may go behind those awaited. */
+  private readonly carrying = new Set<Connection>();
   private closedPool = false;
 
-  /** An idle connection to one of `addresses`, or undefined; the others met on the way are closed. */
-  take(addresses: readonly ResolvedAddress[], now: number): Connection | undefined {
+  /**
+   * @param depth the most requests awaiting their answers on one connection
+   *   (`WEBHOOK_PIPELINE_DEPTH`; 1: one at a time, no pipelining).
+   */
+  constructor(public depth = 1) {}
+
+  /**
+   * A connection to one of `addresses` for one more request, or undefined (open a new one): a
+   * connection awaiting fewer than {@link depth} answers, else an idle one (the stale ones met
+   * on the way are closed); `behind` is true for the first kind.
+   */
+  take(addresses: readonly ResolvedAddress[], now: number): { c: Connection; behind: boolean } | undefined {
+    if (this.depth > 1) {
+      for (const c of this.carrying) {
+        if (c.closed || c.users.length === 0) { this.carrying.delete(c); continue; }
+        if (c.users.length < this.depth && addresses.some((a) => a.address === c.remote)) return { c, behind: true };
+      }
+    }
     while (this.idle.length > 0) {
       const c = this.idle.pop()!;
       if (c.closed || now - c.idleSince > c.idleMs || !addresses.some((a) => a.address === c.remote)) { c.destroy(); continue; }
-      return c;
+      return { c, behind: false };
     }
     return undefined;
   }
 
-  /** Gives back `c`, its answer read to the end; closed at once when the pool is. */
+  /** True when a request can go behind others on a connection of the pool (one that answered before has room). */
+  get roomBehind(): boolean {
+    if (this.depth <= 1) return false;
+    for (const c of this.carrying) if (!c.closed && c.users.length > 0 && c.users.length < this.depth) return true;
+    return false;
+  }
+
+  /** `c` awaits an answer: once it has answered before, requests may go behind it. */
+  inUse(c: Connection): void {
+    if (this.depth > 1 && c.answered > 0 && !this.closedPool && !c.closed) this.carrying.add(c);
+  }
+
+  /** No request goes behind another from now on (the receiver left one unanswered). */
+  noPipelining(): void {
+    this.depth = 1;
+    this.carrying.clear();
+  }
+
+  /** Gives back `c`, every answer it awaited read to the end; closed at once when the pool is. */
   give(c: Connection, now: number): void {
+    this.carrying.delete(c);
     if (this.closedPool || c.closed) { c.destroy(); return; }
     c.idleSince = now;
     this.idle.push(c);
@@ -110,6 +209,7 @@ export class ConnectionPool {
   /** Closes every idle connection; connections given back later are closed too. */
   close(): void {
     this.closedPool = true;
+    this.carrying.clear();
     for (const c of this.idle.splice(0)) c.destroy();
     withIdle.delete(this);
   }
@@ -201,12 +301,15 @@ function open(t: Target): Connection {
 }
 
 /**
- * Sends `request` (from {@link requestBytes}) to `t` — on an idle connection of `pool` when one
- * to a checked address is there, else on a new one — and resolves with the answer's head. The
- * body is then drained in the background, and the connection goes back to `pool` (or is closed:
- * no pool, not keep-alive, framed by the close). One timer of `timeoutMs` covers connecting,
- * sending, the head and the drain. A reused connection that closes before any byte of an
- * answer (the receiver closed it while idle) is replaced by a new one, once.
+ * Sends `request` (from {@link requestBytes}) to `t` — behind the requests awaiting answers on a
+ * connection of `pool` that has room ({@link ConnectionPool.depth}), else on an idle connection
+ * to a checked address, else on a new one — and resolves with the answer's head. The body is
+ * then drained in the background, and the connection goes back to `pool` once no answer is
+ * awaited on it (or is closed: no pool, not keep-alive, framed by the close). One timer of
+ * `timeoutMs` covers connecting, sending, the head and the drain; for a request written behind
+ * others it starts once their answers are read. A request that got no byte of its answer when
+ * its connection ended, on a connection that had carried others (the receiver closed it while
+ * idle, or after the answers before this one), is made again, once, alone on a new connection.
  * @throws TimeoutError when no head came in time; AnswerError on a malformed answer; the
  *   socket's error (with its `code`, e.g. ECONNREFUSED, or a TLS certificate error) otherwise.
  */
@@ -215,44 +318,57 @@ export function exchange(pool: ConnectionPool | null, t: Target, request: Buffer
     let settled = false;
     let current: Connection | null = null;
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      current?.destroy();
-      if (!settled) { settled = true; reject(new TimeoutError()); }
-    }, timeoutMs);
+    let timer: NodeJS.Timeout | null = null;
+    /** Written behind another request at some point: a time-out then says the receiver may not read pipelined requests. */
+    let wentBehind = false;
+    const arm = (): void => {
+      if (timer !== null || settled) return;
+      timer = setTimeout(() => {
+        timedOut = true;
+        if (wentBehind && pool !== null) pool.noPipelining();
+        current?.destroy();
+        if (!settled) { settled = true; reject(new TimeoutError()); }
+      }, timeoutMs);
+    };
+    const disarm = (): void => { if (timer !== null) clearTimeout(timer); };
     const fail = (e: Error): void => {
-      clearTimeout(timer);
+      disarm();
       if (!settled) { settled = true; reject(e); }
     };
-    const run = (c: Connection, reused: boolean): void => {
+    const run = (c: Connection, reused: boolean, behind: boolean): void => {
       current = c;
+      if (behind) wentBehind = true; else arm();
       const reader = new AnswerReader();
       let got = false;
       const done = (): void => {
-        c.user = null;
-        clearTimeout(timer);
+        c.leave(user);
+        disarm();
         const idleMs = keptFor(reader.head!);
         if (pool === null || !reader.keepAlive || idleMs <= 0) { c.destroy(); return; }
+        c.answered++;
         c.idleMs = idleMs;
-        pool.give(c, performance.now());
+        if (c.users.length === 0) pool.give(c, performance.now()); else pool.inUse(c);
       };
-      c.user = {
+      const user: ConnectionUser = {
         data: (b) => {
           got = true;
           let error: Error | null = null;
-          try { reader.feed(b); } catch (e) { error = e as Error; }
+          let used = b.length;
+          try { used = reader.feed(b); } catch (e) { error = e as Error; }
           // The outcome is the head's, even when what follows it is malformed.
           if (!settled && reader.head !== null) { settled = true; resolve(reader.head); }
-          if (error !== null) { c.user = null; c.destroy(); fail(error); return; }
+          if (error !== null) { c.leave(user); c.destroy(); fail(error); return -1; }
           if (reader.state === 'done') done();
+          return used;
         },
+        atHead: arm,
         end: (err) => {
           if (timedOut) return;
           if (err === null) {
             try { reader.end(); } catch (e) { err = e as Error; }
           }
           if (err === null) {
-            clearTimeout(timer);
+            disarm();
             if (!settled && reader.head !== null) { settled = true; resolve(reader.head); }
             return;
           }
@@ -260,13 +376,14 @@ export function exchange(pool: ConnectionPool | null, t: Target, request: Buffer
           fail(err);
         },
       };
-      c.socket.write(request);
+      c.send(user, request);
+      pool?.inUse(c);
     };
-    const start = (idle: Connection | null | undefined): void => {
-      if (idle) { run(idle, true); return; }
+    const start = (taken: { c: Connection; behind: boolean } | null | undefined): void => {
+      if (taken) { run(taken.c, true, taken.behind); return; }
       let c: Connection;
       try { c = open(t); } catch (e) { fail(e as Error); return; }
-      run(c, false);
+      run(c, false, false);
     };
     start(pool?.take(t.addresses, performance.now()));
   });

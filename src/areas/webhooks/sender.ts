@@ -7,7 +7,7 @@
  *
  * Attempts and outcomes cross in shared memory, not in messages
  * (docs/decisions.md#shared-memory-between-the-api-thread-and-the-delivery-worker): each
- * direction is a {@link ByteRing}. The worker reads the attempts on a 1 ms timer while it has
+ * direction is a {@link ByteRing}. The worker reads the attempts on a 20 ms timer while it has
  * work and sleeps when it has none — then the next hand-over wakes it with one message; this
  * thread reads the outcomes on a {@link OUTCOME_POLL_MS} timer while attempts are out. Under
  * load nobody is woken and nothing is serialized but the attempt's own bytes. An attempt too
@@ -39,10 +39,12 @@ export interface SendTask {
 }
 
 /**
- * The settings every attempt is made with: at most `poolSize` requests at once per endpoint
- * and `concurrency` over all of them (`WEBHOOK_CONCURRENCY_PER_ENDPOINT`, `WEBHOOK_CONCURRENCY`).
+ * The settings every attempt is made with: at most `poolSize` connections in use at once per
+ * endpoint and `concurrency` over all of them (`WEBHOOK_CONCURRENCY_PER_ENDPOINT`,
+ * `WEBHOOK_CONCURRENCY`), each with up to `pipelineDepth` requests awaiting answers
+ * (`WEBHOOK_PIPELINE_DEPTH`, docs/decisions.md#deliveries-pipelined-on-kept-alive-connections).
  */
-export interface SenderSettings { timeoutMs: number; allowPrivate: boolean; poolSize: number; concurrency: number }
+export interface SenderSettings { timeoutMs: number; allowPrivate: boolean; poolSize: number; concurrency: number; pipelineDepth: number }
 /** What the worker starts with: its settings and the two rings' memory. */
 export interface SenderWorkerData { settings: SenderSettings; tasks: RingMemory; outcomes: RingMemory }
 /** A message to the worker: `wake` (records wait in the ring and it was sleeping), or attempts too large for the ring (`sends`). */
@@ -56,11 +58,15 @@ export type SenderRecord = SendTask | { drop: string };
 /** Bytes of the ring of attempts (a record may take at most half) and of the ring of outcomes. */
 export const TASK_RING_BYTES = 4 * 1024 * 1024;
 export const OUTCOME_RING_BYTES = 1024 * 1024;
-/** How often this thread reads the outcomes while attempts are out, wall ms. */
-export const OUTCOME_POLL_MS = 2;
+/**
+ * How often this thread reads the outcomes while attempts are out, wall ms: under load each read
+ * takes a few dozen, written as one batch
+ * (docs/decisions.md#deliveries-pipelined-on-kept-alive-connections).
+ */
+export const OUTCOME_POLL_MS = 20;
 /** Past {@link QUIET_MS} without an outcome (only slow receivers are out), it reads them every {@link QUIET_POLL_MS}. */
-const QUIET_MS = 20;
-const QUIET_POLL_MS = 10;
+const QUIET_MS = 100;
+const QUIET_POLL_MS = 50;
 
 /**
  * A record of the ring of attempts: a latin1 head of tab-separated fields, a newline, then the

@@ -2,9 +2,10 @@
  * The delivery worker's thread (src/areas/webhooks/sender.ts): reads the attempts from its ring
  * (docs/decisions.md#shared-memory-between-the-api-thread-and-the-delivery-worker) every
  * {@link POLL_MS} while it has work, signs each ({@link signatureHeaders}) and makes it with
- * {@link sendAttempt} through one keep-alive pool per endpoint and URL — at most `poolSize` at
- * once per endpoint and `concurrency` in all, the rest queued per endpoint and started the
- * moment a request ends — and writes each outcome to the ring of outcomes as it comes. With
+ * {@link sendAttempt} through one keep-alive pool per endpoint and URL — at most `poolSize`
+ * connections in use per endpoint and `concurrency` in all, past them only pipelined behind
+ * others ({@link mayStart}), the rest queued per endpoint and started the moment a request
+ * ends — and writes each outcome to the ring of outcomes as it comes. With
  * nothing to do it sleeps until the API thread wakes it with a message.
  */
 import { parentPort, workerData } from 'node:worker_threads';
@@ -14,12 +15,16 @@ import { signatureHeaders } from './signature.js';
 import { ByteRing } from './ring.js';
 import { decodeTask, encodeOutcome, type SendTask, type SenderMessage, type SenderWorkerData } from './sender.js';
 
-/** How often the attempts' ring is read while there is work, wall ms. */
-const POLL_MS = 1;
+/**
+ * How often the attempts' ring is read while there is work, wall ms: under load each read takes
+ * a few dozen attempts, written to their connections pipelined, a system call per connection
+ * (docs/decisions.md#deliveries-pipelined-on-kept-alive-connections).
+ */
+const POLL_MS = 20;
 /** How long it keeps looking after the last attempt came, with nothing else to do, before it sleeps, wall ms. */
-const LINGER_MS = 20;
+const LINGER_MS = 50;
 /** How often the ring is read when only requests are in flight (nothing came for {@link LINGER_MS}), wall ms. */
-const IDLE_POLL_MS = 10;
+const IDLE_POLL_MS = 50;
 
 const data = workerData as SenderWorkerData;
 const settings = data.settings;
@@ -40,7 +45,7 @@ function poolOf(endpointId: string, url: string): { pool: ConnectionPool; parsed
   have?.pool.close();
   let parsed: URL | string = url;
   try { parsed = new URL(url); } catch { /* sendAttempt says so */ }
-  const made = { url, pool: new ConnectionPool(), parsed };
+  const made = { url, pool: new ConnectionPool(settings.pipelineDepth), parsed };
   pools.set(endpointId, made);
   return made;
 }
@@ -69,14 +74,28 @@ function drop(id: string): void {
   queued.delete(id);
 }
 
+/**
+ * Whether one more attempt of endpoint `id` may start now: while fewer requests are out than
+ * the bounds of requests a receiver is asked to answer at once (`poolSize` per endpoint,
+ * `concurrency` in all); past them, only behind the requests awaiting answers on one of its
+ * connections that has room, up to `pipelineDepth` × the bounds
+ * (docs/decisions.md#deliveries-pipelined-on-kept-alive-connections).
+ */
+function mayStart(id: string): boolean {
+  const n = active.get(id) ?? 0;
+  if (n < settings.poolSize && activeAll < settings.concurrency) return true;
+  const depth = settings.pipelineDepth;
+  if (n >= settings.poolSize * depth || activeAll >= settings.concurrency * depth) return false;
+  return pools.get(id)?.pool.roomBehind === true;
+}
+
 /** Starts queued attempts while the bounds allow, taking the endpoints in turn. */
 function pump(): void {
   let started = true;
-  while (started && activeAll < settings.concurrency) {
+  while (started && activeAll < settings.concurrency * settings.pipelineDepth) {
     started = false;
     for (const [id, q] of queued) {
-      if (activeAll >= settings.concurrency) break;
-      if ((active.get(id) ?? 0) >= settings.poolSize) continue;
+      if (!mayStart(id)) continue;
       const t = q.shift()!;
       if (q.length === 0) queued.delete(id);
       start(t);
