@@ -534,3 +534,25 @@ test('pipelining: the time limit of a request behind others starts once the answ
     assert.deepEqual(await outs, [200, 201]);
   } finally { pool.close(); await s.close(); }
 });
+
+test('pipelining: below its limit a pool opens a new connection rather than put a request behind one written in an earlier turn (a slow receiver keeps its connections in parallel); at the limit, behind', async () => {
+  const held = new Map<net.Socket, number>();
+  let first = true;
+  const s = await pipeServer((socket, got) => {
+    if (first) { first = false; socket.write('HTTP/1.1 204 No Content\r\n\r\n'); return; }
+    held.set(socket, (held.get(socket) ?? 0) + got.length);
+  });
+  const pool = new ConnectionPool(8, 3);
+  const turns = async (): Promise<void> => { for (let i = 0; i < 20; i++) await new Promise((go) => setImmediate(go)); };
+  try {
+    assert.deepEqual(await together(s.url, pool, 0, 1), [204]);
+    const outs: Array<Promise<Array<number | string | null>>> = [];
+    for (let i = 1; i <= 4; i++) {
+      outs.push(together(s.url, pool, i, 1)); // each in a turn of its own
+      while ([...held.values()].reduce((a, b) => a + b, 0) < i) await turns();
+    }
+    assert.deepEqual(s.bodies, [['{"n":0}', '{"n":1}', '{"n":4}'], ['{"n":2}'], ['{"n":3}']], 'the 2nd and 3rd on new connections; the 4th, at the limit of 3, behind the 1st');
+    for (const [socket, n] of held) socket.write('HTTP/1.1 204 No Content\r\n\r\n'.repeat(n));
+    assert.deepEqual((await Promise.all(outs)).flat(), [204, 204, 204, 204]);
+  } finally { pool.close(); await s.close(); }
+});

@@ -55,7 +55,10 @@ export class Connection {
   answered = 0;
   /** The exchanges whose answers are awaited, oldest first; empty while idle. */
   readonly users: ConnectionUser[] = [];
-  private corked = false;
+  /** Told once, when the connection has ended (its pool's count of open connections). */
+  onClosed: (() => void) | null = null;
+  /** True from a {@link send} to the end of the turn: a request written now leaves with those. */
+  corked = false;
 
   /** The connection's socket: set once, by {@link open}, right after the connection is made. */
   socket!: net.Socket;
@@ -121,6 +124,9 @@ export class Connection {
 
   private finish(err: Error | null): void {
     this.closed = true;
+    const closed = this.onClosed;
+    this.onClosed = null;
+    closed?.();
     for (const u of this.users.splice(0)) u.end(err);
     if (!this.socket.destroyed) this.socket.destroy();
   }
@@ -141,32 +147,53 @@ export class ConnectionPool {
   private readonly idle: Connection[] = [];
   /** Connections awaiting answers that have answered before: a request may go behind those awaited. */
   private readonly carrying = new Set<Connection>();
+  /** Connections of this pool not yet closed, idle or in use. */
+  private open = 0;
   private closedPool = false;
 
   /**
    * @param depth the most requests awaiting their answers on one connection
    *   (`WEBHOOK_PIPELINE_DEPTH`; 1: one at a time, no pipelining).
+   * @param limit the connections the pool opens before it puts requests behind others on
+   *   connections written to in earlier turns (`WEBHOOK_CONCURRENCY_PER_ENDPOINT`).
    */
-  constructor(public depth = 1) {}
+  constructor(public depth = 1, readonly limit = Infinity) {}
 
   /**
-   * A connection to one of `addresses` for one more request, or undefined (open a new one): a
-   * connection awaiting fewer than {@link depth} answers, else an idle one (the stale ones met
-   * on the way are closed); `behind` is true for the first kind.
+   * A connection to one of `addresses` for one more request, or undefined (open a new one, then
+   * {@link adopt} it), chosen so that a burst leaves in few writes while a slow receiver still
+   * gets its connections in parallel: a connection being written to in this turn with room
+   * (fewer than {@link depth} answers awaited), else an idle one (the stale ones met on the way
+   * are closed), else — once {@link limit} connections are open — one awaiting answers with room.
+   * `behind` is true when the request goes behind others.
    */
   take(addresses: readonly ResolvedAddress[], now: number): { c: Connection; behind: boolean } | undefined {
-    if (this.depth > 1) {
-      for (const c of this.carrying) {
-        if (c.closed || c.users.length === 0) { this.carrying.delete(c); continue; }
-        if (c.users.length < this.depth && addresses.some((a) => a.address === c.remote)) return { c, behind: true };
-      }
-    }
+    const behind = this.behind(addresses, true);
+    if (behind !== undefined) return { c: behind, behind: true };
     while (this.idle.length > 0) {
       const c = this.idle.pop()!;
       if (c.closed || now - c.idleSince > c.idleMs || !addresses.some((a) => a.address === c.remote)) { c.destroy(); continue; }
       return { c, behind: false };
     }
+    if (this.open < this.limit) return undefined;
+    const older = this.behind(addresses, false);
+    return older === undefined ? undefined : { c: older, behind: true };
+  }
+
+  /** A connection awaiting answers with room for one more request, to one of `addresses`; `corked`: only one written to in this turn. */
+  private behind(addresses: readonly ResolvedAddress[], corked: boolean): Connection | undefined {
+    if (this.depth <= 1) return undefined;
+    for (const c of this.carrying) {
+      if (c.closed || c.users.length === 0) { this.carrying.delete(c); continue; }
+      if ((!corked || c.corked) && c.users.length < this.depth && addresses.some((a) => a.address === c.remote)) return c;
+    }
     return undefined;
+  }
+
+  /** `c`, just opened for a request of this pool, counts among its open connections until it closes. */
+  adopt(c: Connection): void {
+    this.open++;
+    c.onClosed = () => { this.open--; this.carrying.delete(c); };
   }
 
   /** True when a request can go behind others on a connection of the pool (one that answered before has room). */
@@ -383,6 +410,7 @@ export function exchange(pool: ConnectionPool | null, t: Target, request: Buffer
       if (taken) { run(taken.c, true, taken.behind); return; }
       let c: Connection;
       try { c = open(t); } catch (e) { fail(e as Error); return; }
+      pool?.adopt(c);
       run(c, false, false);
     };
     start(pool?.take(t.addresses, performance.now()));

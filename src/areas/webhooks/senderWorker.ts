@@ -45,7 +45,7 @@ function poolOf(endpointId: string, url: string): { pool: ConnectionPool; parsed
   have?.pool.close();
   let parsed: URL | string = url;
   try { parsed = new URL(url); } catch { /* sendAttempt says so */ }
-  const made = { url, pool: new ConnectionPool(settings.pipelineDepth), parsed };
+  const made = { url, pool: new ConnectionPool(settings.pipelineDepth, settings.poolSize), parsed };
   pools.set(endpointId, made);
   return made;
 }
