@@ -197,6 +197,23 @@ test('a burst to one endpoint goes pipelined: up to WEBHOOK_PIPELINE_DEPTH reque
   assert.ok(rx.connections <= 2, `at most the bound of 2 connections (${rx.connections})`);
 }));
 
+test('a slow endpoint with requests pipelined behind held answers holds only its own connections: another endpoint gets every event', () => inWorld(undefined, { WEBHOOK_TIMEOUT_MS: '600000', WEBHOOK_CONCURRENCY: '4', WEBHOOK_CONCURRENCY_PER_ENDPOINT: '2', WEBHOOK_PIPELINE_DEPTH: '8' }, async (w) => {
+  const { srv, rx } = w;
+  const slow = await startReceiver(() => ({ status: 200 }));
+  try {
+    await srv.call('POST', HOOKS, { body: { url: `${slow.url}/slow`, events: ['*'] } });
+    await w.event();
+    await srv.webhooks.runDue();
+    slow.answer = () => 'hold'; // it answered once, so requests go behind its held ones
+    for (let i = 0; i < 10; i++) await w.event();
+    await rx.waitFor(11);
+    // Held: 8 behind each other on the connection that answered, 1 on its second connection.
+    await slow.waitFor(1 + 9);
+    assert.ok(slow.connections <= 2, `the slow endpoint: at most its 2 connections (${slow.connections})`);
+    assert.equal(new Set(rx.received.map((r) => r.headers['webhook-id'])).size, 11, 'the other endpoint: each event once');
+  } finally { slow.release(200); await slow.close(); }
+}));
+
 test('a delivery is sent only once its event is on disk; an aborted change sends nothing; a bulk import sends nothing', () => inWorld(undefined, {}, async (w) => {
   const { srv, rx } = w;
   const ws = srv.store.workspace(srv.workspaceId)!;

@@ -14,7 +14,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConnectionPool, IDLE_MS, headerLines, requestBytes } from '../src/areas/webhooks/http1.js';
+import { ConnectionPool, IDLE_MS, connectionsInUse, headerLines, requestBytes, setConnectionLimit } from '../src/areas/webhooks/http1.js';
 import { AnswerReader, MAX_HEAD_BYTES } from '../src/areas/webhooks/answer.js';
 import { sendAttempt } from '../src/areas/webhooks/send.js';
 
@@ -268,14 +268,14 @@ test('the pool: a connection is taken again only to a checked address and within
     assert.equal(pool.size, 1);
     const now = performance.now();
     const c = pool.take(ADDR, now);
-    assert.ok(c, 'taken: same address, just idle');
+    assert.ok(typeof c === 'object', 'taken: same address, just idle');
     assert.equal(c.behind, false);
     pool.give(c.c, now);
-    assert.equal(pool.take([{ address: '127.0.0.2', family: 4 }], now), undefined, 'not to an address the check did not return');
+    assert.equal(pool.take([{ address: '127.0.0.2', family: 4 }], now), 'open', 'not to an address the check did not return');
     assert.equal(pool.size, 0, 'and it was closed');
     assert.equal((await sendAttempt(s.url, '{}', {}, opts(pool))).ok, true);
     const later = performance.now();
-    assert.equal(pool.take(ADDR, later + IDLE_MS + 1), undefined, 'not once idle past its time');
+    assert.equal(pool.take(ADDR, later + IDLE_MS + 1), 'open', 'not once idle past its time');
     assert.equal(s.connections(), 2);
   } finally { pool.close(); await s.close(); }
 });
@@ -287,10 +287,10 @@ test("the pool: a receiver's shorter Keep-Alive timeout wins, less one second; t
   try {
     assert.equal((await sendAttempt(s.url, '{}', {}, opts(pool))).ok, true);
     const now = performance.now();
-    assert.equal(pool.take(ADDR, now + 2100), undefined, 'idle 2.1 s of a 3 s hint: closed');
+    assert.equal(pool.take(ADDR, now + 2100), 'open', 'idle 2.1 s of a 3 s hint: closed');
     assert.equal((await sendAttempt(s.url, '{}', {}, opts(pool))).ok, true);
     const c = pool.take(ADDR, performance.now() + 1900);
-    assert.ok(c, 'idle 1.9 s of a 3 s hint: taken');
+    assert.ok(typeof c === 'object', 'idle 1.9 s of a 3 s hint: taken');
     pool.give(c.c, performance.now());
     hint = 'max=5, timeout=1';
     pool.close();
@@ -555,4 +555,49 @@ test('pipelining: below its limit a pool opens a new connection rather than put 
     for (const [socket, n] of held) socket.write('HTTP/1.1 204 No Content\r\n\r\n'.repeat(n));
     assert.deepEqual((await Promise.all(outs)).flat(), [204, 204, 204, 204]);
   } finally { pool.close(); await s.close(); }
+});
+
+test('pipelining: the requests made again after their connection ended keep the pool\'s bound of connections in use, waiting for a free one', async () => {
+  // The first connection answers its first request, then ends with eight more awaited; the
+  // others answer at once.
+  let open = 0;
+  let most = 0;
+  const s = await pipeServer((socket, got, conn) => {
+    if (conn === 1 && s.bodies[0].length > 1) { socket.end(); return; }
+    socket.write(got.map(() => 'HTTP/1.1 204 No Content\r\n\r\n').join(''));
+  });
+  const pool = new ConnectionPool(16, 2);
+  const watch = setInterval(() => {}, 1000);
+  try {
+    assert.deepEqual(await together(s.url, pool, 0, 1), [204]);
+    const outs = together(s.url, pool, 1, 8);
+    const track = setInterval(() => { open = connectionsInUse(); most = Math.max(most, open); }, 0);
+    try { assert.deepEqual(await outs, Array(8).fill(204)); } finally { clearInterval(track); }
+    assert.deepEqual(s.bodies[0].length, 9, 'all eight went behind the first');
+    assert.ok(s.reads.length <= 3, `made again on at most the 2 connections of the bound (connections: ${s.reads.length})`);
+    assert.deepEqual(s.bodies.slice(1).flat().sort(), Array.from({ length: 8 }, (_, i) => `{"n":${i + 1}}`).sort(), 'each made again once');
+    assert.ok(most <= 2, `at most 2 in use at once (${most})`);
+    assert.equal(connectionsInUse(), 0);
+  } finally { clearInterval(watch); pool.close(); await s.close(); }
+});
+
+test('the bound over every pool (WEBHOOK_CONCURRENCY): past it a request waits for a connection to be freed, then goes out', async () => {
+  const held: net.Socket[] = [];
+  const s = await pipeServer((socket) => { held.push(socket); });
+  const [a, b] = [new ConnectionPool(1, 16), new ConnectionPool(1, 16)];
+  setConnectionLimit(2);
+  const turns = async (): Promise<void> => { for (let i = 0; i < 20; i++) await new Promise((go) => setImmediate(go)); };
+  try {
+    const first = together(s.url, a, 0, 2);
+    const waiting = together(s.url, b, 2, 1);
+    while (held.length < 2) await turns();
+    await turns();
+    assert.equal(held.length, 2, 'the third waits: two connections in use over both pools');
+    assert.equal(connectionsInUse(), 2);
+    held[0].write('HTTP/1.1 204 No Content\r\n\r\n');
+    while (held.length < 3) await turns();
+    for (const h of held.slice(1)) h.write('HTTP/1.1 204 No Content\r\n\r\n');
+    assert.deepEqual([...await first, ...await waiting], [204, 204, 204]);
+    assert.equal(connectionsInUse(), 0);
+  } finally { setConnectionLimit(Infinity); a.close(); b.close(); await s.close(); }
 });

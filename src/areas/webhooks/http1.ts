@@ -55,8 +55,8 @@ export class Connection {
   answered = 0;
   /** The exchanges whose answers are awaited, oldest first; empty while idle. */
   readonly users: ConnectionUser[] = [];
-  /** Told once, when the connection has ended (its pool's count of open connections). */
-  onClosed: (() => void) | null = null;
+  /** The pool whose bounds count it while it is in use (awaits an answer). */
+  pool: ConnectionPool | null = null;
   /** True from a {@link send} to the end of the turn: a request written now leaves with those. */
   corked = false;
 
@@ -91,6 +91,7 @@ export class Connection {
    * the turn's next tick): one system call for all of them.
    */
   send(u: ConnectionUser, bytes: Buffer): void {
+    if (this.users.length === 0) this.pool?.counted(+1);
     this.users.push(u);
     if (!this.corked) {
       this.corked = true;
@@ -105,7 +106,9 @@ export class Connection {
     const i = this.users.indexOf(u);
     if (i < 0) return;
     this.users.splice(i, 1);
-    if (i === 0 && this.users.length > 0 && !this.closed) this.users[0].atHead();
+    if (this.users.length === 0) this.pool?.counted(-1);
+    else if (i === 0 && !this.closed) this.users[0].atHead();
+    serveSoon();
   }
 
   /** The address it is connected to (undefined before it is). */
@@ -124,10 +127,9 @@ export class Connection {
 
   private finish(err: Error | null): void {
     this.closed = true;
-    const closed = this.onClosed;
-    this.onClosed = null;
-    closed?.();
-    for (const u of this.users.splice(0)) u.end(err);
+    const users = this.users.splice(0);
+    if (users.length > 0) { this.pool?.counted(-1); serveSoon(); }
+    for (const u of users) u.end(err);
     if (!this.socket.destroyed) this.socket.destroy();
   }
 }
@@ -137,50 +139,123 @@ function uncork(c: Connection): void { c.uncork(); }
 const withIdle = new Set<ConnectionPool>();
 let sweeper: NodeJS.Timeout | null = null;
 
+/** Connections in use (awaiting an answer) over every pool of this thread, and their bound (`WEBHOOK_CONCURRENCY`). */
+let inUseAll = 0;
+let inUseLimit = Infinity;
+/** Pools with exchanges waiting for a connection (a bound was reached). */
+const waitingPools = new Set<ConnectionPool>();
+let serveScheduled = false;
+
+/** Sets the bound of connections in use at once over every pool of this thread (`WEBHOOK_CONCURRENCY`). */
+export function setConnectionLimit(n: number): void { inUseLimit = n; }
+/** Connections in use over every pool of this thread (tests). */
+export function connectionsInUse(): number { return inUseAll; }
+
+/** Once the current turn's bookkeeping is done, the waiting exchanges of every pool take what was freed. */
+function serveSoon(): void {
+  if (serveScheduled || waitingPools.size === 0) return;
+  serveScheduled = true;
+  queueMicrotask(() => {
+    serveScheduled = false;
+    for (const p of waitingPools) if (p.serve()) waitingPools.delete(p);
+  });
+}
+
 /**
- * The idle keep-alive connections of one endpoint and URL. A connection is taken again only
- * when the address it is connected to is among those the host check returned for this attempt
- * (docs/api.md#webhook-endpoint-urls), and only within its idle time; a sweep every second
- * closes the ones past it.
+ * What {@link ConnectionPool.take} gives: a connection to use (`behind` others or not), `open` a
+ * new one, or `wait`; a waiting exchange is given `closed` when its pool gives it back unmade.
+ */
+export type Taken = { c: Connection; behind: boolean } | 'open' | 'wait' | 'closed';
+
+/** The attempt was given back unmade: its pool was closed, or its endpoint answered 410 Gone, while it waited for a connection. */
+export class NotSentError extends Error {}
+
+/**
+ * The keep-alive connections of one endpoint and URL. A connection is used again only when the
+ * address it is connected to is among those the host check returned for this attempt
+ * (docs/api.md#webhook-endpoint-urls), and an idle one only within its idle time; a sweep every
+ * second closes the ones past it. Its bounds: at most {@link limit} of its connections in use
+ * (awaiting answers) at once, and `WEBHOOK_CONCURRENCY` over every pool; past them a request
+ * goes behind others on a connection that has room, or waits for one to be freed
+ * (docs/decisions.md#deliveries-pipelined-on-kept-alive-connections).
  */
 export class ConnectionPool {
   private readonly idle: Connection[] = [];
   /** Connections awaiting answers that have answered before: a request may go behind those awaited. */
   private readonly carrying = new Set<Connection>();
-  /** Connections of this pool not yet closed, idle or in use. */
-  private open = 0;
+  /** Its connections in use (awaiting an answer). */
+  private inUse = 0;
+  /** Exchanges waiting for a connection, in order. */
+  private readonly waiting: Array<{ addresses: readonly ResolvedAddress[]; alone: boolean; resume: (t: Taken) => void }> = [];
   private closedPool = false;
 
   /**
    * @param depth the most requests awaiting their answers on one connection
    *   (`WEBHOOK_PIPELINE_DEPTH`; 1: one at a time, no pipelining).
-   * @param limit the connections the pool opens before it puts requests behind others on
-   *   connections written to in earlier turns (`WEBHOOK_CONCURRENCY_PER_ENDPOINT`).
+   * @param limit its connections in use at once (`WEBHOOK_CONCURRENCY_PER_ENDPOINT`).
    */
   constructor(public depth = 1, readonly limit = Infinity) {}
 
   /**
-   * A connection to one of `addresses` for one more request, or undefined (open a new one, then
-   * {@link adopt} it), chosen so that a burst leaves in few writes while a slow receiver still
-   * gets its connections in parallel: a connection being written to in this turn with room
-   * (fewer than {@link depth} answers awaited), else an idle one (the stale ones met on the way
-   * are closed), else — once {@link limit} connections are open — one awaiting answers with room.
-   * `behind` is true when the request goes behind others.
+   * Where one more request to one of `addresses` goes, chosen so that a burst leaves in few
+   * writes while a slow receiver still gets its connections in parallel: behind the requests of
+   * a connection being written to in this turn that has room (fewer than {@link depth} answers
+   * awaited); else an idle connection (the stale ones met on the way are closed) or a new one
+   * (`open`: open it, then {@link adopt} it), while the bounds of connections in use allow; else
+   * behind the requests of any connection with room; else `wait` ({@link wait}). `alone`: never
+   * behind others (a request made again after its connection ended).
    */
-  take(addresses: readonly ResolvedAddress[], now: number): { c: Connection; behind: boolean } | undefined {
-    const behind = this.behind(addresses, true);
-    if (behind !== undefined) return { c: behind, behind: true };
-    while (this.idle.length > 0) {
-      const c = this.idle.pop()!;
-      if (c.closed || now - c.idleSince > c.idleMs || !addresses.some((a) => a.address === c.remote)) { c.destroy(); continue; }
-      return { c, behind: false };
+  take(addresses: readonly ResolvedAddress[], now: number, alone = false): Taken {
+    const corked = alone ? undefined : this.behind(addresses, true);
+    if (corked !== undefined) return { c: corked, behind: true };
+    if (this.inUse < this.limit && inUseAll < inUseLimit) {
+      while (this.idle.length > 0) {
+        const c = this.idle.pop()!;
+        if (c.closed || now - c.idleSince > c.idleMs || !addresses.some((a) => a.address === c.remote)) { c.destroy(); continue; }
+        return { c, behind: false };
+      }
+      return 'open';
     }
-    if (this.open < this.limit) return undefined;
-    const older = this.behind(addresses, false);
-    return older === undefined ? undefined : { c: older, behind: true };
+    const older = alone ? undefined : this.behind(addresses, false);
+    return older === undefined ? 'wait' : { c: older, behind: true };
   }
 
-  /** A connection awaiting answers with room for one more request, to one of `addresses`; `corked`: only one written to in this turn. */
+  /**
+   * True when a request would have to {@link wait}: no connection has room behind the answers it
+   * awaits and the bounds of connections in use are reached (the worker then keeps the attempt
+   * queued, where a 410 Gone or a drop can still give it back unmade).
+   */
+  get full(): boolean {
+    if (this.inUse < this.limit && inUseAll < inUseLimit) return false;
+    if (this.depth <= 1) return true;
+    for (const c of this.carrying) if (!c.closed && c.users.length > 0 && c.users.length < this.depth) return false;
+    return true;
+  }
+
+  /** Gives back the exchanges waiting for a connection, unmade ({@link NotSentError}). */
+  cancelWaiting(): void {
+    for (const w of this.waiting.splice(0)) w.resume('closed');
+  }
+
+  /** `resume` is called with a {@link take} of the same arguments once one gives more than `wait` (in order of waiting). */
+  wait(addresses: readonly ResolvedAddress[], alone: boolean, resume: (t: Taken) => void): void {
+    this.waiting.push({ addresses, alone, resume });
+    waitingPools.add(this);
+  }
+
+  /** Gives the waiting exchanges what is free now, in order; true when none waits any more. */
+  serve(): boolean {
+    while (this.waiting.length > 0) {
+      const w = this.waiting[0];
+      const t = this.take(w.addresses, performance.now(), w.alone);
+      if (t === 'wait') return false;
+      this.waiting.shift();
+      w.resume(t);
+    }
+    return true;
+  }
+
+  /** A connection to one of `addresses` awaiting answers with room for one more request; `corked`: only one written to in this turn. */
   private behind(addresses: readonly ResolvedAddress[], corked: boolean): Connection | undefined {
     if (this.depth <= 1) return undefined;
     for (const c of this.carrying) {
@@ -190,21 +265,17 @@ export class ConnectionPool {
     return undefined;
   }
 
-  /** `c`, just opened for a request of this pool, counts among its open connections until it closes. */
-  adopt(c: Connection): void {
-    this.open++;
-    c.onClosed = () => { this.open--; this.carrying.delete(c); };
-  }
+  /** `c`, just opened or taken for a request of this pool, is counted by its bounds while in use. */
+  adopt(c: Connection): void { c.pool = this; }
 
-  /** True when a request can go behind others on a connection of the pool (one that answered before has room). */
-  get roomBehind(): boolean {
-    if (this.depth <= 1) return false;
-    for (const c of this.carrying) if (!c.closed && c.users.length > 0 && c.users.length < this.depth) return true;
-    return false;
+  /** One of its connections went in use (+1) or stopped being so (-1). */
+  counted(n: 1 | -1): void {
+    this.inUse += n;
+    inUseAll += n;
   }
 
   /** `c` awaits an answer: once it has answered before, requests may go behind it. */
-  inUse(c: Connection): void {
+  answering(c: Connection): void {
     if (this.depth > 1 && c.answered > 0 && !this.closedPool && !c.closed) this.carrying.add(c);
   }
 
@@ -237,6 +308,7 @@ export class ConnectionPool {
   close(): void {
     this.closedPool = true;
     this.carrying.clear();
+    this.cancelWaiting();
     for (const c of this.idle.splice(0)) c.destroy();
     withIdle.delete(this);
   }
@@ -364,7 +436,8 @@ export function exchange(pool: ConnectionPool | null, t: Target, request: Buffer
     };
     const run = (c: Connection, reused: boolean, behind: boolean): void => {
       current = c;
-      if (behind) wentBehind = true; else arm();
+      wentBehind = behind;
+      if (!behind) arm();
       const reader = new AnswerReader();
       let got = false;
       const done = (): void => {
@@ -374,7 +447,7 @@ export function exchange(pool: ConnectionPool | null, t: Target, request: Buffer
         if (pool === null || !reader.keepAlive || idleMs <= 0) { c.destroy(); return; }
         c.answered++;
         c.idleMs = idleMs;
-        if (c.users.length === 0) pool.give(c, performance.now()); else pool.inUse(c);
+        if (c.users.length === 0) pool.give(c, performance.now()); else pool.answering(c);
       };
       const user: ConnectionUser = {
         data: (b) => {
@@ -399,20 +472,29 @@ export function exchange(pool: ConnectionPool | null, t: Target, request: Buffer
             if (!settled && reader.head !== null) { settled = true; resolve(reader.head); }
             return;
           }
-          if (reused && !got) { start(null); return; }
+          if (reused && !got) { next(true); return; }
           fail(err);
         },
       };
       c.send(user, request);
-      pool?.inUse(c);
+      pool?.answering(c);
     };
-    const start = (taken: { c: Connection; behind: boolean } | null | undefined): void => {
-      if (taken) { run(taken.c, true, taken.behind); return; }
+    const start = (taken: Taken): void => {
+      if (settled) return; // timed out while it waited for a connection
+      if (taken === 'wait') { pool!.wait(t.addresses, alone, start); return; }
+      if (taken === 'closed') { fail(new NotSentError('not sent')); return; }
+      if (taken !== 'open') { pool!.adopt(taken.c); run(taken.c, true, taken.behind); return; }
       let c: Connection;
       try { c = open(t); } catch (e) { fail(e as Error); return; }
       pool?.adopt(c);
       run(c, false, false);
     };
-    start(pool?.take(t.addresses, performance.now()));
+    /** Made again after its connection ended: alone, on an idle or a new connection. */
+    let alone = false;
+    const next = (again: boolean): void => {
+      alone = again;
+      start(pool === null ? 'open' : pool.take(t.addresses, performance.now(), alone));
+    };
+    next(false);
   });
 }

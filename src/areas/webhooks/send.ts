@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { unreachableMessage } from '../../ingest/fetch/addresses.js';
 import { deliveryAddresses, knownAddresses } from './urls.js';
 import type { HostResolver } from '../../ingest/fetch/hosts.js';
-import { TimeoutError, exchange, headerLines, requestBytes, type ConnectionPool } from './http1.js';
+import { NotSentError, TimeoutError, exchange, headerLines, requestBytes, type ConnectionPool } from './http1.js';
 import { AnswerError } from './answer.js';
 
 /** What one attempt gave. */
@@ -97,6 +97,7 @@ export async function sendAttempt(url: string | URL, body: string | Uint8Array, 
     return fail(`the endpoint answered HTTP ${status}${text}`, status, retryAfter);
   } catch (e) {
     if (e instanceof TimeoutError) return timedOut();
+    if (e instanceof NotSentError) return { ok: false, status: null, error: 'not sent', durationMs: 0, notSent: true };
     if (e instanceof AnswerError) return fail(`the endpoint's answer is not valid HTTP/1.1: ${e.message}`);
     const err = e as NodeJS.ErrnoException;
     return fail(`could not connect to the endpoint: ${err.code ?? err.message}`);

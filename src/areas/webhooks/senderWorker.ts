@@ -9,7 +9,7 @@
  * nothing to do it sleeps until the API thread wakes it with a message.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { ConnectionPool } from './http1.js';
+import { ConnectionPool, setConnectionLimit } from './http1.js';
 import { sendAttempt, type AttemptOutcome } from './send.js';
 import { signatureHeaders } from './signature.js';
 import { ByteRing } from './ring.js';
@@ -28,6 +28,7 @@ const IDLE_POLL_MS = 50;
 
 const data = workerData as SenderWorkerData;
 const settings = data.settings;
+setConnectionLimit(settings.concurrency);
 const tasks = new ByteRing(data.tasks);
 const outcomes = new ByteRing(data.outcomes);
 
@@ -75,18 +76,17 @@ function drop(id: string): void {
 }
 
 /**
- * Whether one more attempt of endpoint `id` may start now: while fewer requests are out than
- * the bounds of requests a receiver is asked to answer at once (`poolSize` per endpoint,
- * `concurrency` in all); past them, only behind the requests awaiting answers on one of its
- * connections that has room, up to `pipelineDepth` × the bounds
+ * Whether one more attempt of endpoint `id` may start now: while fewer than the bounds × the
+ * pipeline depth are out (per endpoint and in all). The bounds of connections in use are kept
+ * by the pools (src/areas/webhooks/http1.ts): past them a request goes behind others on a
+ * connection with room, or waits there for one
  * (docs/decisions.md#deliveries-pipelined-on-kept-alive-connections).
  */
 function mayStart(id: string): boolean {
-  const n = active.get(id) ?? 0;
-  if (n < settings.poolSize && activeAll < settings.concurrency) return true;
   const depth = settings.pipelineDepth;
-  if (n >= settings.poolSize * depth || activeAll >= settings.concurrency * depth) return false;
-  return pools.get(id)?.pool.roomBehind === true;
+  if ((active.get(id) ?? 0) >= settings.poolSize * depth || activeAll >= settings.concurrency * depth) return false;
+  // An attempt that would wait for a connection stays queued here (droppable: 410, drop).
+  return pools.get(id)?.pool.full !== true;
 }
 
 /** Starts queued attempts while the bounds allow, taking the endpoints in turn. */
@@ -116,7 +116,7 @@ function start(t: SendTask): void {
       activeAll--;
       reply(t.n, outcome);
       // 410 Gone disables the endpoint (docs/api.md#webhook-disabling): send it nothing more.
-      if (outcome.status === 410) drop(t.endpointId);
+      if (outcome.status === 410) { drop(t.endpointId); pool.cancelWaiting(); }
       pump();
     });
 }
