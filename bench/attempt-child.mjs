@@ -11,7 +11,8 @@ import { pathToFileURL } from 'node:url';
 
 const dist = process.env.DIST;
 const load = (m) => import(pathToFileURL(join(dist, 'areas', 'webhooks', m)).href);
-const { ConnectionPool } = await load('http1.js');
+// pool.js since the pools kept the bounds of connections in use; http1.js in older builds (--dist).
+const { ConnectionPool } = await load('pool.js').catch(() => load('http1.js'));
 const { sendAttempt } = await load('send.js');
 const { signatureHeaders } = await load('signature.js');
 

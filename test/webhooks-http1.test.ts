@@ -14,7 +14,8 @@ import https from 'node:https';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConnectionPool, IDLE_MS, connectionsInUse, headerLines, requestBytes, setConnectionLimit } from '../src/areas/webhooks/http1.js';
+import { IDLE_MS, headerLines, requestBytes } from '../src/areas/webhooks/http1.js';
+import { ConnectionPool, connectionsInUse, setConnectionLimit } from '../src/areas/webhooks/pool.js';
 import { AnswerReader, MAX_HEAD_BYTES } from '../src/areas/webhooks/answer.js';
 import { sendAttempt } from '../src/areas/webhooks/send.js';
 

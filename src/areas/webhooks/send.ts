@@ -14,7 +14,8 @@ import { performance } from 'node:perf_hooks';
 import { unreachableMessage } from '../../ingest/fetch/addresses.js';
 import { deliveryAddresses, knownAddresses } from './urls.js';
 import type { HostResolver } from '../../ingest/fetch/hosts.js';
-import { NotSentError, TimeoutError, exchange, headerLines, requestBytes, type ConnectionPool } from './http1.js';
+import { TimeoutError, exchange, headerLines, requestBytes } from './http1.js';
+import { NotSentError, type ConnectionPool } from './pool.js';
 import { AnswerError } from './answer.js';
 
 /** What one attempt gave. */

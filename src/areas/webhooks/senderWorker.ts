@@ -9,7 +9,7 @@
  * nothing to do it sleeps until the API thread wakes it with a message.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { ConnectionPool, setConnectionLimit } from './http1.js';
+import { ConnectionPool, setConnectionLimit } from './pool.js';
 import { sendAttempt, type AttemptOutcome } from './send.js';
 import { signatureHeaders } from './signature.js';
 import { ByteRing } from './ring.js';
