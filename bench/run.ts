@@ -344,7 +344,7 @@ let retriesLeft = quick ? 4 : 12;
  * One A/B run; when other processes took more than {@link DISTURBED} cores meanwhile, it is
  * run once more (within a budget of retries per bench run) and the quieter of the two kept.
  */
-async function abRun(load: LoadClient, target: Proc, groups: GroupSpec[], name: string, timing?: { client?: 'http' | 'raw'; onMeasuring?: () => void }): Promise<Record<string, Run>> {
+async function abRun(load: LoadClient, target: Proc, groups: GroupSpec[], name: string, timing?: { client?: 'http' | 'raw'; warmupMs?: number; onMeasuring?: () => void }): Promise<Record<string, Run>> {
   const first = (await measure(load, target, groups, timing)).runs;
   if (first[name].otherCpu <= DISTURBED || retriesLeft <= 0) return first;
   retriesLeft--;

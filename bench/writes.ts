@@ -17,13 +17,13 @@ import type { Ctx, LoadClient, Proc, Row } from './run.js';
 /** What bench/run.ts lends the write scenarios. */
 export interface WritesKit {
   opts: {
-    connections: number; rounds: number; seconds: number; fresh: boolean; against?: string;
+    connections: number; rounds: number; seconds: number; warmup: number; fresh: boolean; against?: string;
     /** The webhooks receiver (`--receiver`), and the load generator's client there (raw unless `--client` says). */
     receiver: 'raw' | 'http'; webhooksClient: 'http' | 'raw';
   };
   rows: Row[];
   notes: string[];
-  abRun(load: LoadClient, target: Proc, groups: GroupSpec[], name: string, timing?: { client?: 'http' | 'raw'; onMeasuring?: () => void }): Promise<Record<string, Run>>;
+  abRun(load: LoadClient, target: Proc, groups: GroupSpec[], name: string, timing?: { client?: 'http' | 'raw'; warmupMs?: number; onMeasuring?: () => void }): Promise<Record<string, Run>>;
   copyDir(from: string, to: string): string;
   detail(line: string): void;
   /** Our server (or `serverJs`, another build) on `dataDir` with `SYNC=sync`. */
@@ -164,6 +164,15 @@ async function pendingDeliveries(p: Proc, auth: Record<string, string>, id: stri
 // ---------------------------------------------------------------------------------------------
 // Webhooks: durable writes with one subscribed endpoint vs none; do deliveries keep up?
 
+/**
+ * The webhooks rounds' least warm-up, wall ms (bench/README.md, "Webhooks: pipelined and
+ * gathered"): each run is a freshly started server, and one with an endpoint also compiles its
+ * delivery worker's isolate and the delivery paths — code that runs once a write, ~8× less often
+ * a second than a read's, so V8 is still compiling it (on the helper threads both servers' API
+ * threads compete with) a second into the load. The figure asked for is a running server's.
+ */
+const WEBHOOKS_WARMUP_MS = 4000;
+
 export async function webhooks(c: Ctx, kit: WritesKit): Promise<void> {
   const { opts } = kit;
   // The load generator's raw node:net client unless one is chosen: at these rates node:http's
@@ -244,7 +253,7 @@ export async function webhooks(c: Ctx, kit: WritesKit): Promise<void> {
       let before = receivedSoFar();
       let main0 = NaN;
       const runs = await kit.abRun(c.load, p, [{ name: 'write', connections: opts.connections, request }], 'write',
-        { client, onMeasuring: () => { before = receivedSoFar(); main0 = p.mainThreadCpuSeconds(); } });
+        { client, warmupMs: Math.max(WEBHOOKS_WARMUP_MS, opts.warmup * 1000), onMeasuring: () => { before = receivedSoFar(); main0 = p.mainThreadCpuSeconds(); } });
       // The window's length: the deliveries counted since it began include those owed for its
       // writes that arrived just after it (the answer's way back to this process takes a moment).
       const seconds = opts.seconds;
@@ -274,7 +283,7 @@ export async function webhooks(c: Ctx, kit: WritesKit): Promise<void> {
   // counted in the next one, so "keeps up" allows 5 % and asks that the backlog drains in 5 s.
   const perWrite = median(deliveries.map((d) => d.rate / d.writes));
   const keepsUp = perWrite >= 0.95 && deliveries.every((d) => d.drainS < 5);
-  kit.rows.push({ scenario: `PATCH /api/v1/conversations/{id}, ${opts.connections} conns, SYNC=always, one webhook endpoint subscribed to every event (a local receiver answering 204, ${opts.receiver === 'raw' ? 'bench/receiver.ts' : 'node:http'}); ${client} load client`,
+  kit.rows.push({ scenario: `PATCH /api/v1/conversations/{id}, ${opts.connections} conns, SYNC=always, one webhook endpoint subscribed to every event (a local receiver answering 204, ${opts.receiver === 'raw' ? 'bench/receiver.ts' : 'node:http'}); ${client} load client; each run after ${Math.max(WEBHOOKS_WARMUP_MS / 1000, opts.warmup)} s of warm-up`,
     figure: `${int(on.rps)} writes/s, p50 ${ms(on.p50)}, p99 ${ms(on.p99)}; server peak RSS ${mb(Math.max(peakRss.on ?? 0, targets[0].p.memory().hwm))}; API thread ${median(mainCpu.on).toFixed(0)} µs of CPU per write (no endpoint: ${median(mainCpu.off).toFixed(0)} µs)`,
     target: '≥ 0.8× without an endpoint', status: `${ratio(ratio_)} of no endpoint${spreadNote(got.on, got.off)} ${verdict(ratio_ >= 0.8)}` });
   kit.rows.push({ scenario: '↳ same, no endpoint', figure: `${int(off.rps)} writes/s, p50 ${ms(off.p50)}, p99 ${ms(off.p99)}`, target: 'reference', status: '1.00×' });
