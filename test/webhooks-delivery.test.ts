@@ -214,6 +214,20 @@ test('a slow endpoint with requests pipelined behind held answers holds only its
   } finally { slow.release(200); await slow.close(); }
 }));
 
+test('with the dispatcher on its own (no runDue), each delivery reaches its receiver within 1 s of the write that made its event, alone and in a burst of 40', () => inWorld(undefined, {}, async (w) => {
+  const { rx } = w;
+  let started = performance.now();
+  await w.event();
+  await rx.waitFor(1, 1000);
+  assert.ok(performance.now() - started < 1000, `alone: ${Math.round(performance.now() - started)} ms`);
+  started = performance.now();
+  await Promise.all(Array.from({ length: 40 }, () => w.event()));
+  const wrote = performance.now();
+  await rx.waitFor(41, 1000);
+  assert.ok(performance.now() - wrote < 1000, `the last of 40, after its write: ${Math.round(performance.now() - wrote)} ms (${Math.round(wrote - started)} ms of writes)`);
+  assert.equal(new Set(rx.received.map((r) => r.headers['webhook-id'])).size, 41);
+}));
+
 test('a delivery is sent only once its event is on disk; an aborted change sends nothing; a bulk import sends nothing', () => inWorld(undefined, {}, async (w) => {
   const { srv, rx } = w;
   const ws = srv.store.workspace(srv.workspaceId)!;
