@@ -604,3 +604,16 @@ test('the bound over every pool (WEBHOOK_CONCURRENCY): past it a request waits f
     assert.equal(connectionsInUse(), 0);
   } finally { setConnectionLimit(Infinity); a.close(); b.close(); await s.close(); }
 });
+
+test('an attempt is made again once, not more: two kept connections the receiver has closed mean one failed attempt', async () => {
+  // Each connection answers its first request and closes on the next without an answer.
+  const s = await rawServer((socket, n) => { if (n === 1) socket.write('HTTP/1.1 204 No Content\r\n\r\n'); else socket.destroy(); });
+  const pool = new ConnectionPool();
+  try {
+    assert.deepEqual(await together(s.url, pool, 0, 2), [204, 204], 'two connections, each answered once');
+    assert.equal(pool.size, 2);
+    const out = await sendAttempt(s.url, '{}', {}, opts(pool));
+    assert.equal(out.error, "the endpoint's answer is not valid HTTP/1.1: the connection closed before an answer came", 'made on the first kept connection, then once more on the second');
+    assert.equal(s.connections(), 2, 'no third connection: made again once');
+  } finally { pool.close(); await s.close(); }
+});

@@ -11,9 +11,9 @@
  * reads its own after the one before it ended. Requests written in one turn of the event loop
  * leave in one system call. A request's time limit starts once the answers before it are read
  * (it is then the receiver's to answer). A request that got no byte of its answer when its
- * connection ended — the receiver closed it, or another answer on it failed — is made again
- * alone on a new connection (deliveries are at least once, and receivers tell them apart by
- * `webhook-id`); a pool whose receiver leaves a request written behind another unanswered until
+ * connection ended — the receiver closed it, or another answer on it failed — is made again,
+ * once, alone on an idle or a new connection within the pool's bounds (deliveries are at least
+ * once, and receivers tell them apart by `webhook-id`); a pool whose receiver leaves a request written behind another unanswered until
  * its time limit sends one at a time from then on.
  *
  * What it does not do, by design: follow redirects, decode the body (it is thrown away), or
@@ -222,7 +222,8 @@ function open(t: Target): Connection {
  * `timeoutMs` covers connecting, sending, the head and the drain; for a request written behind
  * others it starts once their answers are read. A request that got no byte of its answer when
  * its connection ended, on a connection that had carried others (the receiver closed it while
- * idle, or after the answers before this one), is made again, once, alone on a new connection.
+ * idle, or after the answers before this one), is made again, once, alone on an idle or a new
+ * connection within the pool's bounds (waiting for one past them, {@link ConnectionPool.take}).
  * @throws TimeoutError when no head came in time; AnswerError on a malformed answer; the
  *   socket's error (with its `code`, e.g. ECONNREFUSED, or a TLS certificate error) otherwise.
  */
@@ -286,7 +287,7 @@ export function exchange(pool: ConnectionPool | null, t: Target, request: Buffer
             if (!settled && reader.head !== null) { settled = true; resolve(reader.head); }
             return;
           }
-          if (reused && !got) { next(true); return; }
+          if (reused && !got && !alone) { next(true); return; }
           fail(err);
         },
       };
@@ -294,7 +295,11 @@ export function exchange(pool: ConnectionPool | null, t: Target, request: Buffer
       pool?.answering(c);
     };
     const start = (taken: Taken): void => {
-      if (settled) return; // timed out while it waited for a connection
+      if (settled) {
+        // Timed out while it waited for a connection: an idle one it was given goes back.
+        if (typeof taken === 'object' && !taken.behind) pool!.give(taken.c, performance.now());
+        return;
+      }
       if (taken === 'wait') { pool!.wait(t.addresses, alone, start); return; }
       if (taken === 'closed') { fail(new NotSentError('not sent')); return; }
       if (taken !== 'open') { pool!.adopt(taken.c); run(taken.c, true, taken.behind); return; }
@@ -303,7 +308,7 @@ export function exchange(pool: ConnectionPool | null, t: Target, request: Buffer
       pool?.adopt(c);
       run(c, false, false);
     };
-    /** Made again after its connection ended: alone, on an idle or a new connection. */
+    /** Made again after its connection ended (once): alone, on an idle or a new connection. */
     let alone = false;
     const next = (again: boolean): void => {
       alone = again;

@@ -80,7 +80,7 @@ export class ConnectionPool {
   take(addresses: readonly ResolvedAddress[], now: number, alone = false): Taken {
     const corked = alone ? undefined : this.behind(addresses, true);
     if (corked !== undefined) return { c: corked, behind: true };
-    if (this.inUse < this.limit && inUseAll < inUseLimit) {
+    if (this.underBounds) {
       while (this.idle.length > 0) {
         const c = this.idle.pop()!;
         if (c.closed || now - c.idleSince > c.idleMs || !addresses.some((a) => a.address === c.remote)) { c.destroy(); continue; }
@@ -98,11 +98,11 @@ export class ConnectionPool {
    * queued, where a 410 Gone or a drop can still give it back unmade).
    */
   get full(): boolean {
-    if (this.inUse < this.limit && inUseAll < inUseLimit) return false;
-    if (this.depth <= 1) return true;
-    for (const c of this.carrying) if (!c.closed && c.users.length > 0 && c.users.length < this.depth) return false;
-    return true;
+    return !this.underBounds && this.behind(null, false) === undefined;
   }
+
+  /** Fewer connections in use than its bound and than the bound over every pool. */
+  private get underBounds(): boolean { return this.inUse < this.limit && inUseAll < inUseLimit; }
 
   /** Gives back the exchanges waiting for a connection, unmade ({@link NotSentError}). */
   cancelWaiting(): void {
@@ -127,12 +127,15 @@ export class ConnectionPool {
     return true;
   }
 
-  /** A connection to one of `addresses` awaiting answers with room for one more request; `corked`: only one written to in this turn. */
-  private behind(addresses: readonly ResolvedAddress[], corked: boolean): Connection | undefined {
+  /**
+   * A connection awaiting answers with room for one more request, to one of `addresses` (null:
+   * to any); `corked`: only one written to in this turn.
+   */
+  private behind(addresses: readonly ResolvedAddress[] | null, corked: boolean): Connection | undefined {
     if (this.depth <= 1) return undefined;
     for (const c of this.carrying) {
       if (c.closed || c.users.length === 0) { this.carrying.delete(c); continue; }
-      if ((!corked || c.corked) && c.users.length < this.depth && addresses.some((a) => a.address === c.remote)) return c;
+      if ((!corked || c.corked) && c.users.length < this.depth && (addresses === null || addresses.some((a) => a.address === c.remote))) return c;
     }
     return undefined;
   }

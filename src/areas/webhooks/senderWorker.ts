@@ -3,9 +3,9 @@
  * (docs/decisions.md#shared-memory-between-the-api-thread-and-the-delivery-worker) every
  * {@link POLL_MS} while it has work, signs each ({@link signatureHeaders}) and makes it with
  * {@link sendAttempt} through one keep-alive pool per endpoint and URL — at most `poolSize`
- * connections in use per endpoint and `concurrency` in all, past them only pipelined behind
- * others ({@link mayStart}), the rest queued per endpoint and started the moment a request
- * ends — and writes each outcome to the ring of outcomes as it comes. With
+ * connections in use per endpoint and `concurrency` in all (kept by the pools,
+ * src/areas/webhooks/pool.ts; past them only pipelined behind others), the rest queued per
+ * endpoint ({@link mayStart}) and started the moment a request ends — and writes each outcome to the ring of outcomes as it comes. With
  * nothing to do it sleeps until the API thread wakes it with a message.
  */
 import { parentPort, workerData } from 'node:worker_threads';
@@ -78,7 +78,7 @@ function drop(id: string): void {
 /**
  * Whether one more attempt of endpoint `id` may start now: while fewer than the bounds × the
  * pipeline depth are out (per endpoint and in all). The bounds of connections in use are kept
- * by the pools (src/areas/webhooks/http1.ts): past them a request goes behind others on a
+ * by the pools (src/areas/webhooks/pool.ts): past them a request goes behind others on a
  * connection with room, or waits there for one
  * (docs/decisions.md#deliveries-pipelined-on-kept-alive-connections).
  */
