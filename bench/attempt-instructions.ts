@@ -1,9 +1,9 @@
 /**
- * Instructions per webhook delivery attempt on the delivery worker's code path (the lean
- * HTTP/1.1 client, docs/decisions.md#a-lean-http-client-for-deliveries), counted by valgrind's
+ * Instructions per webhook delivery attempt on the dispatcher's code path (node:http's agents,
+ * docs/decisions.md#webhook-delivery-on-nodehttps-agent), counted by valgrind's
  * callgrind (bench/README.md, "Instruction counts"): the attempts are made by
  * bench/attempt-child.mjs under callgrind — plain `node`, the built modules — to
- * bench/receiver.ts in this process, 10 at once over one keep-alive pool; instrumentation is on
+ * bench/receiver.ts in this process, 10 at once over keep-alive agents; instrumentation is on
  * for `--attempts` after `--warmup`, and the total is divided by them. Kernel time (the socket's
  * write and read) is not counted, nor the receiver.
  *
@@ -11,7 +11,7 @@
  *     [--times K] [--sign]
  *
  * `--dist`: the build to count (default this checkout's dist/; build another with `npx tsc -p
- * tsconfig.build.json` in its worktree). `--sign`: each attempt signed as the worker signs it
+ * tsconfig.build.json` in its worktree). `--sign`: each attempt signed as the dispatcher signs it
  * (HMAC-SHA256; under valgrind SHA runs without the CPU's SHA instructions, so signing counts far
  * more than it costs).
  */

@@ -12,7 +12,7 @@
  * on stdout like the server. Listens on 127.0.0.1 only.
  */
 import * as http from 'node:http';
-import { JSON_TYPE, NOT_FOUND, UNAUTHORIZED, checkKey, forbidden, hasScope, loadPeerData } from './peerAuth.js';
+import { Bookkeeping, JSON_TYPE, NOT_FOUND, UNAUTHORIZED, checkKey, forbidden, hasScope, loadPeerData } from './peerAuth.js';
 
 const mode = process.env.BASELINE_MODE === 'buffer' ? 'buffer' : 'stringify';
 const { data, keys } = loadPeerData();
@@ -23,31 +23,36 @@ const pageBuffer = Buffer.from(JSON.stringify(data.conversationsPage));
 const ISSUES = '/api/v1/issues/';
 const CONVERSATIONS = '/api/v1/conversations';
 
-function send(res: http.ServerResponse, status: number, body: string | Buffer): void {
-  res.writeHead(status, { 'Content-Type': JSON_TYPE, 'Content-Length': typeof body === 'string' ? Buffer.byteLength(body) : body.length });
+const books = new Bookkeeping();
+
+/** Answers with our server's header set: `head` (the bookkeeping's), then the type and length. */
+function send(res: http.ServerResponse, status: number, head: string[], body: string | Buffer): void {
+  head.push('Content-Type', JSON_TYPE, 'Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
+  res.writeHead(status, head);
   res.end(body);
 }
 
 const server = http.createServer({ keepAliveTimeout: 5000 }, (req, res) => {
   const key = checkKey(keys, req.headers.authorization);
-  if (!key) { send(res, 401, UNAUTHORIZED); return; }
+  if (!key) { send(res, 401, books.anonymous(), UNAUTHORIZED); return; }
+  const head = books.headers(key);
   const url = req.url ?? '/';
   if (url.startsWith(ISSUES)) {
-    if (!hasScope(key, 'issues:read')) { send(res, 403, forbidden('issues:read')); return; }
+    if (!hasScope(key, 'issues:read')) { send(res, 403, head, forbidden('issues:read')); return; }
     const id = url.slice(ISSUES.length);
     if (mode === 'buffer') {
       const buf = issueBuffers.get(id);
-      if (buf) { send(res, 200, buf); return; }
+      if (buf) { send(res, 200, head, buf); return; }
     } else {
       const rec = issues.get(id);
-      if (rec) { send(res, 200, JSON.stringify({ issue: rec })); return; }
+      if (rec) { send(res, 200, head, JSON.stringify({ issue: rec })); return; }
     }
   } else if (url.startsWith(CONVERSATIONS)) {
-    if (!hasScope(key, 'conversations:read')) { send(res, 403, forbidden('conversations:read')); return; }
-    send(res, 200, mode === 'buffer' ? pageBuffer : JSON.stringify(data.conversationsPage));
+    if (!hasScope(key, 'conversations:read')) { send(res, 403, head, forbidden('conversations:read')); return; }
+    send(res, 200, head, mode === 'buffer' ? pageBuffer : JSON.stringify(data.conversationsPage));
     return;
   }
-  send(res, 404, NOT_FOUND);
+  send(res, 404, head, NOT_FOUND);
 });
 
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {

@@ -18,10 +18,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Db } from '../src/store/db.js';
-import { nodeFs } from '../src/store/fs.js';
+import { nodeFs } from '../src/store/log/fs.js';
 import { newId } from '../src/core/ids.js';
 import { iso } from '../src/core/clock.js';
 import { attachEvents, type EventRecords } from '../src/areas/events/events.js';
+import type { AnswerRecords } from '../src/areas/answers/model.js';
 import type { Conversation, ConversationRecords } from '../src/areas/conversations/conversations.js';
 import type { IssueRecords } from '../src/areas/issues.js';
 import type { Source } from '../src/areas/sources/model.js';
@@ -38,7 +39,7 @@ async function child(m: 'objects' | 'bytes'): Promise<void> {
   if (gc === undefined) throw new Error('run with --expose-gc');
   const dir = mkdtempSync(join(tmpdir(), 'sw-coldmem-'));
   try {
-    type Records = EventRecords & ConversationRecords & IssueRecords & { source: Source };
+    type Records = EventRecords & ConversationRecords & IssueRecords & AnswerRecords & { source: Source };
     const db = Db.create<Records>(join(dir, 'w.log'), { fs: nodeFs, sync: false, compactionSlack: 1e9, tailSlack: 1e9 });
     const start = Date.now() - 10 * 24 * 3600 * 1000;
     let clock = start;

@@ -1,8 +1,9 @@
 /**
  * The fastify peer of the reads comparison (bench/README.md, "Peers"): fastify 5 doing the
  * same work per request as our server and the bare baselines — the key check of
- * bench/peerAuth.ts in an `onRequest` hook (401 with our exact body), then the route answers
- * the same record as a JSON object.
+ * bench/peerAuth.ts in an `onRequest` hook (401 with our exact body) with its bookkeeping (request
+ * id, token bucket, usage count, our server's headers), then the route answers the same record as
+ * a JSON object.
  *
  * Serialization: `reply.send(obj)` with no response schema, so fastify serializes with plain
  * `JSON.stringify` (lib/reply.js `serialize()` falls back to it when the route has no
@@ -20,7 +21,7 @@
  */
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { JSON_TYPE, NOT_FOUND, UNAUTHORIZED, checkKey, forbidden, hasScope, loadPeerData, type PeerKey } from './peerAuth.js';
+import { Bookkeeping, JSON_TYPE, NOT_FOUND, UNAUTHORIZED, checkKey, forbidden, hasScope, loadPeerData, type PeerKey } from './peerAuth.js';
 
 // The few parts of fastify's API used here (the project has no fastify types, on purpose).
 interface Reply { code(n: number): Reply; header(k: string, v: string): Reply; send(body?: unknown): Reply }
@@ -44,12 +45,17 @@ const version = (requireFromPeers('fastify/package.json') as { version: string }
 const { data, keys } = loadPeerData();
 const issues = new Map<string, unknown>(Object.entries(data.issues));
 
+const books = new Bookkeeping();
+/** Sets a flat name, value list of headers on the reply (our server's header set, from {@link Bookkeeping}). */
+function headers(reply: Reply, list: string[]): void { for (let i = 0; i < list.length; i += 2) reply.header(list[i], list[i + 1]); }
+
 const app = fastify({ logger: false, keepAliveTimeout: 5000 });
 app.decorateRequest('peerKey', undefined);
 app.addHook('onRequest', (req, reply, done) => {
   const key = checkKey(keys, req.headers.authorization as string | undefined);
-  if (!key) { reply.code(401).header('content-type', JSON_TYPE).send(UNAUTHORIZED); return; }
+  if (!key) { headers(reply, books.anonymous()); reply.code(401).header('content-type', JSON_TYPE).send(UNAUTHORIZED); return; }
   req.peerKey = key;
+  headers(reply, books.headers(key));
   done();
 });
 app.get('/api/v1/issues/:id', (req, reply) => {

@@ -22,7 +22,7 @@ const parts = Number(a.parts ?? 40);
 const times = Number(a.times ?? 10);
 const dist = a.dist ?? join(ROOT, 'dist');
 const { Db } = (await import(pathToFileURL(join(dist, 'store', 'db.js')).href)) as typeof import('../src/store/db.js');
-const { nodeFs } = (await import(pathToFileURL(join(dist, 'store', 'fs.js')).href)) as typeof import('../src/store/fs.js');
+const { nodeFs } = (await import(pathToFileURL(join(dist, 'store', 'log', 'fs.js')).href)) as typeof import('../src/store/log/fs.js');
 const dir = mkdtempSync(join(a.dir ?? join(ROOT, 'data'), 'bench-large-tx-'));
 try {
   const db = await Db.open(join(dir, 'w.log'), { fs: nodeFs, sync: true });

@@ -11,8 +11,8 @@
  *
  * Framing: requests must carry `Content-Length` (our delivery client always sends it;
  * docs/api.md#webhook-deliveries); `Transfer-Encoding: chunked` or a head over 16 KiB closes
- * the connection and counts as a framing error, which the bench reports. Pipelined requests
- * are answered in order.
+ * the connection and counts as a framing error, which the bench reports. Requests that come
+ * together on one connection are answered in order.
  */
 import * as net from 'node:net';
 import { createHmac } from 'node:crypto';

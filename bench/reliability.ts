@@ -41,7 +41,7 @@ import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { nodeFs, type StoreFs } from '../src/store/fs.js';
+import { nodeFs, type StoreFs } from '../src/store/log/fs.js';
 import { startTestServer, type TestServer } from '../test/helpers/server.js';
 import { bytesOf, viaFdatasync } from '../test/helpers/storeFs.js';
 import { call, startServer as startChild, tempDir, type HttpResult, type RunningChild } from '../test/helpers/child.js';

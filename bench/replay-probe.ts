@@ -1,9 +1,9 @@
 import { mkdtempSync, writeFileSync, mkdirSync, openSync, writeSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeLine } from '../src/store/log.js';
+import { encodeLine } from '../src/store/log/log.js';
 import { Workspace } from '../src/domain/workspace.js';
-import { nodeFs } from '../src/store/fs.js';
+import { nodeFs } from '../src/store/log/fs.js';
 const n = Number(process.argv[2] ?? 1_000_000), ids = Number(process.argv[3] ?? 100_000);
 const dir = mkdtempSync(join(tmpdir(), 'sw-replay-'));
 const file = join(dir, 'ws.log');

@@ -6,14 +6,14 @@
  * the same key check (fastify 5 and two bare `node:http` servers, bench/reads.ts); drives them
  * from a separate load-generator process (bench/load.ts); reports the median of the rounds,
  * p50/p99 latency, the server's peak RSS and the same-round ratios to the peers; prints a
- * Markdown table and writes it to bench/results.md.
+ * Markdown table per benchmark and rewrites those sections of bench/RESULTS.md (bench/results.ts).
  *
  * Options: --seconds N (measurement per run, default 5), --warmup S (default 1),
  * --rounds N (A/B rounds, default 3), --connections N (default 50), --records N (start-up
  * log size, default 1,000,000), --log-level L (server LOG_LEVEL, default info),
- * --only reads,list,writes,webhooks,sources,startup,search, --quick (1 s runs, 1 round, 100,000 records,
- * a 200,000-chunk search index: a smoke test), --keep (keep the temp dir), --out FILE (default
- * bench/results.md), --against DIR (another build beside ours in reads, list, writes and webhooks), --receiver raw|http
+ * --only reads,list,writes,webhooks,sources,startup,search,hostile, --quick (1 s runs, 1 round, 100,000 records,
+ * a 200,000-chunk search index: a smoke test; writes no results file unless --out is given), --keep
+ * (keep the temp dir), --out FILE (default bench/RESULTS.md), --against DIR (another build beside ours in reads, list, writes and webhooks), --receiver raw|http
  * (the webhooks receiver), --pin on|off (reads and list: servers on CPU 0, the load generator on
  * CPU 1; on by default with taskset and ≥ 2 cores), --fresh on|off (reads, list, writes and webhooks: a new process of
  * every server each round; default on), --log-rounds N (rounds of the access log's cost measured at once; default
@@ -35,7 +35,9 @@ import { median, int, ms, secs, mb, mb1, pct, verdict, log, DISTURBED, runLine, 
 import { installFastify, pinPlan, type PeerInstall } from './peers.js';
 import { CLK_TCK, statCpuSeconds, statFields } from './procStat.js';
 import { reads } from './reads.js';
+import { writeResults, machineLine, type Benchmark, type Row, type Section } from './results.js';
 import { writes, webhooks, type WritesKit } from './writes.js';
+import { hostile } from './hostile.js';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -61,10 +63,11 @@ const opts = {
   readConnections: num(argv['read-connections'], 10),
   records: num(argv.records, quick ? 100_000 : 1_000_000),
   logLevel: argv['log-level'] ?? 'info',
-  only: new Set((argv.only ?? 'reads,list,writes,webhooks,sources,startup,search').split(',')),
+  only: new Set((argv.only ?? 'reads,list,writes,webhooks,sources,startup,search,hostile').split(',')),
   ingestions: quick ? 2 : 5,
   startRounds: quick ? 1 : 2,
-  out: argv.out ?? join(ROOT, 'bench', 'results.md'),
+  /** Where the sections are written; a --quick run writes none unless --out is given. */
+  out: argv.out ?? (quick ? undefined : join(ROOT, 'bench', 'RESULTS.md')),
   /** The load generator's client for every scenario; the GET-issue comparison also runs with `raw` unless one is chosen. */
   client: (argv.client ?? 'http') as 'http' | 'raw',
   readClients: (argv.client ? [argv.client] : ['http', 'raw']) as Array<'http' | 'raw'>,
@@ -371,7 +374,7 @@ const copyDir = (from: string, to: string) => { fs.cpSync(from, to, { recursive:
 // ---------------------------------------------------------------------------------------------
 // Results
 
-export interface Row { scenario: string; figure: string; target: string; status: string }
+export type { Row };
 const rows: Row[] = [];
 const details: string[] = [];
 const notes: string[] = [];
@@ -388,7 +391,8 @@ async function main(): Promise<void> {
     const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean).length;
     source = `source ${head}${dirty ? ` + ${dirty} uncommitted file(s) in src/` : ''}`;
   } catch { /* not a git checkout */ }
-  const machine = `${cpu[0]?.model ?? 'unknown CPU'} × ${cpu.length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}, ${new Date().toISOString()}, load average ${load0.map((x) => x.toFixed(2)).join(' / ')} at start`;
+  const startedAt = new Date().toISOString();
+  const machine = `${cpu[0]?.model ?? 'unknown CPU'} × ${cpu.length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}, ${startedAt}, load average ${load0.map((x) => x.toFixed(2)).join(' / ')} at start`;
   let wrk = false;
   try { execFileSync('sh', ['-c', 'command -v wrk'], { stdio: 'ignore' }); wrk = true; } catch { wrk = false; }
   log(`# Benchmark (${quick ? 'quick smoke run' : 'full run'})`);
@@ -427,58 +431,97 @@ async function main(): Promise<void> {
     const auth = { authorization: `Bearer ${key}` };
     const ctx: Ctx = { tmp, baseDir, seedDir, workspaceId, key, auth, issueIds, convIds, load, importJson, cliJs: join(app, 'dist', 'cli.js') };
 
-    if (readsOn) {
-      await reads(ctx, {
-        opts, pin: pinning, peer, rows, notes, abRun, copyDir, detail,
-        startServer: (label, dataDir, env, stdout) => startServer(label, dataDir, 'always', false, env, SERVER_JS, stdout),
-        newLoadClient: () => new LoadClient(),
-        against: opts.against === undefined ? undefined : { label: opts.against, start: (label, dataDir) => startServer(label, dataDir, 'always', false, {}, join(opts.against!, 'dist', 'server.js')) },
-        spawnPeer: (label, script, env) => new Proc(label, [...(opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : []), '--import', 'tsx', join(ROOT, 'bench', script)], { PORT: '0', ...env }),
-      });
-    }
+    const prof = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : [];
+    const againstJs = opts.against === undefined ? undefined : join(opts.against, 'dist', 'server.js');
+    const readsKit = (only: 'reads' | 'list') => ({
+      opts: { ...opts, only: new Set([only]) }, pin: pinning, peer, rows, notes, abRun, copyDir, detail,
+      startServer: (label: string, dataDir: string, env?: Record<string, string>, stdout?: Stdout) =>
+        startServer(label, dataDir, 'always', false, env, SERVER_JS, stdout),
+      newLoadClient: () => new LoadClient(),
+      against: againstJs === undefined ? undefined : {
+        label: opts.against!,
+        start: (label: string, dataDir: string) => startServer(label, dataDir, 'always', false, {}, againstJs),
+      },
+      spawnPeer: (label: string, script: string, env: Record<string, string>) =>
+        new Proc(label, [...prof, '--import', 'tsx', join(ROOT, 'bench', script)], { PORT: '0', ...env }),
+    });
     const writesKit: WritesKit = {
       opts: { ...opts, webhooksClient: argv.client ? opts.client : 'raw' }, rows, notes, abRun, copyDir, detail,
       startServer: (label, dataDir, sync, probe, env, serverJs) => startServer(label, dataDir, sync, probe, env, serverJs),
     };
-    if (opts.only.has('writes')) await writes(ctx, writesKit);
-    if (opts.only.has('sources')) await sources(ctx);
-    if (opts.only.has('webhooks')) await webhooks(ctx, writesKit);
-    if (opts.only.has('startup')) await startup(ctx);
-    if (opts.only.has('search')) await search();
+    // Each benchmark is a section of its own in RESULTS.md: reads and list run one after the other.
+    const scenarios: Record<Benchmark, () => Promise<void>> = {
+      reads: () => reads(ctx, readsKit('reads')), list: () => reads(ctx, readsKit('list')),
+      writes: () => writes(ctx, writesKit), sources: () => sources(ctx), webhooks: () => webhooks(ctx, writesKit),
+      startup: () => startup(ctx), search: () => search(),
+      hostile: () => hostile({ tmp, seconds: quick ? 5 : 30, rows, notes,
+        startServer: (label, dataDir, env) => startServer(label, dataDir, 'always', false, { LOG_LEVEL: 'info', ...env }) }),
+    };
+    for (const [bench, run] of Object.entries(scenarios) as Array<[Benchmark, () => Promise<void>]>) {
+      if (opts.only.has(bench)) sections.push(await measuredSection(bench, run));
+    }
   } finally {
     load.close();
     if (!argv.keep) fs.rmSync(tmp, { recursive: true, force: true });
   }
 
   const load1 = os.loadavg();
-  const others = otherLoads.slice().sort((a, b) => a - b);
-  if (others.length) {
-    const disturbed = others.filter((x) => x > 0.25).length;
-    notes.push(`Outside load: other processes used a median ${median(others).toFixed(2)} and up to ${others[others.length - 1].toFixed(2)} of the ${cpu.length} cores during the measured windows; ${disturbed} of ${others.length} windows had more than 0.25 core taken by them (\`other\` in the run lines). Such runs measure the machine, not the server: a disturbed A/B run is run once more (at most ${quick ? 4 : 12} times per bench run; ${(quick ? 4 : 12) - retriesLeft} were), and figures and ratios use the undisturbed rounds when there are any.`);
-  }
-  const table = [
-    '| scenario | figure (median of the undisturbed rounds) | target | ratio (median of same-round ratios) / status |',
-    '|---|---|---|---|',
-    ...rows.map((r) => `| ${r.scenario} | ${r.figure} | ${r.target} | ${r.status} |`),
-  ].join('\n');
   const cmd = `npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
   const header = `Machine: ${machine}; ${source} (dist/ snapshotted at the start); load average ${load1.map((x) => x.toFixed(2)).join(' / ')} at the end. Command: \`${cmd}\` (${int((performance.now() - started) / 1000)} s).${readsOn ? ` Reads: ${peersLine}; ${pinning.line}.` : ''}`;
   log('\n## Results\n');
   log(header + '\n');
-  log(table);
-  if (notes.length) log(`\n${notes.map((n) => `- ${n}`).join('\n')}`);
-  const md = [
-    '# Benchmark results', '',
-    'Written by `npm run bench` (bench/run.ts); the latest run replaces this file.', '',
-    header, '',
-    table, '',
-    ...(notes.length ? ['Notes:', '', ...notes.map((n) => `- ${n}`), ''] : []),
-    '## Runs', '',
-    'Every measured run, in the order it ran (A/B alternation); `cpu` is the share of one core over the window (server: all its threads; client: the load generator); `other` is what the rest of the machine (other processes) used meanwhile, in cores.', '',
-    '```', ...details, '```', '',
-  ].join('\n');
-  fs.writeFileSync(opts.out, md);
-  log(`\nwritten to ${opts.out}`);
+  const stamp = (key: string, seconds: number) => ({
+    date: startedAt, commit: source.replace(/^source /, ''),
+    machine: machineLine(cpu[0]?.model?.trim() ?? 'unknown CPU', cpu.length, os.totalmem(),
+      `${os.type()} ${os.release()}`, process.version),
+    command: `\`${cmd}\` (${int(seconds)} s)`
+      + (key === 'reads' || key === 'list' ? `; ${peersLine}; ${pinning.line}` : ''),
+  });
+  const done: Section[] = sections.map((s) => ({ ...s, stamp: stamp(s.key, s.seconds) }));
+  for (const s of done) {
+    log(`### ${s.key}\n`);
+    for (const r of s.rows) log(`| ${r.scenario} | ${r.figure} | ${r.target} | ${r.status} |`);
+    if (s.notes.length) log(`\n${s.notes.map((n) => `- ${n}`).join('\n')}`);
+    log('');
+  }
+  if (opts.out === undefined) { log('a --quick run: no results file written (--out FILE writes one)'); return; }
+  writeResults(opts.out, done);
+  log(`sections ${done.map((s) => s.key).join(', ')} written to ${opts.out}`);
+}
+
+type Stdout = { file: string } | { fifo: string };
+
+/** A benchmark's rows, notes and run lines, cut from the run's as it ran. */
+interface Measured { key: string; seconds: number; rows: Row[]; notes: string[]; runs: string[] }
+const sections: Measured[] = [];
+
+/**
+ * Runs one benchmark and takes what it added to `rows`, `notes` and `details`, with a note on the
+ * outside load of its own windows. A start-up run of another size than the default is a variant
+ * section of its own (`startup (10,000,000 records)`), so it does not replace the default's figures.
+ */
+async function measuredSection(bench: Benchmark, run: () => Promise<void>): Promise<Measured> {
+  const from = {
+    rows: rows.length, notes: notes.length, details: details.length, loads: otherLoads.length, retries: retriesLeft,
+  };
+  const t0 = performance.now();
+  await run();
+  const others = otherLoads.slice(from.loads).sort((a, b) => a - b);
+  const sectionNotes = notes.slice(from.notes);
+  if (others.length) {
+    const disturbed = others.filter((x) => x > DISTURBED).length;
+    const budget = quick ? 4 : 12;
+    sectionNotes.push(`Outside load: other processes used a median ${median(others).toFixed(2)} and up to `
+      + `${others[others.length - 1].toFixed(2)} of the ${os.cpus().length} cores during the measured windows; `
+      + `${disturbed} of ${others.length} windows had more than ${DISTURBED} core taken by them (\`other\` in the run `
+      + `lines). A disturbed A/B run is run once more (at most ${budget} times per bench run; `
+      + `${from.retries - retriesLeft} were here), and figures and ratios use the undisturbed rounds when there are any.`);
+  }
+  const variant = bench === 'startup' && opts.records !== 1_000_000 ? ` (${int(opts.records)} records)` : '';
+  return {
+    key: `${bench}${variant}`, seconds: (performance.now() - t0) / 1000,
+    rows: rows.slice(from.rows), notes: sectionNotes, runs: details.slice(from.details),
+  };
 }
 
 export interface Ctx {

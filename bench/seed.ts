@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { encodeLine } from '../src/store/log.js';
+import { encodeLine } from '../src/store/log/log.js';
 import { newId } from '../src/core/ids.js';
 import { mulberry32 } from '../test/helpers/prng.js';
 

@@ -20,7 +20,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { generateLog, runCli } from './seed.js';
-import { readBlock } from '../src/store/snapshot.js';
+import { readBlock } from '../src/store/snapshot/snapshot.js';
 
 /** What the scenarios need of bench/run.ts. */
 export interface HistoryDeps {

@@ -165,11 +165,11 @@ async function pendingDeliveries(p: Proc, auth: Record<string, string>, id: stri
 // Webhooks: durable writes with one subscribed endpoint vs none; do deliveries keep up?
 
 /**
- * The webhooks rounds' least warm-up, wall ms (bench/README.md, "Webhooks: pipelined and
- * gathered"): each run is a freshly started server, and one with an endpoint also compiles its
- * delivery worker's isolate and the delivery paths — code that runs once a write, ~8× less often
- * a second than a read's, so V8 is still compiling it (on the helper threads both servers' API
- * threads compete with) a second into the load. The figure asked for is a running server's.
+ * The webhooks rounds' least warm-up, wall ms (bench/README.md): each run is a freshly started
+ * server, and one with an endpoint also compiles the delivery paths — code that runs once a
+ * write, ~8× less often a second than a read's, so V8 is still compiling it (on the helper
+ * threads both servers' API threads compete with) a second into the load. The figure asked for
+ * is a running server's.
  */
 const WEBHOOKS_WARMUP_MS = 4000;
 

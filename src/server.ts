@@ -1,9 +1,7 @@
 /**
- * Entry point: `node dist/server.js`. Reads the configuration, starts the server, and stops
- * it gracefully on SIGTERM/SIGINT (a second signal exits at once). A start that cannot
- * proceed prints one line on stderr and exits with code 2 before answering any request:
- * invalid settings before anything else, a HOST or PORT that cannot be listened on before
- * the data dir is touched.
+ * Entry point: `node dist/server.js`. Reads the configuration, starts the server, stops it gracefully on
+ * SIGTERM/SIGINT (a second signal exits at once). A start that cannot proceed prints one line and exits 2 before
+ * answering: invalid settings first, an unlistenable HOST or PORT before the data dir is touched.
  */
 import { loadConfig, ConfigError } from './core/config.js';
 import { createLogger } from './core/logger.js';
@@ -13,17 +11,18 @@ import { startServer, type RunningServer } from './server/start.js';
 async function main(): Promise<void> {
   let config;
   try { config = loadConfig(); } catch (e) {
-    if (e instanceof ConfigError) { process.stderr.write(`support-workspace: invalid configuration: ${e.message}\n`); process.exit(2); }
+    if (e instanceof ConfigError) { process.stderr.write(
+      `support-workspace: invalid configuration: ${e.message}\n`); process.exit(2); }
     throw e;
   }
   const logger = createLogger(config.logLevel);
-  // Signal handlers go in before the start, so a SIGTERM that arrives right after the
-  // "listening" line (or during the start) is a graceful stop, never Node's default kill.
+  // Signal handlers go in first, so a SIGTERM during or right after the start is a graceful stop.
   let running: RunningServer | undefined;
   let stopping = false;
   let signals = 0;
   const shutdown = (r: RunningServer) => {
-    r.close().then(() => process.exit(0), (e) => { logger.error('shutdown failed', { error: (e as Error).message }); process.exit(1); });
+    r.close().then(() => process.exit(0), (e) => { logger.error('shutdown failed', { error: (
+      e as Error).message }); process.exit(1); });
   };
   const stop = (sig: string) => {
     if (++signals > 1) { process.stderr.write(`support-workspace: ${sig} again, exiting now\n`); process.exit(1); }

@@ -1,7 +1,7 @@
 /**
  * Compaction's time slices (docs/storage.md#compaction): writing a compacted log yields to the
  * event loop once a slice of the clock is used up, not only between 4 MiB writes, and what it
- * writes does not depend on where it yielded. Unit tests of src/store/compaction.ts with an
+ * writes does not depend on where it yielded. Unit tests of src/store/snapshot/compactedFile.ts with an
  * injected clock; the records are made here, no log is loaded.
  */
 import { test } from 'node:test';
@@ -9,9 +9,10 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Slices, writeCompacted, type Capture } from '../src/store/compaction.js';
-import { nodeFs } from '../src/store/fs.js';
-import { HELD_OBJECT } from '../src/store/table.js';
+import { Slices, writeCompactedFile, type Capture } from '../src/store/snapshot/compactedFile.js';
+import { Retention } from '../src/store/snapshot/retention.js';
+import { nodeFs } from '../src/store/log/fs.js';
+import { HELD_OBJECT } from '../src/store/memory/table.js';
 
 /** A capture of one table of `n` records held as objects, and one persisted state. */
 function captureOf(n: number): Capture {
@@ -32,7 +33,7 @@ function tickingClock(): () => number {
 }
 
 async function write(dir: string, name: string, capture: Capture, slices: Slices): Promise<Buffer> {
-  const w = await writeCompacted(join(dir, 'ws.log'), capture, null, null, () => true, () => false, () => null, nodeFs, name, undefined, slices);
+  const w = await writeCompactedFile(join(dir, 'ws.log'), capture, null, new Retention(), nodeFs, name, undefined, slices);
   await nodeFs.close(w.fd);
   return fs.readFileSync(w.tmp);
 }
@@ -57,7 +58,7 @@ test('Slices: due once the slice is used up (looked at every 32nd call); yield l
   for (let i = 0; i < 64; i++) assert.equal(s.due(), false, 'begin() starts a new slice');
 });
 
-test('writeCompacted yields to the event loop every slice while it writes records, and the file is the same as one written in one go', async () => {
+test('writeCompactedFile yields to the event loop every slice while it writes records, and the file is the same as one written in one go', async () => {
   const dir = fs.mkdtempSync(join(tmpdir(), 'sw-slices-'));
   try {
     const n = 3000;

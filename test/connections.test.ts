@@ -34,8 +34,15 @@ afterEach(async () => {
   for (const s of sockets.splice(0)) s.destroy();
   for (const s of servers.splice(0)) await s.close();
 });
+/**
+ * A server for these tests. While a connection is over its bound its socket is not read, so a
+ * request head cut at the end of a read waits unparsed, and node:http's headers timeout (10 s)
+ * runs on it: on a loaded machine draining 200 MB can take longer. These tests are about the
+ * output bound, so that timeout (and the request timeout) are set out of their way.
+ */
 async function server(env: Record<string, string> = {}, output?: ServerDeps['output']): Promise<TestServer> {
-  const srv = await startTestServer({ env, output, captureLogs: true });
+  const timeouts = { HEADERS_TIMEOUT_MS: '300000', REQUEST_TIMEOUT_MS: '300000' };
+  const srv = await startTestServer({ env: { ...timeouts, ...env }, output, captureLogs: true });
   servers.push(srv);
   return srv;
 }

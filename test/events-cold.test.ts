@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nodeFs } from '../src/store/fs.js';
+import { nodeFs } from '../src/store/log/fs.js';
 import { iso } from '../src/core/clock.js';
 import { Workspace } from '../src/domain/workspace.js';
 import { eventViewJson } from '../src/areas/events/events.js';

@@ -10,9 +10,12 @@
 import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { nodeFs, type StoreFs } from '../src/store/fs.js';
+import {
+  chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { nodeFs, type StoreFs } from '../src/store/log/fs.js';
 import { startTestServer, tempDir, type TestServer } from './helpers/server.js';
 import { runServerToExit, SERVER_JS } from './helpers/child.js';
 import { tryMountTmpfs } from './helpers/tmpfs.js';
@@ -582,18 +585,47 @@ test('DATA_DIR naming a regular file, or a path below one (ENOTDIR) → exit 2 w
   }
 });
 
-/** Runs the server as user `nobody` (root's chmod does not restrict root itself). */
-function runAsNobody(dataDir: string, timeoutMs = 15_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/**
+ * A copy of what the server process needs (`dist/`, `package.json`) that user `nobody` can read:
+ * the checkout itself may sit below a directory only its owner can enter (a home dir of mode
+ * 0700), where `nobody` could not load `dist/server.js`. Returns the copy's `dist/server.js` and
+ * a function that removes the copy.
+ */
+function serverReadableByAll(): { serverJs: string; remove: () => void } {
+  const repo = dirname(dirname(SERVER_JS));
+  const dir = mkdtempSync(join(tmpdir(), 'sw-nobody-'));
+  cpSync(join(repo, 'dist'), join(dir, 'dist'), { recursive: true });
+  cpSync(join(repo, 'package.json'), join(dir, 'package.json'));
+  // Whatever the umask made of the copies: directories 0755, files 0644.
+  const loosen = (p: string): void => {
+    const dirEntry = statSync(p).isDirectory();
+    chmodSync(p, dirEntry ? 0o755 : 0o644);
+    if (dirEntry) for (const name of readdirSync(p)) loosen(join(p, name));
+  };
+  loosen(dir);
+  return { serverJs: join(dir, 'dist', 'server.js'), remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Runs the server as user `nobody` (root's chmod does not restrict root itself), from a copy it can read. */
+type NobodyRun = { code: number | null; stdout: string; stderr: string };
+async function runAsNobody(dataDir: string, timeoutMs = 15_000): Promise<NobodyRun> {
+  const copy = serverReadableByAll();
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, PORT: '0', DATA_DIR: dataDir, SYNC: 'none' };
-  const proc = spawn(process.execPath, [SERVER_JS], { env, uid: 65534, gid: 65534, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stdio = ['ignore', 'pipe', 'pipe'] as const;
+  const proc = spawn(process.execPath, [copy.serverJs], { env, uid: 65534, gid: 65534, stdio: [...stdio] });
   let stdout = '';
   let stderr = '';
   proc.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
   proc.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`no exit\n${stdout}\n${stderr}`)); }, timeoutMs);
-    proc.once('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-  });
+  try {
+    return await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        proc.kill('SIGKILL');
+        reject(new Error(`no exit\n${stdout}\n${stderr}`));
+      }, timeoutMs);
+      proc.once('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    });
+  } finally { copy.remove(); }
 }
 
 test('an unreadable DATA_DIR (mode 000, server not root) → exit 2 with one stderr line naming it and EACCES', { skip: process.getuid?.() !== 0 && 'needs root to run the server as another user' }, async () => {

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Db, type WithPrepared } from '../src/store/db.js';
 import { attachIndexes, groupBy, orderBy, uniqueBy } from '../src/store/indexes.js';
-import { nodeFs, type StoreFs } from '../src/store/fs.js';
-import type { SortedIndex } from '../src/store/sorted.js';
+import { nodeFs, type StoreFs } from '../src/store/log/fs.js';
+import type { SortedIndex } from '../src/store/memory/sorted.js';
 import { mulberry32 as rng } from './helpers/prng.js';
 
 interface Ticket { id: string; createdAt: string; code?: string; team: string | null }

@@ -30,6 +30,7 @@ async function seed(srv: TestServer, key: string, workspaceId: string): Promise<
     ids.endpointId = so.body.endpoints[0].id;
     await srv.admin.createDefinition('customField', workspaceId, { label: `F${i}`, type: 'text' });
     ids.agentId = ((await srv.admin.createDefinition('agent', workspaceId, { name: `A${i}` })) as { id: string }).id;
+    for (let n = 0; n < 2; n++) await srv.call('POST', `/api/v1/conversations/${ids.conversationId}/answers`, { key, body: {} });
   }
   ids.clientId = (await srv.call<ClientList>('GET', '/api/v1/clients', { key })).body.clients[0].id;
   ids.eventId = (await srv.call<{ events: Array<{ id: string }> }>('GET', '/api/v1/events', { key })).body.events[0].id;

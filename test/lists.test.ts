@@ -73,6 +73,12 @@ before(async () => {
     tags: [{ name: 't0' }, { name: 't1' }, { name: 't2' }],
     agents: [{ name: 'A0' }, { name: 'A1' }, { name: 'A2' }],
   });
+  // Answers need an agent and a customer message: both exist now.
+  for (let i = 0; i < MIN_ITEMS; i++) {
+    const a = await w.call('POST', `/api/v1/conversations/${ids.conversationId}/answers`, { body: {} });
+    assert.equal(a.status, 201, a.text);
+    srv.clock.advance(1000);
+  }
   // Every first delivery attempt made (port 9 refuses them) before the lists are read: the clock
   // does not move after this, so no delivery changes while a list is walked.
   await srv.webhooks.runDue();

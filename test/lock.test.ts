@@ -1,5 +1,5 @@
 /**
- * The data dir's lock (src/store/lock.ts) against pid reuse: a LOCK naming a live process is
+ * The data dir's lock (src/store/log/lock.ts) against pid reuse: a LOCK naming a live process is
  * held only when that process started when the lock says, or — for a pid-only lock, or
  * without /proc — when something answers on the data dir's admin socket.
  */
@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { acquireLock, lockHolder, LockedError, processStartTime } from '../src/store/lock.js';
+import { acquireLock, lockHolder, LockedError, processStartTime } from '../src/store/log/lock.js';
 import { tempDir } from './helpers/server.js';
 
 /** A live process that is not a server of ours (the pid a reboot could hand to anything). */

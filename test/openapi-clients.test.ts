@@ -36,7 +36,9 @@ const op = (id: string): any => {
 const refName = (schema: any): string | undefined => /^#\/components\/schemas\/(\w+)$/.exec(schema?.$ref ?? '')?.[1];
 const successOf = (o: any) => Object.entries<any>(o.responses).find(([st]) => Number(st) < 300)![1];
 const bodySchema = (o: any) => o.requestBody?.content['application/json'].schema;
-const responseSchema = (o: any) => successOf(o).content['application/json'].schema;
+/** The success body's media: JSON, or the event stream's text. */
+const successMedia = (o: any) => successOf(o).content['application/json'] ?? successOf(o).content['text/event-stream'];
+const responseSchema = (o: any) => successMedia(o).schema;
 const component = (name: string): any => doc.components.schemas[name];
 
 describe('named components', () => {
@@ -150,12 +152,16 @@ describe('what the descriptions and shapes say', () => {
 
   test('create source: url or content (anyOf), type defaults to auto, URLs are format uri; the validator enforces the same rule', async () => {
     const body = component('CreateSourceRequest');
-    assert.deepEqual(body.anyOf.map((b: any) => b.required), [['url'], ['content']]);
-    for (const b of body.anyOf) {
-      assert.equal(b.properties.type.default, 'auto');
+    // One alternative for the fetched types (url required, no content), one for the others (url or content).
+    const [fetched, pasted] = body.oneOf;
+    assert.deepEqual([fetched.properties.type.enum, fetched.required, fetched.properties.content],
+      [['url', 'website', 'github'], ['type', 'url'], undefined]);
+    assert.deepEqual(pasted.anyOf.map((b: any) => b.required), [['url'], ['content']]);
+    for (const b of [fetched, ...pasted.anyOf]) {
       assert.equal(b.properties.url.format, 'uri');
       assert.equal(b.additionalProperties, false);
     }
+    for (const b of pasted.anyOf) assert.equal(b.properties.type.default, 'auto');
     assert.match(body.description, /At least one of `url` and `content`/);
     assert.equal(component('UpdateSourceRequest').properties.url.format, 'uri');
     assert.equal(component('SourceSummary').properties.inputUrl.format, 'uri');
@@ -164,7 +170,8 @@ describe('what the descriptions and shapes say', () => {
       assert.equal(r.status, 400);
       assert.deepEqual(r.body, { code: 'invalid_request', error: 'Request body is invalid: url or content is required.' });
     }
-    assert.deepEqual(schemaErrors(body, { name: 'x' }, doc), ['(root): must match at least one schema in anyOf (matched none)']);
+    const none = '(root): must match exactly one schema in oneOf (matched none)';
+    assert.deepEqual(schemaErrors(body, { name: 'x' }, doc), [none]);
     assert.deepEqual(schemaErrors(body, { url: 'https://a.example/x', content: 'x' }, doc), []);
   });
 
@@ -190,7 +197,7 @@ describe('examples', () => {
   test('every request body and success body has an example that its schema accepts', () => {
     for (const r of srv.routes) {
       const o = op(r.operationId);
-      const res = successOf(o).content['application/json'];
+      const res = successMedia(o);
       assert.ok(Object.hasOwn(res, 'example'), `${r.operationId}: no response example`);
       assert.deepEqual(schemaErrors(res.schema as JsonSchema, res.example, doc), [], `${r.operationId} response example`);
       if (!r.body) continue;

@@ -2,7 +2,7 @@
  * Rate limiting (docs/security.md#rate-limit, docs/api.md#rate-limit-headers): a token bucket per API key with RateLimit-* headers on every
  * authenticated response and Retry-After on a 429, black-box with RATE_LIMIT_BURST=5 and
  * RATE_LIMIT_PER_MINUTE=60 (one token a second) on the injected clock; and the
- * TokenBucketLimiter itself: refill math and the bounded LRU map.
+ * TokenBucketLimiter itself: refill math and the bounded map (CLOCK eviction).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -195,21 +195,30 @@ test('TokenBucketLimiter: keys are independent', () => {
   assert.equal(l.take('b').allowed, true);
 });
 
-test('TokenBucketLimiter: the map is bounded at maxEntries, dropping the least recently used bucket', () => {
+test('TokenBucketLimiter: the map is bounded at maxEntries, dropping a bucket not used since the sweep passed it (CLOCK)', () => {
   const clock = new ManualClock();
   const l = new TokenBucketLimiter(5, 60, clock, 3);
   l.take('a'); l.take('a');
-  l.take('b'); l.take('b');
+  l.take('b');
   l.take('c');
   assert.equal(l.size, 3);
-  l.take('a'); // a is now the most recently used; b the least
-  l.take('d');
+  l.take('a'); // a is used again: its second chance; b and c were not used since they were made
+  l.take('d'); // the sweep passes a (unmarked, moved to the end) and drops b
   assert.equal(l.size, 3);
   assert.deepEqual(l.take('b'), { allowed: true, remaining: 4, resetSeconds: 1, retryAfterSeconds: 0 }, 'b was dropped: it starts full again');
-  assert.equal(l.size, 3); // adding b dropped c
+  assert.equal(l.size, 3); // adding b dropped c, the oldest not used since
   assert.deepEqual(l.take('a'), { allowed: true, remaining: 1, resetSeconds: 4, retryAfterSeconds: 0 }, 'a kept its state');
   assert.deepEqual(l.take('d'), { allowed: true, remaining: 3, resetSeconds: 2, retryAfterSeconds: 0 }, 'd kept its state');
   assert.deepEqual(l.take('c'), { allowed: true, remaining: 4, resetSeconds: 1, retryAfterSeconds: 0 }, 'c was dropped');
+});
+
+test('TokenBucketLimiter: with every bucket used, a sweep clears the marks and drops the oldest', () => {
+  const l = new TokenBucketLimiter(5, 60, new ManualClock(), 2);
+  l.take('a'); l.take('a'); l.take('b'); l.take('b');
+  l.take('c');
+  assert.equal(l.size, 2);
+  assert.equal(l.take('b').remaining, 2, 'b kept its state');
+  assert.equal(l.take('a').remaining, 4, 'a, the oldest, was dropped');
 });
 
 test('TokenBucketLimiter: 10 000 distinct keys never hold more than maxEntries buckets', () => {

@@ -5,7 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertValid, isDate, s, toJsonSchema, type TSchema } from '../src/http/schema.js';
+import { assertValid, isDate, s, type TSchema } from '../src/http/schema.js';
+import { toJsonSchema } from '../src/openapi/jsonSchema.js';
 import { ApiError } from '../src/http/errors.js';
 
 /** The 400 message `assertValid` throws for `value`, or '' when it passes. */

@@ -12,11 +12,12 @@ import { mkdtempSync, readFileSync, readdirSync, statSync, truncateSync, writeFi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Db, type DbOptions } from '../src/store/db.js';
-import { nodeFs, type StoreFs } from '../src/store/fs.js';
+import { nodeFs, type StoreFs } from '../src/store/log/fs.js';
 import { attachIndexes, groupBy, orderBy, persistSortedMap, uniqueBy } from '../src/store/indexes.js';
-import { SortedIndex } from '../src/store/sorted.js';
-import { CorruptLogError, scanLog } from '../src/store/recovery.js';
-import { encodeLine } from '../src/store/log.js';
+import { SortedIndex } from '../src/store/memory/sorted.js';
+import { CorruptLogError } from '../src/store/log/recovery.js';
+import { scanLog } from '../src/store/log/repair.js';
+import { encodeLine } from '../src/store/log/log.js';
 import { mulberry32 as rng } from './helpers/prng.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'sw-snap-'));

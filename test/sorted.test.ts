@@ -1,11 +1,11 @@
 /**
- * SortedIndex (src/store/sorted.ts): entries kept as (sortKey, id) pairs must list in exactly
+ * SortedIndex (src/store/memory/sorted.ts): entries kept as (sortKey, id) pairs must list in exactly
  * the string order of their composite keys `sortKey + "\0" + id` — the order cursors rely on —
  * checked against a plain sorted array of composite strings over random operations.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SortedIndex, compositeKey } from '../src/store/sorted.js';
+import { SortedIndex, compositeKey } from '../src/store/memory/sorted.js';
 import { mulberry32 as rng } from './helpers/prng.js';
 
 
@@ -60,7 +60,7 @@ test('SortedIndex: 20 seeds × 400 random operations agree with a sorted array o
 });
 
 test('SortedIndex packed (restored from a snapshot block: times as epoch ms, ids by position) reads as the same index in arrays, and unpacks on its first change (10 seeds)', async () => {
-  const { ArrayIds } = await import('../src/store/ids.js');
+  const { ArrayIds } = await import('../src/store/memory/ids.js');
   for (let seed = 1; seed <= 10; seed++) {
     const r = rng(seed);
     const base = Date.UTC(2025, 0, 1);

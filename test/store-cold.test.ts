@@ -6,9 +6,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Db, type DbOptions } from '../src/store/db.js';
-import { nodeFs, type StoreFs } from '../src/store/fs.js';
+import { nodeFs, type StoreFs } from '../src/store/log/fs.js';
 import { viaFdatasync, bytesOf } from './helpers/storeFs.js';
-import { ByteArena } from '../src/store/arena.js';
+import { ByteArena } from '../src/store/memory/arena.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'sw-cold-'));
 const create = (path: string, extra: Partial<DbOptions> = {}) => Db.create(path, { fs: nodeFs, sync: true, compactionSlack: 1_000_000, ...extra });
@@ -179,6 +179,30 @@ test('the arena: overwrites and deletes free bytes, a chunk with nothing live is
   assert.equal(arena.stats().refs, 1);
 });
 
+test('the arena holds a block\'s records at refs 0…n-1: reserved, filled, taken out as objects, cleared', () => {
+  const arena = new ByteArena(64);
+  const texts = Array.from({ length: 12 }, (_, i) => JSON.stringify({ i, s: 'x'.repeat(i % 5) }));
+  const lengths = Uint32Array.from(texts, (t) => Buffer.byteLength(t));
+  arena.reserve(lengths, (ref) => ref !== 3);
+  const block = Buffer.from(texts.join(''));
+  let at = 0;
+  for (const [ref, len] of lengths.entries()) { if (ref !== 3) arena.fill(ref, block, at, at + len); at += len; }
+  assert.throws(() => arena.fill(3, block, 0, lengths[3]), RangeError, 'a record the block does not keep has no room');
+  assert.throws(() => arena.fill(4, block, 0, lengths[4] + 1), RangeError);
+  const { refs, liveBytes } = arena.stats();
+  assert.deepEqual({ refs, liveBytes }, { refs: 11, liveBytes: block.length - lengths[3] });
+  for (let ref = 0; ref < 12; ref++) if (ref !== 3) assert.equal(arena.text(ref), texts[ref]);
+  assert.deepEqual(arena.take(5), JSON.parse(texts[5]));
+  assert.deepEqual({ taken: arena.taken, refs: arena.stats().refs }, { taken: 1, refs: 10 });
+  assert.throws(() => arena.free(5), /not in use/);
+  assert.ok([3, 5].includes(arena.add('{"new":1}')), 'a slot the block left free is reused');
+  assert.throws(() => arena.reserve(lengths, () => true), /empty arena/);
+  arena.clear();
+  assert.deepEqual({ refs: arena.stats().refs, chunks: arena.stats().chunks }, { refs: 0, chunks: 0 });
+  arena.reserve(lengths, () => true);
+  assert.equal(arena.stats().refs, 12);
+});
+
 test('overwrites, deletes and reads through the Db free the arena: a workspace that deletes what it wrote holds no chunk but the one being filled', async () => {
   const file = join(tmp(), 'a.log');
   const db = create(file, { chunkBytes: 512 });
@@ -347,7 +371,7 @@ test('a retention rule that reads the text decides for records held as bytes wit
   await again.close();
 });
 
-test('loaded from the snapshot block, the records of a type held as bytes go to the arena (the others to the block\'s buffers): an overwrite, a delete or a retention drop frees their bytes', async () => {
+test('a block\'s unparsed records go to the arena: an overwrite, a delete, a retention drop or a read to keep frees them', async () => {
   const file = join(tmp(), 'a.log');
   const first = await create(file).load();
   for (let i = 0; i < 30; i++) await put(first, 'event', `e${i}`, ev(i));
@@ -361,9 +385,10 @@ test('loaded from the snapshot block, the records of a type held as bytes go to 
   await db.load();
   assert.deepEqual({ snapshot: db.loadInfo.snapshot, lazy: db.loadInfo.lazy }, { snapshot: true, lazy: 31 });
   const loaded = db.arenaStats()!;
-  assert.equal(loaded.refs, 30);
+  assert.equal(loaded.refs, 31);
   assert.equal(db.text('event', 'e5'), JSON.stringify(ev(5)));
   assert.deepEqual(db.get('other', 'o1'), { v: 1 });
+  assert.equal(db.arenaStats()!.refs, 30, 'o1 is kept as an object once read: its bytes are freed');
   await put(db, 'event', 'e0', ev(0, { v: 2 }));
   await del(db, 'event', 'e1');
   assert.equal(db.arenaStats()!.refs, 29, 'e1 freed; e0 freed and held again');
@@ -372,7 +397,7 @@ test('loaded from the snapshot block, the records of a type held as bytes go to 
   assert.equal(db.arenaStats()!.refs, 10);
   assert.ok(db.arenaStats()!.chunkBytes < loaded.chunkBytes);
   assert.deepEqual([...db.table('event').keys()], Array.from({ length: 10 }, (_, i) => `e${i + 20}`));
-  assert.equal(db.parsedSinceLoad, 1, 'of the block buffers, only the record of the other type was parsed');
+  assert.equal(db.parsedSinceLoad, 1, 'of the records loaded, only the one of the other type was parsed to be kept');
   await db.close();
 });
 

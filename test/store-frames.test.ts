@@ -10,11 +10,12 @@ import { appendFileSync, mkdtempSync, readFileSync, readdirSync, statSync, write
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Db, type ChangeListener, type DbOptions } from '../src/store/db.js';
-import { nodeFs, type StoreFs } from '../src/store/fs.js';
+import { nodeFs, type StoreFs } from '../src/store/log/fs.js';
 import { viaFdatasync, buffersOf, bytesOf } from './helpers/storeFs.js';
 import { attachIndexes, groupBy, orderBy, uniqueBy } from '../src/store/indexes.js';
-import { CorruptLogError, repairLog, scanLog } from '../src/store/recovery.js';
-import { LINE_BYTES, MAX_BATCH_BYTES, encodeLine } from '../src/store/log.js';
+import { CorruptLogError } from '../src/store/log/recovery.js';
+import { repairLog, scanLog } from '../src/store/log/repair.js';
+import { LINE_BYTES, MAX_BATCH_BYTES, encodeLine } from '../src/store/log/log.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'sw-frames-'));
 

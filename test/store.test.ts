@@ -5,10 +5,11 @@ import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Db } from '../src/store/db.js';
-import { nodeFs, type StoreFs } from '../src/store/fs.js';
+import { nodeFs, type StoreFs } from '../src/store/log/fs.js';
 import { viaFdatasync, buffersOf, bytesOf } from './helpers/storeFs.js';
-import { CorruptLogError, repairLog, scanLog } from '../src/store/recovery.js';
-import { AppendLog, LAZY_WRITE_MS, MAX_BATCH_BYTES, StorageFailedError, encodeLine } from '../src/store/log.js';
+import { CorruptLogError } from '../src/store/log/recovery.js';
+import { repairLog, scanLog } from '../src/store/log/repair.js';
+import { AppendLog, LAZY_WRITE_MS, MAX_BATCH_BYTES, StorageFailedError, encodeLine } from '../src/store/log/log.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'sw-store-'));
 const open = (path: string, fs: StoreFs = nodeFs, extra = {}) => Db.open(path, { fs, sync: true, ...extra });
@@ -18,7 +19,7 @@ test('nodeFs.write: buffers written in order from the position as one vectored w
   writeFileSync(file, 'HEAD:');
   const parts = ['alpha-', 'b', '', 'gamma-gamma-', 'δ'].map((x) => Buffer.from(x));
   const fd = await nodeFs.open(file);
-  // The module object node:fs's named exports are synced from (src/store/fs.ts reads `writev` there).
+  // The module object node:fs's named exports are synced from (src/store/log/fs.ts reads `writev` there).
   const fsModule = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
   try {
     await nodeFs.write(fd, parts, 5);
@@ -652,7 +653,7 @@ test('a failed folder fsync after the compaction rename: the new file is the log
   await db2.close();
 });
 
-// ── Pipelined group commit (src/store/log.ts): a batch's fdatasync overlaps the next write ──
+// ── Pipelined group commit (src/store/log/log.ts): a batch's fdatasync overlaps the next write ──
 
 /** A StoreFs over the real one whose fdatasync calls (and, when asked, writes) wait for the test. */
 function gatedFs(holdWrites = false) {

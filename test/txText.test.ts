@@ -9,13 +9,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { opJson, putValueText, writtenOps, writtenTexts } from '../src/store/txText.js';
 import type { Op } from '../src/store/db.js';
-import type { JsonText } from '../src/store/log.js';
+import type { JsonText } from '../src/store/log/log.js';
 
-type Undo = readonly [string, string, object | undefined, number];
+type Undo = readonly [string, string, object | undefined];
 
 /** The undo entries of `ops`, the records of `existed` (as `type/id`) having a previous value. */
 const undoOf = (ops: readonly Op[], existed: string[] = []): Undo[] =>
-  ops.map((op, i) => [op[1], op[2], existed.includes(`${op[1]}/${op[2]}`) ? {} : undefined, i + 1] as const);
+  ops.map((op) => [op[1], op[2], existed.includes(`${op[1]}/${op[2]}`) ? {} : undefined] as const);
 
 /** The text of a piece list (pieces may be strings or bytes). */
 const joined = (t: JsonText): string =>

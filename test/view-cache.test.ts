@@ -1,5 +1,5 @@
 // Serialized views (src/http/viewCache.ts): the bytes a read keeps per record, and the text a
-// write answers with (README "Performance"; docs/decisions.md, A fast path for plain reads).
+// write answers with (README "Performance").
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ViewCache } from '../src/http/viewCache.js';

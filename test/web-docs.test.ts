@@ -68,7 +68,7 @@ test('public docs: published page without auth, grouped by tag with badges and a
     assertSecurityHeaders(p, 'docs page');
     assert.equal(p.headers.get('content-type'), 'text/html; charset=utf-8');
     assert.deepEqual(p.setCookies, [], 'no cookie on a public page');
-    assert.ok(!/<script|style=/.test(p.text), 'no script, no inline style');
+    assert.ok(!/<script(?! src="\/assets\/copy\.js" defer><\/script>)|style=/.test(p.text), 'no inline script or style');
     assert.match(p.text, /<h1>Quokka API<\/h1>/);
     assert.match(p.text, /The quokka service overview\./);
     // Grouped by tag, with method badges and anchors.
@@ -95,7 +95,7 @@ test('public docs: published page without auth, grouped by tag with badges and a
     assert.deepEqual(cleared.body.source.publicDocs, { enabled: true, published: true, slug: null, url: null });
     assert.equal((await c.get('/docs/quokka-docs')).status, 404);
     // Malformed slugs are simply not found.
-    for (const path of ['/docs/A', '/docs/-x', '/docs/%2e%2e', '/docs/x%2Fy', '/docs']) assert.equal((await c.get(path)).status, 404, path);
+    for (const path of ['/docs/A', '/docs/-x', '/docs/a%2e%2e', '/docs/x%2Fy']) assert.equal((await c.get(path)).status, 404, path);
   });
 });
 
@@ -129,7 +129,8 @@ test('public docs search: BM25 over this source only, results link to anchors, e
     assert.equal(r.status, 200, r.text);
     assertSecurityHeaders(r, 'search');
     assert.match(r.text, /<ol class="results"><li><a href="\/docs\/searchable#get-res0-item0">/);
-    assert.equal((r.text.match(/<li>/g) ?? []).length, 1, 'one hit: the other source is not searched');
+    const results = r.text.slice(r.text.indexOf('<ol class="results">'));
+    assert.equal((results.match(/<li>/g) ?? []).length, 1, 'one hit: the other source is not searched');
     assert.ok(!r.text.includes(EVIL));
     assert.ok(r.text.includes('&lt;img src=x onerror=alert(1)&gt; wombat'), 'the hit is shown escaped');
     assert.match(r.text, /value="wombat"/);

@@ -24,6 +24,8 @@ interface Seeded {
   keyId: string;
   sourceId: string;
   webhookId: string;
+  /** A user of the workspace besides the signed-in one (an invited member). */
+  userId: string;
   /** A slug of one of its sources that is not published (docs/web.md#public-docs). */
   hiddenSlug: string;
   publicSlug: string;
@@ -35,10 +37,11 @@ interface Seeded {
  * The seeded value of each path parameter, by the page route's name up to that parameter (the
  * record kind it names). A page route with a parameter not listed here fails the sweep.
  */
-const PARAMS: Record<string, 'keyId' | 'sourceId' | 'webhookId' | 'hiddenSlug'> = {
+const PARAMS: Record<string, 'keyId' | 'sourceId' | 'webhookId' | 'userId' | 'hiddenSlug'> = {
   '/settings/keys/{id}': 'keyId',
   '/settings/sources/{id}': 'sourceId',
   '/settings/webhooks/{id}': 'webhookId',
+  '/settings/users/{id}': 'userId',
   '/docs/{slug}': 'hiddenSlug',
 };
 
@@ -70,8 +73,12 @@ async function seed(srv: TestServer, tag: 'a' | 'b', workspaceId: string, key: s
     webhookId = h.body.webhookEndpoint.id;
     marks.push(`hook-of-${tag}-${i}`, `webhook-of-${tag}-${i}`, webhookId);
   }
+  const member = `member-of-${tag}@example.com`;
+  const u = await srv.admin.execute('user.create', { workspace: workspaceId, email: member }) as { id: string; activationUrl: string };
+  srv.watch(new URL(u.activationUrl).searchParams.get('token')!);
+  marks.push(member, u.id);
   // The hidden slug is the second source's: its id is `sourceId`, and it is not published.
-  return { client, workspaceId, keyId, sourceId, webhookId, hiddenSlug: `${tag}-hidden`, publicSlug: `${tag}-public`, marks };
+  return { client, workspaceId, keyId, sourceId, webhookId, userId: u.id, hiddenSlug: `${tag}-hidden`, publicSlug: `${tag}-public`, marks };
 }
 
 /**
@@ -152,13 +159,21 @@ test('pages: another workspace\'s id or unpublished slug answers exactly like a 
         for (const target of [path, path + query]) {
           const page = await me.client.get(target);
           assert.ok(page.status < 500, `${target}: ${page.status}`);
-          for (const mark of them.marks) assert.ok(!page.text.includes(mark), `GET ${target} of ${me.workspaceId} shows ${mark} of the other workspace`);
+          // `/docs` lists every workspace's published docs by design (their name and overview), never an unpublished one's.
+          const listed = (mark: string) => r.name === '/docs' && /^(source|spec)-of-[ab]-0$/.test(mark);
+          for (const mark of them.marks) {
+            if (!listed(mark)) assert.ok(!page.text.includes(mark), `GET ${target} of ${me.workspaceId} shows ${mark} of the other workspace`);
+          }
+          if (r.name === '/docs') {
+            assert.ok(page.text.includes(`/docs/${them.publicSlug}`) && !page.text.includes(them.hiddenSlug), '/docs: published only');
+          }
           pages++;
         }
       }
       assert.ok(pages >= 16, `${pages} pages`);
       // And the lists do show the workspace's own records (the check above is not vacuous).
-      const own = (await me.client.get('/settings/keys')).text + (await me.client.get('/settings/sources')).text + (await me.client.get('/settings/webhooks')).text;
+      const own = (await me.client.get('/settings/keys')).text + (await me.client.get('/settings/sources')).text + (await me.client.get('/settings/webhooks')).text
+        + (await me.client.get('/settings/users')).text;
       for (const mark of me.marks.filter((x) => /-of-/.test(x) && !x.startsWith('spec-'))) assert.ok(own.includes(mark), `${mark} is listed for its own workspace`);
     }
 

@@ -8,9 +8,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebClient, csrfOf, shownKey, withServer, owner, userOf, assertSecurityHeaders, keysOf, type WebPage } from './helpers/web.js';
 
-/** Creates a key on the keys page; returns the answer. */
+/** Creates a key on the keys page; returns the answer, or for a 303 the page it leads to (which shows the secret). */
 async function createKey(c: WebClient, fields: Record<string, string | string[]>): Promise<WebPage> {
-  return c.submit('/settings/keys', fields);
+  const r = await c.submit('/settings/keys', fields);
+  if (r.status !== 303) return r;
+  assert.match(r.location!, /^\/settings\/keys\/[^/]+\/created$/);
+  return c.get(r.location!);
 }
 
 test('keys page: create with scopes and an expiry, the secret shown once and working on the API, validation 422, escaping', async () => {

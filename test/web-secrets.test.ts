@@ -38,12 +38,14 @@ test('a new key and a webhook secret are allowed once, on the answer that shows 
   assert.throws(() => scanAnswer(watched, answer('POST', '/settings/keys', PAGE(KEY), 422)), /SECRET LEAK: .*contains an API key/);
   assert.throws(() => scanAnswer(watched, answer('POST', '/settings/webhooks', PAGE(KEY))), /SECRET LEAK: .*contains an API key/);
   assert.throws(() => scanAnswer(watched, answer('POST', '/settings/keys', PAGE(WHSEC))), /SECRET LEAK: .*contains a webhook secret/);
+  assert.throws(() => scanAnswer(watched, answer('POST', '/settings/keys', PAGE(KEY))), /SECRET LEAK: .*contains an API key/,
+    'the create form answers 303; only the page it leads to shows the key');
   // …and allowed on it, after which it is watched: a later page holding it fails.
-  scanAnswer(watched, answer('POST', '/settings/keys', PAGE(`<input id="secret" value="${KEY}">`)));
+  scanAnswer(watched, answer('GET', '/settings/keys/K1/created', PAGE(`<input id="secret" value="${KEY}">`)));
   assert.ok(watched.has(KEY));
   assert.throws(() => scanAnswer(watched, answer('GET', '/settings/keys', PAGE(`<code>${KEY}</code>`))), /SECRET LEAK: .*contains a key or credential \(svck_A…\)/);
-  assert.throws(() => scanAnswer(watched, answer('POST', '/settings/keys', PAGE(KEY))), /SECRET LEAK/, 'a second create answer cannot show it again');
-  scanAnswer(watched, answer('POST', '/settings/webhooks', PAGE(`<input id="secret" value="${WHSEC}">`)));
+  assert.throws(() => scanAnswer(watched, answer('GET', '/settings/keys/K1/created', PAGE(KEY))), /SECRET LEAK/, 'a reload cannot show it again');
+  scanAnswer(watched, answer('GET', '/settings/webhooks/W1/created', PAGE(`<input id="secret" value="${WHSEC}">`)));
   assert.ok(watched.has(WHSEC));
   assert.throws(() => scanAnswer(watched, answer('GET', '/settings/webhooks', PAGE(WHSEC))), /SECRET LEAK/);
   // The API's create answer shows one too; its idempotent replay (null) and the page after do not.
@@ -74,7 +76,9 @@ test('every page a WebClient receives is scanned: a watched secret echoed by a p
       /^Error: SECRET LEAK: the answer to POST \/settings\/login contains a key or credential \(plante…\)$/);
     // The key shown on the create answer is watched without the test saying so.
     const c = await owner(srv);
-    const made = await c.submit('/settings/keys', { name: 'shown once', scopes: '*' });
+    const posted = await c.submit('/settings/keys', { name: 'shown once', scopes: '*' });
+    assert.equal(posted.status, 303);
+    const made = await c.get(posted.location!);
     assert.equal(made.status, 200);
     const key = shownKey(made.text);
     assert.throws(() => srv.scan(answer('GET', '/settings/keys', PAGE(key))), /SECRET LEAK/);

@@ -27,8 +27,8 @@ test('sources page: list with counts and errors, publish, 422, 409 across worksp
     assert.equal(list.status, 200);
     assertSecurityHeaders(list, 'sources page');
     assert.ok(!list.text.includes(EVIL) && list.text.includes('&lt;img src=x onerror=alert(1)&gt;'), 'the name is escaped');
-    assert.match(list.text, /<td><code>openapi<\/code><\/td>/);
-    assert.match(list.text, /<td>2<\/td><td>1<\/td><td>2<\/td>/, 'counts: documents, endpoints, chunks');
+    assert.match(list.text, /<td data-label="Type"><code>openapi<\/code><\/td>/);
+    assert.match(list.text, /<td data-label="Documents">2<\/td><td data-label="Endpoints">1<\/td><td data-label="Chunks">2<\/td>/, 'counts: documents, endpoints, chunks');
     assert.match(list.text, /status-revoked">failed/);
     assert.ok(!list.text.includes('Theirs'), 'another workspace\'s source is not listed');
     assert.match(list.text, /<a href="\/settings\/sources" aria-current="page">Sources<\/a>/);

@@ -32,7 +32,10 @@ test('webhooks page: create with the secret shown once, deliveries listed, 422, 
       assert.equal((await c.post('/settings/webhooks', { url: rx.url, events: '*' })).status, 403, 'no csrf token');
       assert.equal((await srv.call<{ webhookEndpoints: unknown[] }>('GET', '/api/v1/webhook-endpoints')).body.webhookEndpoints.length, 0);
       // Create: the secret once.
-      const made = await c.submit('/settings/webhooks', { url: `${rx.url}/hook`, events: ['conversation.created'], description: EVIL });
+      const posted = await c.submit('/settings/webhooks', { url: `${rx.url}/hook`, events: ['conversation.created'], description: EVIL });
+      assert.equal(posted.status, 303, posted.text.slice(0, 500));
+      assert.match(posted.location!, /^\/settings\/webhooks\/[^/]+\/created$/);
+      const made = await c.get(posted.location!);
       assert.equal(made.status, 200, made.text.slice(0, 500));
       assert.equal(made.headers.get('cache-control'), 'no-store');
       const secret = /id="secret" value="(whsec_[^"]+)"/.exec(made.text)?.[1];
@@ -51,7 +54,7 @@ test('webhooks page: create with the secret shown once, deliveries listed, 422, 
       assert.ok(verifyWebhook(secret, got.headers, got.body, srv.clock.now()), 'signed with the secret shown');
       let page = await c.get('/settings/webhooks');
       for (let i = 0; i < 50 && !/status-active">succeeded/.test(page.text); i++) { await new Promise((r) => setTimeout(r, 50)); page = await c.get('/settings/webhooks'); }
-      assert.match(page.text, /<code>conversation\.created<\/code><\/td>\s*<td><span class="status-active">succeeded/);
+      assert.match(page.text, /<code>conversation\.created<\/code><\/td>\s*<td data-label="Status"><span class="status-active">succeeded/);
       // Disable, enable.
       const csrf = csrfOf(page.text);
       const off = await c.post(`/settings/webhooks/${id}/disable`, { csrf });

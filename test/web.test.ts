@@ -269,7 +269,7 @@ test('CSRF: a missing, wrong or other session\'s token, a foreign or null Origin
     assert.equal(foreign.status, 403);
     // Without Origin, a same-origin Referer is accepted (documented fallback).
     const viaReferer = await c.post('/settings/keys', { ...fields, csrf }, { origin: null, headers: { Referer: `${srv.url}/settings/keys` } });
-    assert.equal(viaReferer.status, 200);
+    assert.equal(viaReferer.status, 303);
     const events = srv.logs.map((l) => JSON.parse(l)).filter((l) => l.event === 'csrf.refused');
     assert.ok(events.length >= 10);
   });

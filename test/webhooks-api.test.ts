@@ -89,7 +89,7 @@ test('every refusal of a create or update, with its exact body', () => withServe
     [{ url: 'http://10.0.0.7/hook', events: ['*'] }, invalid('the host of http://10.0.0.7/hook cannot be reached from this server')],
     [{ url: 'http://no-such-host.invalid/hook', events: ['*'] }, invalid('the host of http://no-such-host.invalid/hook cannot be reached from this server')],
     [{ url: 'http://127.0.0.1/hook', events: ['conversation.deleted'] },
-      invalid('events[0] must be one of conversation.created, conversation.updated, message.created, issue.created, issue.updated, source.created, source.updated, source.deleted, *')],
+      invalid('events[0] must be one of conversation.created, conversation.updated, message.created, issue.created, issue.updated, source.created, source.updated, source.deleted, answer.created, *')],
     [{ url: 'http://127.0.0.1/hook', events: [] }, invalid('events must have at least 1 item')],
     [{ url: 'http://127.0.0.1/hook' }, invalid('events is required')],
     [{ events: ['*'] }, invalid('url is required')],
@@ -172,8 +172,7 @@ test('settings: WEBHOOK_* defaults, units of the retry schedule, and every inval
   assert.equal(c.webhookAllowPrivate, false);
   assert.equal(c.webhookTimeoutMs, 15000);
   assert.deepEqual(c.webhookRetrySchedule, [5e3, 3e5, 18e5, 72e5, 18e6, 36e6, 504e5, 72e6, 864e5]);
-  assert.deepEqual([c.webhookConcurrency, c.webhookConcurrencyPerEndpoint, c.webhookPipelineDepth], [64, 16, 16]);
-  assert.equal(loadConfig({ WEBHOOK_PIPELINE_DEPTH: '1' }).webhookPipelineDepth, 1);
+  assert.deepEqual([c.webhookConcurrency, c.webhookConcurrencyPerEndpoint], [64, 16]);
   assert.deepEqual(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '250ms, 2s,1m,3h' }).webhookRetrySchedule, [250, 2000, 60000, 10800000]);
   const lead = 'WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of 1 to 20 durations such as 5s,5m,2h (units ms, s, m, h; each from 1 ms to 7 days), got';
   const bad: Array<[Record<string, string>, string]> = [
@@ -187,8 +186,6 @@ test('settings: WEBHOOK_* defaults, units of the retry schedule, and every inval
     [{ WEBHOOK_ALLOW_PRIVATE: 'yes' }, 'WEBHOOK_ALLOW_PRIVATE must be true or false, got "yes"'],
     [{ WEBHOOK_CONCURRENCY: '0' }, 'WEBHOOK_CONCURRENCY must be an integer from 1 to 10000, got "0"'],
     [{ WEBHOOK_CONCURRENCY_PER_ENDPOINT: 'x' }, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT must be an integer from 1 to 1000, got "x"'],
-    [{ WEBHOOK_PIPELINE_DEPTH: '0' }, 'WEBHOOK_PIPELINE_DEPTH must be an integer from 1 to 64, got "0"'],
-    [{ WEBHOOK_PIPELINE_DEPTH: '65' }, 'WEBHOOK_PIPELINE_DEPTH must be an integer from 1 to 64, got "65"'],
   ];
   for (const [env, message] of bad) {
     assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.message === message, JSON.stringify(env));

@@ -11,7 +11,7 @@ import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiError } from '../src/http/errors.js';
 import type { Route } from '../src/http/route.js';
-import { nodeFs, type StoreFs } from '../src/store/fs.js';
+import { nodeFs, type StoreFs } from '../src/store/log/fs.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
 const customer = { email: 'ada@example.com' };

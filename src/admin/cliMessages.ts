@@ -1,8 +1,7 @@
 /**
- * How the admin CLI words a refused operation (docs/configuration.md#admin-cli): the one line it
- * prints after `error: `. The admin operations refuse with domain errors that hold their parts
- * (src/core/errors.ts); this module alone turns them into the CLI's text — a field by the
- * command-line flag that gave it, a place in an import file by its JSON path.
+ * How the admin CLI words a refused operation (docs/configuration.md#admin-cli): the one line it prints after `error:
+ * `. The admin operations refuse with domain errors that hold their parts (src/core/errors.ts); this module alone turns
+ * them into the CLI's text — a field by the command-line flag that gave it, a place in an import file by its JSON path.
  */
 import { ConflictError, DomainError, InvalidInputError } from '../core/errors.js';
 

@@ -1,31 +1,35 @@
 /**
- * The admin CLI's import (docs/configuration.md#import-file): custom fields, tags, agents,
- * conversations with their messages, and issues, from one JSON file, in one transaction — all
- * or nothing — marked `bulk` (a migration makes no events, docs/api.md#events).
+ * The admin CLI's import (docs/configuration.md#import-file): custom fields, tags, agents, conversations with their
+ * messages, and issues, from one JSON file, in one transaction — all or nothing — marked `bulk` (a migration makes no
+ * events, docs/api.md#events).
  */
 import { s, validateInput, type Static } from '../http/schema.js';
 import { InvalidInputError, type FieldPath } from '../core/errors.js';
 import type { Workspace } from '../domain/workspace.js';
-import { addMessage, createConversation, customerInput, CONVERSATION_STATUSES, CHANNELS, type Conversation } from '../areas/conversations/conversations.js';
+import { addMessage, createConversation, customerInput, CONVERSATION_STATUSES, CHANNELS,
+  type Conversation } from '../areas/conversations/conversations.js';
 import { createIssue, ISSUE_STATES, useTags } from '../areas/issues.js';
 import { createCustomField, customFieldInput } from '../areas/definitions.js';
-import { agentInput, createAgent } from '../areas/agents.js';
+import { agentInputFields, checkSources, createAgent } from '../areas/agents.js';
 import { priority } from '../areas/common.js';
 
 const when = s.optional(s.string({ format: 'date-time' }));
 const importSchema = s.object({
   customFields: s.optional(s.array(customFieldInput)),
   tags: s.optional(s.array(s.object({ name: s.string({ minLength: 1, maxLength: 64 }) }))),
-  agents: s.optional(s.array(agentInput)),
+  agents: s.optional(s.array(s.object({ ...agentInputFields, createdAt: when, updatedAt: when }))),
   conversations: s.optional(s.array(s.object({
     externalId: s.optional(s.string({ minLength: 1, maxLength: 200 })),
+    /** A name for the conversation in this file alone, for issues to link to it (docs/configuration.md#import-file). */
+    ref: s.optional(s.string({ minLength: 1, maxLength: 200 })),
     subject: s.string({ minLength: 1, maxLength: 200 }),
     customer: customerInput,
     status: s.optional(s.enum(CONVERSATION_STATUSES)),
     channel: s.optional(s.enum(CHANNELS)),
     priority: s.optional(priority),
     createdAt: when,
-    messages: s.optional(s.array(s.object({ role: s.enum(['user', 'agent'] as const), body: s.string({ minLength: 1, maxLength: 20000 }), createdAt: when }))),
+    messages: s.optional(s.array(s.object({ role: s.enum(['user', 'agent'] as const), body: s.string({ minLength: 1,
+      maxLength: 20000 }), createdAt: when }))),
   }))),
   issues: s.optional(s.array(s.object({
     subject: s.string({ minLength: 1, maxLength: 200 }),
@@ -33,8 +37,10 @@ const importSchema = s.object({
     priority: s.optional(priority),
     tags: s.optional(s.array(s.string({ minLength: 1, maxLength: 64 }), { maxItems: 50 })),
     state: s.optional(s.enum(ISSUE_STATES)),
-    customer: s.optional(s.object({ name: s.optional(s.string({ maxLength: 160 })), email: s.optional(s.string({ maxLength: 320, format: 'email' })), company: s.optional(s.string({ maxLength: 160 })) })),
+    customer: s.optional(s.object({ name: s.optional(s.string({ maxLength: 160 })), email: s.optional(s.string({
+      maxLength: 320, format: 'email' })), company: s.optional(s.string({ maxLength: 160 })) })),
     conversationExternalId: s.optional(s.string({ minLength: 1, maxLength: 200 })),
+    conversationRef: s.optional(s.string({ minLength: 1, maxLength: 200 })),
     createdAt: when,
   }))),
 });
@@ -43,9 +49,9 @@ export type ImportFile = Static<typeof importSchema>;
 /**
  * Imports `data` into `ws` at time `now` (ms) as one transaction.
  * @returns `{object:"import", workspaceId, imported: counts per kind}`.
- * @throws InvalidInputError with the JSON path in the file of the first invalid or unknown
- *   property (or of a rule broken across records); ConflictError for an identifier used twice
- *   (in the file, or already in the workspace); the log's write errors (nothing is kept then).
+ * @throws InvalidInputError with the JSON path in the file of the first invalid or unknown property (or of a rule
+ *   broken across records); ConflictError for an identifier used twice (in the file, or already in the workspace); the
+ *   log's write errors (nothing is kept then).
  */
 export async function importFile(ws: Workspace, data: unknown, now: number) {
   const file: ImportFile = validateInput(importSchema, data);
@@ -58,16 +64,38 @@ export async function importFile(ws: Workspace, data: unknown, now: number) {
   const inFile = <R>(path: FieldPath, make: () => R): R => {
     try { return make(); } catch (e) { throw e instanceof InvalidInputError ? e.within(path) : e; }
   };
+  /** Conversations of this file by `ref`. */
+  const refs = new Map<string, string>();
   try {
-    for (const [i, f] of (file.customFields ?? []).entries()) { inFile(['customFields', i], () => createCustomField(ws, tx, f, now)); counts.customFields++; }
-    for (const t of file.tags ?? []) { if (!ws.tags.byName.has(t.name.toLowerCase())) counts.tags++; useTags(ws, tx, [t.name], now); }
-    for (const a of file.agents ?? []) { createAgent(tx, a, now); counts.agents++; }
+    for (const [i, f] of (file.customFields ?? []).entries()) {
+      inFile(['customFields', i], () => createCustomField(ws, tx, f, now)); counts.customFields++; }
+    for (const t of file.tags ?? []) { if (!ws.tags.byName.has(t.name.toLowerCase())) counts.tags++; useTags(ws, tx, [
+      t.name], now); }
+    for (const [i, a] of (file.agents ?? []).entries()) {
+      const { createdAt, updatedAt, ...input } = a;
+      const sources = input.sources && inFile(['agents', i], () => checkSources(input.sources!, (id) =>
+        ws.get('source', id) !== undefined));
+      const agent = createAgent(tx, sources ? { ...input, sources } : input, at(createdAt));
+      if (updatedAt !== undefined) {
+        if (Date.parse(updatedAt) < at(createdAt)) throw new InvalidInputError(['agents', i, 'updatedAt'],
+          'is before createdAt');
+        tx.put('agent', agent.id, { ...agent, updatedAt: new Date(Date.parse(updatedAt)).toISOString() });
+      }
+      counts.agents++;
+    }
     for (const [i, c] of (file.conversations ?? []).entries()) {
       const created = at(c.createdAt);
-      let conv: Conversation = inFile(['conversations', i], () => createConversation(ws, tx, c, created, { channel: c.channel }));
-      const msgs = (c.messages ?? []).map((m) => ({ ...m, t: at(m.createdAt ?? c.createdAt) })).sort((x, y) => x.t - y.t);
+      const { ref, ...input } = c;
+      if (ref !== undefined && refs.has(ref)) throw new InvalidInputError(['conversations', i, 'ref'],
+        'is used by an earlier conversation of the file');
+      let conv: Conversation = inFile(['conversations', i], () => createConversation(ws, tx, input, created, {
+        channel: c.channel }));
+      if (ref !== undefined) refs.set(ref, conv.id);
+      const msgs = (c.messages ?? []).map((m) => ({ ...m, t: at(m.createdAt ?? c.createdAt) })).sort((x, y) =>
+        x.t - y.t);
       for (const m of msgs) {
-        if (m.t < created) throw new InvalidInputError(['conversations', i, 'messages'], 'has a message older than the conversation');
+        if (m.t < created) throw new InvalidInputError(['conversations', i, 'messages'],
+          'has a message older than the conversation');
         conv = addMessage(tx, conv, m, m.t).conversation;
         counts.messages++;
       }
@@ -81,11 +109,19 @@ export async function importFile(ws: Workspace, data: unknown, now: number) {
     }
     for (const [i, x] of (file.issues ?? []).entries()) {
       let conversationId: string | undefined;
+      if (x.conversationRef !== undefined && x.conversationExternalId !== undefined) throw new InvalidInputError(
+        ['issues', i, 'conversationRef'], 'cannot be given with conversationExternalId');
       if (x.conversationExternalId !== undefined) {
         conversationId = ws.conversations.byExternalId.get(x.conversationExternalId);
-        if (!conversationId) throw new InvalidInputError(['issues', i, 'conversationExternalId'], 'matches no conversation');
+        if (!conversationId) throw new InvalidInputError(['issues', i, 'conversationExternalId'],
+          'matches no conversation');
       }
-      const { conversationExternalId: _, createdAt, ...rest } = x;
+      if (x.conversationRef !== undefined) {
+        conversationId = refs.get(x.conversationRef);
+        if (!conversationId) throw new InvalidInputError(['issues', i, 'conversationRef'],
+          'matches no conversation of the file');
+      }
+      const { conversationExternalId: _, conversationRef: _r, createdAt, ...rest } = x;
       inFile(['issues', i], () => createIssue(ws, tx, { ...rest, conversationId }, at(createdAt)));
       counts.issues++;
     }

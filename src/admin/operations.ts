@@ -1,9 +1,8 @@
 /**
- * Admin operations (docs/configuration.md#admin-cli): workspaces, API keys and import. The CLI runs
- * them on the data dir's files when no server runs, and through the running server's admin
- * socket otherwise, so two processes never write one file. They refuse with domain errors
- * (src/core/errors.ts: an invalid input with its field path, a record not found, a conflict)
- * or, for what only an operator meets (a damaged workspace, a full disk), an {@link AdminError};
+ * Admin operations (docs/configuration.md#admin-cli): workspaces, API keys and import. The CLI runs them on the data
+ * dir's files when no server runs, and through the running server's admin socket otherwise, so two processes never
+ * write one file. They refuse with domain errors (src/core/errors.ts: an invalid input with its field path, a record
+ * not found, a conflict) or, for what only an operator meets (a damaged workspace, a full disk), an {@link AdminError};
  * the CLI words them (src/admin/cliMessages.ts).
  */
 import { iso, type Clock } from '../core/clock.js';
@@ -13,22 +12,27 @@ import { ConflictError, InvalidInputError, NotFoundError } from '../core/errors.
 import { SecretBox, type Sealed } from '../core/secrets.js';
 import { WorkspaceUnavailableError, type KeyRec, type Store } from '../store/store.js';
 import type { Workspace } from '../domain/workspace.js';
-import { isOutOfSpace } from '../store/fs.js';
-import type { RepairResult } from '../store/recovery.js';
+import { isOutOfSpace } from '../store/log/fs.js';
+import type { RepairResult } from '../store/log/repair.js';
 import { useTags } from '../areas/issues.js';
-import { checkCustomFieldOptions, createCustomField, customFieldInput, customFieldView, type CustomField, type Tag } from '../areas/definitions.js';
-import { agentInput, createAgent } from '../areas/agents.js';
+import { checkCustomFieldOptions, createCustomField, customFieldInput, customFieldView, type CustomField,
+  type Tag } from '../areas/definitions.js';
+import { agentInput, agentView, checkSources, createAgent, type Agent } from '../areas/agents.js';
 import { endpointView, secretContext } from '../areas/webhooks/model.js';
 import { activationUrl, addUser, newActivationLink, userView, OWNER_EMAIL } from '../web/users.js';
 import { importFile } from './import.js';
+import { BackupError, backupTo } from './backup.js';
+import { exportWorkspace } from './export.js';
 
 export type DefinitionKind = 'customField' | 'tag' | 'agent';
 const DEFINITION_TYPES = { customField: 'custom_field', tag: 'tag', agent: 'agent' } as const;
-const DEFINITION_INPUTS = { customField: customFieldInput, tag: s.object({ name: s.string({ minLength: 1, maxLength: 64 }) }), agent: agentInput };
+const DEFINITION_INPUTS = { customField: customFieldInput, tag: s.object({ name: s.string({ minLength: 1,
+  maxLength: 64 }) }), agent: agentInput };
 
 /**
- * The CLI's answer to a repair: which log, the first corrupt line (null when only a torn tail,
- * or nothing, was cut), what was kept and dropped, and where the copy of the damaged log is.
+ * The CLI's answer to a repair: which log, the first corrupt line (null when only a torn tail, or nothing, was cut),
+ * what was kept and dropped, and where the copy of the damaged log is; for a compacted log also `skippedLines` and
+ * `salvagedOps` (docs/storage.md#damaged-compacted-logs).
  */
 export function repairView(r: RepairResult, which: { workspaceId: string } | { log: 'system' }) {
   return {
@@ -37,13 +41,14 @@ export function repairView(r: RepairResult, which: { workspaceId: string } | { l
     keptLines: r.goodLines, keptBytes: r.goodBytes,
     droppedLines: r.droppedLines, droppedValidLines: r.droppedValidLines, droppedBytes: r.droppedBytes,
     damagedCopy: r.damagedCopy,
+    // A compacted log: the bad put lines left out, and the whole records kept from a cut one.
+    ...(r.skippedLines !== undefined ? { skippedLines: r.skippedLines, salvagedOps: r.salvagedOps ?? 0 } : {}),
   };
 }
 
 /**
- * A refused admin operation that is none of the domain errors (a workspace that is offline or
- * not damaged, a full disk, a failed repair…); `message` is the sentence the CLI prints, and
- * `cause` the error it wraps, if any.
+ * A refused admin operation that is none of the domain errors (a workspace that is offline or not damaged, a full disk,
+ * a failed repair…); `message` is the sentence the CLI prints, and `cause` the error it wraps, if any.
  */
 export class AdminError extends Error {
   constructor(message: string, options?: ErrorOptions) {
@@ -63,25 +68,24 @@ export const keyView = (k: KeyRec) => ({
 
 /** The admin commands, by name, with their arguments as the CLI passes them. */
 export class Admin {
-  /**
-   * `publicUrl` is the base of the activation links printed (`PUBLIC_URL`, or `http://HOST:PORT`;
-   * docs/configuration.md#settings), without a trailing slash.
-   */
-  constructor(private readonly store: Store<Workspace>, private readonly clock: Clock, private readonly secrets?: SecretBox,
+  /** `publicUrl`: the base of printed activation links (docs/configuration.md#settings), no trailing slash. */
+  constructor(private readonly store: Store<Workspace>, private readonly clock: Clock,
+    private readonly secrets?: SecretBox,
     private readonly publicUrl = 'http://127.0.0.1:3000') {}
 
   /**
    * Runs one command by name (the admin socket's and the CLI's entry point).
-   * @throws InvalidInputError, NotFoundError or ConflictError for a refused command; AdminError
-   *   when it needs a quarantined workspace, or the disk is full (messages that say what to do),
-   *   or the command is unknown; other errors as they are.
+   * @throws InvalidInputError, NotFoundError or ConflictError for a refused command; AdminError when it needs a
+   *   quarantined workspace, or the disk is full (messages that say what to do), or the command is unknown; other
+   *   errors as they are.
    */
   async execute(op: string, args: Record<string, unknown>): Promise<unknown> {
     try {
       return await this.dispatch(op, args);
     } catch (e) {
       if (e instanceof WorkspaceUnavailableError) throw new AdminError(e.message, { cause: e });
-      if (isOutOfSpace(e)) throw new AdminError(`the disk is full (${(e as Error).message}): nothing was changed; free some space and try again`, { cause: e });
+      if (isOutOfSpace(e)) throw new AdminError(
+        `the disk is full (${(e as Error).message}): nothing was changed; free some space and try again`, { cause: e });
       throw e;
     }
   }
@@ -96,49 +100,60 @@ export class Admin {
       case 'key.list': return Promise.resolve(this.listKeys(String(args.workspace ?? '')));
       case 'key.revoke': return this.revokeKey(String(args.id ?? ''));
       case 'webhook.list': return Promise.resolve(this.listWebhooks(String(args.workspace ?? '')));
-      case 'user.create': return this.createUser(args.workspace as string | undefined, args.email as string | undefined);
+      case 'user.create': return this.createUser(args.workspace as string | undefined,
+        args.email as string | undefined);
       case 'user.link': return this.userLink(String(args.email ?? ''));
       case 'import': return this.importData(String(args.workspace ?? ''), args.data);
       case 'secrets.rotate': return this.rotateSecrets();
+      case 'export': { const ws = this.store.workspace(String(args.workspace ?? ''));
+        if (!ws) return Promise.reject(noWorkspace(String(args.workspace ?? '')));
+        return Promise.resolve(exportWorkspace(ws)); }
+      case 'backup': return backupTo(this.store, String(args.to ?? '')).catch((e: unknown) => {
+        throw e instanceof BackupError ? new AdminError(e.message, { cause: e }) : e; });
       case 'customField.create': case 'tag.create': case 'agent.create':
         return this.createDefinition(op.split('.')[0] as DefinitionKind, String(args.workspace ?? ''), args.input);
       case 'customField.disable': case 'tag.disable': case 'agent.disable':
-        return this.disableDefinition(op.split('.')[0] as DefinitionKind, String(args.workspace ?? ''), String(args.id ?? ''));
+        return this.disableDefinition(op.split('.')[0] as DefinitionKind, String(args.workspace ?? ''),
+          String(args.id ?? ''));
       default: return Promise.reject(new AdminError(`unknown admin operation ${op}`));
     }
   }
 
   /** @throws InvalidInputError about `name` when it is blank or over 200 characters. */
   async createWorkspace(name: string) {
-    if (name.trim() === '' || name.length > 200) throw new InvalidInputError(['name'], 'is required (1 to 200 characters)');
+    if (name.trim() === '' || name.length > 200) throw new InvalidInputError(['name'],
+      'is required (1 to 200 characters)');
     const ws = await this.store.createWorkspace(name);
     return { object: 'workspace', ...ws };
   }
 
   /**
-   * Repairs a quarantined workspace (one whose log has a corrupt line): keeps a copy of the
-   * log, cuts it at its last good line and serves the workspace again. Prints what was dropped.
+   * Repairs a quarantined workspace (one whose log has a corrupt line): keeps a copy of the log, cuts it at its last
+   * good line and serves the workspace again. Prints what was dropped.
    * @throws NotFoundError for an unknown workspace; AdminError when it is not damaged or the repair fails.
    */
   async repairWorkspace(workspaceId: string) {
     if (!this.store.workspaceRec(workspaceId)) throw noWorkspace(workspaceId);
     if (!this.store.quarantined.has(workspaceId)) {
-      throw new AdminError(`workspace ${workspaceId} is not damaged: its log was read without error, so there is nothing to repair`);
+      throw new AdminError(
+        `workspace ${workspaceId} is not damaged: its log was read without error, so there is nothing to repair`);
     }
     let r;
     try { r = await this.store.repairWorkspace(workspaceId); } catch (e) {
-      throw new AdminError(`the repair of workspace ${workspaceId} failed: ${(e as Error).message}; the workspace stays offline`, { cause: e });
+      throw new AdminError(
+        `the repair of workspace ${workspaceId} failed: ${(e as Error).message}; the workspace stays offline`,
+        { cause: e });
     }
     return repairView(r, { workspaceId });
   }
 
   /**
-   * Compacts a workspace's log (or, with null, the system log) now (docs/storage.md#compaction):
-   * its live records and a snapshot block, written beside it and renamed over it; writes go on
-   * meanwhile. Resolves once the new file is the log.
+   * Compacts a workspace's log (or, with null, the system log) now (docs/storage.md#compaction): its live records and a
+   * snapshot block, written beside it and renamed over it; writes go on meanwhile. Resolves once the new file is the
+   * log.
    * @returns `{object:"compaction", workspaceId | log:"system", file, records, bytesBefore, bytesAfter, ms}`.
-   * @throws NotFoundError for an unknown workspace; WorkspaceUnavailableError when it is offline;
-   *   the log's errors (a full disk: the log stays as it was).
+   * @throws NotFoundError for an unknown workspace; WorkspaceUnavailableError when it is offline; the log's errors (a
+   *   full disk: the log stays as it was).
    */
   async compactLog(workspaceId: string | null) {
     let db;
@@ -158,7 +173,8 @@ export class Admin {
   }
 
   listWorkspaces() {
-    return { object: 'list', workspaces: [...this.store.system.table('workspace').values()].map((w) => ({ object: 'workspace', ...w })) };
+    return { object: 'list', workspaces: [...this.store.system.table('workspace').values()].map((w) => ({
+      object: 'workspace', ...w })) };
   }
 
   /** Creates a key; the only answer that ever holds the full `key`. */
@@ -167,14 +183,16 @@ export class Admin {
     const tx = this.store.system.begin();
     tx.put('key', rec.id, rec);
     await this.store.system.commit(tx);
-    return { object: 'api_key', id: rec.id, key, prefix: rec.prefix, scopes: rec.scopes, expiresAt: rec.expiresAt, workspaceId: rec.workspaceId, name: rec.name, createdAt: rec.createdAt };
+    return { object: 'api_key', id: rec.id, key, prefix: rec.prefix, scopes: rec.scopes, expiresAt: rec.expiresAt,
+      workspaceId: rec.workspaceId, name: rec.name, createdAt: rec.createdAt };
   }
 
   /**
    * The first start (docs/configuration.md#starting-and-stopping): a workspace and a full-access key in one
    * transaction, so a crash between the two cannot leave a workspace nobody can reach.
    */
-  async bootstrap(): Promise<{ workspaceId: string; name: string; key: string; ownerEmail: string; ownerActivationUrl: string }> {
+  async bootstrap(): Promise<{
+    workspaceId: string; name: string; key: string; ownerEmail: string; ownerActivationUrl: string }> {
     let key = '';
     let token = '';
     const ws = await this.store.createWorkspace('Default workspace', (tx, w) => {
@@ -183,13 +201,14 @@ export class Admin {
       key = k.key;
       token = addUser(this.store, tx, this.clock.now(), w.id, OWNER_EMAIL).token;
     });
-    return { workspaceId: ws.id, name: ws.name, key, ownerEmail: OWNER_EMAIL, ownerActivationUrl: activationUrl(this.publicUrl, token) };
+    return { workspaceId: ws.id, name: ws.name, key, ownerEmail: OWNER_EMAIL,
+      ownerActivationUrl: activationUrl(this.publicUrl, token) };
   }
 
   /**
    * Makes a settings-area user (docs/web.md#users) with an activation link (valid 24 h, usable once).
-   * @throws NotFoundError for an unknown workspace; InvalidInputError about `email`; ConflictError
-   *   for an email a user of any workspace has.
+   * @throws NotFoundError for an unknown workspace; InvalidInputError about `email`; ConflictError for an email a user
+   *   of any workspace has.
    */
   async createUser(workspace: string | undefined, email: string | undefined) {
     const tx = this.store.system.begin();
@@ -199,16 +218,15 @@ export class Admin {
     return userView(made.user, activationUrl(this.publicUrl, made.token));
   }
 
-  /** A new activation link for the user with `email` (a lost link or password). @throws NotFoundError for an unknown email. */
+  /** A new activation link for the user with `email` (a lost link or password). @throws NotFoundError for an unknown
+   * email. */
   async userLink(email: string) {
     const made = await newActivationLink(this.store, this.clock.now(), email);
     return userView(made.user, activationUrl(this.publicUrl, made.token));
   }
 
-  /**
-   * Validates key options and makes the record and the secret (not yet stored).
-   * @throws NotFoundError for an unknown workspace; InvalidInputError about `scopes`, `expiresAt` or `name`.
-   */
+  /** Makes a key's record and secret (not stored). @throws NotFoundError, InvalidInputError (`scopes`, `expiresAt`,
+   * `name`). */
   private newKey(a: NewKeyInput): { rec: KeyRec; key: string } {
     return makeKey(this.store, this.clock.now(), a);
   }
@@ -222,8 +240,7 @@ export class Admin {
 
   /**
    * The webhook endpoints of a workspace, oldest first, as the API shows them: never a secret
-   * (docs/api.md#webhook-endpoint-object).
-   * @throws NotFoundError for an unknown workspace.
+   * (docs/api.md#webhook-endpoint-object). @throws NotFoundError for an unknown workspace.
    */
   listWebhooks(workspaceId: string) {
     const ws = this.store.workspace(workspaceId);
@@ -239,8 +256,7 @@ export class Admin {
   }
 
   /**
-   * Imports `data` (docs/configuration.md#import-file) into a workspace as one transaction: all
-   * or nothing (src/admin/import.ts).
+   * Imports `data` (docs/configuration.md#import-file) into a workspace as one transaction (src/admin/import.ts).
    * @throws NotFoundError for an unknown workspace; the refusals of {@link importFile}.
    */
   async importData(workspaceId: string, data: unknown) {
@@ -250,10 +266,10 @@ export class Admin {
   }
 
   /**
-   * Creates a custom field, tag or agent (docs/configuration.md#admin-cli) and returns it as the API shows it
-   * (an agent with its new widget key).
-   * @throws NotFoundError for an unknown workspace; InvalidInputError naming the field;
-   *   ConflictError for a tag name in use.
+   * Creates a custom field, tag or agent (docs/configuration.md#admin-cli) and returns it as the API shows it (an agent
+   * with its new widget key).
+   * @throws NotFoundError for an unknown workspace; InvalidInputError naming the field; ConflictError for a tag name in
+   *   use.
    */
   async createDefinition(kind: DefinitionKind, workspaceId: string, input: unknown) {
     const ws = this.store.workspace(workspaceId);
@@ -263,13 +279,19 @@ export class Admin {
     const now = this.clock.now();
     const tx = ws.db.begin();
     let out: Record<string, unknown>;
-    if (kind === 'customField') out = customFieldView(createCustomField(ws, tx, input as Static<typeof customFieldInput>, now));
-    else if (kind === 'agent') out = { object: 'agent', ...createAgent(tx, input as Static<typeof agentInput>, now) };
+    if (kind === 'customField') out = customFieldView(createCustomField(ws, tx,
+      input as Static<typeof customFieldInput>, now));
+    else if (kind === 'agent') {
+      const a = input as Static<typeof agentInput>;
+      const sources = a.sources && checkSources(a.sources, (id) => ws.get('source', id) !== undefined);
+      out = agentView(createAgent(tx, sources ? { ...a, sources } : a, now));
+    }
     else {
       const name = (input as { name: string }).name;
       const existing = ws.tags.byName.get(name.toLowerCase());
       const tag = existing === undefined ? undefined : ws.get('tag', existing);
-      if (tag && tag.enabled !== false) { tx.abort(); throw new ConflictError(`a tag named ${JSON.stringify(name)} already exists`); }
+      if (tag && tag.enabled !== false) { tx.abort(); throw new ConflictError(
+        `a tag named ${JSON.stringify(name)} already exists`); }
       if (tag) {
         // Creating a disabled tag again enables it (keeping its id and first spelling).
         const { enabled: _off, ...on } = tag;
@@ -294,10 +316,12 @@ export class Admin {
     if (!ws) throw noWorkspace(workspaceId);
     const type = DEFINITION_TYPES[kind];
     const rec = ws.get(type, id);
-    if (!rec) throw new NotFoundError({ entity: kind === 'customField' ? 'custom field' : kind, id, inWorkspace: true });
+    if (!rec) throw new NotFoundError({ entity: kind === 'customField' ? 'custom field' : kind, id,
+      inWorkspace: true });
     // Already disabled: nothing changes (an agent keeps its updatedAt).
     const unchanged = rec.enabled === false;
-    const next = unchanged ? rec : { ...rec, enabled: false, ...(kind === 'agent' ? { updatedAt: iso(this.clock.now()) } : {}) };
+    const next = unchanged ? rec : { ...rec, enabled: false,
+      ...(kind === 'agent' ? { updatedAt: iso(this.clock.now()) } : {}) };
     if (!unchanged) {
       const tx = ws.db.begin();
       tx.put(type, id, next);
@@ -305,14 +329,14 @@ export class Admin {
     }
     if (kind === 'customField') return customFieldView(next as CustomField);
     if (kind === 'tag') return { object: 'tag', id, name: (next as Tag).name, enabled: false };
-    return { object: 'agent', ...next };
+    return agentView(next as Agent);
   }
 
   /**
-   * Rotates the master key (docs/storage.md#secrets-at-rest): a new key becomes active in `master.keys` and
-   * every stored source credential and webhook signing secret is decrypted with its old key and
-   * sealed again with the new one, one transaction per workspace. Old keys stay in the file (backups of the logs still
-   * need them); they no longer seal anything.
+   * Rotates the master key (docs/storage.md#secrets-at-rest): a new key becomes active in `master.keys` and every
+   * stored source credential and webhook signing secret is decrypted with its old key and sealed again with the new
+   * one, one transaction per workspace. Old keys stay in the file (backups of the logs still need them); they no longer
+   * seal anything.
    * @throws AdminError when a credential cannot be opened (tampered, or its key is missing).
    */
   async rotateSecrets() {
@@ -344,7 +368,8 @@ export class Admin {
         };
         let next;
         try {
-          next = { ...rec, secret: reseal(rec.secret), ...(rec.previousSecret ? { previousSecret: { ...rec.previousSecret, sealed: reseal(rec.previousSecret.sealed) } } : {}) };
+          next = { ...rec, secret: reseal(rec.secret), ...(rec.previousSecret ? { previousSecret: {
+            ...rec.previousSecret, sealed: reseal(rec.previousSecret.sealed) } } : {}) };
         } catch (e) { tx.abort(); throw e; }
         tx.put('webhook_endpoint', id, next);
         count++;

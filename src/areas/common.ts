@@ -1,11 +1,12 @@
 /**
- * What every API area shares: list query parameters and responses (docs/api.md#lists), the
- * priority enumeration (docs/api.md#priorities), text helpers.
+ * What every API area shares: list query parameters and responses (docs/api.md#lists), the priority enumeration
+ * (docs/api.md#priorities), text helpers.
  */
+import type { EventStreams } from './events/stream.js';
 import { s, type TSchema } from '../http/schema.js';
 import { invalid } from '../http/errors.js';
 import { NotFoundError } from '../core/errors.js';
-import { SortedIndex } from '../store/sorted.js';
+import { SortedIndex } from '../store/memory/sorted.js';
 import type { Ctx } from '../domain/route.js';
 import type { Store } from '../store/store.js';
 import type { Config } from '../core/config.js';
@@ -13,17 +14,27 @@ import type { SecretBox } from '../core/secrets.js';
 import type { Logger } from '../core/logger.js';
 import type { Analyzer } from '../ingest/analyze.js';
 import type { UsageCounter } from './usage/counter.js';
+import type { SourceIndexRec } from '../ingest/types.js';
 
 /** What the areas' routes are built with (src/server/routes.ts builds the table from these). */
 export interface RouteDeps {
   store: Store; config: Config; secrets: SecretBox; logger: Logger; analyzer: Analyzer; usage: UsageCounter;
   /** `PUBLIC_URL` (or `http://HOST:PORT` with the bound port), without a trailing slash. */
   publicUrl: string;
+  /** The open event streams (docs/api.md#event-stream). */
+  streams: EventStreams;
+  /**
+   * Where each document's section is on a source's public docs pages (src/web/docsModel.ts `links`), given by the
+   * server so that answers' citations link there; without it citations carry no url.
+   */
+  docsLinks?: (src: { name: string; publicDocs: { slug: string | null } }, idx: SourceIndexRec) =>
+    ReadonlyMap<string, { anchor: string; page: number }>;
 }
 
 export const PRIORITIES = ['urgent', 'high', 'medium', 'low'] as const;
 export type Priority = (typeof PRIORITIES)[number];
-export const priority = s.named('PriorityLevel', s.enum(PRIORITIES, { description: 'urgent (rank 1) … low (rank 4); default medium' }));
+export const priority = s.named('PriorityLevel', s.enum(PRIORITIES, {
+  description: 'urgent (rank 1) … low (rank 4); default medium' }));
 
 /** `limit` and `cursor` (docs/api.md#lists). */
 export const pageParams = {
@@ -33,8 +44,8 @@ export const pageParams = {
 export const DEFAULT_LIMIT = 20;
 
 /**
- * The schema of a list response holding `items` under `name`. Of a named item `X` it is the
- * component `XList` (docs/api.md#openapi-document).
+ * The schema of a list response holding `items` under `name`. Of a named item `X` it is the component `XList`
+ * (docs/api.md#openapi-document).
  */
 export function listSchema(name: string, item: TSchema): TSchema {
   const list = s.object({
@@ -48,10 +59,14 @@ export function listSchema(name: string, item: TSchema): TSchema {
 
 export interface Page<R> { items: R[]; hasMore: boolean; nextCursor: string | null }
 
+/** The 200 answer of a list (docs/api.md#lists): `page`'s `hasMore` and `nextCursor`, and `items` under `name`. */
+export const listAnswer = (name: string, page: Page<unknown>, items: unknown[]) => ({
+  status: 200 as const, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, [name]: items },
+});
+
 /**
- * Keyset pagination over `index` (docs/api.md#lists): decodes `cursor` (bound to the workspace and
- * `list`), walks `order`, keeps records passing `keep`, returns up to `limit` of them. The walk
- * ends at the first record for which `stop` is true (no later one can be kept either).
+ * Keyset pagination over `index` (docs/api.md#lists): decodes `cursor` (bound to the workspace and `list`), walks
+ * `order`, keeps up to `limit` records passing `keep`, and ends at the first for which `stop` is true.
  * @throws ApiError 400 for a cursor of another list or workspace.
  */
 export function paginate<R>(
@@ -62,8 +77,7 @@ export function paginate<R>(
   const limit = q.limit ?? DEFAULT_LIMIT;
   const from = q.cursor === undefined ? undefined : ctx.cursors.decode(ctx.ws.id, list, q.cursor);
   const items: R[] = [];
-  // The position of the last item kept: its key (the cursor) is made once, for the next page
-  // only — a key of a packed index is a time formatted as ISO text, ~0.5 µs each.
+  // The position of the last item kept: its key (the cursor) is made once, for the next page only.
   let last = -1;
   let hasMore = false;
   for (const at of order === 'desc' ? index.desc(from) : index.asc(from)) {
@@ -91,18 +105,19 @@ export function preview(text: string, max = 160): string {
   return cut;
 }
 
-/** Copies `o` without its undefined properties (a field without a value is omitted, docs/decisions.md#absent-values-are-omitted). */
+/** Copies `o` without its undefined properties (a field without a value is omitted,
+ * docs/decisions.md#absent-values-are-omitted). */
 export function compact<O extends Record<string, unknown>>(o: O): O {
   for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
   return o;
 }
 
 /**
- * Cursor pagination over a fixed, ordered array (definitions such as statuses): the cursor is
- * the signed position of the last item returned.
+ * Cursor pagination over a fixed, ordered array (statuses…): the cursor is the signed position of the last item.
  * @throws ApiError 400 for a cursor of another list or workspace.
  */
-export function paginateArray<R>(ctx: Ctx<unknown, unknown>, list: string, items: readonly R[], q: { limit?: number; cursor?: string }): Page<R> {
+export function paginateArray<R>(ctx: Ctx<unknown, unknown>, list: string, items: readonly R[],
+  q: { limit?: number; cursor?: string }): Page<R> {
   const limit = q.limit ?? DEFAULT_LIMIT;
   let from = 0;
   if (q.cursor !== undefined) {
@@ -112,5 +127,6 @@ export function paginateArray<R>(ctx: Ctx<unknown, unknown>, list: string, items
   }
   const page = items.slice(from, from + limit);
   const hasMore = from + limit < items.length;
-  return { items: page, hasMore, nextCursor: hasMore ? ctx.cursors.encode(ctx.ws.id, list, String(from + limit)) : null };
+  return { items: page, hasMore, nextCursor: hasMore ? ctx.cursors.encode(ctx.ws.id, list, String(
+    from + limit)) : null };
 }

@@ -1,7 +1,6 @@
 /**
- * Definitions (docs/api.md#custom-fields): custom
- * field definitions are stored with internal settings (AI instructions, position) but the
- * API returns only the spec's sanitized fields.
+ * Definitions (docs/api.md#custom-fields): custom field definitions are stored with internal settings (AI instructions,
+ * position) but the API returns only the spec's sanitized fields.
  */
 import { s, type Static } from '../http/schema.js';
 import { route } from '../domain/route.js';
@@ -11,11 +10,12 @@ import { iso } from '../core/clock.js';
 import type { Workspace } from '../domain/workspace.js';
 import type { Tx } from '../store/db.js';
 import { orderBy, uniqueBy } from '../store/indexes.js';
-import { listSchema, pageParams, paginate, paginateArray, PRIORITIES } from './common.js';
+import { listAnswer, listSchema, pageParams, paginate, paginateArray, PRIORITIES } from './common.js';
 import { CONVERSATION_STATUSES } from './conversations/conversations.js';
 import { ISSUE_STATES } from './issues.js';
 
-export const FIELD_TYPES = ['text', 'number', 'decimal', 'boolean', 'date', 'datetime', 'url', 'select', 'multiselect'] as const;
+export const FIELD_TYPES = ['text', 'number', 'decimal', 'boolean', 'date', 'datetime', 'url', 'select',
+  'multiselect'] as const;
 export const FILL_MODES = ['manual', 'ai', 'api', 'customer'] as const;
 
 export interface CustomField {
@@ -41,13 +41,17 @@ export const customFieldInput = s.object({
 
 export const customFieldSchema = s.named('CustomField', s.object({
   object: s.enum(['custom_field'] as const), id: s.string(), label: s.string(), type: s.enum(FIELD_TYPES),
-  enabled: s.boolean(), fillMode: s.enum(FILL_MODES, { description: 'Who fills the field in: support by hand, AI, an API client, or the customer.' }),
-  description: s.string(), options: s.array(s.string(), { description: 'The choices of a `select` or `multiselect` field; empty for the other types.' }),
-}, { description: 'A custom field definition, sanitized: internal settings (AI instructions, position) are not returned.' }));
+  enabled: s.boolean(), fillMode: s.enum(FILL_MODES, {
+    description: 'Who fills the field in: support by hand, AI, an API client, or the customer.' }),
+  description: s.string(), options: s.array(s.string(), {
+    description: 'The choices of a `select` or `multiselect` field; empty for the other types.' }),
+}, { description: 'A custom field definition, sanitized: internal settings (AI instructions, position) are not ' +
+  'returned.' }));
 
 /** The sanitized API view: the spec's fields only. */
 export function customFieldView(f: CustomField): Record<string, unknown> {
-  return { object: 'custom_field', id: f.id, label: f.label, type: f.type, enabled: f.enabled, fillMode: f.fillMode, description: f.description, options: f.options };
+  return { object: 'custom_field', id: f.id, label: f.label, type: f.type, enabled: f.enabled, fillMode: f.fillMode,
+    description: f.description, options: f.options };
 }
 
 /** Creates a custom field definition in `tx` (import and CLI). Without `position` it goes last. */
@@ -63,13 +67,15 @@ export function checkCustomFieldOptions(input: { type: string; options?: string[
   if (input.options && new Set(input.options).size !== input.options.length) throw invalid('must not repeat an option');
 }
 
-export function createCustomField(ws: Workspace, tx: Tx<DefinitionRecords>, input: Static<typeof customFieldInput>, at: number): CustomField {
+export function createCustomField(ws: Workspace, tx: Tx<DefinitionRecords>, input: Static<typeof customFieldInput>,
+  at: number): CustomField {
   checkCustomFieldOptions(input);
   // "Last" means after the highest position in use: the count alone would slot it before sparse positions (10, 20, …).
   let last = -1;
   for (const r of ws.db.table('custom_field').values()) last = Math.max(last, r.position);
   const f: CustomField = {
-    id: newId(), label: input.label, type: input.type, enabled: input.enabled ?? true, fillMode: input.fillMode ?? 'manual',
+    id: newId(), label: input.label, type: input.type, enabled: input.enabled ?? true, fillMode: input.fillMode ??
+      'manual',
     description: input.description ?? '', options: input.options ?? [], position: input.position ?? last + 1,
     createdAt: iso(at),
   };
@@ -80,13 +86,16 @@ export function createCustomField(ws: Workspace, tx: Tx<DefinitionRecords>, inpu
 
 export const definitionRoutes = [
   route({
-    method: 'GET', path: '/api/v1/custom-fields', operationId: 'listCustomFields', tag: 'Definitions', scope: 'definitions:read',
+    method: 'GET', path: '/api/v1/custom-fields', operationId: 'listCustomFields', tag: 'Definitions',
+      scope: 'definitions:read',
     summary: 'List custom field definitions in their defined order (position, then creation).',
     query: s.object({ ...pageParams }),
-    success: { status: 200, schema: listSchema('customFields', customFieldSchema), description: 'A page of custom field definitions.' },
+    success: { status: 200, schema: listSchema('customFields', customFieldSchema),
+      description: 'A page of custom field definitions.' },
     handler: (ctx) => {
-      const page = paginate(ctx, 'custom-fields', ctx.ws.customFields.order, 'asc', ctx.query, (id) => ctx.ws.get('custom_field', id));
-      return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, customFields: page.items.map(customFieldView) } };
+      const page = paginate(ctx, 'custom-fields', ctx.ws.customFields.order, 'asc', ctx.query, (id) =>
+        ctx.ws.get('custom_field', id));
+      return listAnswer('customFields', page, page.items.map(customFieldView));
     },
   }),
 ];
@@ -98,10 +107,7 @@ export interface DefinitionRecords { custom_field: CustomField; tag: Tag }
 
 /** The indexes of custom fields (docs/storage.md#indexes). */
 export const customFieldIndexes = {
-  /**
-   * By (position, createdAt, id): the defined order. The position is zero-padded to a fixed
-   * width, so the "\0" sits at the same place in every key (src/store/sorted.ts).
-   */
+  /** By (position, createdAt, id): the defined order; the position is zero-padded so the "\0" sits at one place. */
   order: orderBy((f: CustomField) => `${String(f.position).padStart(10, '0')}\u0000${f.createdAt}`),
 };
 
@@ -115,19 +121,23 @@ export const tagIndexes = {
   byName: uniqueBy(tagKey),
 };
 
-export const tagSchema = s.named('Tag', s.object({ object: s.enum(['tag'] as const), id: s.string(), name: s.string() }));
+export const tagSchema = s.named('Tag', s.object({ object: s.enum(['tag'] as const), id: s.string(),
+  name: s.string() }));
 export const statusSchema = s.named('Status', s.object({
   object: s.enum(['status'] as const), id: s.string({ description: '`<resource>.<name>`, e.g. `conversation.open`.' }),
-  name: s.string({ description: 'A conversation `status` or an issue `state` value.' }), resource: s.enum(['conversation', 'issue'] as const),
+  name: s.string({ description: 'A conversation `status` or an issue `state` value.' }),
+    resource: s.enum(['conversation', 'issue'] as const),
 }));
 export const prioritySchema = s.named('Priority', s.object({
-  object: s.enum(['priority'] as const), id: s.string(), name: s.string({ description: 'A `priority` value of conversations and issues.' }),
+  object: s.enum(['priority'] as const), id: s.string(), name: s.string({
+    description: 'A `priority` value of conversations and issues.' }),
   rank: s.integer({ minimum: 1, maximum: 4, description: '1 is the most urgent.' }),
 }));
 
 /** One status per enumeration value (docs/api.md#statuses); the id is `<resource>.<value>`. */
 export const STATUSES = [
-  ...CONVERSATION_STATUSES.map((v) => ({ object: 'status', id: `conversation.${v}`, name: v, resource: 'conversation' })),
+  ...CONVERSATION_STATUSES.map((v) => ({ object: 'status', id: `conversation.${v}`, name: v,
+    resource: 'conversation' })),
   ...ISSUE_STATES.map((v) => ({ object: 'status', id: `issue.${v}`, name: v, resource: 'issue' })),
 ];
 /** `urgent` rank 1 … `low` rank 4 (docs/api.md#priorities). */
@@ -136,12 +146,14 @@ export const PRIORITY_LIST = PRIORITIES.map((v, i) => ({ object: 'priority', id:
 export const definitionListRoutes = [
   route({
     method: 'GET', path: '/api/v1/tags', operationId: 'listTags', tag: 'Definitions', scope: 'definitions:read',
-    summary: 'List the workspace\'s tags (from import, the CLI and use on issues), by name; disabled tags are left out.',
+    summary: 'List the workspace\'s tags (from import, the CLI and use on issues), by name; disabled tags are left ' +
+      'out.',
     query: s.object({ ...pageParams }),
     success: { status: 200, schema: listSchema('tags', tagSchema), description: 'A page of tags.' },
     handler: (ctx) => {
-      const page = paginate(ctx, 'tags', ctx.ws.tags.order, 'asc', ctx.query, (id) => ctx.ws.get('tag', id), (t) => t.enabled !== false);
-      return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, tags: page.items.map((t) => ({ object: 'tag', id: t.id, name: t.name })) } };
+      const page = paginate(ctx, 'tags', ctx.ws.tags.order, 'asc', ctx.query, (id) => ctx.ws.get('tag', id), (t) =>
+        t.enabled !== false);
+      return listAnswer('tags', page, page.items.map((t) => ({ object: 'tag', id: t.id, name: t.name })));
     },
   }),
   route({
@@ -151,17 +163,18 @@ export const definitionListRoutes = [
     success: { status: 200, schema: listSchema('statuses', statusSchema), description: 'A page of statuses.' },
     handler: (ctx) => {
       const page = paginateArray(ctx, 'statuses', STATUSES, ctx.query);
-      return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, statuses: page.items } };
+      return listAnswer('statuses', page, page.items);
     },
   }),
   route({
-    method: 'GET', path: '/api/v1/priorities', operationId: 'listPriorities', tag: 'Definitions', scope: 'definitions:read',
+    method: 'GET', path: '/api/v1/priorities', operationId: 'listPriorities', tag: 'Definitions',
+      scope: 'definitions:read',
     summary: 'List the priorities, most urgent first.',
     query: s.object({ ...pageParams }),
     success: { status: 200, schema: listSchema('priorities', prioritySchema), description: 'A page of priorities.' },
     handler: (ctx) => {
       const page = paginateArray(ctx, 'priorities', PRIORITY_LIST, ctx.query);
-      return { status: 200, body: { object: 'list', hasMore: page.hasMore, nextCursor: page.nextCursor, priorities: page.items } };
+      return listAnswer('priorities', page, page.items);
     },
   }),
 ];

@@ -1,7 +1,6 @@
 /**
- * Support issues (docs/api.md#issues): sequential `number` per
- * workspace, `state` with `closedAt`, tags that join the workspace's tag list, and an
- * optional link to the conversation the issue was opened from.
+ * Support issues (docs/api.md#issues): sequential `number` per workspace, `state` with `closedAt`, tags that join the
+ * workspace's tag list, and an optional link to the conversation the issue was opened from.
  */
 import { s, type Static } from '../http/schema.js';
 import { InvalidInputError } from '../core/errors.js';
@@ -42,7 +41,8 @@ export class IssueNumbers {
 
   constructor(private readonly db: Db<IssueRecords>) {
     db.on('issue', (_id, prev, next) => {
-      if (next) { if (next.number > this.max) this.max = next.number; } else if (prev!.number === this.max) this.recompute();
+      if (next) { if (next.number > this.max) this.max = next.number; } else if (
+        prev!.number === this.max) this.recompute();
     }, {
       // Saved in the snapshot block (docs/storage.md#snapshots); issues are never dropped by compaction.
       name: 'issue.numbers/1',
@@ -71,7 +71,8 @@ export function attachIssues(db: Db<IssueRecords>) {
   return { ...attachIndexes(db, 'issue', issueIndexes), numbers: new IssueNumbers(db) };
 }
 
-const issueState = s.named('IssueState', s.enum(ISSUE_STATES, { description: 'Whose move it is: `new`, `on_you` (support), `on_customer`, `on_hold`, or `closed`.' }));
+const issueState = s.named('IssueState', s.enum(ISSUE_STATES, {
+  description: 'Whose move it is: `new`, `on_you` (support), `on_customer`, `on_hold`, or `closed`.' }));
 const issueCustomerInput = s.named('IssueCustomerInput', s.object({
   name: s.optional(s.string({ maxLength: 160 })),
   email: s.optional(s.string({ maxLength: 320, format: 'email' })),
@@ -82,7 +83,8 @@ const fields = {
   description: s.optional(s.string({ maxLength: 20000 })),
   priority: s.optional(priority),
   tags: s.optional(s.array(s.string({ minLength: 1, maxLength: 64 }), {
-    maxItems: 50, description: 'Tag names; repeats (ignoring case) are dropped, and new names join the workspace\'s tags.',
+    maxItems: 50, description: 'Tag names; repeats (ignoring case) are dropped, and new names join the workspace\'s ' +
+      'tags.',
   })),
   customer: s.optional(issueCustomerInput),
   state: s.optional(issueState),
@@ -93,7 +95,8 @@ export const createIssueBody = s.named('CreateIssueRequest', s.object({
   state: s.optional({ ...issueState, description: 'Default `new`.' }),
   conversationId: s.optional(s.string({
     minLength: 1, maxLength: 200,
-    description: 'The id of a conversation in the key\'s workspace to open the issue from: the issue takes its channel, and its customer when `customer` is left out. '
+    description: 'The id of a conversation in the key\'s workspace to open the issue from: the issue takes its ' +
+      'channel, and its customer when `customer` is left out. '
       + 'An id that matches no conversation of the workspace → 400 `invalid_request`.',
   })),
 }));
@@ -104,23 +107,28 @@ const listQuery = s.object({
   state: s.optional(issueState),
   priority: s.optional(priority),
   tag: s.optional(s.string({ minLength: 1, maxLength: 64, description: 'Only issues with this tag (ignoring case).' })),
-  conversationId: s.optional(s.string({ minLength: 1, maxLength: 200, description: 'Only issues opened from this conversation.' })),
+  conversationId: s.optional(s.string({ minLength: 1, maxLength: 200,
+    description: 'Only issues opened from this conversation.' })),
   updatedAfter: s.optional(s.string({ format: 'date-time' })),
   ...pageParams,
 });
 
 const isoSchema = s.string({ format: 'date-time' });
 export const issueSchema = s.named('Issue', s.object({
-  object: s.enum(['issue'] as const), id: s.string(), number: s.integer({ minimum: 1, description: 'Sequential per workspace, from 1.' }),
-  subject: s.string(), preview: s.string({ description: 'The start of the description (at most 160 characters).' }), description: s.optional(s.string()),
+  object: s.enum(['issue'] as const), id: s.string(), number: s.integer({ minimum: 1,
+    description: 'Sequential per workspace, from 1.' }),
+  subject: s.string(), preview: s.string({ description: 'The start of the description (at most 160 characters).' }),
+    description: s.optional(s.string()),
   state: issueState, priority, tags: s.array(s.string()),
-  customer: s.optional(s.named('IssueCustomer', s.object({ name: s.optional(s.string()), email: s.optional(s.string({ format: 'email' })), company: s.optional(s.string()) }))),
+  customer: s.optional(s.named('IssueCustomer', s.object({ name: s.optional(s.string()), email: s.optional(s.string({
+    format: 'email' })), company: s.optional(s.string()) }))),
   source: s.named('IssueSource', s.object({
     channel: s.string({ description: '`api`, or the channel of the conversation the issue was opened from.' }),
     conversationId: s.optional(s.string({ description: 'The conversation the issue was opened from.' })),
   })),
   createdAt: isoSchema, updatedAt: isoSchema,
-  lastActivityAt: { ...isoSchema, description: 'The later of `updatedAt` and the last message of the linked conversation.' },
+  lastActivityAt: { ...isoSchema,
+    description: 'The later of `updatedAt` and the last message of the linked conversation.' },
   closedAt: s.optional({ ...isoSchema, description: 'When it was closed; absent unless `state` is `closed`.' }),
 }));
 const issueResponse = s.named('IssueResponse', s.object({ issue: issueSchema }));
@@ -155,9 +163,11 @@ const descriptionPreview = (d: string | undefined) => (d ?? '').slice(0, 160).re
  * Creates an issue in `tx` with the next number (used by the API and by import).
  * @throws InvalidInputError when `conversationId` is not a conversation of the workspace.
  */
-export function createIssue(ws: Workspace, tx: Tx<IssueRecords & DefinitionRecords>, input: Static<typeof createIssueBody>, at: number): Issue {
+export function createIssue(ws: Workspace, tx: Tx<IssueRecords & DefinitionRecords>,
+  input: Static<typeof createIssueBody>, at: number): Issue {
   let source: Issue['source'] = { channel: 'api' };
-  let customer = input.customer && compact({ name: input.customer.name, email: input.customer.email, company: input.customer.company });
+  let customer = input.customer && compact({ name: input.customer.name, email: input.customer.email,
+    company: input.customer.company });
   if (input.conversationId !== undefined) {
     const conv = ws.get('conversation', input.conversationId);
     if (!conv) throw new InvalidInputError(['conversationId'], 'does not match a conversation in this workspace');
@@ -221,13 +231,15 @@ export const issueRoutes = [
     summary: 'Create an issue, optionally opened from a conversation.',
     body: createIssueBody,
     success: { status: 201, schema: issueResponse, description: 'The created issue.' },
-    handler: (ctx) => ({ status: 201, body: { issue: issueView(ctx.ws, createIssue(ctx.ws, ctx.tx(), ctx.body, ctx.now)) } }),
+    handler: (ctx) => ({ status: 201, body: { issue: issueView(ctx.ws, createIssue(ctx.ws, ctx.tx(), ctx.body,
+      ctx.now)) } }),
   }),
   route({
     method: 'GET', path: `${base}/{issueId}`, operationId: 'retrieveIssue', tag: 'Issues', scope: 'issues:read',
     summary: 'Retrieve an issue.',
     success: { status: 200, schema: issueResponse, description: 'The issue.' },
-    handler: (ctx) => { const i = load(ctx); return { status: 200, body: null, json: issueCache(ctx.ws).answer(i, issueDep(ctx.ws, i)) }; },
+    handler: (ctx) => { const i = load(ctx); return { status: 200, body: null, json: issueCache(ctx.ws).answer(i,
+      issueDep(ctx.ws, i)) }; },
   }),
   route({
     method: 'PATCH', path: `${base}/{issueId}`, operationId: 'updateIssue', tag: 'Issues', scope: 'issues:write',
@@ -240,16 +252,19 @@ export const issueRoutes = [
       const now = iso(ctx.now);
       const next: Issue = { ...issue };
       if (b.subject !== undefined) next.subject = b.subject;
-      if (b.description !== undefined) { next.description = b.description; next.preview = descriptionPreview(b.description); }
+      if (b.description !== undefined) { next.description = b.description; next.preview =
+        descriptionPreview(b.description); }
       if (b.priority !== undefined) next.priority = b.priority;
       // Fixed key order, so the unchanged-check below does not see a reordered customer as a change.
-      if (b.customer !== undefined) next.customer = compact({ name: b.customer.name, email: b.customer.email, company: b.customer.company });
+      if (b.customer !== undefined) next.customer = compact({ name: b.customer.name, email: b.customer.email,
+        company: b.customer.company });
       if (b.tags !== undefined) next.tags = useTags(ctx.ws, ctx.tx(), b.tags, ctx.now);
       if (b.state !== undefined && b.state !== issue.state) {
         next.state = b.state;
         if (b.state === 'closed') next.closedAt = now; else delete next.closedAt;
       }
-      if (JSON.stringify(next) === JSON.stringify(issue)) return { status: 200, body: { issue: issueView(ctx.ws, issue) } };
+      if (JSON.stringify(next) === JSON.stringify(issue)) return { status: 200,
+        body: { issue: issueView(ctx.ws, issue) } };
       next.updatedAt = now;
       ctx.tx().put('issue', issue.id, next);
       return { status: 200, body: { issue: issueView(ctx.ws, next) } };

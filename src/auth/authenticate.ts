@@ -1,10 +1,9 @@
 /**
- * Bearer authentication (docs/api.md#authentication, docs/security.md#api-keys): the presented key is checked
- * for shape, hashed, and looked up by hash; missing, malformed, unknown and revoked keys are
- * 401 `unauthorized`, expired ones 401 `key_expired`. Failures are limited per client
- * address (30 a minute, then 429), and only failures: a valid key is always let through.
+ * Bearer authentication (docs/api.md#authentication, docs/security.md#api-keys): the key is checked for shape, hashed
+ * and looked up by hash; missing, malformed, unknown and revoked keys are 401 `unauthorized`, expired ones 401
+ * `key_expired`. Only failures are limited, per client address (30 a minute, then 429).
  */
-import type { RequestHead } from '../http/fastPath.js';
+import type { IncomingMessage } from 'node:http';
 import { ApiError, type ErrorCode } from '../http/errors.js';
 import { TokenBucketLimiter } from '../http/ratelimit.js';
 import { BEARER_API_KEY, hashKey, hasScope } from './keys.js';
@@ -23,29 +22,22 @@ export class Authenticator {
   /** Key id → when its lastUsedAt was last written (ms). */
   private readonly lastTouch = new Map<string, number>();
 
-  /**
-   * `clientKey` names the client a failure is counted against (its address, or its /64 for
-   * IPv6, from `X-Forwarded-For` behind a trusted proxy); it is only called on a failure.
-   */
+  /** `clientKey` names the client (address, or /64 for IPv6) a failure is counted against; called on failures. */
   constructor(private readonly store: Store, private readonly clock: Clock, private readonly logger: Logger,
-    private readonly clientKey: (req: RequestHead) => string) {
+    private readonly clientKey: (req: IncomingMessage) => string) {
     this.failures = new TokenBucketLimiter(AUTH_FAILURES_PER_MINUTE, AUTH_FAILURES_PER_MINUTE, clock, 10_000);
   }
 
   /**
    * Returns the key record of the request's bearer key.
-   * @throws ApiError 401 `unauthorized` / `key_expired`, or — instead of those — 429
-   * `rate_limited` with `Retry-After` once the client address has failed too often.
+   * @throws ApiError 401 `unauthorized` / `key_expired`, or 429 `rate_limited` with `Retry-After` once the client
+   *   address has failed too often.
    */
-  authenticate(req: RequestHead): KeyRec {
-    // The key is always checked, even from a locked-out address: the limit refuses failures,
-    // never a valid key, so clients sharing an address (a NAT, a reverse proxy) are not locked
-    // out by one of them. That lets a locked-out address tell a right guess (its normal answer)
-    // from a wrong one (429) — harmless, since a key holds 256 random bits: guessing at any
-    // speed finds nothing. What the limit bounds is the cost of wrong keys (hashing, log noise).
+  authenticate(req: IncomingMessage): KeyRec {
+    // The key is always checked, even from a locked-out address: the limit refuses failures, never a valid key, so
+    // clients sharing an address are not locked out by one of them. A key's 256 random bits make that harmless; the
+    // limit bounds the cost of wrong keys. Hashing per request keeps no plaintext key beyond its request.
     const header = req.headers.authorization;
-    // Hashed on every request (a one-shot SHA-256, ~0.2 µs): no plaintext key is ever kept
-    // in memory beyond the request that carried it.
     // One regular expression checks the scheme (any case) and the key's shape.
     const m = header === undefined ? null : BEARER_API_KEY.exec(header);
     const key = m !== null ? this.store.keyByHash(hashKey(m[1])) : undefined;
@@ -53,7 +45,8 @@ export class Authenticator {
     const now = this.clock.now();
     if (key.expiresAt && Date.parse(key.expiresAt) <= now) return this.reject(req, 'key_expired');
     let last = this.lastTouch.get(key.id);
-    if (last === undefined) { last = key.lastUsedAt ? Date.parse(key.lastUsedAt) : -Infinity; this.lastTouch.set(key.id, last); }
+    if (last === undefined) { last = key.lastUsedAt ? Date.parse(key.lastUsedAt) : -Infinity; this.lastTouch.set(
+      key.id, last); }
     if (now - last >= LAST_USED_INTERVAL_MS) { this.lastTouch.set(key.id, now); this.touch(key, now); }
     return key;
   }
@@ -62,7 +55,7 @@ export class Authenticator {
     return hasScope(key.scopes, scope);
   }
 
-  private reject(req: RequestHead, code: ErrorCode): never {
+  private reject(req: IncomingMessage, code: ErrorCode): never {
     const r = this.failures.take(this.clientKey(req));
     if (!r.allowed) throw tooManyFailures(r.retryAfterSeconds);
     throw new ApiError(code);
@@ -72,9 +65,11 @@ export class Authenticator {
   private touch(key: KeyRec, now: number): void {
     const tx = this.store.system.begin();
     tx.put('key', key.id, { ...key, lastUsedAt: iso(now) });
-    this.store.system.commit(tx).catch((e) => this.logger.warn('could not record lastUsedAt', { keyId: key.id, error: (e as Error).message }));
+    this.store.system.commit(tx).catch((e) => this.logger.warn('could not record lastUsedAt', { keyId: key.id, error: (
+      e as Error).message }));
   }
 }
 
 const tooManyFailures = (retryAfterSeconds: number): ApiError =>
-  new ApiError('rate_limited', 'too many failed authentications from this address', { 'Retry-After': String(retryAfterSeconds) });
+  new ApiError('rate_limited', 'too many failed authentications from this address',
+    { 'Retry-After': String(retryAfterSeconds) });

@@ -1,7 +1,6 @@
 /**
- * API keys and scopes (docs/api.md#authentication, docs/security.md#api-keys): `svck_` + 32 random bytes in
- * base62; only the SHA-256 is stored; `prefix` is the first 12 characters; `X:write`
- * implies `X:read`; `*` grants everything.
+ * API keys and scopes (docs/api.md#authentication, docs/security.md#api-keys): `svck_` + 32 random bytes in base62;
+ * only the SHA-256 is stored; `X:write` implies `X:read`; `*` grants everything.
  */
 import { hash, randomBytes } from 'node:crypto';
 
@@ -13,7 +12,7 @@ export const SCOPES = [
   'sources:read', 'sources:write',
   'conversations:read', 'conversations:write',
   'issues:read', 'issues:write',
-  'definitions:read', 'clients:read', 'agents:read', 'usage:read', 'analytics:read',
+  'definitions:read', 'clients:read', 'agents:read', 'agents:write', 'usage:read', 'analytics:read',
   'events:read', 'webhooks:read', 'webhooks:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -41,24 +40,19 @@ export const hashKey = (key: string): string => hash('sha256', key, 'hex');
 export const API_KEY_SHAPE = `${KEY_PREFIX}[0-9A-Za-z]{43}`;
 const API_KEY = new RegExp(`^${API_KEY_SHAPE}$`);
 
-/**
- * `Bearer <key>` — the scheme in any case, one or more spaces, a key of {@link API_KEY_SHAPE},
- * spaces — the key as group 1: the scheme and the key's shape in one run per request.
- */
+/** `Bearer <key>`: the scheme in any case, spaces, a key of {@link API_KEY_SHAPE} (group 1), spaces. */
 export const BEARER_API_KEY = new RegExp(`^[Bb][Ee][Aa][Rr][Ee][Rr] +(${API_KEY_SHAPE}) *$`);
 
 /** Shape check before any lookup: prefix plus base62 body of the generated length. */
 export const looksLikeApiKey = (key: string): boolean => API_KEY.test(key);
 
-/**
- * Parses a `--scopes` value: `*` or a comma-separated list of {@link SCOPES}.
- * @throws Error naming the unknown scope.
- */
+/** Parses a `--scopes` value: `*` or a comma-separated list of {@link SCOPES}. @throws Error naming a wrong one. */
 export function parseScopes(raw: string): string[] {
   const list = raw.split(',').map((x) => x.trim()).filter(Boolean);
   if (list.length === 0) throw new Error('scopes must not be empty');
   if (list.includes('*')) { if (list.length > 1) throw new Error('* must stand alone'); return ['*']; }
-  for (const sc of list) if (!(SCOPES as readonly string[]).includes(sc)) throw new Error(`unknown scope ${JSON.stringify(sc)}; known: *, ${SCOPES.join(', ')}`);
+  for (const sc of list) if (!(SCOPES as readonly string[]).includes(sc)) throw new Error(
+    `unknown scope ${JSON.stringify(sc)}; known: *, ${SCOPES.join(', ')}`);
   return [...new Set(list)];
 }
 

@@ -1,4 +1,7 @@
-/** Time as a seam (docs/decisions.md#time-and-the-file-system-are-injected): production uses the system clock, tests inject their own. */
+/**
+ * Time as a seam (docs/decisions.md#time-and-the-file-system-are-injected): production uses the system clock, tests
+ * inject their own.
+ */
 export interface Clock {
   /** Milliseconds since the Unix epoch. */
   now(): number;
@@ -17,9 +20,8 @@ export class ManualClock implements Clock {
 let isoMs = NaN;
 let isoText = '';
 /**
- * UTC ISO 8601 with milliseconds (docs/api.md#timestamps-and-ids). The last instant's text is
- * kept: a write stamps its record, its event and their indexes with the same instant, and
- * a `Date` and its text per call cost ~2 µs a PATCH. @throws RangeError for an invalid time.
+ * UTC ISO 8601 with milliseconds (docs/api.md#timestamps-and-ids). The last instant's text is kept: a write stamps its
+ * records with the same instant. @throws RangeError for an invalid time.
  */
 export const iso = (ms: number): string => {
   if (ms !== isoMs) { isoText = new Date(ms).toISOString(); isoMs = ms; }

@@ -1,6 +1,6 @@
 /**
- * Configuration (docs/configuration.md#settings): read once from the environment at the edge, validated, and
- * passed down as a typed {@link Config}. Nothing else in the code base reads `process.env`.
+ * Configuration (docs/configuration.md#settings): read once from the environment at the edge, validated, and passed
+ * down as a typed {@link Config}. Nothing else in the code base reads `process.env`.
  */
 import { resolve } from 'node:path';
 import { isIP } from 'node:net';
@@ -36,36 +36,32 @@ export interface Config {
   trustProxy: string[];
   /** Open connections allowed per client address (IPv6: per /64). */
   maxConnectionsPerAddress: number;
+  /** Event streams open at once (docs/api.md#event-stream). */
+  sseMaxStreams: number;
+  /** Public docs pages one client address may view a minute, after a burst of half as many (docs/security.md). */
+  docsViewsPerMinute: number;
   /** Webhook endpoint URLs may resolve to loopback/private/link-local addresses (docs/api.md#webhook-endpoint-urls). */
   webhookAllowPrivate: boolean;
   /** One delivery attempt must get its answer's status line within this, ms. */
   webhookTimeoutMs: number;
   /** The waits between delivery attempts, ms: attempt n+1 comes `webhookRetrySchedule[n-1]` after attempt n. */
   webhookRetrySchedule: number[];
-  /** Delivery requests receivers are asked to answer at once (connections in use), over every endpoint of every workspace. */
+  /** Delivery requests receivers are asked to answer at once, over every endpoint of every workspace. */
   webhookConcurrency: number;
   /** Delivery requests one endpoint is asked to answer at once (its connections in use). */
   webhookConcurrencyPerEndpoint: number;
-  /** The most delivery requests awaiting their answers on one kept-alive connection (1: one at a time; more: HTTP/1.1 pipelining). */
-  webhookPipelineDepth: number;
   /** Serve the settings area and the public docs pages (docs/web.md); false: they answer 404. */
   webUi: boolean;
-  /**
-   * Answer plain `GET`s of the API on the fast path (docs/decisions.md#a-fast-path-for-plain-reads);
-   * false: node:http parses every request.
-   */
-  httpFastPath: boolean;
-  /**
-   * Base of the links the server prints (activation links, docs/web.md#users), without a
-   * trailing slash; null: `http://HOST:PORT` with the port actually bound.
-   */
+  /** Base of printed links (docs/web.md#users), no trailing slash; null: `http://HOST:PORT` as bound. */
   publicUrl: string | null;
-  /**
-   * `ignore`: every log is loaded with a full replay of its lines, its snapshot block unused
-   * (tests and benchmarks, to compare; docs/storage.md#snapshots). Default `use`.
-   */
+  /** `ignore`: logs load by full replay, snapshots unused (tests, benchmarks; docs/storage.md#snapshots). */
   startupSnapshot: 'use' | 'ignore';
+  /** The model agents' answers use (docs/configuration.md#agent-model); null: extractive answers, no model. */
+  agentLlm: AgentLlmConfig | null;
 }
+
+/** An OpenAI-compatible chat-completions endpoint: `url` ends in `/v1/chat/completions`. */
+export interface AgentLlmConfig { url: string; apiKey: string | null; model: string; timeoutMs: number }
 
 /** Thrown for an invalid setting; `message` is the one line printed before exit code 2. */
 export class ConfigError extends Error {}
@@ -101,9 +97,10 @@ function bool(env: Env, name: string, def: boolean): boolean {
 function httpUrl(env: Env, name: string, def: string): string {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
-  let u: URL;
-  try { u = new URL(raw); } catch { throw new ConfigError(`${name} must be an http(s) URL, got ${JSON.stringify(raw)}`); }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got ${JSON.stringify(raw)}`);
+  const protocol = URL.canParse(raw) ? new URL(raw).protocol : '';
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    throw new ConfigError(`${name} must be an http(s) URL, got ${JSON.stringify(raw)}`);
+  }
   return raw.replace(/\/+$/, '');
 }
 
@@ -114,14 +111,15 @@ const MAX_RETRY_STEP_MS = 7 * 24 * 3_600_000;
 const MAX_RETRY_STEPS = 20;
 
 /**
- * A comma-separated list of durations with units (`5s,5m,30m,2h`; units ms, s, m, h), each a
- * whole number from 1 ms to 7 days, 1 to 20 of them (`WEBHOOK_RETRY_SCHEDULE`,
- * docs/configuration.md#settings). Returns the waits in ms.
+ * `WEBHOOK_RETRY_SCHEDULE` (docs/configuration.md#settings): 1 to 20 comma-separated durations with units (`5s,5m,2h`;
+ * ms, s, m, h), each from 1 ms to 7 days. Returns the waits in ms.
  */
 function durationList(env: Env, name: string, def: string): number[] {
   const raw = env[name];
   const text = raw === undefined || raw.trim() === '' ? def : raw;
-  const fail = (why: string): ConfigError => new ConfigError(`${name} must be a comma-separated list of 1 to ${MAX_RETRY_STEPS} durations such as 5s,5m,2h (units ms, s, m, h; each from 1 ms to 7 days), got ${JSON.stringify(raw)}: ${why}`);
+  const fail = (why: string): ConfigError => new ConfigError(
+    `${name} must be a comma-separated list of 1 to ${MAX_RETRY_STEPS} durations such as 5s,5m,2h ` +
+    `(units ms, s, m, h; each from 1 ms to 7 days), got ${JSON.stringify(raw)}: ${why}`);
   const parts = text.split(',').map((p) => p.trim());
   if (parts.length > MAX_RETRY_STEPS) throw fail(`it has ${parts.length} steps`);
   return parts.map((p) => {
@@ -142,7 +140,9 @@ function cidrList(env: Env, name: string): string[] {
   if (raw === undefined || raw.trim() === '') return [];
   const entries = raw.split(',').map((e) => e.trim());
   for (const e of entries) {
-    if (!parseCidr(e)) throw new ConfigError(`${name} must be a comma-separated list of IP addresses or CIDR ranges (10.0.0.0/8, fd00::/8), got ${JSON.stringify(raw)}: ${JSON.stringify(e)} is neither`);
+    if (!parseCidr(e)) throw new ConfigError(
+      `${name} must be a comma-separated list of IP addresses or CIDR ranges (10.0.0.0/8, fd00::/8), ` +
+      `got ${JSON.stringify(raw)}: ${JSON.stringify(e)} is neither`);
   }
   return entries;
 }
@@ -150,10 +150,9 @@ function cidrList(env: Env, name: string): string[] {
 const HOST_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 
 /**
- * `HOST`: an IP address (IPv6 without brackets) or a DNS host name (dot-separated labels of
- * letters, digits and inner hyphens, at most 253 characters). Whether a name resolves to an
- * address of this machine is known only by listening, which the start does before it touches
- * the data dir (docs/configuration.md#starting-and-stopping).
+ * `HOST`: an IP address (IPv6 without brackets) or a DNS host name of at most 253 characters. Whether it names this
+ * machine is known only by listening, done before the data dir is touched
+ * (docs/configuration.md#starting-and-stopping).
  */
 function hostSetting(env: Env): string {
   const raw = env.HOST;
@@ -162,7 +161,8 @@ function hostSetting(env: Env): string {
   if (isIP(raw)) return raw;
   const name = raw.endsWith('.') ? raw.slice(0, -1) : raw;
   if (name.length > 0 && name.length <= 253 && name.split('.').every((l) => HOST_LABEL.test(l))) return raw;
-  throw new ConfigError(`HOST must be an IP address (127.0.0.1, 0.0.0.0, ::) or a host name, got ${JSON.stringify(raw)}`);
+  throw new ConfigError(
+    `HOST must be an IP address (127.0.0.1, 0.0.0.0, ::) or a host name, got ${JSON.stringify(raw)}`);
 }
 
 /**
@@ -195,23 +195,41 @@ export function loadConfig(env: Env = process.env): Config {
     ingestTimeoutMs: int(env, 'INGEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
     trustProxy: cidrList(env, 'TRUST_PROXY'),
     maxConnectionsPerAddress: int(env, 'MAX_CONNECTIONS_PER_ADDRESS', 256, 1, 1_000_000),
+    sseMaxStreams: int(env, 'SSE_MAX_STREAMS', 10_000, 1, 1_000_000),
+    docsViewsPerMinute: int(env, 'DOCS_VIEWS_PER_MINUTE', 600, 1, 10_000_000),
     webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 600_000),
     webhookRetrySchedule: durationList(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE),
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 64, 1, 10_000),
     webhookConcurrencyPerEndpoint: int(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 16, 1, 1_000),
-    webhookPipelineDepth: int(env, 'WEBHOOK_PIPELINE_DEPTH', 16, 1, 64),
     webUi: bool(env, 'WEB_UI', true),
-    httpFastPath: bool(env, 'HTTP_FAST_PATH', true),
     publicUrl: env.PUBLIC_URL === undefined || env.PUBLIC_URL === '' ? null : httpUrl(env, 'PUBLIC_URL', ''),
     startupSnapshot: oneOf(env, 'STARTUP_SNAPSHOT', 'use', ['use', 'ignore'] as const),
+    agentLlm: agentLlmSetting(env),
   };
 }
 
 /**
- * The base of printed links (`PUBLIC_URL`, docs/configuration.md#settings): the configured one,
- * else `http://HOST:PORT` with `port` the port actually bound (an IPv6 host in brackets).
+ * AGENT_LLM_URL, AGENT_LLM_API_KEY, AGENT_LLM_MODEL, AGENT_LLM_TIMEOUT_MS (docs/configuration.md#agent-model): null
+ * without a URL. @throws ConfigError for a URL that is not http(s), a key or model without a URL, or no model.
  */
+function agentLlmSetting(env: Env): AgentLlmConfig | null {
+  const given = (name: string): string | undefined => env[name] === undefined || env[name] === '' ? undefined
+    : env[name];
+  if (given('AGENT_LLM_URL') === undefined) {
+    for (const name of ['AGENT_LLM_API_KEY', 'AGENT_LLM_MODEL']) {
+      if (given(name) !== undefined) throw new ConfigError(`${name} is set but AGENT_LLM_URL is not`);
+    }
+    return null;
+  }
+  const url = httpUrl(env, 'AGENT_LLM_URL', '');
+  const model = given('AGENT_LLM_MODEL');
+  if (model === undefined) throw new ConfigError('AGENT_LLM_MODEL must be set when AGENT_LLM_URL is');
+  return { url, apiKey: given('AGENT_LLM_API_KEY') ?? null, model,
+    timeoutMs: int(env, 'AGENT_LLM_TIMEOUT_MS', 20_000, 10, 600_000) };
+}
+
+/** The base of printed links (`PUBLIC_URL`): the configured one, else `http://HOST:PORT` with the bound port. */
 export function publicBaseUrl(config: Config, port: number = config.port): string {
   if (config.publicUrl !== null) return config.publicUrl;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -220,8 +238,7 @@ export function publicBaseUrl(config: Config, port: number = config.port): strin
 
 /**
  * Parses one `TRUST_PROXY` entry: an IP address or a CIDR range (`10.0.0.0/8`, `fd00::/8`).
- * @returns the address, its family and the prefix length (32 or 128 for a single address),
- *   or undefined when the entry is neither.
+ * @returns the address, its family and prefix length (32 or 128 for an address), or undefined.
  */
 export function parseCidr(entry: string): { address: string; family: 'ipv4' | 'ipv6'; prefix: number } | undefined {
   const slash = entry.indexOf('/');

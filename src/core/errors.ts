@@ -1,10 +1,8 @@
 /**
- * Domain errors: what went wrong, as data, for code that knows nothing of HTTP or of the CLI —
- * the admin operations, import, the area functions they call, and the schema validator. Each
- * error keeps its parts (a field path and a reason, the record not found, the conflict) and
- * makes its sentence in one place; the HTTP layer maps them to `{code, error}` answers in one
- * table (src/http/errors.ts, `domainAnswer`) and the admin CLI to its messages and exit codes
- * (src/admin/cliMessages.ts). docs/api.md#errors describes the structure.
+ * Domain errors: what went wrong, as data, for code that knows nothing of HTTP or the CLI. Each keeps its parts (a
+ * field path and reason, the record not found, the conflict) and makes its sentence in one place; the HTTP layer maps
+ * them in one table (src/http/errors.ts) and the admin CLI to messages and exit codes (src/admin/cliMessages.ts).
+ * docs/api.md#errors describes the structure.
  */
 
 /** Where in an input a problem is: property names and array indexes, outermost first. */
@@ -13,13 +11,9 @@ export type FieldPath = readonly (string | number)[];
 /** The kinds of domain error; each has exactly one class below. */
 export type DomainErrorKind = 'invalid_input' | 'not_found' | 'conflict';
 
-const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
-
 /**
- * A path as the messages spell it: `['customer', 'email']` → `customer.email`,
- * `['items', 0, 'name']` → `items[0].name`; the empty path (the whole input) → `whole`.
- * A property name that is not an identifier is still written after a dot, as received
- * (messages name what the client sent, whatever it is).
+ * A path as messages spell it: `['items', 0, 'name']` → `items[0].name`, the empty path → `whole`. A property name that
+ * is not an identifier is still written after a dot, as received.
  */
 export function formatPath(path: FieldPath, whole: string): string {
   if (path.length === 0) return whole;
@@ -50,10 +44,8 @@ export abstract class DomainError extends Error {
 }
 
 /**
- * An input that breaks a rule: the field at `path` (relative to the input the function was
- * given) and the `reason`, a phrase that follows the field's name (`must be a string`,
- * `is required`, `is not an allowed property`). When the rule is "one of these fields is
- * required", `alternatives` names them and stands in for the path in the sentence.
+ * An input that breaks a rule: the field at `path` and the `reason` that follows its name (`must be a string`). For
+ * "one of these fields is required", `alternatives` names them in place of the path.
  */
 export class InvalidInputError extends DomainError {
   readonly kind = 'invalid_input';
@@ -68,23 +60,22 @@ export class InvalidInputError extends DomainError {
     this.message = this.describe('the input');
   }
 
-  /**
-   * The sentence (no final period): the field's name, then the reason —
-   * `customer.email must be a valid email address`. `whole` names the entire input when the
-   * path is empty (`the body`, `the file`).
-   */
+  /** The sentence: `customer.email must be a valid email address`; `whole` names the input for an empty path. */
   describe(whole: string): string {
-    const subject = this.alternatives?.length ? orList(this.alternatives.map((p) => formatPath(p, whole))) : formatPath(this.path, whole);
+    const subject = this.alternatives?.length ? orList(this.alternatives.map((p) => formatPath(p, whole))) : formatPath(
+      this.path, whole);
     return `${subject} ${this.reason}`;
   }
 
   /** The same problem seen from an input that holds this one at `prefix` (its cause is this error). */
   within(prefix: FieldPath): InvalidInputError {
-    return new InvalidInputError([...prefix, ...this.path], this.reason, this.alternatives?.map((p) => [...prefix, ...p]), { cause: this });
+    return new InvalidInputError([...prefix, ...this.path], this.reason,
+      this.alternatives?.map((p) => [...prefix, ...p]), { cause: this });
   }
 
   toData(): DomainErrorData {
-    return { kind: 'invalid_input', path: [...this.path], reason: this.reason, ...(this.alternatives ? { alternatives: this.alternatives.map((p) => [...p]) } : {}) };
+    return { kind: 'invalid_input', path: [...this.path], reason: this.reason,
+      ...(this.alternatives ? { alternatives: this.alternatives.map((p) => [...p]) } : {}) };
   }
 }
 
@@ -96,14 +87,12 @@ export interface NotFoundSubject {
   inWorkspace?: boolean;
 }
 
-/**
- * A record that does not exist (or not where it was looked for). `what` names it for callers
- * that may say so (the admin CLI); without it the sentence is `record not found`.
- */
+/** A record that does not exist (where it was looked for); without `what` the sentence is `record not found`. */
 export class NotFoundError extends DomainError {
   readonly kind = 'not_found';
   constructor(readonly what?: NotFoundSubject, options?: ErrorOptions) {
-    super(what ? `no ${what.entity} ${JSON.stringify(what.id)}${what.inWorkspace ? ' in this workspace' : ''}` : 'record not found', options);
+    super(what ? `no ${what.entity} ` +
+      `${JSON.stringify(what.id)}${what.inWorkspace ? ' in this workspace' : ''}` : 'record not found', options);
     this.name = 'NotFoundError';
   }
 
@@ -112,10 +101,7 @@ export class NotFoundError extends DomainError {
   }
 }
 
-/**
- * A change that would break a uniqueness rule (an identifier already used, a name taken);
- * `detail` is the sentence naming it, without a final period.
- */
+/** A change breaking a uniqueness rule; `detail` is the sentence naming it, without a final period. */
 export class ConflictError extends DomainError {
   readonly kind = 'conflict';
   constructor(readonly detail: string, options?: ErrorOptions) {
@@ -128,12 +114,10 @@ export class ConflictError extends DomainError {
   }
 }
 
-const isPath = (v: unknown): v is FieldPath => Array.isArray(v) && v.every((p) => typeof p === 'string' || typeof p === 'number');
+const isPath = (v: unknown): v is FieldPath => Array.isArray(v) &&
+  v.every((p) => typeof p === 'string' || typeof p === 'number');
 
-/**
- * The domain error whose {@link DomainError.toData} gave `data`; undefined when `data` is not
- * such a form (the caller then treats it as an unknown failure).
- */
+/** The domain error whose {@link DomainError.toData} gave `data`; undefined when `data` is not such a form. */
 export function domainErrorFromData(data: unknown): DomainError | undefined {
   if (typeof data !== 'object' || data === null) return undefined;
   const d = data as Record<string, unknown>;
@@ -146,8 +130,10 @@ export function domainErrorFromData(data: unknown): DomainError | undefined {
     case 'not_found': {
       const w = d.what as Record<string, unknown> | undefined;
       if (w === undefined) return new NotFoundError();
-      if (typeof w !== 'object' || w === null || typeof w.entity !== 'string' || typeof w.id !== 'string') return undefined;
-      return new NotFoundError({ entity: w.entity, id: w.id, ...(w.inWorkspace === true ? { inWorkspace: true } : {}) });
+      if (typeof w !== 'object' || w === null || typeof w.entity !== 'string' ||
+        typeof w.id !== 'string') return undefined;
+      return new NotFoundError({ entity: w.entity, id: w.id, ...(w.inWorkspace === true ? {
+        inWorkspace: true } : {}) });
     }
     case 'conflict':
       return typeof d.detail === 'string' ? new ConflictError(d.detail) : undefined;

@@ -1,7 +1,6 @@
 /**
- * Record ids: UUID version 7 (RFC 9562 §5.7) — a millisecond timestamp, a 12-bit counter
- * that keeps ids made in the same millisecond in creation order, and 62 random bits. Lists
- * sort by (createdAt, id), so records created in the same millisecond keep their order.
+ * Record ids: UUID version 7 (RFC 9562 §5.7): a millisecond timestamp, a 12-bit counter keeping ids of the same
+ * millisecond in creation order, and 62 random bits; lists sort by (createdAt, id).
  */
 import { randomFillSync } from 'node:crypto';
 
@@ -14,11 +13,7 @@ let poolAt = pool.length;
 /** Two lower-case hex digits of each byte value. */
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
-/**
- * A new, strictly increasing (within this process) UUIDv7 string. Written from a table of hex
- * pairs, with no Buffer per id (~0.13 µs, against ~0.4 µs with a Buffer and its hex string):
- * every write makes one or more.
- */
+/** A new UUIDv7 string, strictly increasing within this process; written from hex pairs, no Buffer per id. */
 export function newId(now: number = Date.now()): string {
   if (now > lastMs) { lastMs = now; seq = 0; }
   else if (++seq > 0xfff) { lastMs++; seq = 0; }
@@ -32,5 +27,6 @@ export function newId(now: number = Date.now()): string {
     + '-' + HEX[(lo >>> 8) & 0xff] + HEX[lo & 0xff]
     + '-' + HEX[0x70 | (seq >> 8)] + HEX[seq & 0xff]
     + '-' + HEX[0x80 | (pool[r] & 0x3f)] + HEX[pool[r + 1]]
-    + '-' + HEX[pool[r + 2]] + HEX[pool[r + 3]] + HEX[pool[r + 4]] + HEX[pool[r + 5]] + HEX[pool[r + 6]] + HEX[pool[r + 7]];
+    + '-' + HEX[pool[r + 2]] + HEX[pool[r + 3]] + HEX[pool[r + 4]] + HEX[pool[r + 5]] + HEX[pool[r + 6]] + HEX[
+      pool[r + 7]];
 }

@@ -1,6 +1,6 @@
 /**
- * JSON-lines logs on stdout (docs/configuration.md#logs). Callers pass structured fields; nothing here ever
- * receives an API key, a secret or a request body (docs/security.md#secrets-in-answers-and-logs).
+ * JSON-lines logs on stdout (docs/configuration.md#logs). Callers pass structured fields; nothing here ever receives an
+ * API key, a secret or a request body (docs/security.md#secrets-in-answers-and-logs).
  */
 import { writeSync } from 'node:fs';
 import type { LogLevel } from './config.js';
@@ -13,19 +13,11 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
-  /**
-   * A line whose fields come already serialized as JSON object members (`"a":1,"b":"x"`), for
-   * the per-request access log; the caller guarantees they are valid JSON.
-   */
+  /** A line whose fields come already serialized as JSON members (`"a":1`); the caller guarantees valid JSON. */
   line(level: LogLevel, msg: string, members: string): void;
   /**
-   * The access log's line of one answered request, at `info` (docs/configuration.md#logs):
-   * `requestId` (escaped when JSON needs it), `method` (an HTTP token), `route` (`METHOD
-   * /template` or `-`, nothing JSON escapes), `status`, `durationMs`. With batched output the
-   * line is written as bytes straight into the batch buffer (no string per request; the text
-   * way for an id JSON must escape, one over 1,024 characters, or a duration out of range).
-   * `ownId`: the id is one the server made (a UUID), so it is not checked for characters JSON
-   * escapes; a client's id never is. `durationMs` is written rounded to hundredths, here only.
+   * The access log's line of one answered request, at `info` (docs/configuration.md#logs), `durationMs` rounded to
+   * hundredths. `ownId`: the id is a server-made UUID, so it is not checked for characters JSON escapes.
    */
   request(requestId: string, method: string, route: string, status: number, durationMs: number, ownId?: boolean): void;
   /** True when lines at `level` are written (lets hot paths skip building fields). */
@@ -38,15 +30,10 @@ export const LOG_FLUSH_MS = 10;
 export const LOG_FLUSH_BYTES = 64 * 1024;
 
 /**
- * A line writer that batches: lines (one or more per call, each ending in a newline) are
- * copied as UTF-8 into a buffer that goes to `sink` in one write every {@link LOG_FLUSH_MS},
- * or as soon as it holds {@link LOG_FLUSH_BYTES} (text longer than that goes alone) — not once
- * per line, nor once per event-loop turn: stdout on a pipe is a synchronous `write` on Linux,
- * each one a system call that also wakes the reader, which cost a busy server ~15 % of its reads
- * (docs/configuration.md#logs). The batch buffer is filled again once `sink` returns (a new one
- * per batch cost a page fault per 4 KiB written), so `sink` must be done with the bytes it is
- * given when it returns — write them, or copy what it keeps — and must not write lines to this
- * writer itself (they would land in the bytes it is writing). `timer` is injected by tests.
+ * A line writer that batches (docs/configuration.md#logs): lines are copied as UTF-8 into one buffer that goes to
+ * `sink` every {@link LOG_FLUSH_MS} or once it holds {@link LOG_FLUSH_BYTES}, because each stdout write is a system
+ * call that also wakes the reader. The buffer is reused once `sink` returns, so `sink` must be done with the bytes by
+ * then and must not log to this writer. `timer` is injected by tests.
  */
 export function batchedWriter(sink: (bytes: Buffer) => void, timer: Timer = defaultTimer): BatchedWriter {
   return new BatchedWriter(sink, timer);
@@ -57,20 +44,12 @@ export type Timer = (fn: () => void, ms: number) => void;
 const defaultTimer: Timer = (fn, ms) => { setTimeout(fn, ms).unref(); };
 
 /**
- * The writer {@link batchedWriter} makes: `write` lines, `flush` what is pending, `take` it (at
- * exit). Bytes written in place: `reserve(n)` makes room for `n` bytes in `buf` from `used` on
- * (flushing first when needed; RangeError past {@link LOG_FLUSH_BYTES}), the caller writes them
- * and `commit(end)` takes what was written up to `end`. A class with plain fields, so a caller's
- * optimized code reads `buf` and `used` as fields (the access line does per request).
+ * The writer {@link batchedWriter} makes: `write` lines, `flush` what is pending, `take` it (at exit). In place:
+ * `reserve(n)` makes room for `n` bytes in `buf` from `used` on (RangeError past {@link LOG_FLUSH_BYTES}), the caller
+ * writes them and `commit(end)` takes them.
  */
 export class BatchedWriter {
-  /**
-   * The batch; bytes [0, used) are pending. The same buffer for the writer's life: after a
-   * flush it is filled again from the start. A new 64 KiB buffer per batch (~100 a second on a
-   * busy server) was new memory each time, its pages faulted in as the lines were copied —
-   * 700–3,600 page faults in 6 s, ~5 % of a busy server's reads on this project's test machine
-   * (docs/configuration.md#logs).
-   */
+  /** The batch; bytes [0, used) are pending. One buffer for the writer's life: a new one per batch page-faults. */
   readonly buf = Buffer.allocUnsafe(LOG_FLUSH_BYTES);
   /** Pending bytes in {@link buf}. */
   used = 0;
@@ -79,10 +58,7 @@ export class BatchedWriter {
 
   constructor(private readonly sink: (bytes: Buffer) => void, readonly timer: Timer) {}
 
-  /**
-   * Takes what is pending and starts a new batch in the same buffer: the bytes returned are
-   * valid until the next line is written (the caller writes them at once, or copies them).
-   */
+  /** Takes what is pending and starts a new batch: the bytes returned are valid until the next line is written. */
   take(): Buffer {
     this.armed = false;
     const out = this.buf.subarray(0, this.used);
@@ -116,10 +92,7 @@ export class BatchedWriter {
 /** A request id JSON must escape, or that is not printable ASCII. */
 const NEEDS_ESCAPE = /["\\\x00-\x1f\x7f-\uffff]/;
 
-/**
- * Stdout, batched ({@link batchedWriter}) into {@link stdoutSink}. What is still pending when the
- * process exits is given to the sink then ({@link flushedAtExit}).
- */
+/** Stdout, batched into {@link stdoutSink}; what is pending at exit goes out then ({@link flushedAtExit}). */
 function batchedStdout(): BatchedWriter {
   const sink = stdoutSink();
   return flushedAtExit(batchedWriter(sink), undefined, sink.drainSync);
@@ -138,24 +111,14 @@ export interface LogSink {
 }
 
 /**
- * A sink for {@link batchedWriter} that writes each batch to file descriptor `fd` (default 1,
- * standard output) with synchronous writes — what `process.stdout` does on files and pipes on
- * Linux — and never throws (docs/configuration.md#logs): a write that fails (EPIPE: the log's
- * reader went away; ENOSPC: its disk is full; EIO) loses that batch, not the process, and the
- * next batch that is written begins with a `warn` line `log output lost` giving the bytes lost
- * and the last error's code. `process.stdout` would instead emit an 'error' event nobody
- * handles, which ends the process, and stay broken after.
- *
- * EAGAIN — a non-blocking descriptor: inherited so from the parent, or made so by anything in
- * the process that opened `process.stdout` on a pipe or socket — keeps a copy of the rest of the
- * batch here, and every later batch waits behind it (in order) until a retry every
- * {@link LOG_FLUSH_MS} writes them; past {@link LOG_QUEUE_BYTES} waiting, a batch is lost and
- * counted as above. {@link LogSink.drainSync} writes what waits before the process exits, for up
- * to {@link LOG_EXIT_WAIT_MS}. `write` is `fs.writeSync`'s shape and `now` gives the warn line's
- * time and the exit deadline; `timer` (the retries) and `sleep` (a blocking pause of `ms`, at
- * exit) are injected by tests.
+ * A {@link batchedWriter} sink writing each batch to `fd` (default 1) synchronously, which never throws
+ * (docs/configuration.md#logs): a failed write (EPIPE, ENOSPC, EIO) loses that batch, not the process, and the next
+ * batch begins with a `warn` line `log output lost` giving the bytes lost and the error code. On EAGAIN the rest is
+ * kept and later batches wait behind it, retried every {@link LOG_FLUSH_MS}; past {@link LOG_QUEUE_BYTES} a batch is
+ * lost. `write`, `now`, `timer` and `sleep` (a blocking pause at exit) are injected by tests.
  */
-export function stdoutSink(fd = 1, write: (fd: number, buf: Buffer, offset: number, length: number) => number = writeSync, now: () => number = Date.now,
+export function stdoutSink(fd = 1, write: (fd: number, buf: Buffer, offset: number, length: number) => number =
+  writeSync, now: () => number = Date.now,
   timer: Timer = defaultTimer, sleep: (ms: number) => void = sleepSync): LogSink {
   let lost = 0;
   let lastError = '';
@@ -164,7 +127,7 @@ export function stdoutSink(fd = 1, write: (fd: number, buf: Buffer, offset: numb
   let waitingBytes = 0;
   let retrying = false;
   const lose = (n: number, code: string): void => { lost += n; lastError = code; };
-  /** Writes `bytes` from `at`; returns where it stopped: the end, or the first byte EAGAIN left; other errors lose the rest. */
+  /** Writes `bytes` from `at`; returns the end, or where EAGAIN stopped it; other errors lose the rest. */
   const writeFrom = (bytes: Buffer, at: number): number => {
     while (at < bytes.length) {
       try {
@@ -178,7 +141,7 @@ export function stdoutSink(fd = 1, write: (fd: number, buf: Buffer, offset: numb
     }
     return at;
   };
-  /** Writes what waits, oldest first, until it is all written or the descriptor is not ready; true when nothing waits. */
+  /** Writes what waits, oldest first; true when nothing waits any more. */
   const writeWaiting = (): boolean => {
     while (waiting.length > 0) {
       const head = waiting[0];
@@ -194,7 +157,7 @@ export function stdoutSink(fd = 1, write: (fd: number, buf: Buffer, offset: numb
     if (!writeWaiting()) arm();
   };
   const arm = (): void => { if (!retrying) { retrying = true; timer(retry, LOG_FLUSH_MS); } };
-  /** Queues a copy of `bytes` (the batch buffer is filled again once the sink returns), or loses it past the cap. */
+  /** Queues a copy of `bytes` (the batch buffer is reused), or loses it past the cap. */
   const keep = (bytes: Buffer): void => {
     if (waitingBytes + bytes.length > LOG_QUEUE_BYTES) { lose(bytes.length, 'EAGAIN'); return; }
     waiting.push(Buffer.from(bytes));
@@ -212,7 +175,8 @@ export function stdoutSink(fd = 1, write: (fd: number, buf: Buffer, offset: numb
       const was = lost;
       const code = lastError;
       lost = 0;
-      put(Buffer.from(`{"time":"${iso(now())}","level":"warn","msg":"log output lost","bytes":${was},"error":${JSON.stringify(code)}}\n`, 'utf8'));
+      put(Buffer.from(`{"time":"${iso(now())}","level":"warn","msg":"log output ` +
+        `lost","bytes":${was},"error":${JSON.stringify(code)}}\n`, 'utf8'));
       // The note not written (nor kept): the count goes on (the note's own bytes are not counted).
       if (lost > 0) lost = was;
     }
@@ -233,19 +197,13 @@ function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-/**
- * A logger writing one JSON object per line to `out`: a function given each line as it is
- * made (tests), or a {@link BatchedWriter} (default: stdout, batched; what is pending at exit
- * goes to the sink then, {@link flushedAtExit}).
- */
+/** A logger writing one JSON object per line to `out`: a function (tests) or a {@link BatchedWriter}. */
 export function createLogger(level: LogLevel, out: ((line: string) => void) | BatchedWriter = batchedStdout()): Logger {
   const min = RANK[level];
   const batched = typeof out === 'function' ? null : out;
   const write = typeof out === 'function' ? out : (l: string): void => out.write(l);
-  // Access lines with batched output are written as bytes straight into the batch buffer
-  // (docs/configuration.md#logs) — no string per line. The text before the id is made once per
-  // second, its millisecond digits written in place when the millisecond changes; the
-  // method/route/status text once per route and status; the id in one latin1 write.
+  // Access lines with batched output are written as bytes into the batch buffer: the text before the id is made once
+  // per second (its millisecond digits patched in place), the method/route/status text once per route.
   let prefixSecond = NaN;
   let prefixMs = NaN;
   let msAt = 0;
@@ -254,29 +212,34 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
   const middles = new Map<string, Map<string, Array<Buffer | undefined>>>();
   const middleOf = (method: string, route: string, status: number): Buffer => {
     // A route's template is ours (bounded); an unmatched request's method is the client's: not kept.
-    if (route === '-') return Buffer.from(`,"method":"${method}","route":"-","status":${status},"durationMs":`, 'latin1');
+    if (route === '-') return Buffer.from(`,"method":"${method}","route":"-","status":${status},"durationMs":`,
+      'latin1');
     let byMethod = middles.get(route);
     if (byMethod === undefined) middles.set(route, (byMethod = new Map()));
     let byStatus = byMethod.get(method);
     if (byStatus === undefined) byMethod.set(method, (byStatus = []));
-    return (byStatus[status] ??= Buffer.from(`,"method":"${method}","route":"${route}","status":${status},"durationMs":`, 'latin1'));
+    return (byStatus[status] ??= Buffer.from(
+      `,"method":"${method}","route":"${route}","status":${status},"durationMs":`, 'latin1'));
   };
   // `{"time":…,"level":…,"msg":…,<members>}`; callers' fields never use the names time, level or msg.
   const line = (lvl: LogLevel, msg: string, members: string) => {
     if (RANK[lvl] < min) return;
     // iso() keeps the last millisecond's text (a busy server logs many lines per ms).
-    write(`{"time":"${iso(Date.now())}","level":"${lvl}","msg":${JSON.stringify(msg)}${members === '' ? '' : ','}${members}}\n`);
+    write(`{"time":"${iso(Date.now())}","level":"${lvl}",` +
+      `"msg":${JSON.stringify(msg)}${members === '' ? '' : ','}${members}}\n`);
   };
   const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < min) return;
     const rest = fields === undefined ? '{}' : JSON.stringify(fields);
     line(lvl, msg, rest.slice(1, -1));
   };
-  const request = (requestId: string, method: string, route: string, status: number, durationMs: number, ownId = false): void => {
+  const request = (requestId: string, method: string, route: string, status: number, durationMs: number, ownId =
+    false): void => {
     if (RANK.info < min) return;
     const hundredths = Math.round(durationMs * 100);
     // An id JSON must escape (or not printable ASCII) takes the text way below; our own ids never do.
-    if (batched !== null && requestId.length <= 1024 && durationMs >= 0 && durationMs < 1e9 && (ownId || !NEEDS_ESCAPE.test(requestId))) {
+    if (batched !== null && requestId.length <= 1024 && durationMs >= 0 && durationMs < 1e9 &&
+      (ownId || !NEEDS_ESCAPE.test(requestId))) {
       const ms = Date.now();
       if (ms !== prefixMs) {
         const inSecond = ((ms % 1000) + 1000) % 1000;
@@ -308,7 +271,9 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
       batched.commit(at);
       return;
     }
-    line('info', 'request', `"requestId":${NEEDS_ESCAPE.test(requestId) ? JSON.stringify(requestId) : `"${requestId}"`},"method":"${method}","route":"${route}","status":${status},"durationMs":${hundredths / 100}`);
+    line('info', 'request',
+      `"requestId":${NEEDS_ESCAPE.test(requestId) ? JSON.stringify(requestId) : `"${requestId}"`},` +
+        `"method":"${method}","route":"${route}","status":${status},"durationMs":${hundredths / 100}`);
   };
   return {
     request,
@@ -322,21 +287,16 @@ export function createLogger(level: LogLevel, out: ((line: string) => void) | Ba
 }
 
 /**
- * `out`, whose pending lines are given to its sink at exit (`onExit` registers the callback;
- * tests pass their own), then `drain` (the sink's {@link LogSink.drainSync}) writes what the sink
- * still holds: through the same sink as every batch, so a batch lost before is still reported,
- * and after an EAGAIN the last lines go out behind the waiting ones, before the process ends
- * (docs/configuration.md#logs).
+ * `out`, flushed at exit (`onExit` registers the callback), then `drain` writes what the sink still holds, so the last
+ * lines go out behind any waiting ones (docs/configuration.md#logs).
  */
-export function flushedAtExit(out: BatchedWriter, onExit: (fn: () => void) => void = (fn) => { process.once('exit', fn); }, drain?: () => void): BatchedWriter {
+export function flushedAtExit(out: BatchedWriter, onExit: (fn: () => void) => void = (fn) =>
+  { process.once('exit', fn); }, drain?: () => void): BatchedWriter {
   onExit(() => { out.flush(); drain?.(); });
   return out;
 }
 
-/**
- * Writes `h / 100` (h a whole number, 0 ≤ h < 1e11) at `at` as JSON writes that number —
- * `3`, `1.5`, `0.07`, `12.34`: the shortest form, no trailing zero — and returns the end.
- */
+/** Writes `h / 100` (whole h, 0 ≤ h < 1e11) at `at` as JSON writes that number (`1.5`, `0.07`); returns the end. */
 export function writeHundredths(buf: Buffer, at: number, h: number): number {
   const whole = Math.floor(h / 100);
   const frac = h - whole * 100;

@@ -1,8 +1,7 @@
 /**
- * Source credentials at rest (docs/sources.md#credentials, docs/storage.md#secrets-at-rest): AES-256-GCM
- * with a random 96-bit nonce, the associated data binding a ciphertext to its workspace and
- * source (so it cannot be moved to another source), and a key id so the master key can be
- * rotated: `DATA_DIR/master.keys` (mode 0600) holds every key by id and names the active one.
+ * Source credentials at rest (docs/storage.md#secrets-at-rest): AES-256-GCM with a random 96-bit nonce, associated data
+ * binding a ciphertext to its workspace and source, and a key id for rotation: `DATA_DIR/master.keys` (mode
+ * 0600) holds every key by id and names the active one.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -32,12 +31,14 @@ export class SecretBox {
     try {
       file = JSON.parse(fs.readFileSync(path, 'utf8')) as KeyFile;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new SecretError(`${path} is unreadable: ${(e as Error).message}`);
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new SecretError(
+        `${path} is unreadable: ${(e as Error).message}`);
       file = { active: 'k1', keys: { k1: randomBytes(32).toString('hex') } };
       writeKeyFile(path, file);
     }
     const keys = new Map(Object.entries(file.keys).map(([kid, hex]) => [kid, Buffer.from(hex, 'hex')] as const));
-    if (!keys.has(file.active) || [...keys.values()].some((k) => k.length !== 32)) throw new SecretError(`${path} is malformed`);
+    if (!keys.has(file.active) || [...keys.values()].some((k) => k.length !== 32)) throw new SecretError(
+      `${path} is malformed`);
     return new SecretBox(keys, file.active);
   }
 
@@ -60,13 +61,11 @@ export class SecretBox {
     const c = createCipheriv('aes-256-gcm', this.keys.get(this.activeKid)!, iv);
     c.setAAD(Buffer.from(`${this.activeKid}\n${context}`));
     const ct = Buffer.concat([c.update(plaintext, 'utf8'), c.final()]);
-    return { kid: this.activeKid, iv: iv.toString('base64'), ct: ct.toString('base64'), tag: c.getAuthTag().toString('base64') };
+    return { kid: this.activeKid, iv: iv.toString('base64'), ct: ct.toString('base64'),
+      tag: c.getAuthTag().toString('base64') };
   }
 
-  /**
-   * Decrypts a {@link Sealed} secret made for `context`.
-   * @throws SecretError when the key id is unknown, or the ciphertext was altered or belongs to another context.
-   */
+  /** Decrypts a {@link Sealed} made for `context`. @throws SecretError: unknown key id, altered, or another context. */
   open(sealed: Sealed, context: string): string {
     const key = this.keys.get(sealed.kid);
     if (!key) throw new SecretError(`unknown key id ${sealed.kid}`);

@@ -1,13 +1,7 @@
 /**
- * Main-thread turns for heavy work (README "Reliability": ingestion never stalls other requests
- * by more than 50 ms). Work that cannot leave the main thread — parsing a large request body,
- * encoding a large log line, assembling an ingestion result — waits for {@link nextTurn} between
- * its steps. Turns are handed out one per event-loop iteration, first come first served, from a
- * `setImmediate` callback: Node runs only the immediates that were queued before its check phase
- * began, so between two turns the loop always polls for I/O, and a `/healthz` or a read that
- * arrives meanwhile waits for at most one step — however many heavy requests are running.
- * (Each waiter yielding with its own `setImmediate` would not do: ten of them would all run in
- * the same check phase, back to back.)
+ * Main-thread turns for heavy work (docs/reliability.md#ingestion-and-search): work that cannot leave the main thread
+ * waits for {@link nextTurn} between steps. One `setImmediate` hands out one turn per loop iteration, so I/O is polled
+ * between turns and a request waits for at most one step.
  */
 
 const waiters: Array<() => void> = [];
@@ -27,11 +21,7 @@ function schedule(): void {
   setImmediate(grant);
 }
 
-/**
- * Resolves at the caller's next turn: after every waiter queued before it, and after the event
- * loop has polled for I/O at least once. The caller should then work for at most a few
- * milliseconds before it waits again.
- */
+/** Resolves at the caller's next turn (after earlier waiters and an I/O poll); then work a few ms at most. */
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => {
     waiters.push(resolve);

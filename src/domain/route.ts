@@ -1,7 +1,7 @@
 /**
- * The route declarer and handler context of this API's areas: the HTTP layer's (src/http/route.ts)
- * bound to the domain's {@link Workspace}, so a handler reads `ctx.ws.conversations` typed and
- * writes `ctx.tx()` with the workspace's record types (docs/decisions.md#the-route-table-is-the-single-description).
+ * The route declarer and handler context of this API's areas: the HTTP layer's (src/http/route.ts) bound to the
+ * domain's {@link Workspace}, so handlers read and write it typed
+ * (docs/decisions.md#the-route-table-is-the-single-description).
  */
 import { routeFor, type Ctx as HttpCtx } from '../http/route.js';
 import type { Workspace } from './workspace.js';

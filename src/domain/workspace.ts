@@ -1,15 +1,14 @@
 /**
- * A workspace's state: its log ({@link Db}) typed by the record types every area declares, and
- * each area's state derived from its records — indexes, search, counters — which the area
- * registers on the log itself (docs/storage.md#indexes). Every lookup an API handler makes
- * goes through the workspace of the request's key, which is what makes another workspace's id
- * a 404 like a missing one (docs/security.md#tenant-isolation).
+ * A workspace's state: its log ({@link Db}) typed by every area's record types, and each area's derived state (indexes,
+ * search, counters) registered on the log (docs/storage.md#indexes). Every lookup goes through the workspace of the
+ * request's key, which makes another workspace's id a 404 (docs/security.md#tenant-isolation).
  */
 import { Db } from '../store/db.js';
 import { attachIndexes, type Built } from '../store/indexes.js';
 import { Store, type LogOptions, type StoreOptions } from '../store/store.js';
 import { ClientIndex } from '../areas/clients/aggregates.js';
-import { countDailyEvents, type AnalyticsRecords } from '../areas/analytics/counts.js';
+import { attachAnalytics, type AnalyticsRecords } from '../areas/analytics/counts.js';
+import type { AnalyticsByDay } from '../areas/analytics/byDay.js';
 import { attachConversations, type ConversationRecords } from '../areas/conversations/conversations.js';
 import { attachIssues, type IssueRecords } from '../areas/issues.js';
 import { customFieldIndexes, tagIndexes, type DefinitionRecords } from '../areas/definitions.js';
@@ -18,22 +17,18 @@ import { attachSources, failInterruptedIngestions, type SourceRecords } from '..
 import type { UsageRecords } from '../areas/usage/counter.js';
 import { expireIdempotency, type IdempotencyRecords } from '../http/idempotency.js';
 import { attachEvents, type EventRecords, type EventState } from '../areas/events/events.js';
-import { attachWebhooks, type WebhookState } from '../areas/webhooks/state.js';
+import { attachWebhooks } from '../areas/webhooks/attach.js';
+import type { WebhookState } from '../areas/webhooks/state.js';
 import type { WebhookRecords } from '../areas/webhooks/model.js';
+import { AnswersByConversation, type AnswerRecords } from '../areas/answers/model.js';
 
 export type { SourceIndexRec } from '../ingest/types.js';
 
-/**
- * Every record type of a workspace log and the shape of its records, as each area declares
- * its own (docs/storage.md#record-types).
- */
+/** Every record type of a workspace log, as each area declares it (docs/storage.md#record-types). */
 export interface Records extends ConversationRecords, IssueRecords, DefinitionRecords, AgentRecords,
-  SourceRecords, AnalyticsRecords, UsageRecords, IdempotencyRecords, EventRecords, WebhookRecords {}
+  SourceRecords, AnalyticsRecords, UsageRecords, IdempotencyRecords, EventRecords, WebhookRecords, AnswerRecords {}
 
-/**
- * One workspace: its log and the state each area keeps of it (the record types and indexes
- * are declared by the areas; this class only puts them together).
- */
+/** One workspace: its log and the state each area keeps of it. */
 export class Workspace {
   /** Conversations: list order, `externalId`s, each conversation's messages, customer ids. */
   readonly conversations: ReturnType<typeof attachConversations>;
@@ -44,12 +39,16 @@ export class Workspace {
   readonly agents: Built<typeof agentIndexes>;
   /** Sources: list order, urls, the search index and the endpoints. */
   readonly sources: ReturnType<typeof attachSources>;
+  /** Answers of agents: each conversation's, in time order (docs/api.md#answers). */
+  readonly answers: AnswersByConversation;
   /** Events: in time order and per resource (docs/api.md#events). */
   readonly events: EventState;
   /** Webhooks: endpoints, each one's deliveries, the pending ones by due time (docs/api.md#webhooks). */
   readonly webhooks: WebhookState;
-  /** Client aggregates, built on first use (see {@link clients}). */
-  private clientIndex: ClientIndex | null = null;
+  /** Analytics' breakdowns and durations by day of creation (docs/api.md#analytics). */
+  readonly analytics: AnalyticsByDay;
+  /** Client aggregates: counts, times and the list order (docs/api.md#client-object). */
+  readonly clients: ClientIndex;
 
   /** Registers every area's state on `db` (before its replay, so that the replay fills it). */
   private constructor(readonly id: string, readonly db: Db<Records>, now: () => number) {
@@ -59,7 +58,9 @@ export class Workspace {
     this.tags = attachIndexes(db, 'tag', tagIndexes);
     this.agents = attachIndexes(db, 'agent', agentIndexes);
     this.sources = attachSources(db);
-    countDailyEvents(db);
+    this.answers = new AnswersByConversation(db);
+    this.analytics = attachAnalytics(db);
+    this.clients = ClientIndex.attach(id, db);
     expireIdempotency(db, now);
     this.events = attachEvents(this, db, now);
     this.webhooks = attachWebhooks(db, this.events, now);
@@ -67,9 +68,11 @@ export class Workspace {
 
   /** Replays the workspace's log at `path` into memory and opens it for writing. */
   static async open(id: string, path: string, opts: LogOptions): Promise<Workspace> {
-    const db = Db.create<Records>(path, { fs: opts.fs, sync: opts.sync, now: opts.now, onError: opts.onError, compactionSlack: opts.compactionSlack, snapshot: opts.snapshot });
+    const db = Db.create<Records>(path, { fs: opts.fs, sync: opts.sync, now: opts.now, onError: opts.onError,
+      compactionSlack: opts.compactionSlack, snapshot: opts.snapshot });
     const ws = new Workspace(id, db, opts.now);
     await db.load();
+    ws.clients.loaded();
     ws.webhooks.resume();
     // Endpoints of an earlier build's log get their cursor before anything is served.
     const cursors = ws.webhooks.cursorsToWrite();
@@ -82,24 +85,12 @@ export class Workspace {
     return ws;
   }
 
-  /**
-   * Client aggregates: built on first use, then kept up to date on every change — so replaying
-   * a large log at start pays nothing for them.
-   */
-  get clients(): ClientIndex {
-    return this.clientIndex ??= ClientIndex.attach(this.id, this.db);
-  }
-
   /** The record (type, id) of this workspace, or undefined. */
   get<K extends keyof Records & string>(type: K, id: string): Records[K] | undefined {
     return this.db.get(type, id);
   }
 
-  /**
-   * The size of every index the areas keep (`area.index` → entries; counters as they are), for
-   * tests that check a request changed no state. The client aggregates are left out: they are
-   * built, and their order rebuilt, by reads.
-   */
+  /** The size of every index the areas keep (`area.index` → entries), for tests checking no state changed. */
   indexSizes(): Record<string, number> {
     const out: Record<string, number> = {};
     const walk = (path: string, v: unknown, depth: number): void => {
@@ -109,8 +100,11 @@ export class Workspace {
       if (typeof size === 'number') { out[path] = size; return; }
       for (const [k, x] of Object.entries(v)) walk(`${path}.${k}`, x, depth + 1);
     };
-    const { conversations, issues, customFields, tags, agents, sources, events, webhooks } = this;
-    for (const [area, state] of Object.entries({ conversations, issues, customFields, tags, agents, sources, events, webhooks })) walk(area, state, 1);
+    const { conversations, issues, customFields, tags, agents, sources, events, webhooks, analytics, clients,
+      answers } = this;
+    const areas = { conversations, issues, customFields, tags, agents, sources, events, webhooks, analytics, clients,
+      answers };
+    for (const [area, state] of Object.entries(areas)) walk(area, state, 1);
     return out;
   }
 }

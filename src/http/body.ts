@@ -1,7 +1,6 @@
 /**
- * Reading a JSON request body (docs/api.md#request-bodies): `application/json` only, no
- * `Content-Encoding`, a byte limit counted while streaming, strict UTF-8, nesting at most 64
- * deep, and no `__proto__`/`constructor` keys.
+ * Reading a JSON request body (docs/api.md#request-bodies): `application/json` only, no `Content-Encoding`, a byte
+ * limit counted while streaming, strict UTF-8, nesting at most 64 deep, and no `__proto__`/`constructor` keys.
  */
 import type { IncomingMessage } from 'node:http';
 import { ApiError, invalid } from './errors.js';
@@ -15,7 +14,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Thrown for a body over the limit; the connection is closed after the answer. */
 export class BodyTooLargeError extends ApiError {
-  constructor(limit: number) { super('payload_too_large', `the limit for this request is ${limit} bytes`, { Connection: 'close' }); }
+  constructor(limit: number) { super('payload_too_large', `the limit for this request is ${limit} bytes`, {
+    Connection: 'close' }); }
 }
 
 /** The client closed the connection before its body arrived. */
@@ -32,10 +32,12 @@ export function validateBodyHeaders(req: IncomingMessage, limit: number): void {
   const [media, ...params] = type.split(';').map((x) => x.trim());
   if (media !== 'application/json') throw new ApiError('unsupported_media_type');
   for (const p of params) {
-    if (p.startsWith('charset=') && p.slice(8).replace(/"/g, '') !== 'utf-8') throw new ApiError('unsupported_media_type', 'the only charset accepted is utf-8');
+    if (p.startsWith('charset=') && p.slice(8).replace(/"/g, '') !== 'utf-8') throw new ApiError(
+      'unsupported_media_type', 'the only charset accepted is utf-8');
   }
   const enc = req.headers['content-encoding'];
-  if (enc !== undefined && enc.toLowerCase() !== 'identity') throw new ApiError('unsupported_media_type', 'Content-Encoding is not supported; send the body uncompressed');
+  if (enc !== undefined && enc.toLowerCase() !== 'identity') throw new ApiError('unsupported_media_type',
+    'Content-Encoding is not supported; send the body uncompressed');
   const len = req.headers['content-length'];
   if (len !== undefined && Number(len) > limit) throw new BodyTooLargeError(limit);
 }
@@ -52,12 +54,12 @@ export interface ReadBody {
 const NO_MEMBERS: ReadonlyMap<string, Uint8Array> = new Map();
 
 /**
- * Reads and parses a JSON body of at most `limit` bytes. A body over {@link LARGE_BODY_BYTES}
- * goes to `parser` (a worker thread) as its chunks; without one it is decoded and parsed on the
- * main thread in turns of their own (src/core/turns.ts). `requestLine` (`METHOD path`) goes into the
+ * Reads and parses a JSON body of at most `limit` bytes; one over {@link LARGE_BODY_BYTES} goes to `parser` (a worker
+ * thread), or without one is parsed in main-thread turns of its own. `requestLine` (`METHOD path`) goes into the
  * fingerprint. @throws ApiError 400/413, ClientAbortError
  */
-export async function readJsonBody(req: IncomingMessage, limit: number, requestLine: string, parser?: BodyParser): Promise<ReadBody> {
+export async function readJsonBody(req: IncomingMessage, limit: number, requestLine: string,
+  parser?: BodyParser): Promise<ReadBody> {
   const { chunks, total } = await readBodyChunks(req, limit);
   if (total > LARGE_BODY_BYTES && parser) {
     const parsed = await parser.parse(chunks, requestLine);
@@ -73,9 +75,8 @@ export async function readJsonBody(req: IncomingMessage, limit: number, requestL
 }
 
 /**
- * Reads the raw body as the chunks it arrived in (a large body is handed to a worker thread
- * without being joined on the main thread), failing as soon as more than `limit` bytes have
- * arrived. @throws BodyTooLargeError, ClientAbortError
+ * Reads the raw body as the chunks it arrived in (a worker takes them unjoined), failing as soon as more than `limit`
+ * bytes arrived. @throws BodyTooLargeError, ClientAbortError
  */
 export function readBodyChunks(req: IncomingMessage, limit: number): Promise<{ chunks: Buffer[]; total: number }> {
   return new Promise((resolve, reject) => {
@@ -100,28 +101,18 @@ export function readBodyChunks(req: IncomingMessage, limit: number): Promise<{ c
   });
 }
 
-/**
- * Decodes and parses a JSON body and checks its structure.
- * @throws ApiError 400 `invalid_request` naming what is wrong.
- */
+/** Decodes and parses a JSON body and checks its structure. @throws ApiError 400 `invalid_request`. */
 export function parseJsonBody(raw: Buffer): unknown {
   return parseBodyText(decodeBody(raw));
 }
 
-/**
- * The first half of {@link parseJsonBody}: strict UTF-8 decoding (a large body's two halves run
- * in separate main-thread turns).
- * @throws ApiError 400 `invalid_request` for an empty body or invalid UTF-8.
- */
+/** Strict UTF-8 decoding, {@link parseJsonBody}'s first half. @throws ApiError 400 (empty, invalid UTF-8). */
 export function decodeBody(raw: Buffer): string {
   if (raw.length === 0) throw bodyRequired();
   try { return utf8.decode(raw); } catch (e) { throw invalid('the body is not valid UTF-8', 'body', e); }
 }
 
-/**
- * The second half of {@link parseJsonBody}: JSON parsing and the structure check.
- * @throws ApiError 400 `invalid_request` naming what is wrong.
- */
+/** JSON parsing and the structure check, {@link parseJsonBody}'s second half. @throws ApiError 400. */
 export function parseBodyText(text: string): unknown {
   let value: unknown;
   try { value = JSON.parse(text); } catch (e) { throw invalid('the body is not valid JSON', 'body', e); }
@@ -136,7 +127,8 @@ export function assertStructureWithinLimits(value: unknown): void {
     const [v, depth] = stack.pop()!;
     if (typeof v !== 'object' || v === null) continue;
     if (depth > MAX_DEPTH) throw invalid(`the body is nested deeper than ${MAX_DEPTH} levels`);
-    if (Array.isArray(v)) { for (const x of v) if (typeof x === 'object' && x !== null) stack.push([x, depth + 1]); continue; }
+    if (Array.isArray(v)) { for (const x of v) if (typeof x === 'object' && x !== null) stack.push([x,
+      depth + 1]); continue; }
     for (const k of Object.keys(v)) {
       if (FORBIDDEN_KEYS.has(k)) throw invalid(`the key ${k} is not allowed`);
       const x = (v as Record<string, unknown>)[k];

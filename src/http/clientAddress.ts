@@ -1,25 +1,14 @@
 /**
- * Who the client is, for the limits kept per client address (README "Limits"): the failed-
- * authentication limit and the per-address connection cap.
- *
- * An address is counted as a key: an IPv4 address as itself, an IPv4-mapped IPv6 address as
- * the IPv4 address it maps, and any other IPv6 address by its /64 prefix — one subscriber
- * usually holds a whole /64, so counting single IPv6 addresses would let one client take as
- * many budgets as it likes.
- *
- * Behind reverse proxies (`TRUST_PROXY`), a request whose connection comes from a trusted proxy
- * names its client in `X-Forwarded-For`: each proxy appends the address it got the request
- * from, so the rightmost entry that is not itself a trusted proxy is the client. Entries to the
- * left of it were written by the client itself and are never believed.
+ * Who the client is, for the limits kept per client address (docs/security.md#client-address): IPv4 as itself,
+ * IPv4-mapped IPv6 as its IPv4, other IPv6 by its /64 (one subscriber holds a /64). Behind trusted proxies
+ * (`TRUST_PROXY`) the client is the rightmost `X-Forwarded-For` entry that is not itself a trusted proxy; entries left
+ * of it were written by the client and are not believed.
  */
 import { BlockList, isIP } from 'node:net';
 import { parseCidr } from '../core/config.js';
-import type { RequestHead } from './fastPath.js';
+import type { IncomingMessage } from 'node:http';
 
-/**
- * The counting key of an IP address (see the module comment); `unknown` for a value that is
- * not an IP address (a socket that closed before its address was read).
- */
+/** The counting key of an IP address (see the module comment); `unknown` for a value that is not one. */
 export function addressKey(ip: string | undefined): string {
   if (ip === undefined) return 'unknown';
   const family = isIP(ip);
@@ -78,12 +67,10 @@ export class ClientAddresses {
   }
 
   /**
-   * The client's IP address: the connection's peer, or — when the peer is a trusted proxy —
-   * the rightmost `X-Forwarded-For` entry that is not a trusted proxy (the leftmost one when
-   * all are). A missing header, or any entry that is not a bare IP address, falls back to the
-   * peer: a proxy that forwards garbage is not believed at all.
+   * The client's IP: the peer, or, when the peer is a trusted proxy, the rightmost `X-Forwarded-For` entry that is not
+   * one (the leftmost when all are). A missing header or any entry not a bare IP address falls back to the peer.
    */
-  clientIp(req: RequestHead): string | undefined {
+  clientIp(req: IncomingMessage): string | undefined {
     const peer = req.socket.remoteAddress;
     if (this.proxies === null || peer === undefined || !this.trusts(peer)) return peer;
     const header = req.headers['x-forwarded-for'];
@@ -100,7 +87,7 @@ export class ClientAddresses {
   }
 
   /** The counting key ({@link addressKey}) of the request's client. */
-  clientKey(req: RequestHead): string {
+  clientKey(req: IncomingMessage): string {
     return addressKey(this.clientIp(req));
   }
 }

@@ -1,41 +1,17 @@
 /**
- * What one connection may hold (README "Limits"): output a client does not read, and how many
- * connections one address may keep open.
- *
- * Output. `node:http` answers pipelined requests in order: an answer whose turn has not come is
- * kept in memory by its response object until the ones before it were sent. It stops reading
- * the socket once output queues up, but only after the chunk it is parsing (up to 64 KiB, so
- * a thousand small requests), and each of those requests was answered in full — a client
- * that pipelines cheap requests for large answers and never reads would make the server hold
- * gigabytes. So a request is handed to the application only while the connection's unsent
- * output (what the socket has not passed to the kernel, plus answers waiting for their turn)
- * is at most `maxUnsentBytes` and no earlier request of the connection is still being
- * answered asynchronously (its answer's size is not known yet). Otherwise it waits, unanswered
- * and costing no output, and the socket stops reading — no further request is parsed — until
- * the output has drained; then the waiting requests are answered in order and reading resumes.
- *
- * A connection whose output is pending and whose written byte count has not moved for
- * `stallMs` is closed: a client that never reads would otherwise hold its output forever.
- *
- * Per address. A connection from an address (IPv6: a /64) that already has
- * `maxPerAddress` open connections is closed at once, before any request, without an answer
- * (like the connections above `MAX_CONNECTIONS`): an answer would cost the writes the cap is
- * there to save. It is counted by the connection's peer address — the only address known when
- * it opens; `X-Forwarded-For` arrives later, with a request, so behind a reverse proxy every
- * client shares the proxy's budget (raise the cap there, or cap at the proxy).
+ * What one connection may hold (docs/security.md#connections): a request reaches the application only while the
+ * connection's unsent output is at most `maxUnsentBytes`, else it waits and the socket stops reading, so a client that
+ * never reads cannot make the server hold gigabytes. A connection stalled `stallMs` is closed; one over `maxPerAddress`
+ * from its peer address (IPv6: a /64) is closed at once, unanswered.
  */
 import type { IncomingMessage, ServerResponse, Server } from 'node:http';
-import type { FastRequest, FastResponse } from './fastPath.js';
 import type { Socket } from 'node:net';
 import { addressKey } from './clientAddress.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 
 export interface ConnectionLimits {
-  /**
-   * Unsent output (bytes) above which a connection's further requests wait; at least a
-   * socket's write high-water mark (16 KiB), so that a socket over it will emit 'drain'.
-   */
+  /** Unsent bytes above which further requests wait; at least 16 KiB (the write high-water mark, for 'drain'). */
   maxUnsentBytes: number;
   /** A connection whose pending output does not progress for this long (ms, on the clock) is closed. */
   stallMs: number;
@@ -45,24 +21,20 @@ export interface ConnectionLimits {
   sweepMs: number;
 }
 
-/** A request from node:http or from the fast path (src/http/fastPath.ts), and its answer. */
-export type AnyRequest = IncomingMessage | FastRequest;
-export type AnyResponse = ServerResponse | FastResponse;
-
 /** The request handler the guard feeds; a promise when the answer comes later (see App.handle). */
-export type Handler = (req: AnyRequest, res: AnyResponse) => Promise<void> | undefined;
+export type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | undefined;
 
-/** Per-connection state, kept on the socket under {@link CONN}. */
+/** Per-connection state, kept by socket in {@link ConnectionGuard}'s map. */
 interface Conn {
   readonly sock: Socket;
   readonly address: string;
   /** Requests handed over whose answer is being produced asynchronously. */
   busy: number;
   /** Answered responses still waiting for their turn on the socket, each followed by its size. */
-  waiting: Array<AnyResponse | number> | null;
+  waiting: Array<ServerResponse | number> | null;
   waitingBytes: number;
   /** Requests that arrived while the connection was over its bound: req, res, req, res… from `head`. */
-  queue: Array<AnyRequest | AnyResponse> | null;
+  queue: Array<IncomingMessage | ServerResponse> | null;
   head: number;
   /** Reading stopped by us (not by node:http's own backpressure). */
   paused: boolean;
@@ -77,13 +49,13 @@ interface Conn {
   since: number;
 }
 
-const CONN = Symbol('connection guard state');
 /** node:net's default write high-water mark. */
 const MIN_UNSENT_BYTES = 16 * 1024;
 
 /** Admission control per connection: the output bound, stalled-output closing and the per-address cap. */
 export class ConnectionGuard {
-  private readonly conns = new Set<Conn>();
+  /** Every open connection's state, by its socket. */
+  private readonly conns = new Map<Socket, Conn>();
   private readonly perAddress = new Map<string, number>();
   private readonly timer: NodeJS.Timeout | null;
   /** Connections refused by the per-address cap since the start. */
@@ -95,7 +67,8 @@ export class ConnectionGuard {
 
   constructor(private readonly handler: Handler, private readonly limits: ConnectionLimits,
     private readonly clock: Clock, private readonly logger: Logger) {
-    if (limits.maxUnsentBytes < MIN_UNSENT_BYTES) throw new RangeError(`maxUnsentBytes must be at least ${MIN_UNSENT_BYTES}`);
+    if (limits.maxUnsentBytes < MIN_UNSENT_BYTES) throw new RangeError(
+      `maxUnsentBytes must be at least ${MIN_UNSENT_BYTES}`);
     const guard = this;
     this.onClose = function (this: Socket) { guard.disconnected(this); };
     this.timer = limits.sweepMs > 0 ? setInterval(() => this.sweep(), limits.sweepMs) : null;
@@ -124,18 +97,19 @@ export class ConnectionGuard {
     }
     this.perAddress.set(address, open + 1);
     const c: Conn = {
-      sock, address, busy: 0, waiting: null, waitingBytes: 0, queue: null, head: 0, paused: false, hooked: false, armed: false,
+      sock, address, busy: 0, waiting: null, waitingBytes: 0, queue: null, head: 0, paused: false, hooked: false,
+        armed: false,
       wake: null, sent: 0, since: -1,
     };
-    (sock as unknown as Record<symbol, Conn>)[CONN] = c;
-    this.conns.add(c);
+    this.conns.set(sock, c);
     // One listener function for every socket: an idle connection costs as little as it can.
     sock.on('close', this.onClose);
   }
 
   private disconnected(sock: Socket): void {
-    const c = (sock as unknown as Record<symbol, Conn | undefined>)[CONN];
-    if (c === undefined || !this.conns.delete(c)) return;
+    const c = this.conns.get(sock);
+    if (c === undefined) return;
+    this.conns.delete(sock);
     const n = (this.perAddress.get(c.address) ?? 1) - 1;
     if (n === 0) this.perAddress.delete(c.address); else this.perAddress.set(c.address, n);
     c.queue = null; // node:http aborts those requests itself; drop our references
@@ -143,8 +117,8 @@ export class ConnectionGuard {
   }
 
   /** The request listener: hands the request over now, or queues it while the connection is over its bound. */
-  handle = (req: AnyRequest, res: AnyResponse): void => {
-    const c = (req.socket as unknown as Record<symbol, Conn | undefined>)[CONN];
+  handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const c = this.conns.get(req.socket);
     if (c === undefined) { void this.handler(req, res); return; }
     if (c.queue === null && c.busy === 0 && this.fits(c)) { this.admit(c, req, res); return; }
     if (c.queue === null) {
@@ -156,11 +130,7 @@ export class ConnectionGuard {
     c.queue.push(req, res);
   };
 
-  /**
-   * Stops reading the socket: the rest of the chunk node:http is parsing still arrives in
-   * handle(), then nothing until pump() resumes. node:http resumes the socket by itself when
-   * its own backpressure clears, so every resume is undone while we hold the connection.
-   */
+  /** Stops reading the socket until pump() resumes it (node:http resumes it on its own, so each resume is undone). */
   private stopReading(c: Conn): void {
     if (c.paused) return;
     c.paused = true;
@@ -182,7 +152,7 @@ export class ConnectionGuard {
     return c.sock.writableLength + c.waitingBytes <= this.limits.maxUnsentBytes;
   }
 
-  private admit(c: Conn, req: AnyRequest, res: AnyResponse): void {
+  private admit(c: Conn, req: IncomingMessage, res: ServerResponse): void {
     const pending = this.handler(req, res);
     if (pending === undefined) { this.answered(c, res); return; }
     c.busy++;
@@ -190,24 +160,20 @@ export class ConnectionGuard {
   }
 
   /** Counts an answer that is still waiting for its turn (pipelined behind another). */
-  private answered(c: Conn, res: AnyResponse): void {
+  private answered(c: Conn, res: ServerResponse): void {
     if (hadTurn(res)) return;
     (c.waiting ??= []).push(res, res.writableLength);
     c.waitingBytes += res.writableLength;
   }
 
-  /**
-   * Registers one wake-up for when the output has drained (an async answer wakes pump() itself;
-   * called right after fits(), so `waiting` holds only answers still waiting for their turn).
-   */
+  /** Registers one wake-up for when the output has drained; called right after fits(). */
   private arm(c: Conn): void {
     if (c.armed || c.busy > 0) return;
     c.armed = true;
     c.wake ??= () => { c.armed = false; this.pump(c); };
     const w = c.waiting;
-    // The last waiting answer finishes once its last byte went to the kernel, after every
-    // earlier one. With none waiting, the socket holds more than its high-water mark (see
-    // ConnectionLimits), so the write that put it there asked for a 'drain'.
+    // The last waiting answer finishes after every earlier one. With none waiting, the socket is over its high-water
+    // mark (see ConnectionLimits), so the write that put it there asked for a 'drain'.
     if (w !== null) (w[w.length - 2] as ServerResponse).once('finish', c.wake);
     else c.sock.once('drain', c.wake);
   }
@@ -219,8 +185,8 @@ export class ConnectionGuard {
       if (c.busy > 0) return;
       if (!this.fits(c)) { this.arm(c); return; }
       const q = c.queue;
-      const req = q[c.head] as AnyRequest;
-      const res = q[c.head + 1] as AnyResponse;
+      const req = q[c.head] as IncomingMessage;
+      const res = q[c.head + 1] as ServerResponse;
       c.head += 2;
       if (c.head === q.length) c.queue = null;
       this.admit(c, req, res);
@@ -229,13 +195,10 @@ export class ConnectionGuard {
     if (c.paused) { c.paused = false; c.sock.resume(); }
   }
 
-  /**
-   * Closes connections whose pending output has not moved for `stallMs`. Called every
-   * `sweepMs`; exposed so that tests can run it at a chosen clock time.
-   */
+  /** Closes connections whose pending output has not moved for `stallMs`; run every `sweepMs`, and by tests. */
   sweep(): void {
     const now = this.clock.now();
-    for (const c of this.conns) {
+    for (const c of this.conns.values()) {
       const sock = c.sock;
       const unsent = sock.writableLength;
       if (unsent === 0) { c.since = -1; continue; }
@@ -243,21 +206,22 @@ export class ConnectionGuard {
       if (c.since === -1 || sent !== c.sent) { c.sent = sent; c.since = now; continue; }
       if (now - c.since >= this.limits.stallMs) {
         this.stalled++;
-        this.logger.info('connection closed: its client took no output', { address: c.address, unsentBytes: unsent, stalledMs: now - c.since });
+        this.logger.info('connection closed: its client took no output',
+          { address: c.address, unsentBytes: unsent, stalledMs: now - c.since });
         sock.destroy();
       }
     }
   }
 
   /**
-   * For tests and benchmarks: open connections; their unsent output (bytes: in total and the
-   * most one connection holds); requests waiting while their connection is over its bound, and
-   * how many connections have such requests; bytes the kernel has taken from the open
-   * connections; connections whose pending output the stall check is timing.
+   * For tests and benchmarks: open connections, their unsent bytes (total and largest), requests waiting over the bound
+   * and connections holding them, bytes the kernel took, and connections the stall check is timing.
    */
-  stats(): { connections: number; unsentBytes: number; maxUnsentBytes: number; queuedRequests: number; holding: number; sentBytes: number; watched: number } {
-    const out = { connections: this.conns.size, unsentBytes: 0, maxUnsentBytes: 0, queuedRequests: 0, holding: 0, sentBytes: 0, watched: 0 };
-    for (const c of this.conns) {
+  stats(): { connections: number; unsentBytes: number; maxUnsentBytes: number; queuedRequests: number; holding: number;
+    sentBytes: number; watched: number } {
+    const out = { connections: this.conns.size, unsentBytes: 0, maxUnsentBytes: 0, queuedRequests: 0, holding: 0,
+      sentBytes: 0, watched: 0 };
+    for (const c of this.conns.values()) {
       this.fits(c);
       const u = c.sock.writableLength + c.waitingBytes;
       out.unsentBytes += u;
@@ -271,20 +235,15 @@ export class ConnectionGuard {
 }
 
 /** Whether a response was given the socket (it is writing there, or has finished), or is gone. */
-function hadTurn(res: AnyResponse): boolean {
+function hadTurn(res: ServerResponse): boolean {
   // node:http clears `res.socket` again once the answer finished.
   return res.socket !== null || res.writableFinished || res.destroyed;
 }
 
 /**
- * Bytes of this connection's output the kernel has taken. `bytesWritten` counts what was
- * handed to libuv; its handle's `writeQueueSize` is what libuv still holds of that. (A write
- * completes only once all of it was taken, so counting completed writes would call a client
- * that reads a large answer slowly stalled; node:http's own socket timeouts read
- * `writeQueueSize` for the same reason.)
+ * Bytes of this connection's output the kernel took (`bytesWritten` less `writableLength`): a write counts once all
+ * of it is taken, so a client must take one whole write within `stallMs`.
  */
 function kernelTaken(sock: Socket): number {
-  const handle = (sock as unknown as { _handle?: { bytesWritten?: number; writeQueueSize?: number } | null })._handle;
-  if (handle && typeof handle.bytesWritten === 'number' && typeof handle.writeQueueSize === 'number') return handle.bytesWritten - handle.writeQueueSize;
   return sock.bytesWritten - sock.writableLength;
 }

@@ -1,7 +1,7 @@
 /**
- * Opaque cursors for cursor pagination (docs/api.md#lists). A cursor is the last returned item's
- * sort key, bound by an HMAC to the workspace and the list, so a cursor from another
- * workspace or list — or an edited one — is a 400, never a page of someone else's order.
+ * Opaque cursors for cursor pagination (docs/api.md#lists). A cursor is the last returned item's sort key, bound by an
+ * HMAC to the workspace and the list, so a cursor from another workspace or list — or an edited one — is a 400, never a
+ * page of someone else's order.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { invalid } from './errors.js';
@@ -10,12 +10,7 @@ import { invalid } from './errors.js';
 const CACHE_SIZE = 4096;
 
 export class CursorCodec {
-  /**
-   * Cursors made lately, by workspace, list and key; and keys of cursors checked lately, by
-   * cursor. A cursor is a pure function of those three and the secret, so a cached one is the
-   * same text: an integration polling the first page of a list gets it without an HMAC each time
-   * (the MAC was ~8 % of a list page's CPU). Both hold only what answers already carried.
-   */
+  /** Cursors made and checked lately (a pure function of workspace, list, key, secret): spares an HMAC per page. */
   private readonly made = new Map<string, string>();
   private readonly checked = new Map<string, string>();
 
@@ -37,10 +32,7 @@ export class CursorCodec {
     return cursor;
   }
 
-  /**
-   * Decodes a cursor made by {@link encode} for the same workspace and list.
-   * @throws ApiError 400 `invalid_request` (`Query parameter cursor is invalid.`) for anything else.
-   */
+  /** Decodes a cursor {@link encode} made for this workspace and list. @throws ApiError 400 `invalid_request` else. */
   decode(workspaceId: string, list: string, cursor: string): string {
     // Keyed by workspace and list too: the same text checked for another list is checked again.
     const k = `${workspaceId}\n${list}\n${cursor}`;

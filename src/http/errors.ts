@@ -1,8 +1,7 @@
 /**
- * The error contract (docs/api.md#errors, docs/api.md#error-codes): every error code, its HTTP status and its
- * message text live in this one table, and {@link ApiError} is the only error type the HTTP
- * layer turns into a `{code, error}` body. Domain errors (src/core/errors.ts) become one
- * through {@link domainAnswer}, the one table from their kinds to codes.
+ * The error contract (docs/api.md#errors): every error code, its HTTP status and message text live in this one table,
+ * and {@link ApiError} is the only error the HTTP layer turns into a `{code, error}` body. Domain errors
+ * (src/core/errors.ts) become one through {@link domainAnswer}.
  */
 import { ConflictError, InvalidInputError, type DomainError, type DomainErrorKind } from '../core/errors.js';
 
@@ -27,10 +26,7 @@ export const ERRORS = {
   storage_full: { status: 503, message: 'The server is out of disk space and saved nothing; try again later.' },
 } as const;
 
-/**
- * `Retry-After` (seconds) of a `storage_full` answer: long enough not to hammer a full disk,
- * short enough that clients come back soon after an operator frees space (README Limits).
- */
+/** `Retry-After` (seconds) of a `storage_full` answer: not hammering a full disk, back soon once freed. */
 export const STORAGE_FULL_RETRY_AFTER_SECONDS = 30;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -42,10 +38,8 @@ export interface ErrorBody {
 }
 
 /**
- * The part of a request an `invalid_request` is about; it names the message
- * (docs/api.md#errors): the body's problems follow the spec's text
- * (`Request body is invalid: name must be at most 200 characters.`), a query parameter's or a
- * header's say so (`Query parameter limit must be …`, `Header Idempotency-Key must be …`).
+ * The part of a request an `invalid_request` is about (docs/api.md#errors): the body's problems follow the spec's text,
+ * a query parameter's or a header's say so (`Query parameter limit must be …`, `Header Idempotency-Key …`).
  */
 export type RequestPart = 'body' | 'query' | 'header';
 
@@ -53,11 +47,9 @@ export type RequestPart = 'body' | 'query' | 'header';
 const PART_LEAD: Record<Exclude<RequestPart, 'body'>, string> = { query: 'Query parameter', header: 'Header' };
 
 /**
- * An error that answers the request with `ERRORS[code].status` and a `{code, error}` body.
- * `detail` is one sentence naming the field or cause; it is appended to the spec's text as
- * `Request body is invalid: name must be at most 200 characters.` (docs/api.md#errors). For
- * `part` `query` or `header` the detail starts with the parameter's or header's name and the
- * message is `Query parameter <detail>.` or `Header <detail>.`.
+ * An error answering with `ERRORS[code].status` and a `{code, error}` body (docs/api.md#errors). `detail`, one sentence
+ * naming the field or cause, is appended to the spec's text (`Request body is invalid: name must be …`); for `part`
+ * `query` or `header` the message is `Query parameter <detail>.` or `Header <detail>.`.
  */
 export class ApiError extends Error {
   readonly code: ErrorCode;
@@ -67,12 +59,11 @@ export class ApiError extends Error {
   readonly detail: string | undefined;
   /** The part of the request the error is about. */
   readonly part: RequestPart;
-  /**
-   * @param cause the error this one answers for (a domain error, a parse failure), kept as
-   *   `cause` for the log and for callers that read its structure; never shown to the client.
-   */
-  constructor(code: ErrorCode, detail?: string, headers: Record<string, string> = {}, part: RequestPart = 'body', cause?: unknown) {
-    super(part === 'body' || !detail ? errorMessage(code, detail) : `${PART_LEAD[part]} ${sentence(detail)}`, cause === undefined ? undefined : { cause });
+  /** @param cause the error this one answers for, kept as `cause` for the log; never shown to the client. */
+  constructor(code: ErrorCode, detail?: string, headers: Record<string, string> = {}, part: RequestPart = 'body',
+    cause?: unknown) {
+    super(part === 'body' || !detail ? errorMessage(code, detail) : `${PART_LEAD[part]} ${sentence(detail)}`,
+      cause === undefined ? undefined : { cause });
     this.name = 'ApiError';
     this.code = code;
     this.status = ERRORS[code].status;
@@ -96,11 +87,7 @@ export function errorMessage(code: ErrorCode, detail?: string): string {
   return `${base.slice(0, -1)}: ${sentence(detail)}`;
 }
 
-/**
- * Shorthand for a 400 `invalid_request` naming what is wrong in `part` of the request (the
- * body by default); for a query parameter or a header, `detail` starts with its name.
- * `cause` is the error that led to it (kept, never shown).
- */
+/** A 400 `invalid_request` naming what is wrong in `part` of the request; `cause` is kept, never shown. */
 export function invalid(detail: string, part: RequestPart = 'body', cause?: unknown): ApiError {
   return new ApiError('invalid_request', detail, {}, part, cause);
 }
@@ -116,13 +103,12 @@ const DOMAIN_CODES: Record<DomainErrorKind, ErrorCode> = {
 const WHOLE: Record<RequestPart, string> = { body: 'the body', query: 'the query string', header: 'the headers' };
 
 /**
- * The answer to a domain error met while serving a request: its code from the table above,
- * and as detail the sentence the error makes of its parts — an invalid input's field path
- * (relative to `part` of the request) and reason, a conflict's detail. A not-found answer names
- * nothing: an id of another workspace must answer exactly like an id that never existed
- * (docs/security.md#tenant-isolation). The domain error is kept as `cause`.
+ * The answer to a domain error: its code from the table above, and as detail an invalid input's field path and reason
+ * or a conflict's detail. A not-found names nothing: another workspace's id must answer exactly like an id that never
+ * existed (docs/security.md#tenant-isolation).
  */
 export function domainAnswer(e: DomainError, part: RequestPart = 'body'): ApiError {
-  const detail = e instanceof InvalidInputError ? e.describe(WHOLE[part]) : e instanceof ConflictError ? e.detail : undefined;
+  const detail = e instanceof InvalidInputError ? e.describe(
+    WHOLE[part]) : e instanceof ConflictError ? e.detail : undefined;
   return new ApiError(DOMAIN_CODES[e.kind], detail, {}, part, e);
 }

@@ -1,14 +1,7 @@
 /**
- * Large JSON request bodies are decoded and parsed on a worker thread (docs/api.md#request-bodies;
- * README "Reliability": no request stalls the others). Parsing a 2 MB paste on the main thread
- * is two ~10 ms steps, serializing its content again for the log a third; every other request
- * waits for each. Here the main thread moves the body's chunks to the worker (no copy: joining
- * or copying 2 MB costs ~10 ms on a virtual machine, most of it page faults) and receives the
- * value — for a body that is mostly one long string, one memory copy.
- *
- * The worker also returns the JSON text (UTF-8) of each long top-level string member, so a
- * handler that stores such a member (a pasted source's `content`) splices those bytes into its
- * log line instead of serializing the string on the main thread (`Tx.put`'s `json`).
+ * Large JSON request bodies are parsed on a worker thread (docs/api.md#request-bodies), so a 2 MB paste does not stall
+ * other requests. Chunks are transferred, not copied; the worker also returns the UTF-8 JSON text of each long
+ * top-level string member, for `Tx.put`'s `json`.
  */
 import type { Worker } from 'node:worker_threads';
 import { ApiError, type ErrorCode } from './errors.js';
@@ -19,18 +12,14 @@ export const LARGE_BODY_BYTES = 256 * 1024;
 /** Top-level string members at least this long (UTF-16 units) come back with their JSON text. */
 export const MEMBER_JSON_MIN = 64 * 1024;
 
-/**
- * A parsed body: the value, the JSON text of its long top-level string members by name, and
- * the request's idempotency fingerprint (src/http/idempotency.ts), made from the raw bytes.
- */
+/** A parsed body: the value, its long top-level string members' JSON text by name, and the fingerprint. */
 export interface ParsedBody { value: unknown; json: ReadonlyMap<string, Uint8Array>; fingerprint: string }
 
 /** Parses request bodies off the main thread. */
 export interface BodyParser {
   /**
-   * Joins, decodes (strict UTF-8) and parses the body `chunks` with the same checks as
-   * `parseJsonBody` (src/http/body.ts). The chunks are moved to the worker, not copied: the
-   * caller must not use them again. `requestLine` (`METHOD path`) goes into the fingerprint.
+   * Joins, decodes and parses `chunks` with `parseJsonBody`'s checks (src/http/body.ts); the chunks are moved to the
+   * worker: the caller must not use them again. `requestLine` (`METHOD path`) goes into the fingerprint.
    * @throws ApiError 400 `invalid_request` as `parseJsonBody` does; Error when the worker dies.
    */
   parse(chunks: Buffer[], requestLine: string): Promise<ParsedBody>;
@@ -46,10 +35,7 @@ export type BodyReply =
 
 interface Job { id: number; resolve: (p: ParsedBody) => void; reject: (e: Error) => void }
 
-/**
- * One worker thread, started on the first large body; jobs run in arrival order. A worker that
- * dies (out of its heap cap) fails the jobs it held and a new one starts with the next job.
- */
+/** One worker thread, started on the first large body; one that dies fails its jobs and is started again. */
 export class WorkerBodyParser implements BodyParser {
   private worker: Worker | null = null;
   private readonly jobs = new Map<number, Job>();
@@ -64,11 +50,11 @@ export class WorkerBodyParser implements BodyParser {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.jobs.set(id, { id, resolve, reject });
-      // A chunk that owns its whole ArrayBuffer (a socket read) is transferred; one that is a
-      // view of a larger buffer is copied (cloning the view would copy the whole buffer).
+      // A chunk owning its whole ArrayBuffer is transferred; a view of a larger one is copied.
       const transfer: ArrayBuffer[] = [];
       const moved = chunks.map((c) => {
-        const owns = c.byteOffset === 0 && c.byteLength === c.buffer.byteLength && c.buffer instanceof ArrayBuffer && !transfer.includes(c.buffer);
+        const owns = c.byteOffset === 0 && c.byteLength === c.buffer.byteLength && c.buffer instanceof ArrayBuffer &&
+          !transfer.includes(c.buffer);
         const b = owns ? c : new Uint8Array(c);
         transfer.push(b.buffer as ArrayBuffer);
         return b;
@@ -78,7 +64,8 @@ export class WorkerBodyParser implements BodyParser {
   }
 
   private spawn(): Worker {
-    const w = startWorker(import.meta.url, 'largeBodyWorker', { resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb } });
+    const w = startWorker(import.meta.url, 'largeBodyWorker',
+      { resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb } });
     w.on('message', (m: BodyReply) => {
       const job = this.jobs.get(m.id);
       if (!job) return;

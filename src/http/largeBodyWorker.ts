@@ -1,8 +1,6 @@
 /**
- * The body worker's entry (src/http/largeBody.ts): joins and parses each body it is sent with the
- * main thread's rules (src/http/body.ts) and answers the value, the JSON text of its long
- * top-level string members (those buffers transferred rather than copied) and the request's
- * idempotency fingerprint.
+ * The body worker's entry (src/http/largeBody.ts): parses each body with the main thread's rules (src/http/body.ts) and
+ * answers the value, its long top-level string members' JSON text (transferred) and the fingerprint.
  */
 import { parentPort } from 'node:worker_threads';
 import { parseJsonBody } from './body.js';
@@ -18,9 +16,11 @@ parentPort?.on('message', ({ id, chunks, requestLine }: BodyTask) => {
     const value = parseJsonBody(Buffer.concat(chunks));
     const json: Array<[string, Uint8Array]> = [];
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-      for (const [k, v] of Object.entries(value)) if (typeof v === 'string' && v.length >= MEMBER_JSON_MIN) json.push([k, encoder.encode(JSON.stringify(v))]);
+      for (const [k, v] of Object.entries(value)) if (typeof v === 'string' && v.length >= MEMBER_JSON_MIN) json.push(
+        [k, encoder.encode(JSON.stringify(v))]);
     }
-    parentPort!.postMessage({ id, ok: true, value, json, fingerprint } satisfies BodyReply, json.map(([, b]) => b.buffer as ArrayBuffer));
+    parentPort!.postMessage({ id, ok: true, value, json, fingerprint } satisfies BodyReply,
+      json.map(([, b]) => b.buffer as ArrayBuffer));
   } catch (e) {
     const reply: BodyReply = e instanceof ApiError
       ? { id, ok: false, code: e.code, detail: e.detail }

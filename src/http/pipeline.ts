@@ -1,12 +1,10 @@
 /**
- * The request pipeline (docs/api.md, Check order): route → authentication (401) → rate limit
- * (429) → scope (403) → request validation (400/413/415) → idempotency → handler (404, 409)
- * → commit (durable before the answer) → response, plus the headers every response carries
- * and one JSON access-log line per request. A 403 spends a token like any other
+ * The request pipeline (docs/api.md, Check order): route → authentication (401) → rate limit (429) → scope (403) →
+ * request validation (400/413/415) → idempotency → handler (404, 409) → commit (durable before the answer) → response,
+ * plus the headers every response carries and one JSON access-log line per request. A 403 spends a token like any other
  * authenticated answer, so once the key's bucket is empty its refusals are 429 too.
  */
-import { IncomingMessage, ServerResponse } from 'node:http';
-import { FastResponse, type FastRequest, type RequestHead } from './fastPath.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { ApiError, STORAGE_FULL_RETRY_AFTER_SECONDS, domainAnswer, invalid, type ErrorCode } from './errors.js';
 import { DomainError, InvalidInputError } from '../core/errors.js';
@@ -20,8 +18,8 @@ import { Idempotency, requestFingerprint, type IdempotencyTicket } from './idemp
 import { Authenticator } from '../auth/authenticate.js';
 import { ClientAddresses } from './clientAddress.js';
 import { MiB, type Ctx, type Result, type Route, type WorkspaceLike } from './route.js';
-import { StorageFailedError } from '../store/log.js';
-import { isOutOfSpace } from '../store/fs.js';
+import { StorageFailedError } from '../store/log/log.js';
+import { isOutOfSpace } from '../store/log/fs.js';
 import type { Tx } from '../store/db.js';
 import { WorkspaceUnavailableError, type KeyRec, type Store } from '../store/store.js';
 import type { Clock } from '../core/clock.js';
@@ -30,7 +28,7 @@ import type { Logger } from '../core/logger.js';
 
 export const API_VERSION = '2026-06-29';
 const REQUEST_ID = /^[\x20-\x7e]{1,128}$/;
-/** Bodies larger than this are parsed in a main-thread turn of their own. */
+/** The long string members of a request without a body: none. */
 const NO_MEMBERS: ReadonlyMap<string, Uint8Array> = new Map();
 
 export interface AppOptions {
@@ -41,10 +39,7 @@ export interface AppOptions {
   routes: Route[];
   /** Called once per authenticated request, before scope and rate limit (usage counting). */
   onAuthenticated?: (workspaceId: string) => void;
-  /**
-   * Parses bodies over 256 KiB off the main thread (src/http/largeBody.ts).
-   * Without one, such a body is decoded and parsed on the main thread in two turns of its own.
-   */
+  /** Parses bodies over 256 KiB off the main thread (src/http/largeBody.ts); without one, in turns of their own. */
   bodyParser?: BodyParser;
 }
 
@@ -67,7 +62,8 @@ export class App {
   private idle: (() => void) | null = null;
 
   constructor(private readonly opts: AppOptions) {
-    for (const r of opts.routes) { this.router.add(r.method, r.path, r); this.routeNames.set(r, `${r.method} ${r.path}`); }
+    for (const r of opts.routes) { this.router.add(r.method, r.path, r); this.routeNames.set(r,
+      `${r.method} ${r.path}`); }
     this.accessLog = opts.logger.enabled('info');
     this.limiter = new TokenBucketLimiter(opts.config.rateLimitBurst, opts.config.rateLimitPerMinute, opts.clock);
     this.capacityText = String(opts.config.rateLimitBurst);
@@ -84,25 +80,24 @@ export class App {
   }
 
   /**
-   * The `node:http` request listener. Never throws; every failure becomes a `{code, error}` answer.
-   * A request whose handler answers without awaiting (reads) is answered synchronously, inside
-   * this call — no promise is made for it; only body reads, async handlers and commits go async.
-   * @returns undefined when the request was answered within the call, else a promise that
-   *   resolves (never rejects) once it has been answered.
+   * The `node:http` request listener; never throws: every failure becomes a `{code, error}` answer.
+   * @returns undefined when answered within the call (synchronous handlers), else a promise resolved once answered.
    */
-  handle = (req: IncomingMessage | FastRequest, res: ServerResponse | FastResponse): Promise<void> | undefined => {
+  handle = (req: IncomingMessage, res: ServerResponse): Promise<void> | undefined => {
     this.inFlight++;
     const given = req.headers['x-request-id'];
     const ownId = !(typeof given === 'string' && REQUEST_ID.test(given));
     const requestId = ownId ? randomUUID() : given as string;
     // Response headers are gathered here and written with one writeHead (no per-header setHeader).
-    const exchange: Exchange = { req, res, headers: ['X-Request-Id', requestId, 'Api-Version', API_VERSION], requestId, ownId, started: performance.now(), route: '-' };
+    const exchange: Exchange = { req, res, headers: ['X-Request-Id', requestId, 'Api-Version', API_VERSION], requestId,
+      ownId, started: performance.now(), route: '-' };
     let pending: Promise<void> | void = undefined;
-    // A request that declares a body goes async from the start: an early answer (401, 404…)
-    // is then sent after the parser has taken in what already arrived of the body, so a body
-    // that came in with the headers is complete and the connection is kept alive (see send()).
-    try { pending = declaresBody(req) ? this.dispatchAfterBody(exchange) : this.dispatch(exchange); } catch (err) { this.fail(exchange, err); }
-    if (pending) return pending.then(() => this.done(exchange), (err) => { this.fail(exchange, err); this.done(exchange); });
+    // A request that declares a body goes async from the start, so an early answer (401, 404…) is sent after the parser
+    // took in what already arrived: a body that came with the headers keeps the connection alive.
+    try { pending = declaresBody(req) ? this.dispatchAfterBody(exchange) : this.dispatch(exchange); } catch (err) {
+      this.fail(exchange, err); }
+    if (pending) return pending.then(() => this.done(exchange), (err) =>
+      { this.fail(exchange, err); this.done(exchange); });
     this.done(exchange);
     return undefined;
   };
@@ -112,9 +107,9 @@ export class App {
     this.inFlight--;
     if (this.inFlight === 0 && this.idle) { const r = this.idle; this.idle = null; r(); }
     if (this.accessLog) {
-      // The method is one the parser accepted (a token), the route one of ours; the logger escapes
-      // a client's X-Request-Id when JSON needs it (one the server made needs no check).
-      this.opts.logger.request(exchange.requestId, exchange.req.method ?? '-', exchange.route, exchange.res.statusCode, performance.now() - exchange.started, exchange.ownId);
+      // The method is a token the parser accepted; the logger escapes a client's X-Request-Id when JSON needs it.
+      this.opts.logger.request(exchange.requestId, exchange.req.method ?? '-', exchange.route, exchange.res.statusCode,
+        performance.now() - exchange.started, exchange.ownId);
     }
   }
 
@@ -131,7 +126,8 @@ export class App {
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     const match = this.router.find(req.method ?? 'GET', path);
-    if (match.kind === 'not_found') throw new ApiError('not_found', `no route matches ${req.method} ${path.length > 200 ? path.slice(0, 200) + '…' : path}`);
+    if (match.kind === 'not_found') throw new ApiError('not_found',
+      `no route matches ${req.method} ${path.length > 200 ? path.slice(0, 200) + '…' : path}`);
     if (match.kind === 'method_not_allowed') {
       throw new ApiError('method_not_allowed', `use ${match.allow.join(', ')}`, { Allow: match.allow.join(', ') });
     }
@@ -139,7 +135,8 @@ export class App {
     exchange.route = this.routeNames.get(route)!;
     if (route.scope === null) {
       validateApiVersion(req);
-      const result = route.handler({ params: match.params, now: this.opts.clock.now(), requestId: exchange.requestId } as Ctx<never, never>);
+      const result = route.handler({ params: match.params, now: this.opts.clock.now(),
+        requestId: exchange.requestId } as Ctx<never, never>);
       if (result instanceof Promise) return result.then((r) => this.send(exchange, r));
       return this.send(exchange, result);
     }
@@ -147,22 +144,22 @@ export class App {
     const key = this.auth.authenticate(req);
     const ws = this.opts.store.workspace(key.workspaceId);
     if (!ws) throw new ApiError('unauthorized');
-    // Usage counts every authenticated request of the workspace, whatever its answer (a 403 or
-    // a 429 included): the request was made with the workspace's key.
+    // Usage counts every authenticated request, and every authenticated answer spends a token, a 403 included: a key
+    // hammering routes outside its scopes is limited like any other.
     this.opts.onAuthenticated?.(ws.id);
-    // Every authenticated answer spends a token, a 403 included: a key hammering routes outside
-    // its scopes is limited like any other (an empty bucket answers 429 whatever the scope).
     const rl = this.limiter.take(key.id);
     this.setRateHeaders(headers, rl);
     if (!rl.allowed) throw new ApiError('rate_limited', undefined, { 'Retry-After': String(rl.retryAfterSeconds) });
-    if (!this.auth.hasScope(key, route.scope)) throw new ApiError('insufficient_scope', `this operation needs ${route.scope}`);
+    if (!this.auth.hasScope(key, route.scope)) throw new ApiError('insufficient_scope',
+      `this operation needs ${route.scope}`);
 
     validateApiVersion(req);
     const query = parseQuery(route.query, q === -1 ? '' : url.slice(q + 1));
-    const input: Input = { route, ws, key, params: match.params, query, path, body: undefined, json: NO_MEMBERS, fingerprint: () => requestFingerprint(`${route.method} ${path}`) };
+    const input: Input = { route, ws, key, params: match.params, query, path, body: undefined, json: NO_MEMBERS,
+      fingerprint: () => requestFingerprint(`${route.method} ${path}`) };
     if (!route.body) return this.execute(exchange, input);
-    // A request without a body is judged on its absence, whatever its Content-Type says: a
-    // route that needs a body refuses it as such (400), one with an optional body takes it as `{}`.
+    // A request without a body is judged on its absence, whatever its Content-Type says: a route that needs a body
+    // refuses it as such (400), one with an optional body takes it as `{}`.
     if (!declaresBody(req)) {
       if (!route.bodyOptional) throw bodyRequired();
       input.body = {};
@@ -174,9 +171,8 @@ export class App {
   /** Reads, parses and validates the JSON body (400/413/415), then runs the handler. */
   private async readBody(exchange: Exchange, input: Input): Promise<void> {
     const limit = input.route.bodyLimit ?? MiB;
-    const req = nodeRequest(exchange.req);
-    validateBodyHeaders(req, limit);
-    const read = await readJsonBody(req, limit, `${input.route.method} ${input.path}`, this.opts.bodyParser);
+    validateBodyHeaders(exchange.req, limit);
+    const read = await readJsonBody(exchange.req, limit, `${input.route.method} ${input.path}`, this.opts.bodyParser);
     input.body = read.value;
     input.json = read.json;
     input.fingerprint = read.fingerprint;
@@ -184,18 +180,18 @@ export class App {
     return this.execute(exchange, input);
   }
 
-  /**
-   * Idempotency, then the handler. A synchronous handler that wrote nothing is answered at
-   * once; otherwise the answer waits for the handler's promise and the commit.
-   */
+  /** Idempotency, then the handler; a synchronous handler that wrote nothing is answered at once. */
   private execute(exchange: Exchange, input: Input): Promise<void> | void {
     const { route, ws } = input;
-    const idem = route.method === 'POST' ? this.idempotency.begin(exchange.req, ws, input.key, input.fingerprint, this.opts.clock.now()) : null;
+    const idem = route.method === 'POST' ? this.idempotency.begin(exchange.req, ws, input.key, input.fingerprint,
+      this.opts.clock.now()) : null;
     if (idem?.replay) return this.send(exchange, idem.replay);
     let tx: Tx | undefined;
     const ctx: Ctx<unknown, unknown> = {
-      ws, key: input.key, store: this.opts.store, params: input.params, query: input.query, body: input.body, bodyJson: input.json,
-      now: this.opts.clock.now(), requestId: exchange.requestId, tx: () => (tx ??= ws.db.begin()), cursors: this.cursors,
+      ws, key: input.key, store: this.opts.store, params: input.params, query: input.query, body: input.body,
+        bodyJson: input.json,
+      now: this.opts.clock.now(), requestId: exchange.requestId, tx: () => (tx ??= ws.db.begin()),
+        cursors: this.cursors,
       // A durable step mid-request: what was written so far, then a new transaction for the rest.
       commit: async () => { const done = tx; tx = undefined; if (done) await ws.db.commit(done); },
     };
@@ -212,7 +208,8 @@ export class App {
   }
 
   /** Awaits the handler, stores the idempotent answer, commits (durable before the answer), answers. */
-  private async commit(exchange: Exchange, ctx: Ctx<unknown, unknown>, tx: () => Tx | undefined, pending: Result | Promise<Result>, idem: IdempotencyTicket | null): Promise<void> {
+  private async commit(exchange: Exchange, ctx: Ctx<unknown, unknown>, tx: () => Tx | undefined,
+    pending: Result | Promise<Result>, idem: IdempotencyTicket | null): Promise<void> {
     try {
       const result = await pending;
       if (idem && result.status < 300) idem.store(ctx.tx(), result, ctx.now);
@@ -228,15 +225,15 @@ export class App {
   }
 
   private setRateHeaders(headers: string[], rl: TakeResult): void {
-    headers.push('RateLimit-Limit', this.capacityText, 'RateLimit-Remaining', String(rl.remaining), 'RateLimit-Reset', String(rl.resetSeconds));
+    headers.push('RateLimit-Limit', this.capacityText, 'RateLimit-Remaining', String(rl.remaining), 'RateLimit-Reset',
+      String(rl.resetSeconds));
   }
 
   /** Writes the answer: `result.json` (pre-serialized) or `result.body` serialized, with every gathered header. */
   private send(exchange: Exchange, result: Result): void {
     const { headers } = exchange;
     const json = result.json ?? (result.body === null ? '' : JSON.stringify(result.body));
-    // The headers every answer has (request id, rate limits): an answer refused by writeHead
-    // (a header value it will not write) leaves only those for fail()'s error answer.
+    // An answer refused by writeHead (a bad header value) leaves only the common headers for fail()'s answer.
     const common = headers.length;
     try { this.writeAnswer(exchange, result, json); } catch (e) { headers.length = common; throw e; }
   }
@@ -245,16 +242,18 @@ export class App {
   private writeAnswer(exchange: Exchange, result: Result, json: string | Buffer): void {
     const { res, headers } = exchange;
     if (result.headers) for (const k in result.headers) headers.push(k, result.headers[k]);
-    headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(typeof json === 'string' ? Buffer.byteLength(json) : json.length));
-    // A body still on its way (answered before it was read: 401, 404, 415…): close the connection
-    // after the answer. Otherwise node:http reads and discards the rest to keep the connection
-    // alive — as many gigabytes as the client cares to send, until REQUEST_TIMEOUT_MS.
-    if (res instanceof FastResponse) {
-      // A plain read (src/http/fastPath.ts): no body can be on its way.
+    if (result.stream) {
+      // No length and no proxy buffering: events go out as they come (docs/api.md#event-stream).
+      headers.push('Content-Type', 'text/event-stream; charset=utf-8', 'Cache-Control', 'no-store',
+        'X-Accel-Buffering', 'no');
       res.writeHead(result.status, headers);
-      res.end(json);
+      if (res.req.method === 'HEAD') res.end(); else result.stream(res, res.req);
       return;
     }
+    headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length',
+      String(typeof json === 'string' ? Buffer.byteLength(json) : json.length));
+    // A body still on its way (answered before it was read): close after the answer, or node:http would read and
+    // discard as much as the client cares to send to keep the connection alive.
     if (!res.req.complete && declaresBody(res.req)) {
       if (!headers.includes('Connection')) headers.push('Connection', 'close');
       lingeringClose(res);
@@ -279,8 +278,7 @@ export class App {
       this.opts.logger.debug('workspace offline', { requestId, workspaceId: err.workspaceId });
       apiErr = new ApiError('storage_failed');
     } else if (isOutOfSpace(err)) {
-      // The log cut the failed write back and stays writable: the same request can succeed
-      // once space is freed, so this is a 503 to retry, not a 500.
+      // The log cut the failed write back and stays writable: a 503 to retry once space is freed, not a 500.
       this.opts.logger.warn('write refused: out of disk space', { requestId, error: (err as Error).message });
       apiErr = new ApiError('storage_full', undefined, { 'Retry-After': String(STORAGE_FULL_RETRY_AFTER_SECONDS) });
     } else if (err instanceof StorageFailedError) {
@@ -292,14 +290,13 @@ export class App {
     }
     if (res.headersSent) { res.destroy(); return; }
     this.send(exchange, { status: apiErr.status, body: apiErr.body(), headers: apiErr.headers });
-    // A `Connection: close` answer with its body still arriving is closed by lingeringClose() in send().
   }
 }
 
 /** One request in the pipeline: what every stage may add to or read. */
 interface Exchange {
-  req: IncomingMessage | FastRequest;
-  res: ServerResponse | FastResponse;
+  req: IncomingMessage;
+  res: ServerResponse;
   /** Response headers gathered so far, as name/value pairs for writeHead. */
   headers: string[];
   requestId: string;
@@ -327,19 +324,9 @@ interface Input {
 }
 
 /** Whether the request announces a body (`Content-Length` other than 0, or `Transfer-Encoding`). */
-function declaresBody(req: RequestHead): boolean {
+function declaresBody(req: IncomingMessage): boolean {
   const cl = req.headers['content-length'];
   return (cl !== undefined && cl !== '0') || req.headers['transfer-encoding'] !== undefined;
-}
-
-/**
- * The node:http request of a request that declares a body: only node:http takes those (the
- * fast path hands such a connection over, src/http/fastPath.ts).
- * @throws Error if `req` is not one (a bug).
- */
-function nodeRequest(req: IncomingMessage | FastRequest): IncomingMessage {
-  if (!(req instanceof IncomingMessage)) throw new Error('a request with a body reached the pipeline outside node:http');
-  return req;
 }
 
 /** How long, and how much, a closing connection still reads after its answer. */
@@ -347,10 +334,9 @@ const LINGER_MS = 1000;
 const LINGER_BYTES = 16 * MiB;
 
 /**
- * Lingering close (RFC 9112 §9.6): closing a socket whose client is still sending makes the
- * kernel answer with a reset, and a reset can make the client drop an answer it has not read
- * yet. So after the answer only our side is closed, and what the client still sends is read
- * and discarded — for at most LINGER_MS and LINGER_BYTES — before the socket is destroyed.
+ * Lingering close (RFC 9112 §9.6): closing a socket whose client still sends makes the kernel reset it, which can make
+ * the client drop an unread answer. So only our side is closed and the rest is read and discarded, for at most
+ * LINGER_MS and LINGER_BYTES, before the socket is destroyed.
  */
 function lingeringClose(res: ServerResponse): void {
   const req = res.req;
@@ -370,16 +356,14 @@ function lingeringClose(res: ServerResponse): void {
 }
 
 /** A request may pin `Api-Version`; any other value than ours is a 400 (docs/api.md#base-path-and-versioning). */
-function validateApiVersion(req: RequestHead): void {
+function validateApiVersion(req: IncomingMessage): void {
   const version = req.headers['api-version'];
   if (version !== undefined && version !== API_VERSION) throw invalid(`Api-Version must be ${API_VERSION}`, 'header');
 }
 
 /**
- * Parses a query string against `schema`: each parameter at most once, integers and booleans
- * coerced from their text, unknown parameters refused. Every problem is an
- * {@link InvalidInputError} naming the parameter, answered through `domainAnswer` as a query
- * problem (the one place its message is made).
+ * Parses a query string against `schema`: each parameter at most once, integers and booleans coerced, unknown ones
+ * refused (docs/api.md).
  * @throws ApiError 400 `invalid_request` (`Query parameter limit must be …`) naming the parameter.
  */
 export function parseQuery(schema: TObject | undefined, qs: string): unknown {

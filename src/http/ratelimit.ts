@@ -1,12 +1,13 @@
 /**
- * Token buckets (docs/security.md#rate-limit; headers: docs/api.md#rate-limit-headers): one per API key for requests, one per client address for
- * failed authentication. The map is bounded: past `maxEntries`, the least recently used
- * buckets are dropped — a dropped bucket was either full or is refilled as if it were, which
- * can only ever favour the client by at most one burst. Time comes from an injected clock.
+ * Token buckets (docs/security.md#rate-limit, docs/api.md#rate-limit-headers): one per API key for requests, one per
+ * client address for failed authentication. Past `maxEntries` a bucket not used since the last sweep is dropped
+ * (the CLOCK approximation of least recently used: a lookup only marks its bucket, so the map is never reordered on
+ * the request path), which can favour a client by at most one burst.
  */
 import type { Clock } from '../core/clock.js';
 
-interface Bucket { tokens: number; at: number }
+/** `used`: taken or peeked since the eviction sweep last passed it (its second chance). */
+interface Bucket { tokens: number; at: number; used: boolean }
 
 export interface TakeResult {
   allowed: boolean;
@@ -44,16 +45,26 @@ export class TokenBucketLimiter {
       // A clock stepping back refills nothing (and never puts a bucket into debt).
       b.tokens = Math.min(this.capacity, b.tokens + Math.max(0, now - b.at) * this.perMs);
       b.at = now;
-      this.buckets.delete(key); // re-insert: Map order is the LRU order
-    } else {
-      b = { tokens: this.capacity, at: now };
-      if (this.buckets.size >= this.maxEntries) {
-        const oldest = this.buckets.keys().next().value;
-        if (oldest !== undefined) this.buckets.delete(oldest);
-      }
+      b.used = true;
+      return b;
     }
+    if (this.buckets.size >= this.maxEntries) this.evictOne();
+    b = { tokens: this.capacity, at: now, used: false };
     this.buckets.set(key, b);
     return b;
+  }
+
+  /**
+   * Drops one bucket: the oldest in the map not used since the sweep last passed it; each used one met on the way
+   * loses its mark and goes to the end. Amortized O(1): every bucket passed over was marked by a lookup.
+   */
+  private evictOne(): void {
+    for (const [key, b] of this.buckets) {
+      this.buckets.delete(key);
+      if (!b.used) return;
+      b.used = false;
+      this.buckets.set(key, b);
+    }
   }
 
   private result(b: Bucket, allowed: boolean): TakeResult {

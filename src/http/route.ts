@@ -1,8 +1,8 @@
 /**
- * A route is data (docs/decisions.md#the-route-table-is-the-single-description): method, path template, scope, query and body schemas
- * and the success response schema. The pipeline validates with these and the OpenAPI
- * document is generated from the same objects.
+ * A route is data (docs/decisions.md#the-route-table-is-the-single-description): method, path template, scope, query
+ * and body schemas and the success schema; requests are validated and the OpenAPI document made from them.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Static, TObject, TRef, TSchema } from './schema.js';
 import type { KeyRec, Store } from '../store/store.js';
 import type { Db } from '../store/db.js';
@@ -11,17 +11,15 @@ import type { CursorCodec } from './cursor.js';
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /**
- * What the HTTP layer needs of a workspace: its id and its log, whatever record types the log
- * holds (`Db<any>`: the layer begins and commits transactions, it never reads records). The
- * domain's `Workspace` (src/domain/workspace.ts) is one, and binds itself into {@link Ctx}
- * through {@link routeFor}: this layer names no module above it (docs/decisions.md#layers).
+ * What the HTTP layer needs of a workspace: its id and its log (`Db<any>`: it begins and commits, never reads). The
+ * domain's `Workspace` binds itself through {@link routeFor}: this layer names no module above it
+ * (docs/decisions.md#layers).
  */
 export interface WorkspaceLike { readonly id: string; readonly db: Db<any> }
 
 /**
- * What a handler sees: the key's workspace, validated input, and a transaction to write in.
- * A handler writes only through `tx()`, and never commits by itself: the pipeline commits
- * (docs/decisions.md#one-write-path-per-request).
+ * What a handler sees: the key's workspace, validated input, and a transaction it writes through; the request pipeline
+ * commits it (docs/decisions.md#one-write-path-per-request).
  */
 export interface Ctx<Q = unknown, B = unknown, W extends WorkspaceLike = WorkspaceLike> {
   ws: W;
@@ -30,11 +28,7 @@ export interface Ctx<Q = unknown, B = unknown, W extends WorkspaceLike = Workspa
   params: Record<string, string>;
   query: Q;
   body: B;
-  /**
-   * The JSON text (UTF-8) of the body's long top-level string members, by name, when the body
-   * was parsed off the main thread (src/http/largeBody.ts); empty otherwise. A handler that
-   * stores such a member passes these bytes to `Tx.put` rather than serializing it again.
-   */
+  /** The JSON text of the body's long top-level string members when parsed off-thread, for `Tx.put`; else empty. */
   bodyJson: ReadonlyMap<string, Uint8Array>;
   /** Request time, ms since the epoch (the injected clock). */
   now: number;
@@ -42,10 +36,8 @@ export interface Ctx<Q = unknown, B = unknown, W extends WorkspaceLike = Workspa
   /** The request's transaction (created on first use); the pipeline commits it before answering. */
   tx(): ReturnType<W['db']['begin']>;
   /**
-   * Has the pipeline make what `tx()` holds durable now, mid-request, for a state that must be
-   * visible and survive a crash while a long step runs (a source's `processing` record during
-   * its ingestion). The next `tx()` is a new transaction, committed before the answer; a later
-   * failure undoes only that one. Resolves once the line is on disk.
+   * Makes what `tx()` holds durable now, mid-request, for a state that must survive a crash while a long step runs; the
+   * next `tx()` is a new transaction. Resolves once the line is on disk.
    * @throws StorageFailedError and fs errors of the write (its changes are undone).
    */
   commit(): Promise<void>;
@@ -58,12 +50,10 @@ export interface Result {
   headers?: Record<string, string>;
   /** `body` already serialized (a cached view, as text or as UTF-8 bytes): sent as is. */
   json?: string | Buffer;
-  /**
-   * What an idempotent replay of this answer returns instead of `body` (docs/api.md#idempotency):
-   * an answer that shows a secret once stores it without the secret, so that it is never kept
-   * in clear (a webhook endpoint's `secret`, docs/api.md#webhook-endpoint-object).
-   */
+  /** What an idempotent replay returns instead of `body`: a secret shown once is never stored in clear. */
   replayBody?: unknown;
+  /** A `text/event-stream` answer: after the head, `res` is the stream's (src/areas/events/stream.ts). */
+  stream?: (res: ServerResponse, req: IncomingMessage) => void;
 }
 
 interface RouteBase {
@@ -80,7 +70,7 @@ interface RouteBase {
   /** Body byte limit (docs/api.md#request-bodies: 1 MiB, 16 MiB for create source). */
   bodyLimit?: number;
   /** Success status and body schema. */
-  success: { status: number; schema: TSchema; description: string };
+  success: { status: number; schema: TSchema; description: string; contentType?: 'text/event-stream' };
   /** Error statuses besides the ones the pipeline derives (auth, validation, 404 for `{id}` paths). */
   errors?: number[];
 }
@@ -92,20 +82,17 @@ export type BodySchema = TObject | TRef<TObject>;
 export interface Route extends RouteBase {
   query?: TObject;
   body?: BodySchema;
-  // The handler's input was validated against `query` and `body`; `route()` typed it.
-  // The workspace type is erased with the input types (`any`: a handler of any workspace type).
+  // Input was validated against `query` and `body` and typed by `route()`; the workspace type is erased too.
   handler: (ctx: Ctx<never, never, any>) => Result | Promise<Result>;
 }
 
 /** How a route is declared: its handler's input types inferred from the schemas. */
-export type RouteDeclarer<W extends WorkspaceLike> = <Q extends TObject = TObject<{}>, B extends BodySchema = TObject<{}>>(
+export type RouteDeclarer<W extends WorkspaceLike> = <Q extends TObject = TObject<{}>, B extends BodySchema =
+  TObject<{}>>(
   r: RouteBase & { query?: Q; body?: B; handler: (ctx: Ctx<Static<Q>, Static<B>, W>) => Result | Promise<Result> },
 ) => Route;
 
-/**
- * The route declarer for handlers that see workspaces of type `W` (the domain layer makes the
- * one its areas use: src/domain/route.ts).
- */
+/** The route declarer for handlers that see workspaces of type `W` (src/domain/route.ts makes the one in use). */
 export function routeFor<W extends WorkspaceLike>(): RouteDeclarer<W> {
   return (r) => r as unknown as Route;
 }

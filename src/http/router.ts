@@ -1,7 +1,7 @@
 /**
- * Method + path-template routing (docs/api.md#check-order), after `lukeed/trouter`'s two-method
- * interface: `add(method, template, value)` and `find(method, path)`. Templates use
- * OpenAPI's `{param}` segments; static segments win over parameters.
+ * Method + path-template routing (docs/api.md#check-order), after `lukeed/trouter`'s two-method interface: `add(method,
+ * template, value)` and `find(method, path)`. Templates use OpenAPI's `{param}` segments; static segments win over
+ * parameters.
  */
 interface Node<V> {
   statics: Map<string, Node<V>>;
@@ -41,12 +41,7 @@ export class Router<V> {
     n.methods.set(method, value);
   }
 
-  /**
-   * Finds the route for `method` and a decoded-per-segment `path` (no query string). The path is
-   * walked by index, segment by segment — no split array, and a segment is percent-decoded only
-   * when it holds a `%` and only when it is a parameter's value (the read path's cost,
-   * docs/decisions.md#a-fast-path-for-plain-reads).
-   */
+  /** Finds the route for `method` and `path` (no query string); only a parameter's value is percent-decoded. */
   find(method: string, path: string): Match<V> {
     if (path.charCodeAt(0) !== 47 /* / */) return NOT_FOUND;
     const params: Record<string, string> = {};

@@ -1,19 +1,13 @@
 /**
- * Serialized views kept per record (README "Performance": a record's
- * serialized form is kept and written without re-serializing). Records are immutable — every change puts a new object —
- * so a WeakMap keyed by the record can never serve a stale view, and a replaced record's
- * entry goes away with it. A view that also depends on another record (an issue's
- * `lastActivityAt` on its conversation) passes that record as `dep`: the entry is reused only
- * while `dep` is the same object.
+ * Serialized views kept per record (README "Performance"). Records are immutable (every change puts a new object), so a
+ * WeakMap keyed by the record never serves a stale view. A view that also depends on another record (an issue's
+ * `lastActivityAt` on its conversation) passes it as `dep`: the entry is reused while `dep` is the same.
  */
 export class ViewCache<R extends object> {
   private readonly cache = new WeakMap<R, Entry>();
   private readonly prefix: string;
 
-  /**
-   * @param view the record's API view (what is serialized).
-   * @param name the property a single-record answer puts the view under (`issue` → `{"issue":…}`).
-   */
+  /** `view`: the record's API view; `name`: the property a single-record answer puts it under (`{"issue":…}`). */
   constructor(private readonly view: (r: R) => unknown, name: string) {
     this.prefix = `{${JSON.stringify(name)}:`;
   }
@@ -26,10 +20,7 @@ export class ViewCache<R extends object> {
     return e;
   }
 
-  /**
-   * Records `json` as the JSON text of `view(r)`, made by the caller from text it had already
-   * (an event built around its resource's cached view). It must equal `JSON.stringify(view(r))`.
-   */
+  /** Records `json` as the JSON text of `view(r)`; it must equal `JSON.stringify(view(r))`. */
   seed(r: R, json: string): void {
     this.cache.set(r, { dep: undefined, json, answer: undefined });
   }
@@ -39,20 +30,15 @@ export class ViewCache<R extends object> {
     return this.entry(r, dep).json;
   }
 
-  /**
-   * The whole single-record answer `{"<name>":<view>}` as UTF-8 bytes, made once per record:
-   * a retrieve writes it to the socket with no serializing, concatenating or encoding.
-   */
+  /** The single-record answer `{"<name>":<view>}` as UTF-8 bytes, made once per record. */
   answer(r: R, dep?: object): Buffer {
     const e = this.entry(r, dep);
     return (e.answer ??= Buffer.from(`${this.prefix}${e.json}}`));
   }
 
   /**
-   * The same answer as text, for a record answered once as it is made (a write's answer): no
-   * `Buffer` is made for it — a small one is cut from Node's 8 KiB pool, a new `ArrayBuffer`
-   * every few answers, which profiles of the write path showed at ~8 µs a `PATCH` — and the
-   * socket encodes the text. A later read makes the bytes once, as for any record.
+   * The same answer as text, for a record answered once as it is made (a write's answer): a small `Buffer` per answer
+   * costs more than letting the socket encode the text.
    */
   answerText(r: R, dep?: object): string {
     const e = this.entry(r, dep);
@@ -64,5 +50,6 @@ interface Entry { dep: object | undefined; json: string; answer: Buffer | undefi
 
 /** `{"object":"list","hasMore":…,"nextCursor":…,"<name>":[…]}` from items' JSON texts. */
 export function listJson(name: string, hasMore: boolean, nextCursor: string | null, items: string[]): string {
-  return `{"object":"list","hasMore":${hasMore},"nextCursor":${nextCursor === null ? 'null' : JSON.stringify(nextCursor)},"${name}":[${items.join(',')}]}`;
+  return `{"object":"list","hasMore":${hasMore},` +
+    `"nextCursor":${nextCursor === null ? 'null' : JSON.stringify(nextCursor)},"${name}":[${items.join(',')}]}`;
 }

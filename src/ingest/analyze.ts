@@ -1,11 +1,11 @@
 /**
- * The CPU-bound part of ingestion, pure and thread-agnostic: decode, detect and parse content,
- * check the per-source caps, chunk the documents, give every document and endpoint its id and
- * lay out the stored index record and its search postings. {@link Analyzer} runs it inline or on
- * worker threads (src/ingest/workers/pool.ts), so that the main thread only fetches bytes and stores
- * the finished record (README "Reliability": ingestion never stalls other requests).
+ * The CPU-bound part of ingestion, pure and thread-agnostic: decode, detect and parse content, check the per-source
+ * caps, chunk, give documents and endpoints ids and lay out the index record and its postings. An {@link Analyzer}
+ * runs it inline or on worker threads (workers/pool.ts): the main thread only fetches bytes and stores the result
+ * (docs/reliability.md#ingestion-and-search).
  */
-import { IngestError, MAX_CHUNKS, MAX_DOCUMENTS, MAX_ENDPOINTS, enforceCap, type ParsedDocument, type ParsedSource, type SourceIndexRec } from './types.js';
+import { IngestError, MAX_CHUNKS, MAX_DOCUMENTS, MAX_ENDPOINTS, count, enforceCap, type ParsedDocument,
+  type ParsedSource, type SourceIndexRec } from './types.js';
 import { classifyValue, detectContent, detectedAs, parseStructured, type Detected } from './detect/detect.js';
 import { contentKind, type ContentType } from './kinds.js';
 import { extractLinks, parseHtml } from './parsers/html.js';
@@ -15,40 +15,33 @@ import { newId } from '../core/ids.js';
 
 export { MAX_CHUNKS, MAX_DOCUMENTS, MAX_ENDPOINTS } from './types.js';
 /** Most links a crawled page hands back to the crawl (a page of a million links stays cheap). */
-export const MAX_LINKS_PER_PAGE = 10_000;
+const MAX_LINKS_PER_PAGE = 10_000;
 
 /** Raw bytes as fetched, with the response's Content-Type header (for its charset). */
 export interface FetchedBody { body: Uint8Array; contentType?: string }
 
 /** One ingestion job: everything runs where the {@link Analyzer} runs it. */
 export type AnalysisJob =
-  /** Pasted text, or a fetched document's bytes (`mediaType` = its lower-cased media type). With `asPages`, text documents become `page`s. */
+  /** Pasted text, or a fetched document's bytes (`mediaType` = its lower-cased media type). With `asPages`, text
+   * documents become `page`s. */
   | { op: 'text'; type: ContentType | 'auto'; text: string | FetchedBody; mediaType?: string; asPages?: boolean }
   /** Crawled HTML pages, in crawl order: one `text` analysis of all their `page` documents. */
   | { op: 'site'; pages: Array<{ url: string } & FetchedBody> }
   /** Documents taken as they are (GitHub files). */
   | { op: 'documents'; title?: string; documents: ParsedDocument[] };
 
-/** A crawled page whose links the crawl wants. */
-export interface LinksJob extends FetchedBody {
-  /** The page's final URL (relative links resolve against it, or its `<base href>`). */
-  baseUrl: string;
-  /** Only links of this origin are returned. */
-  origin: string;
-}
+/** A crawled page whose links of `origin` the crawl wants, resolved against `baseUrl` (or its `<base href>`). */
+export interface LinksJob extends FetchedBody { baseUrl: string; origin: string }
 
 /** A link of a crawled page: its URL without fragment, and whether its extension says it is not HTML. */
 export interface PageLink { url: string; nonHtml: boolean }
 
-/** The finished ingestion: the record to store and its search postings (documentIds filled). */
+/**
+ * The finished ingestion: the content's own `title` (default source name), the record to store, its postings, and
+ * `JSON.stringify(record)` as UTF-8 when made off the main thread (the log line takes it as it is).
+ */
 export interface IngestResult {
-  type: ContentType;
-  /** The content's own title (default source name). */
-  title?: string;
-  record: SourceIndexRec;
-  /** `JSON.stringify(record)` as UTF-8, when made off the main thread (the log line takes it as it is). */
-  recordJson?: Uint8Array;
-  prepared: SourceEntry;
+  type: ContentType; title?: string; record: SourceIndexRec; recordJson?: Uint8Array; prepared: SourceEntry;
 }
 
 /** Runs jobs; `queue` names the workspace (jobs of different queues are served round-robin). */
@@ -60,28 +53,25 @@ export interface Analyzer {
   close(): Promise<void>;
 }
 
-const count = (n: number): string => n.toLocaleString('en-US');
-
-const cap = enforceCap;
-
 /**
- * The stored record of parsed content: caps checked first (before any chunk or id is made),
- * then chunks, UUIDv7 ids and postings.
+ * The stored record of parsed content: caps checked first (before any chunk or id is made), then chunks, UUIDv7 ids and
+ * postings.
  * @throws IngestError when there is no document or a cap is exceeded.
  */
-export function buildResult(type: ContentType, parsed: ParsedSource): IngestResult {
+function buildResult(type: ContentType, parsed: ParsedSource): IngestResult {
   const docs = parsed.documents;
   if (docs.length === 0) throw new IngestError('no documents could be extracted from the content');
-  cap(docs.length, MAX_DOCUMENTS, 'documents');
-  cap(parsed.endpoints.length, MAX_ENDPOINTS, 'endpoints');
+  enforceCap(docs.length, MAX_DOCUMENTS, 'documents');
+  enforceCap(parsed.endpoints.length, MAX_ENDPOINTS, 'endpoints');
   const chunks = chunkDocuments(docs);
-  cap(chunks.length, MAX_CHUNKS, 'chunks');
+  enforceCap(chunks.length, MAX_CHUNKS, 'chunks');
   const documents = docs.map((d) => ({ id: newId(), kind: d.kind || null, title: d.title || null }));
   const endpoints = parsed.endpoints.map((e) => ({
     id: newId(), method: e.method || null, path: e.path || null,
     documentId: e.documentIndex === undefined ? undefined : documents[e.documentIndex]?.id,
   }));
-  const prepared = prepareSource(chunks.map((c) => ({ documentId: documents[c.documentIndex].id, title: documents[c.documentIndex].title, text: c.text })));
+  const prepared = prepareSource(chunks.map((c) => ({ documentId: documents[c.documentIndex].id, title: documents[
+    c.documentIndex].title, text: c.text })));
   const record: SourceIndexRec = {
     documents, endpoints,
     // The chunk texts are the postings' own strings: one copy in memory.
@@ -92,7 +82,7 @@ export function buildResult(type: ContentType, parsed: ParsedSource): IngestResu
 }
 
 /** Decodes fetched bytes with the charset of their Content-Type (UTF-8 when absent or unknown). */
-export function decodeText(b: FetchedBody): string {
+function decodeText(b: FetchedBody): string {
   const m = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(b.contentType ?? '');
   if (m) {
     try { return new TextDecoder(m[1]).decode(b.body); } catch { /* unknown label: UTF-8 */ }
@@ -101,11 +91,9 @@ export function decodeText(b: FetchedBody): string {
 }
 
 /**
- * Runs one job to its result on the calling thread (the worker's whole job). `onDetected` is
- * called once the type of a `text` job's content is known, before it is parsed (the worker
- * reports it, so a job stopped later still fails with that type).
- * @throws IngestError for content that cannot be ingested, its `sourceType` set when the
- *   failure came after detection.
+ * Runs one job to its result on the calling thread (the worker's whole job). `onDetected` hears a `text` job's type
+ * before its content is parsed (the worker reports it, so a job stopped later still fails with that type).
+ * @throws IngestError for content that cannot be ingested, its `sourceType` set when the failure came after detection.
  */
 export function analyzeJob(job: AnalysisJob, onDetected?: (type: ContentType) => void): IngestResult {
   switch (job.op) {
@@ -128,7 +116,9 @@ export function analyzeJob(job: AnalysisJob, onDetected?: (type: ContentType) =>
         title ??= parsed.title ?? job.pages[i].url;
         for (const d of parsed.documents) documents.push(d);
         // Stop at the page that crosses the cap: the pages after it are not parsed at all.
-        if (documents.length > MAX_DOCUMENTS) throw new IngestError(`the site has ${count(documents.length)} documents in its first ${count(i + 1)} pages; at most ${count(MAX_DOCUMENTS)} are ingested per source`);
+        if (documents.length > MAX_DOCUMENTS) throw new IngestError(
+          `the site has ${count(documents.length)} documents in its first ${count(i + 1)} pages; at most ` +
+            `${count(MAX_DOCUMENTS)} are ingested per source`);
       }
       return buildResult('text', { title, documents, endpoints: [] });
     }
@@ -167,11 +157,12 @@ export const inlineAnalyzer: Analyzer = {
 };
 
 /**
- * Parses `text` as `type` (or detects it for `auto`), with the parser of its kind; `onDetected`
- * hears the type before the content is parsed as it.
+ * Parses `text` as `type` (or detects it for `auto`), with the parser of its kind; `onDetected` hears the type before
+ * the content is parsed as it.
  * @throws IngestError saying why the content cannot be ingested, with line and column where known.
  */
-export function parseContent(type: ContentType | 'auto', text: string, mediaType?: string, onDetected?: (type: ContentType) => void): { type: ContentType; parsed: ParsedSource } {
+export function parseContent(type: ContentType | 'auto', text: string, mediaType?: string,
+  onDetected?: (type: ContentType) => void): { type: ContentType; parsed: ParsedSource } {
   if (text.trim() === '') throw new IngestError('the content is empty');
   const detected = type === 'auto' ? detectContent(text, mediaType) : readAs(type, text);
   onDetected?.(detected.type);
@@ -181,8 +172,8 @@ export function parseContent(type: ContentType | 'auto', text: string, mediaType
 
 /**
  * Content given with an explicit type, read as its kind says (docs/sources.md#explicit-types).
- * @throws IngestError when structured content does not parse, or does not classify as `type`
- *   where the kind requires it (saying what it looks like instead).
+ * @throws IngestError when structured content does not parse, or does not classify as `type` where the kind requires it
+ *   (saying what it looks like instead).
  */
 function readAs(type: ContentType, text: string): Detected {
   const kind = contentKind(type);
@@ -190,7 +181,8 @@ function readAs(type: ContentType, text: string): Detected {
     case 'classified': {
       const value = parseStructured(text);
       const found = classifyValue(value);
-      if (found !== type) throw new IngestError(`the content is not ${kind.label} (it looks like ${found === 'json' ? 'plain JSON/YAML data' : found})`);
+      if (found !== type) throw new IngestError(
+        `the content is not ${kind.label} (it looks like ${found === 'json' ? 'plain JSON/YAML data' : found})`);
       return { type, value };
     }
     case 'value': return { type, value: parseStructured(text) };

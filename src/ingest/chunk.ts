@@ -1,19 +1,8 @@
-/**
- * Retrieval chunking (docs/sources.md#chunks: `chunks` are retrieval-sized pieces, ≤ 2,000 chars, covering
- * every document's text).
- */
-
+/** Retrieval chunking (docs/sources.md#chunks: retrieval-sized pieces, ≤ 2,000 chars, covering every document). */
 import type { ParsedDocument } from './types.js';
 
-/** One retrieval-sized piece of one document. */
-export interface DocumentChunk {
-  /** Index of the document in the input array. */
-  documentIndex: number;
-  /** 0-based position of the chunk within its document. */
-  ordinal: number;
-  /** The chunk's text: a slice of the document's text, trimmed of surrounding whitespace. */
-  text: string;
-}
+/** One piece of the document at `documentIndex`, `ordinal` 0-based within it; `text`: a trimmed slice of its text. */
+export interface DocumentChunk { documentIndex: number; ordinal: number; text: string }
 
 /** A split point is preferred only if it leaves the chunk at least this fraction of `maxChars`. */
 const MIN_FILL = 0.5;
@@ -27,8 +16,8 @@ function isWs(c: number): boolean {
 }
 
 /**
- * Split finders: each returns an end offset `e` in `[lo, hi]` (chunk = `text.slice(start, e)`) at
- * its kind of boundary, the last such one, or -1. Scans backwards from `hi`.
+ * Split finders: each returns an end offset `e` in `[lo, hi]` (chunk = `text.slice(start, e)`) at its kind of boundary,
+ * the last such one, or -1. Scans backwards from `hi`.
  */
 type Finder = (text: string, lo: number, hi: number) => number;
 
@@ -88,28 +77,14 @@ function chunkEnd(text: string, start: number, maxChars: number): number {
 }
 
 /**
- * Cuts documents into retrieval-sized chunks.
- *
- * Input: parsed documents and the maximum chunk length in UTF-16 code units (default 2000, must be
- * an integer ≥ 1). Output: chunks in document order, `ordinal` 0-based per document.
- *
- * Guarantees:
- * - every `text.length ≤ maxChars`; no chunk spans two documents;
- * - chunks are trimmed slices of the document text taken in order, and what lies between two
- *   consecutive chunks is whitespace only — so concatenating a document's chunks gives its text
- *   back modulo whitespace at the split points;
- * - split points are chosen, in order of preference, before a blank line, before a line break,
- *   after a sentence end (`.`, `!`, `?` then whitespace), at whitespace, else a hard cut at
- *   `maxChars` (avoiding splitting a surrogate pair when `maxChars ≥ 2`). A boundary of a preferred
- *   kind is used only if the chunk is then at least half of `maxChars`; otherwise the next kind is
- *   tried, and only if no kind qualifies are shorter chunks accepted;
- * - chunks carry no title prefix; a document whose text is blank gives exactly one chunk whose text
- *   is its title (cut to `maxChars`).
- *
+ * Cuts documents into chunks of at most `maxChars` UTF-16 code units (default 2000), in document order, `ordinal`
+ * 0-based per document, by the rules of docs/sources.md#chunks: trimmed slices, whitespace only between them, each cut
+ * at the most preferred boundary that leaves the chunk at least half of `maxChars`; a blank document gives its title.
  * @throws RangeError when `maxChars` is not an integer ≥ 1 (a programming error, not bad content).
  */
 export function chunkDocuments(docs: ParsedDocument[], maxChars = 2000): DocumentChunk[] {
-  if (!Number.isInteger(maxChars) || maxChars < 1) throw new RangeError(`maxChars must be an integer ≥ 1, got ${maxChars}`);
+  if (!Number.isInteger(maxChars) || maxChars < 1) throw new RangeError(
+    `maxChars must be an integer ≥ 1, got ${maxChars}`);
   const chunks: DocumentChunk[] = [];
   docs.forEach((doc, documentIndex) => {
     const text = doc.text ?? '';

@@ -1,32 +1,22 @@
 /**
- * The contract every source parser fulfils (docs/sources.md#what-ingestion-extracts).
- *
- * A parser is a pure function from the source's text (or an already-parsed value) to a
- * {@link ParsedSource}. It never does I/O. Content that cannot be parsed makes it throw an
- * {@link IngestError} whose message says why and, where a position is known, carries the
- * 1-based line and column, e.g. `YAML: unexpected ':' at line 3, column 7`.
+ * The contract every source parser fulfils (docs/sources.md#what-ingestion-extracts): a pure function, no I/O, from
+ * the source's text (or a parsed value) to a {@link ParsedSource}; content that cannot be parsed throws an
+ * {@link IngestError} saying why, with the 1-based line and column where known (`YAML: … at line 3, column 7`).
  */
 import type { SourceType } from './kinds.js';
 
-/** One document extracted from a source: an operation, a schema, a section, a page… */
-export interface ParsedDocument {
-  /** Kind (docs/sources.md#what-ingestion-extracts): `overview`, `operation`, `schema`, `request`, `type`, `channel`, `service`, `message`, `section`, `page`, `file`, `entry`… */
-  kind: string;
-  /** Human-readable title (operation summary, heading text, type name…). */
-  title: string;
-  /** The searchable plain text of the document (Markdown-ish, no markup required). */
-  text: string;
-}
+/**
+ * One document extracted from a source: `kind` as docs/sources.md#what-ingestion-extracts lists (`overview`,
+ * `operation`, `section`, `page`…), a human-readable `title`, and the searchable plain `text`.
+ */
+export interface ParsedDocument { kind: string; title: string; text: string }
 
-/** One callable endpoint extracted from a source. */
-export interface ParsedEndpoint {
-  /** `GET`, `POST`… for HTTP; `QUERY`/`MUTATION`/`SUBSCRIPTION`; `PUBLISH`/`SUBSCRIBE`; `SEND`/`RECEIVE`; `RPC`; `SOAP`. */
-  method: string;
-  /** Path as written (`/pets/{petId}`), root field name, channel address, `/pkg.Service/Method`, or operation name. */
-  path: string;
-  /** Index into `documents` of the document describing this endpoint, when there is one. */
-  documentIndex?: number;
-}
+/**
+ * One callable endpoint: `method` (`GET`…, `QUERY`/`MUTATION`/`SUBSCRIPTION`, `PUBLISH`/`SUBSCRIBE`, `SEND`/`RECEIVE`,
+ * `RPC`, `SOAP`); `path` as written (`/pets/{petId}`, root field, channel address, `/pkg.Service/Method`, operation
+ * name); `documentIndex`: the document describing it, when there is one.
+ */
+export interface ParsedEndpoint { method: string; path: string; documentIndex?: number }
 
 /** What a parser returns. */
 export interface ParsedSource {
@@ -38,14 +28,17 @@ export interface ParsedSource {
   serverUrl?: string;
 }
 
+/** A {@link ParsedSource}; `title` and `serverUrl` are set only when non-empty. */
+export function parsedSource(documents: ParsedDocument[], endpoints: ParsedEndpoint[], title?: string,
+  serverUrl?: string): ParsedSource {
+  return { documents, endpoints, ...(title ? { title } : {}), ...(serverUrl ? { serverUrl } : {}) };
+}
+
 /** Thrown by parsers for content that cannot be ingested; `message` is shown to the user as the source's `error`. */
 export class IngestError extends Error {
   readonly line?: number;
   readonly column?: number;
-  /**
-   * The type the content was detected as when the failure came after detection (a failed
-   * source is stored with it: docs/sources.md#failed-sources); unset when nothing was detected.
-   */
+  /** The type detected before the failure, which a failed source is stored with (docs/sources.md#failed-sources). */
   sourceType?: SourceType;
   constructor(message: string, line?: number, column?: number) {
     super(line !== undefined ? `${message} at line ${line}, column ${column ?? 1}` : message);
@@ -62,15 +55,17 @@ export const MAX_ENDPOINTS = 20_000;
 /** Most chunks one source may have. */
 export const MAX_CHUNKS = 50_000;
 
+/** `n` with thousands separators (`20,000`), as the cap errors write counts. */
+export const count = (n: number): string => n.toLocaleString('en-US');
+
 /**
- * Throws the per-source cap error when `n` things (`documents`, `endpoints`, `chunks`) are
- * more than `max`, naming the count: "the content has 400,000 documents; at most 20,000 are
- * ingested per source". Parsers that can count before they build call it early.
+ * Throws the per-source cap error when `n` things (`documents`, `endpoints`, `chunks`) are more than `max`: "the
+ * content has 400,000 documents; at most 20,000 are ingested per source". Parsers that count before building call it.
  * @throws IngestError
  */
 export function enforceCap(n: number, max: number, what: string): void {
-  const count = (x: number): string => x.toLocaleString('en-US');
-  if (n > max) throw new IngestError(`the content has ${count(n)} ${what}; at most ${count(max)} are ingested per source`);
+  if (n > max) throw new IngestError(
+    `the content has ${count(n)} ${what}; at most ${count(max)} are ingested per source`);
 }
 
 /** The stored output of one ingestion (record type `source_index`, id = source id). */

@@ -1,18 +1,13 @@
 /**
- * The OpenAPI 3.1 document of the whole API (docs/api.md#openapi-document), generated from the
- * route table — the same schema objects the pipeline validates with. Each operation lists every
- * status the pipeline (`app.ts`) can answer it with: 400 (Api-Version, query, body,
- * Idempotency-Key), 401/403/429 when it needs a key, 404 for paths with `{param}`s, 413/415
- * with a body, 409/422 for idempotent POSTs, the route's own `errors`, 431, 500 and 503.
- *
- * Made for client generators: every request body and success body is a named component
- * (`$ref`), the route's own name or `<OperationId>Request`/`<OperationId>Response`; every
- * component name is a TypeScript identifier that no global type has (the error body is
- * `ErrorResponse`, not `Error`); each body carries an example (examples.ts).
+ * The OpenAPI 3.1 document of the whole API (docs/api.md#openapi-document), generated from the route table: the same
+ * schema objects the request pipeline validates with. Each operation lists every status it can answer. Made for client
+ * generators: every request and success body is a named component (`$ref`) whose name is a TypeScript identifier no
+ * global type has (`ErrorResponse`, not `Error`), with an example (examples.ts).
  */
 import { ERRORS, type ErrorCode } from '../http/errors.js';
 import { MiB, type Route } from '../http/route.js';
-import { s, toJsonSchema, type TSchema } from '../http/schema.js';
+import { s, type TSchema } from '../http/schema.js';
+import { toJsonSchema } from './jsonSchema.js';
 import { API_VERSION } from '../http/pipeline.js';
 import { SCOPES } from '../auth/keys.js';
 import { EXAMPLES } from './examples.js';
@@ -20,32 +15,43 @@ import { EVENT_PAYLOADS, pascalType } from '../areas/events/events.js';
 
 type Json = Record<string, unknown>;
 
-/** Header components (docs/api.md#request-ids, docs/api.md#rate-limit-headers,
- * docs/api.md#idempotency). `required` is where they are always sent. */
+/**
+ * Header components (docs/api.md#request-ids, docs/api.md#rate-limit-headers, docs/api.md#idempotency); `required` is
+ * where they are always sent.
+ */
 const HEADERS: Record<string, Json> = {
   'X-Request-Id': {
-    description: 'The request id: the client\'s own `X-Request-Id` when it is 1–128 printable ASCII characters, else a generated UUID. Logged with the request.',
+    description: 'The request id: the client\'s own `X-Request-Id` when it is 1–128 printable ASCII characters, else ' +
+      'a generated UUID. Logged with the request.',
     required: true, schema: { type: 'string', minLength: 1, maxLength: 128 },
   },
-  'Api-Version': { description: `The API version that answered: always \`${API_VERSION}\`.`, required: true, schema: { type: 'string', enum: [API_VERSION] } },
-  'RateLimit-Limit': { description: 'Capacity of the API key\'s token bucket (`RATE_LIMIT_BURST`).', required: true, schema: { type: 'integer', minimum: 1 } },
-  'RateLimit-Remaining': { description: 'Requests the key may still make right now.', required: true, schema: { type: 'integer', minimum: 0 } },
-  'RateLimit-Reset': { description: 'Seconds until the key\'s bucket is full again.', required: true, schema: { type: 'integer', minimum: 0 } },
-  'Retry-After': { description: 'Seconds to wait before the next attempt.', required: true, schema: { type: 'integer', minimum: 1 } },
+  'Api-Version': { description: `The API version that answered: always \`${API_VERSION}\`.`, required: true,
+    schema: { type: 'string', enum: [API_VERSION] } },
+  'RateLimit-Limit': { description: 'Capacity of the API key\'s token bucket (`RATE_LIMIT_BURST`).', required: true,
+    schema: { type: 'integer', minimum: 1 } },
+  'RateLimit-Remaining': { description: 'Requests the key may still make right now.', required: true,
+    schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Reset': { description: 'Seconds until the key\'s bucket is full again.', required: true,
+    schema: { type: 'integer', minimum: 0 } },
+  'Retry-After': { description: 'Seconds to wait before the next attempt.', required: true,
+    schema: { type: 'integer', minimum: 1 } },
   Allow: { description: 'The methods the path supports.', required: true, schema: { type: 'string' } },
-  'Idempotent-Replayed': { description: '`true` when the answer is the stored answer to an earlier request with the same `Idempotency-Key`.', required: false, schema: { type: 'string', enum: ['true'] } },
+  'Idempotent-Replayed': {
+    description: '`true` when the answer is the stored answer to an earlier request with the same `Idempotency-Key`.',
+    required: false, schema: { type: 'string', enum: ['true'] } },
 };
 const RATE_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
 
 /** The component name of the `{code, error}` body. */
 export const ERROR_SCHEMA = 'ErrorResponse';
 /**
- * Names a component must not take: they shadow a global type in the code generators emit
- * (TypeScript's `Error`, the DOM's `Document`, `Response`, `Request`, …). The document test checks
- * every name against TypeScript's own library declarations; this list stops the obvious ones early.
+ * Names that shadow a global type in generated code (`Error`, `Document`, `Response`…): the document test checks every
+ * name against TypeScript's library; this list stops the obvious ones early.
  */
-const SHADOWING = new Set(['Error', 'Object', 'Array', 'String', 'Number', 'Boolean', 'Date', 'Function', 'Symbol', 'Promise', 'Map', 'Set',
-  'Record', 'Partial', 'Document', 'Response', 'Request', 'Headers', 'Event', 'Node', 'Element', 'URL', 'Blob', 'File', 'Location', 'Storage']);
+const SHADOWING = new Set(['Error', 'Object', 'Array', 'String', 'Number', 'Boolean', 'Date', 'Function', 'Symbol',
+  'Promise', 'Map', 'Set',
+  'Record', 'Partial', 'Document', 'Response', 'Request', 'Headers', 'Event', 'Node', 'Element', 'URL', 'Blob', 'File',
+    'Location', 'Storage']);
 /** A component name: a TypeScript identifier in PascalCase. */
 const COMPONENT_NAME = /^[A-Z][A-Za-z0-9]*$/;
 
@@ -53,7 +59,8 @@ const COMPONENT_NAME = /^[A-Z][A-Za-z0-9]*$/;
 const TAG_DESCRIPTIONS: Record<string, string> = {
   Conversations: 'Create, read, update and message support conversations.',
   Issues: 'Create, read and update support issues.',
-  Sources: 'Create, inspect, update, delete, rescan and search API context sources (material ingested from a URL or pasted content); live API checks.',
+  Sources: 'Create, inspect, update, delete, rescan and search API context sources (material ingested from a URL or ' +
+    'pasted content); live API checks.',
   Definitions: 'Read the workspace\'s tags, statuses, priorities and custom field definitions.',
   Agents: 'Read AI support agents and their public widget keys.',
   Clients: 'Read client aggregates derived from the workspace\'s conversations and issues.',
@@ -69,8 +76,12 @@ const errorSchema = {
   type: 'object',
   description: 'Every error: a machine-readable `code` and a human-readable message.',
   properties: {
-    code: { type: 'string', enum: Object.keys(ERRORS), description: 'The contract; see the status of each response for the codes it can carry.' },
-    error: { type: 'string', description: 'The spec\'s message text, optionally followed by one sentence naming the field or cause; a 400 about a query parameter or a header says so instead (`Query parameter limit must be …`, `Header Idempotency-Key must be …`).' },
+    code: { type: 'string', enum: Object.keys(ERRORS),
+      description: 'The contract; see the status of each response for the codes it can carry.' },
+    error: { type: 'string',
+      description: 'The spec\'s message text, optionally followed by one sentence naming the field or cause; a 400 ' +
+        'about a query parameter or a header says so instead (`Query parameter limit must be …`, `Header ' +
+        'Idempotency-Key must be …`).' },
   },
   required: ['code', 'error'],
   additionalProperties: false,
@@ -79,7 +90,8 @@ const errorSchema = {
 /** Component names of the error answers, by status. */
 const NAMES: Record<number, string> = {
   400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 413: 'PayloadTooLarge',
-  415: 'UnsupportedMediaType', 422: 'IdempotencyKeyReused', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable',
+  415: 'UnsupportedMediaType', 422: 'IdempotencyKeyReused', 429: 'TooManyRequests', 500: 'InternalError',
+    503: 'ServiceUnavailable',
 };
 
 /** Why each error status can happen, for the response descriptions. */
@@ -96,23 +108,34 @@ const WHY: Record<number, string> = {
   429: 'Too many requests for the API key, or too many failed authentications from this address; see `Retry-After`.',
   431: 'The request headers are over 16 KiB (answered by the HTTP parser, before routing; the connection is closed).',
   500: 'An unexpected failure; details are in the server log under the request id.',
-  503: 'The server is shutting down, or refuses writes after a storage failure (`service_unavailable`); the API key\'s workspace is offline because its data could not be read (`storage_failed`); the disk is full and nothing was saved (`storage_full`, with `Retry-After`).',
+  503: 'The server is shutting down, or refuses writes after a storage failure (`service_unavailable`); the API ' +
+    'key\'s workspace is offline because its data could not be read (`storage_failed`); the disk is full and nothing ' +
+    'was saved (`storage_full`, with `Retry-After`).',
 };
 
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const errorRef = { $ref: `#/components/schemas/${ERROR_SCHEMA}` };
 /** A header component inlined as optional, for answers that carry it only on some paths. */
-const optionalHeader = (name: string, why: string): Json => ({ ...HEADERS[name], description: `${HEADERS[name].description} ${why}`, required: false });
+const optionalHeader = (name: string, why: string): Json => ({ ...HEADERS[name],
+  description: `${HEADERS[name].description} ${why}`, required: false });
 
 /** Request header parameters shared by operations. */
 const PARAMETERS: Record<string, Json> = {
   IdempotencyKey: {
     name: 'Idempotency-Key', in: 'header', required: false,
-    description: 'Makes the POST safe to retry for 24 h: the same key with the same request answers with the stored status and body (`Idempotent-Replayed: true`); with a different request → 422; while the first one runs → 409.',
+    description: 'Makes the POST safe to retry for 24 h: the same key with the same request answers with the stored ' +
+      'status and body (`Idempotent-Replayed: true`); with a different request → 422; while the first one runs → 409.',
     schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
   },
-  ApiVersion: { name: 'Api-Version', in: 'header', required: false, description: `Pins the API version; any other value than \`${API_VERSION}\` → 400.`, schema: { type: 'string', enum: [API_VERSION] } },
-  RequestId: { name: 'X-Request-Id', in: 'header', required: false, description: 'A request id to echo back and log (1–128 printable ASCII characters).', schema: { type: 'string', minLength: 1, maxLength: 128 } },
+  ApiVersion: { name: 'Api-Version', in: 'header', required: false,
+    description: `Pins the API version; any other value than \`${API_VERSION}\` → 400.`,
+    schema: { type: 'string', enum: [API_VERSION] } },
+  RequestId: {
+    name: 'X-Request-Id', in: 'header', required: false,
+    description: 'A request id to echo back and log. Any value is accepted (no length limit): 1–128 printable '
+      + 'ASCII characters are used as the id, any other value is replaced by a generated UUID.',
+    schema: { type: 'string' },
+  },
 };
 const parameterRef = (name: string) => ({ $ref: `#/components/parameters/${name}` });
 
@@ -145,10 +168,10 @@ export function errorStatuses(r: Route): number[] {
 function responseHeaders(authenticated: boolean, post: boolean, status: number): Json {
   const h: Json = { 'X-Request-Id': headerRef('X-Request-Id'), 'Api-Version': headerRef('Api-Version') };
   if (authenticated) {
-    // 401 is answered before the key (and its bucket) is known; a 429 for failed authentication
-    // and a 500/503 may be too. Every other answer to an authenticated operation carries them.
+    // 401 is answered before the key's bucket is known, as a 429 for failed authentication and a 500/503 may be.
     if (status === 429 || status === 500 || status === 503) {
-      for (const n of RATE_HEADERS) h[n] = optionalHeader(n, 'Absent when the answer comes before the API key is known.');
+      for (const n of RATE_HEADERS) h[n] = optionalHeader(n,
+        'Absent when the answer comes before the API key is known.');
     } else if (status !== 401) for (const n of RATE_HEADERS) h[n] = headerRef(n);
   }
   if (status === 405) h.Allow = headerRef('Allow');
@@ -165,7 +188,8 @@ class ResponseComponents {
   /** Registers the `{code, error}` answer with `status` and returns a reference to it. */
   error(status: number, authenticated: boolean, codes: string[], why = WHY[status], given?: string): Json {
     let name = given ?? NAMES[status] + (authenticated ? '' : 'Public');
-    if (status === 409 && !given) name = codes.map((c) => c.replace(/(^|_)(\w)/g, (_m, _u, ch: string) => ch.toUpperCase())).join('Or');
+    if (status === 409 && !given) name = codes.map((c) => c.replace(/(^|_)(\w)/g, (_m, _u, ch: string) =>
+      ch.toUpperCase())).join('Or');
     const obj: Json = {
       description: `${why} Codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
       headers: responseHeaders(authenticated, false, status),
@@ -173,7 +197,8 @@ class ResponseComponents {
       'x-error-codes': codes,
     };
     const prior = this.all[name];
-    if (prior && JSON.stringify(prior) !== JSON.stringify(obj)) throw new Error(`two different responses are named ${name}`);
+    if (prior && JSON.stringify(prior) !== JSON.stringify(obj)) throw new Error(
+      `two different responses are named ${name}`);
     this.all[name] = obj;
     return { $ref: `#/components/responses/${name}` };
   }
@@ -186,7 +211,8 @@ function parameters(r: Route, refs: Map<string, TSchema>): Json[] {
   }
   for (const [name, prop] of Object.entries(r.query?.properties ?? {})) {
     const p = prop as TSchema;
-    out.push({ name, in: 'query', required: !p.optional, ...(p.description ? { description: p.description } : {}), schema: toJsonSchema(p, refs) });
+    out.push({ name, in: 'query', required: !p.optional, ...(p.description ? { description: p.description } : {}),
+      schema: toJsonSchema(p, refs) });
   }
   if (r.method === 'POST') out.push(parameterRef('IdempotencyKey'));
   out.push(parameterRef('ApiVersion'), parameterRef('RequestId'));
@@ -197,12 +223,14 @@ function parameters(r: Route, refs: Map<string, TSchema>): Json[] {
 const pascal = (id: string) => id[0].toUpperCase() + id.slice(1);
 
 /** `schema` as a named component: as it is when already named, else under `fallback`. */
-const named = (schema: TSchema, fallback: string): TSchema => (schema.kind === 'ref' ? schema : s.named(fallback, schema));
+const named = (schema: TSchema, fallback: string): TSchema =>
+  (schema.kind === 'ref' ? schema : s.named(fallback, schema));
 
 /** The sentence naming the scopes that allow `scope`: `X:read` is implied by `X:write` where that scope exists. */
 function scopeNote(scope: string): string {
   const write = scope.replace(/:read$/, ':write');
-  const implied = write !== scope && (SCOPES as readonly string[]).includes(write) ? ` (or \`${write}\`, which implies it)` : '';
+  const implied = write !== scope && (SCOPES as readonly string[]).includes(
+    write) ? ` (or \`${write}\`, which implies it)` : '';
   return `Requires an API key with scope \`${scope}\`${implied}, or \`*\`.`;
 }
 
@@ -220,7 +248,8 @@ function operation(r: Route, refs: Map<string, TSchema>, shared: ResponseCompone
     op.requestBody = {
       required: !r.bodyOptional,
       ...(r.bodyOptional ? { description: 'May be left out entirely.' } : {}),
-      content: { 'application/json': { schema: toJsonSchema(named(r.body, `${pascal(r.operationId)}Request`), refs), ...(example?.request !== undefined ? { example: example.request } : {}) } },
+      content: { 'application/json': { schema: toJsonSchema(named(r.body, `${pascal(r.operationId)}Request`), refs),
+        ...(example?.request !== undefined ? { example: example.request } : {}) } },
     };
   }
   const authenticated = r.scope !== null;
@@ -228,12 +257,14 @@ function operation(r: Route, refs: Map<string, TSchema>, shared: ResponseCompone
     [String(r.success.status)]: {
       description: r.success.description,
       headers: responseHeaders(authenticated, r.method === 'POST', r.success.status),
-      content: { 'application/json': { schema: toJsonSchema(named(r.success.schema, `${pascal(r.operationId)}Response`), refs), ...(example ? { example: example.response } : {}) } },
+      content: { [r.success.contentType ?? 'application/json']: { schema: toJsonSchema(named(r.success.schema,
+        `${pascal(r.operationId)}Response`), refs), ...(example ? { example: example.response } : {}) } },
     },
   };
   for (const st of errorStatuses(r)) {
     const before = BEFORE_ROUTING[st];
-    responses[String(st)] = before ? { $ref: `#/components/responses/${before}` } : shared.error(st, authenticated, codesFor(r, st));
+    responses[String(st)] = before ? { $ref: `#/components/responses/${before}` } : shared.error(st, authenticated,
+      codesFor(r, st));
   }
   op.responses = responses;
   return op;
@@ -241,15 +272,19 @@ function operation(r: Route, refs: Map<string, TSchema>, shared: ResponseCompone
 
 /** The Standard Webhooks headers of every delivery (docs/api.md#webhook-deliveries). */
 const WEBHOOK_HEADERS: Json[] = [
-  { name: 'webhook-id', in: 'header', required: true, description: 'The event id: the same on every retry of the delivery (deduplicate on it).', schema: { type: 'string' } },
-  { name: 'webhook-timestamp', in: 'header', required: true, description: 'When this attempt was signed, in Unix seconds (refuse old ones to stop replays).', schema: { type: 'string', pattern: '^[0-9]+$' } },
-  { name: 'webhook-signature', in: 'header', required: true, description: '`v1,<base64 HMAC-SHA256>` of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the base64-decoded part of the endpoint secret after `whsec_`; several space-separated while a rotated secret still signs.', schema: { type: 'string' } },
+  { name: 'webhook-id', in: 'header', required: true,
+    description: 'The event id: the same on every retry of the delivery (deduplicate on it).',
+    schema: { type: 'string' } },
+  { name: 'webhook-timestamp', in: 'header', required: true,
+    description: 'When this attempt was signed, in Unix seconds (refuse old ones to stop replays).',
+    schema: { type: 'string', pattern: '^[0-9]+$' } },
+  { name: 'webhook-signature', in: 'header', required: true,
+    description: '`v1,<base64 HMAC-SHA256>` of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the ' +
+      'base64-decoded part of the endpoint secret after `whsec_`; several space-separated while a rotated secret ' +
+      'still signs.', schema: { type: 'string' } },
 ];
 
-/**
- * The `webhooks` section (OpenAPI 3.1): one operation per event type, the POST a webhook
- * endpoint receives, with the event's payload schema (docs/api.md#events).
- */
+/** The `webhooks` section: one operation per event type, the POST an endpoint receives (docs/api.md#events). */
 function webhookOperations(refs: Map<string, TSchema>): Record<string, Json> {
   const out: Record<string, Json> = {};
   for (const { type, schema } of EVENT_PAYLOADS) {
@@ -257,12 +292,14 @@ function webhookOperations(refs: Map<string, TSchema>): Record<string, Json> {
       post: {
         operationId: `on${pascalType(type)}`,
         summary: `The \`${type}\` event, delivered to the endpoints subscribed to it.`,
-        description: 'Signed per the Standard Webhooks specification. Answer 2xx within `WEBHOOK_TIMEOUT_MS` to acknowledge; anything else is retried on the schedule, and `410 Gone` disables the endpoint.',
+        description: 'Signed per the Standard Webhooks specification. Answer 2xx within `WEBHOOK_TIMEOUT_MS` to ' +
+          'acknowledge; anything else is retried on the schedule, and `410 Gone` disables the endpoint.',
         tags: ['Events'],
         security: [],
         parameters: WEBHOOK_HEADERS,
         requestBody: { required: true, content: { 'application/json': { schema: toJsonSchema(schema, refs) } } },
-        responses: { '2XX': { description: 'Received: the delivery succeeded.' }, default: { description: 'Not received: the delivery is retried.' } },
+        responses: { '2XX': { description: 'Received: the delivery succeeded.' },
+          default: { description: 'Not received: the delivery is retried.' } },
       },
     };
   }
@@ -270,10 +307,9 @@ function webhookOperations(refs: Map<string, TSchema>): Record<string, Json> {
 }
 
 /**
- * Builds the OpenAPI 3.1 document of `routes`: one operation per route, named schemas
- * (`s.named`, `s.ref`) under `components.schemas` next to `ErrorResponse`.
- * @throws Error when two routes share an operationId, two different schemas share a name, or a
- *   name is not a PascalCase identifier or shadows a global type (`Error`, `Document`, …).
+ * Builds the OpenAPI 3.1 document of `routes`: one operation per route, named schemas under `components.schemas`.
+ * @throws Error when two routes share an operationId, two different schemas share a name, or a name is not a PascalCase
+ *   identifier or shadows a global type.
  */
 export function buildOpenApiDocument(routes: Route[]): object {
   const refs = new Map<string, TSchema>();
@@ -282,7 +318,8 @@ export function buildOpenApiDocument(routes: Route[]): object {
   const tags: string[] = [];
   const shared = new ResponseComponents();
   // Answers given before an operation is chosen (routing, the HTTP parser, draining).
-  shared.error(404, false, ['not_found'], 'No route matches the path, for any method (answered before authentication).', 'RouteNotFound');
+  shared.error(404, false, ['not_found'],
+    'No route matches the path, for any method (answered before authentication).', 'RouteNotFound');
   shared.error(405, false, ['method_not_allowed'], WHY[405], 'MethodNotAllowed');
   shared.error(431, false, ['request_header_fields_too_large'], WHY[431], 'RequestHeaderFieldsTooLarge');
   shared.error(503, false, ['service_unavailable'], WHY[503], 'ServiceUnavailablePublic');
@@ -294,11 +331,11 @@ export function buildOpenApiDocument(routes: Route[]): object {
   }
   const webhooks = webhookOperations(refs);
   // Named schemas may name more schemas: emit until no new name turns up.
-  // (toJsonSchema refuses two different schemas under one name.)
   const schemas: Json = {};
   for (let pending = [...refs]; pending.length; pending = [...refs].filter(([n]) => !Object.hasOwn(schemas, n))) {
     for (const [name, target] of pending) {
-      if (name === ERROR_SCHEMA || SHADOWING.has(name) || !COMPONENT_NAME.test(name)) throw new Error(`the schema name ${name} is reserved or not a PascalCase identifier`);
+      if (name === ERROR_SCHEMA || SHADOWING.has(name) || !COMPONENT_NAME.test(name)) throw new Error(
+        `the schema name ${name} is reserved or not a PascalCase identifier`);
       schemas[name] = toJsonSchema(target, refs);
     }
   }
@@ -310,9 +347,14 @@ export function buildOpenApiDocument(routes: Route[]): object {
       title: 'Support Workspace API',
       version: API_VERSION,
       description: [
-        'A REST API over JSON for a support workspace: conversations, issues, clients, agents, sources, definitions, usage and analytics.',
-        'Authenticate with `Authorization: Bearer svck_…` (a workspace API key); each operation names the scope it requires (`x-required-scope`).',
-        'Errors are always `{code, error}`. An unknown path answers 404 `not_found`; a known path with another method answers 405 `method_not_allowed` with `Allow` (`components.responses.MethodNotAllowed`). Every answer carries `X-Request-Id` and `Api-Version`; answers to authenticated requests carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.',
+        'A REST API over JSON for a support workspace: conversations, issues, clients, agents, sources, definitions, ' +
+        'usage and analytics.',
+        'Authenticate with `Authorization: Bearer svck_…` (a workspace API key); each operation names the scope it ' +
+        'requires (`x-required-scope`).',
+        'Errors are always `{code, error}`. An unknown path answers 404 `not_found`; a known path with another ' +
+        'method answers 405 `method_not_allowed` with `Allow` (`components.responses.MethodNotAllowed`). Every ' +
+        'answer carries `X-Request-Id` and `Api-Version`; answers to authenticated requests carry `RateLimit-Limit`, ' +
+        '`RateLimit-Remaining` and `RateLimit-Reset`.',
       ].join('\n\n'),
     },
     servers: [{ url: '/' }],
@@ -324,7 +366,8 @@ export function buildOpenApiDocument(routes: Route[]): object {
       securitySchemes: {
         bearerAuth: {
           type: 'http', scheme: 'bearer',
-          description: 'A workspace API key, `svck_…`, created with the admin CLI (`key create`). Server-side use only. A public widget key (`svcw_…`) is not accepted.',
+          description: 'A workspace API key, `svck_…`, created with the admin CLI (`key create`). Server-side use ' +
+            'only. A public widget key (`svcw_…`) is not accepted.',
         },
       },
       // Alphabetical, so a generated client lists its types in an order a reader can search.

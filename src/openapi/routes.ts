@@ -1,8 +1,6 @@
 /**
- * `GET /api/v1/openapi.json` (docs/api.md#openapi-document): the OpenAPI 3.1 document of the
- * whole API, without authentication. It is built and serialized on the first request — when
- * the route table, this route included, is complete — and kept as bytes: the table does not
- * change while a server runs.
+ * `GET /api/v1/openapi.json` (docs/api.md#openapi-document): the OpenAPI 3.1 document, without authentication. Built
+ * and serialized on the first request, once the route table is complete, and kept as bytes.
  */
 import { s } from '../http/schema.js';
 import { type Route } from '../http/route.js';
@@ -26,8 +24,7 @@ export function openapiRoutes(getRoutes: () => Route[]) {
       summary: 'The OpenAPI 3.1 document of this API: every operation, parameter, body, response and required scope.',
       success: { status: 200, schema: documentSchema, description: 'The OpenAPI document.' },
       handler: () => {
-        // Built and serialized once: every answer sends the same bytes (about 120 KB), so an
-        // answer costs no serializing and no new memory beyond what the socket buffers.
+        // Built once: every answer sends the same bytes (about 120 KB), with no serializing.
         if (!cached) {
           const json = Buffer.from(JSON.stringify(buildOpenApiDocument(getRoutes())));
           cached = Object.freeze({ status: 200, body: deepFreeze(JSON.parse(json.toString('utf8')) as object), json });

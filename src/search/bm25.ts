@@ -1,31 +1,7 @@
 /**
- * In-memory Okapi BM25 index over the chunks of a workspace's sources, kept up to date
- * incrementally as sources are created, rescanned and deleted.
- *
- * Scoring, per query term t present in chunk c (query terms are de-duplicated, and only the
- * first {@link MAX_QUERY_TERMS} distinct ones are used):
- *
- *     idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
- *     score   += idf(t) · tf(t,c)·(k1 + 1) / (tf(t,c) + k1·(1 - b + b·len(c)/avgLen))
- *
- * with k1 = 1.2, b = 0.75, N the number of chunks in the whole index, df(t) the number of chunks
- * containing t, len(c) the chunk's length in tokens and avgLen the mean over all chunks. The title
- * of a chunk's document counts as part of every chunk of that document, weighted ×2: each title
- * token adds 2 to tf and 2 to len. Terms come from {@link tokenize}.
- *
- * Layout: each source keeps its own postings, from which its share of every df is read
- * (`offsets[id+1] − offsets[id]`); the index keeps only N and the total length. So adding,
- * replacing or removing a prepared source costs O(1) on the main thread however large it and the
- * index are (a global df map cost a Map update per distinct term: about a second for a
- * 50,000-chunk source joining a million-chunk index), and a query sums its ≤ 32 terms' df over
- * the sources, which its scan visits anyway. A query is exact top-k with dynamic pruning
- * (src/search/scan.ts): its cost is O(sources + blocks of the query terms' postings + postings of
- * the chunks that can still enter the top k), not O(every posting of the query terms). A source's
- * postings are compact: `termIds: Map<term, id>`, and the postings of term `id`
- * are the `[chunkIndex, tf]` pairs at `postings[2·k], postings[2·k+1]` for
- * `offsets[id] ≤ k < offsets[id+1]`, in increasing chunk order; `blockBounds` keeps two float32
- * per 64 postings (about 1.6 % of the postings' size). Chunk texts, titles and document
- * ids are kept by reference, never copied.
+ * In-memory Okapi BM25 index over a workspace's source chunks (docs/sources.md#search). Each source keeps its own
+ * postings and its share of every df, so adding or removing one costs O(1) on the main thread; a query is exact top-k
+ * with dynamic pruning (scan.ts).
  */
 
 import { tokenize } from './tokenize.js';
@@ -43,10 +19,7 @@ export const B = 0.75;
 export const TITLE_WEIGHT = 2;
 /** A query is tokenized up to this many tokens (the rest of a very long query is ignored). */
 export const MAX_QUERY_TOKENS = 256;
-/**
- * At most this many distinct query terms are used: the first ones, in query order, among the
- * first {@link MAX_QUERY_TOKENS} tokens (a pasted paragraph is searched by its first 32 terms).
- */
+/** At most this many distinct query terms are used, the first in query order (a pasted paragraph: its first 32). */
 export const MAX_QUERY_TERMS = 32;
 
 /** One chunk handed to {@link SearchIndex.addSource}. */
@@ -89,17 +62,11 @@ export interface SourceEntry {
   offsets: Int32Array;
   /** `[chunkIndex, tf]` pairs, grouped by term id. */
   postings: Int32Array;
-  /**
-   * Per block of 64 postings, 1 / the largest tf and the smallest `len/tf` (see
-   * src/search/scan.ts): they bound the block's scores whatever the global counters become.
-   */
+  /** Per block of 64 postings, 1 / the largest tf and the smallest `len/tf`: score bounds (src/search/scan.ts). */
   blockBounds: Float32Array;
 }
 
-/**
- * Tokenizes and lays out one source's postings; touches no global state, so it can run on a
- * worker thread and its result (plain arrays, a Map and typed arrays) be cloned back.
- */
+/** Tokenizes and lays out one source's postings; touches no global state, so it can run on a worker thread. */
 export function prepareSource(chunks: ReadonlyArray<SearchChunk>): SourceEntry {
   const n = chunks.length;
   const documentIds = new Array<string>(n);
@@ -160,13 +127,11 @@ export function prepareSource(chunks: ReadonlyArray<SearchChunk>): SourceEntry {
     postings[at] = triples[k + 1];
     postings[at + 1] = triples[k + 2];
   }
-  return { documentIds, titles, texts, lengths, totalLength, termIds, offsets, postings, blockBounds: blockBounds(postings, lengths) };
+  return { documentIds, titles, texts, lengths, totalLength, termIds, offsets, postings,
+    blockBounds: blockBounds(postings, lengths) };
 }
 
-/**
- * The distinct terms of `query` that a search uses, in query order: at most
- * {@link MAX_QUERY_TERMS}, from the first {@link MAX_QUERY_TOKENS} tokens.
- */
+/** The distinct terms of `query` a search uses, in query order: at most {@link MAX_QUERY_TERMS}. */
 export function queryTerms(query: string): string[] {
   const out = new Set<string>();
   for (const t of tokenize(query, MAX_QUERY_TOKENS)) {
@@ -182,11 +147,7 @@ export class SearchIndex {
   private chunkCount = 0;
   private totalLength = 0;
 
-  /**
-   * Indexes `chunks` as the content of `sourceId`, replacing whatever that source had before.
-   * Costs O(size of the chunks) to prepare them; with `prepared` (the {@link prepareSource} of
-   * the same chunks, made on a worker thread) O(1).
-   */
+  /** Indexes `chunks` as `sourceId`'s content, replacing what it had; O(chunks), or O(1) with `prepared`. */
   addSource(sourceId: string, chunks: ReadonlyArray<SearchChunk>, prepared?: SourceEntry): void {
     this.addPrepared(sourceId, prepared ?? prepareSource(chunks));
   }
@@ -209,22 +170,22 @@ export class SearchIndex {
   }
 
   /**
-   * The `limit` best chunks for `query`, best first; equal scores are ordered by sourceId, then
-   * chunkIndex. Only the first {@link MAX_QUERY_TERMS} distinct terms of the query are used. A
-   * query with no indexed terms (empty, stop words only, unknown words) gives [].
-   *
-   * The result and scores are those of scoring every chunk holding a query term, but the scan
-   * skips chunks whose score bounds cannot reach the best `limit` (src/search/scan.ts), so its
-   * cost does not grow with the chunks that only match the query's common terms. `cost`, when
-   * given, is increased by what this search did.
+   * The `limit` best chunks for `query`, best first; ties ordered by sourceId, then chunkIndex. A query with no indexed
+   * terms gives []. Results equal scoring every matching chunk; chunks whose bounds cannot reach the top `limit` are
+   * skipped (src/search/scan.ts). `cost`, when given, is increased by what this search did.
    */
   search(query: string, limit: number, cost?: SearchCost): SearchHit[] {
+    return this.searchTerms(queryTerms(query), limit, cost);
+  }
+
+  /** {@link search} for terms already tokenized (as {@link queryTerms} makes them). */
+  searchTerms(queryTerms: readonly string[], limit: number, cost?: SearchCost): SearchHit[] {
     const k = Math.floor(limit);
     if (!(k >= 1) || this.chunkCount === 0) return [];
     const N = this.chunkCount;
     const terms: string[] = [];
     const idfs: number[] = [];
-    for (const t of queryTerms(query)) {
+    for (const t of queryTerms) {
       const d = this.documentFrequency(t);
       if (d === 0) continue;
       terms.push(t);

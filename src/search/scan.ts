@@ -1,30 +1,8 @@
 /**
- * Exact top-k BM25 over one source's postings with dynamic pruning, so that a query's cost does
- * not grow with the number of chunks its common terms match.
- *
- * The method is MaxScore over windows of chunk indexes, with block-max bounds:
- *
- * - **Block bounds.** A source's postings array is cut into blocks of {@link BLOCK} postings
- *   (aligned on the whole array, so a block may straddle two terms). Each block keeps the largest
- *   tf in it and the smallest `len/tf` of its postings. A term's contribution to a chunk is
- *   `idf·(k1+1) / (1 + base/tf + perLength·len/tf)`, with `base = k1·(1−b)` and
- *   `perLength = k1·b/avgLen`; so `idf·(k1+1) / (1 + base/maxTf + perLength·min(len/tf))` bounds
- *   every posting of the block whatever the current idf and avgLen, which change as sources are
- *   added and removed. Nothing stored depends on the global counters.
- * - **Windows.** The chunks are visited in windows of {@link WINDOW} consecutive indexes. For each
- *   query term, the bound of the window is the largest bound of the blocks holding its postings
- *   there. A window whose bounds sum below the current k-th best score is skipped; otherwise the
- *   terms are sorted by bound and the longest prefix whose bounds sum below the k-th score is
- *   *non-essential*: a chunk holding only those terms cannot enter the top k. The essential
- *   terms are scored term by term into an accumulator; then the non-essential terms are added,
- *   highest bound first, to the chunks the essential ones touched, and before each one the
- *   chunks whose partial score plus the bounds left cannot reach the k-th score are dropped.
- * - **Exactness.** Nothing is dropped unless an upper bound of its score is strictly below the
- *   k-th score (with a relative slack far above float rounding), so the result is the exhaustive
- *   one. Scores are summed in query-term order exactly as an exhaustive scan sums them, so they
- *   are bit-identical to it and ties keep their order: the accumulator adds essential terms in
- *   query order, and when some terms were non-essential a chunk is rescored from scratch before
- *   it is offered (only chunks that reach the k-th score get that far).
+ * Exact top-k BM25 over one source's postings with dynamic pruning (docs/sources.md#search): MaxScore over windows of
+ * chunk indexes with block-max bounds, so cost does not grow with the chunks common terms match. Only chunks whose
+ * upper bound is strictly below the k-th score are dropped, and sums run in query-term order, so results are
+ * bit-identical to an exhaustive scan.
  */
 
 import type { TopK } from './topk.js';
@@ -32,16 +10,9 @@ import type { TopK } from './topk.js';
 /** Postings per block (a power of two: the block of posting `k` is `k >> BLOCK_SHIFT`). */
 export const BLOCK_SHIFT = 6;
 export const BLOCK = 1 << BLOCK_SHIFT;
-/**
- * Chunk indexes per window. Smaller windows give tighter bounds but cost more per window (every
- * query term's blocks are bounded and sorted per window); 4,096 was the fastest in the search
- * benchmark (bench/search.ts) on pasted-paragraph queries.
- */
+/** Chunk indexes per window: smaller windows bound tighter but cost more each (fastest in bench/search.ts). */
 export const WINDOW = 4096;
-/**
- * An upper bound is compared after multiplying it by this: sums of up to 32 terms computed in
- * different orders differ by far less than 1e-9 relatively, so rounding never drops a chunk.
- */
+/** Bounds are compared times this: summing up to 32 terms in another order differs far less, so none is dropped. */
 const SLACK = 1 + 1e-9;
 
 /** What one search did, for benchmarks and tests (cumulative over the calls it is passed to). */
@@ -61,10 +32,8 @@ export function newSearchCost(): SearchCost {
 }
 
 /**
- * The block bounds of a source (see the module comment): for block `b`, `[2b]` is 1 / the largest
- * tf and `[2b+1]` the smallest `len/tf` of postings `64b .. 64b+63`, both rounded down to float32
- * (so a bound computed from them is never below the true one).
- * `postings` are `[chunkIndex, tf]` pairs; `lengths` the chunks' lengths.
+ * The block bounds of a source: for block `b`, `[2b]` is 1 / the largest tf and `[2b+1]` the smallest `len/tf` of its
+ * postings, rounded down to float32 so a bound is never below the true one. `postings` are `[chunkIndex, tf]`.
  */
 export function blockBounds(postings: Int32Array, lengths: Int32Array): Float32Array {
   const count = postings.length >> 1;
@@ -125,14 +94,11 @@ export function createPlan(terms: string[], idfs: number[], k1: number, b: numbe
   };
 }
 
-/**
- * A non-essential term's postings in a window are walked, rather than looked up chunk by chunk,
- * when there are at most this many per chunk still alive.
- */
+/** A non-essential term's postings in a window are walked, not looked up, when at most this many per live chunk. */
 const WALK = 4;
 
-// Searches run one at a time on the thread, so the window's scratch is shared: the score
-// accumulator (all zero between windows) and the list of chunks alive in it.
+// Searches run one at a time on the thread, so the window's scratch is shared: the score accumulator (all zero between
+// windows) and the list of chunks alive in it.
 const acc = new Float64Array(WINDOW);
 const cand = new Int32Array(WINDOW);
 
@@ -151,10 +117,7 @@ function seek(postings: Int32Array, lo: number, hi: number, chunk: number): numb
   return l;
 }
 
-/**
- * Offers to `top` every chunk of `src` that can be among its best: the same chunks with the same
- * scores an exhaustive scan would offer, minus chunks that provably cannot be kept.
- */
+/** Offers to `top` every chunk of `src` an exhaustive scan would, same scores, minus those that cannot be kept. */
 export function scanSource(src: ScannedSource, sourceId: string, plan: QueryPlan, top: TopK, cost?: SearchCost): void {
   const { postings, lengths, blockBounds: bb } = src;
   const { k1p1, base, perLength, pos, end, wEnd, order, essential, idf, wMax, neSum } = plan;
@@ -258,8 +221,8 @@ export function scanSource(src: ScannedSource, sourceId: string, plan: QueryPlan
     let live = 0;
     for (let i = 0, width = w1 - w0; i < width; i++) if (acc[i] !== 0) cand[live++] = i;
 
-    // Non-essential terms, highest bound first: drop the chunks that cannot reach the threshold
-    // even with every non-essential term left, then add the next term to those still alive.
+    // Non-essential terms, highest bound first: drop the chunks that cannot reach the threshold even with every
+    // non-essential term left, then add the next term to those still alive.
     for (let j = ne - 1; j >= 0 && live > 0; j--) {
       const rest = neSum[j];
       let kept = 0;

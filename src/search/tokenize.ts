@@ -1,37 +1,7 @@
 /**
- * Search tokenizer: turns text into the terms the BM25 index stores and the
- * terms a query looks up. Documents and queries go through the same function, so every rule
- * below only has to be consistent, not linguistically perfect.
- *
- * Rules, in order:
- * 1. **Words** are runs of Unicode letters and digits (`\p{L}\p{N}`), with combining marks
- *    (`\p{M}`) allowed inside a word so decomposed accents and Indic vowel signs do not split it.
- *    A run of `_`, `-`, `'` or `’` between two word characters joins them into one identifier
- *    (`snake_case`, `kebab-case`, `don't`); anything else (`/`, `.`, `{`, spaces…) separates.
- * 2. **Identifiers** are split into parts at `_`/`-` and at camelCase / PascalCase boundaries
- *    (`fooBar`, `HTTPServer` → `HTTP`+`Server`, `OAuth2Token` → `OAuth2`+`Token`; a digit does not
- *    start a new part, so `v1` stays whole). A word with more than one part yields the joined
- *    identifier first, then each part: `createPaymentIntent` → `createpaymentintent`, `create`,
- *    `payment`, `intent`. A trailing possessive `'s` is dropped and other apostrophes are removed
- *    (`customer's` → `customer`, `don't` → `dont`). Words longer than {@link MAX_SPLIT_LENGTH}
- *    (hashes, base64) are not split.
- * 3. Words containing non-ASCII characters are NFKC-normalised (so `e` + U+0301 equals `é`, and
- *    full-width `ＡＰＩ` equals `API`); everything is lower-cased.
- * 4. **Stop words** ({@link STOP_WORDS}, a small English list) are dropped — as whole words and as
- *    identifier parts; a joined identifier is never a stop word (`isActive` → `isactive`, `active`).
- * 5. **Light stemming**: a trailing `s` is stripped from tokens longer than 3 characters that do
- *    not end in `ss` (`pets` → `pet`, `refunds` → `refund`, `glass` and `bus` unchanged). This is
- *    deliberately crude (`status` → `statu`, `classes` → `classe`); since queries are stemmed the
- *    same way, it only has to make singular and plural forms meet.
- * 6. Tokens are cut to {@link MAX_TOKEN_LENGTH} characters, and at most `maxTokens` tokens are
- *    produced per text (the rest of the text is ignored).
- *
- * Known limit: scripts written without spaces (Chinese, Japanese, Thai) become one token per run
- * of letters, so a query must match such a run exactly (up to the length cap).
- *
- * Speed: a hand-written scanner over char codes; pure lower-case ASCII words (most of prose and
- * JSON) are sliced directly, and only words with capitals, joiners or non-ASCII characters take
- * the slower splitting path.
+ * Search tokenizer (docs/sources.md#search): the terms the BM25 index stores and a query looks up. Documents and
+ * queries go through the same function, so its rules need only be consistent. Scripts without spaces become one term
+ * per run. A scanner over char codes: plain lower-case ASCII words are sliced directly.
  */
 
 /** Longest token kept; longer ones are truncated to this many characters. */
@@ -61,10 +31,7 @@ const SEPARATORS = /[_\-]+/;
 const POSSESSIVE = /['’]s$/i;
 const APOSTROPHES = /['’]/g;
 
-/**
- * Width in UTF-16 units (1 or 2) of the word character starting at `i`, whose first unit is `c`;
- * 0 when it is not a word character.
- */
+/** Width in UTF-16 units (1 or 2) of the word character at `i` (first unit `c`); 0 when not a word character. */
 function wordCharWidth(text: string, i: number, c: number): number {
   if (c < 0x80) return (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90) ? 1 : 0;
   if (c >= 0xd800 && c <= 0xdbff) {
@@ -91,9 +58,7 @@ function emit(word: string, out: string[], joined: boolean): void {
   out.push(n === word.length ? word : word.slice(0, n));
 }
 
-/**
- * The slow path: a word with capitals, joiners (`joined`) or non-ASCII characters (`nonAscii`).
- */
+/** A word with capitals, joiners (`joined`) or non-ASCII characters (`nonAscii`). */
 function emitComplex(raw: string, out: string[], maxTokens: number, joined: boolean, nonAscii: boolean): void {
   let word = nonAscii ? raw.normalize('NFKC') : raw;
   if (word.length > MAX_SPLIT_LENGTH) {
@@ -128,10 +93,9 @@ function emitComplex(raw: string, out: string[], maxTokens: number, joined: bool
 }
 
 /**
- * Splits `text` into lower-cased search terms: words and identifiers split into their parts
- * (plus the joined identifier), stop words dropped, a plural `s` stripped, each term at most
- * {@link MAX_TOKEN_LENGTH} characters, and at most `maxTokens` terms (see the module comment for
- * the exact rules). `tokenize('/v1/pets/{petId}')` → `['v1', 'pet', 'petid', 'pet', 'id']`.
+ * Splits `text` into lower-cased search terms: words and identifiers split into their parts (plus the joined one), stop
+ * words dropped, a plural `s` stripped, at most {@link MAX_TOKEN_LENGTH} characters each and `maxTokens` in all.
+ * `tokenize('/v1/pets/{petId}')` → `['v1', 'pet', 'petid', 'pet', 'id']`.
  */
 export function tokenize(text: string, maxTokens: number = MAX_TOKENS_PER_TEXT): string[] {
   const out: string[] = [];
@@ -145,7 +109,7 @@ export function tokenize(text: string, maxTokens: number = MAX_TOKENS_PER_TEXT):
       continue;
     }
     const start = i;
-    // Only lower-case ASCII letters and digits (no flag set) take the fast path.
+    // Only lower-case ASCII letters and digits (no flag set) are sliced directly.
     let upper = c >= 65 && c <= 90;
     let joined = false;
     let nonAscii = c >= 0x80;

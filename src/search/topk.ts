@@ -1,6 +1,6 @@
 /**
- * The best `k` scored chunks of a search: the order is score descending, then sourceId, then
- * chunkIndex ascending, so equal scores always come out in the same order.
+ * The best `k` scored chunks of a search: the order is score descending, then sourceId, then chunkIndex ascending, so
+ * equal scores always come out in the same order.
  */
 
 /** A scored chunk. */
@@ -23,10 +23,8 @@ export class TopK {
   constructor(private readonly k: number) {}
 
   /**
-   * The score a chunk must reach to have a chance of being kept: 0 while fewer than `k` are
-   * kept (every score is positive), else the worst kept score. A chunk scoring exactly this much
-   * is kept only if it ranks before the worst one on the tie order, so callers may drop a chunk
-   * only when an upper bound of its score is strictly below the threshold.
+   * The score a chunk must reach to be kept: 0 while fewer than `k` are, else the worst kept. A tie is kept only on the
+   * tie order, so drop a chunk only when its bound is strictly below this.
    */
   threshold(): number {
     return this.heap.length < this.k ? 0 : this.heap[0].score;

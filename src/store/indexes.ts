@@ -1,19 +1,10 @@
 /**
- * Secondary indexes declared as data, after nedb's `ensureIndex` (docs/storage.md#indexes). An
- * area names, for one record type, the indexes it reads and the key each one takes from a
- * record:
- *
- * - {@link orderBy}: the records by (key, id), for keyset pagination ({@link SortedIndex});
- * - {@link uniqueBy}: key → the one record id that has it ({@link UniqueIndex});
- * - {@link groupBy}: key → the ids of the records that have it ({@link GroupIndex}).
- *
- * {@link attachIndexes} builds them on a log and keeps them current through its listener hook
- * ({@link Db.on}) on every put, delete, replay and undo — adding an indexed field is one
- * declaration. A key that is undefined, null or empty leaves the record out of a unique or
- * group index. Indexes that are not a function of one record (per-conversation message
- * orders, client aggregates, the search index) register their own listeners with `Db.on`.
+ * Secondary indexes declared as data (docs/storage.md#indexes): an area names for one record type
+ * {@link orderBy}, {@link uniqueBy} or {@link groupBy} indexes and the key each takes from a record;
+ * {@link attachIndexes} keeps them current. An undefined, null or empty key leaves the record out
+ * of a unique or group index.
  */
-import { SortedIndex, isoMs, type Packed, type SortedCopy } from './sorted.js';
+import { SortedIndex, isoMs, type Packed, type SortedCopy } from './memory/sorted.js';
 import type { Columns, Db, Persist, RecordMap, RestoreContext, SaveContext, TypeOf } from './db.js';
 
 /** The key a record has in an index; undefined, null or empty: none. */
@@ -85,19 +76,18 @@ export class GroupIndex {
 }
 
 /**
- * The columns of a sorted index's entries (a {@link SortedCopy}) of records of `type`
- * (docs/storage.md#snapshots): `ms`, each sort key as epoch milliseconds when it is a canonical
- * ISO time, else NaN; `keys`, the other sort keys, in order; `refs`, the records. Entries of
- * records not in the block are left out.
+ * The columns of a sorted index's entries of records of `type` (docs/storage.md#snapshots): `ms`,
+ * each sort key as epoch ms when it is a canonical ISO time, else NaN; `keys`, the other sort
+ * keys, in order; `refs`, the records. Entries of records not in the block are left out.
  */
-export function sortedColumns(type: string, copy: SortedCopy, ctx: SaveContext): { ms: Float64Array; keys: string[]; refs: Uint32Array } {
+export function sortedColumns(type: string, copy: SortedCopy, ctx: SaveContext): {
+  ms: Float64Array; keys: string[]; refs: Uint32Array } {
   const n = copy.loaded !== undefined ? copy.loaded.length : copy.ids.length;
   const ms = new Float64Array(n);
   const refs = new Uint32Array(n);
   const keys: string[] = [];
   let k = 0;
   for (let i = 0; i < n; i++) {
-    // A packed copy names its records by their refs in the block they were loaded from: no id looked up.
     const r = copy.loaded !== undefined ? ctx.refOfLoaded(copy.loaded[i]) : ctx.ref(type, copy.ids[i]);
     if (r < 0) continue;
     refs[k] = r;
@@ -112,11 +102,11 @@ export function sortedColumns(type: string, copy: SortedCopy, ctx: SaveContext):
 }
 
 /**
- * Reads back {@link sortedColumns}: packed entries (every key a canonical time), else the keys
- * and ids as arrays (the ids the tables' own strings).
+ * Reads back {@link sortedColumns}: packed entries (every key a canonical time), else arrays.
  * @throws Error when malformed.
  */
-export function restoreSorted(cols: Columns, ctx: RestoreContext, type: string): { packed: Packed } | { keys: string[]; ids: string[] } {
+export function restoreSorted(cols: Columns, ctx: RestoreContext, type: string): { packed: Packed } | {
+  keys: string[]; ids: string[] } {
   const ms = ctx.float64(cols.ms);
   const odd = ctx.strings(cols.keys);
   if (ms.length === 0) return { keys: [], ids: [] };
@@ -143,7 +133,8 @@ export function restoreSorted(cols: Columns, ctx: RestoreContext, type: string):
 /** Installs what {@link restoreSorted} read into `index`. */
 function install(index: SortedIndex, r: ReturnType<typeof restoreSorted>, start = 0, count?: number): void {
   if ('packed' in r) index.replacePacked(r.packed, start, count ?? r.packed.ms.length);
-  else index.replace(r.keys.slice(start, count === undefined ? undefined : start + count), r.ids.slice(start, count === undefined ? undefined : start + count));
+  else index.replace(r.keys.slice(start, count === undefined ? undefined : start + count),
+    r.ids.slice(start, count === undefined ? undefined : start + count));
 }
 
 /** How a {@link SortedIndex} of records of `type` is saved in the snapshot block under `name`. */
@@ -164,7 +155,8 @@ function persistUnique(name: string, type: string, index: UniqueIndex): Persist 
       return (ctx) => {
         const outKeys: string[] = [];
         const refs: number[] = [];
-        for (let i = 0; i < ids.length; i++) { const r = ctx.ref(type, ids[i]); if (r >= 0) { outKeys.push(keys[i]); refs.push(r); } }
+        for (let i = 0; i < ids.length; i++) { const r = ctx.ref(type, ids[i]); if (r >= 0) { outKeys.push(keys[
+          i]); refs.push(r); } }
         return { keys: outKeys, refs: Uint32Array.from(refs) };
       };
     },
@@ -177,7 +169,7 @@ function persistUnique(name: string, type: string, index: UniqueIndex): Persist 
   };
 }
 
-/** How a {@link GroupIndex} of records of `type` is saved under `name`: `keys`, `counts` (ids per key), `refs` (every group's, one after the other). */
+/** How a {@link GroupIndex} of records of `type` is saved under `name`: `keys`, `counts` (ids per key), `refs`. */
 function persistGroup(name: string, type: string, index: GroupIndex): Persist {
   return {
     name,
@@ -204,7 +196,8 @@ function persistGroup(name: string, type: string, index: GroupIndex): Persist {
       if (keys.length !== counts.length || sum !== ids.length) throw new Error('group counts do not add up');
       const groups = new Map<string, Set<string>>();
       let at = 0;
-      for (let i = 0; i < keys.length; i++) { groups.set(keys[i], new Set(ids.slice(at, at + counts[i]))); at += counts[i]; }
+      for (let i = 0; i < keys.length; i++) { groups.set(keys[i], new Set(ids.slice(at, at + counts[i]))); at += counts[
+        i]; }
       return () => index.replace(groups);
     },
   };
@@ -212,7 +205,8 @@ function persistGroup(name: string, type: string, index: GroupIndex): Persist {
 
 /** The index each declaration of `D` builds. */
 export type Built<D> = {
-  readonly [N in keyof D]: D[N] extends { kind: 'order' } ? SortedIndex : D[N] extends { kind: 'unique' } ? UniqueIndex : GroupIndex;
+  readonly [N in keyof D]: D[N] extends { kind: 'order' } ? SortedIndex : D[N] extends {
+    kind: 'unique' } ? UniqueIndex : GroupIndex;
 };
 
 /** A record's key in a unique or group index: undefined when it has none. */
@@ -223,9 +217,8 @@ const keyOf = <V>(key: KeyOf<V>, rec: V | undefined): string | undefined => {
 };
 
 /**
- * Builds the indexes `decls` declares over the records of `type` in `db`, and keeps them
- * current from now on (register before {@link Db.load}: the replay fills them, or the snapshot
- * block restores them — each is saved there as `<type>.<name>/1`, docs/storage.md#snapshots).
+ * Builds the indexes `decls` declares over the records of `type` in `db` and keeps them current
+ * (register before {@link Db.load}; each is saved in the snapshot block as `<type>.<name>/1`).
  * @returns the indexes, by the names of their declarations.
  */
 export function attachIndexes<R extends RecordMap<R>, K extends TypeOf<R>, D extends Record<string, IndexDecl<R[K]>>>(
@@ -239,8 +232,7 @@ export function attachIndexes<R extends RecordMap<R>, K extends TypeOf<R>, D ext
       db.on(type, (id, prev, next) => {
         const before = prev === undefined ? undefined : key(prev);
         const after = next === undefined ? undefined : key(next);
-        // An update that keeps the key (the usual case: createdAt never changes) costs nothing;
-        // a remove + add would splice the whole array.
+        // An update that keeps the key (the usual case) costs nothing.
         if (before === after) return;
         if (before !== undefined) sorted.remove(before, id);
         if (after !== undefined) sorted.add(after, id);
@@ -249,12 +241,14 @@ export function attachIndexes<R extends RecordMap<R>, K extends TypeOf<R>, D ext
     } else if (decl.kind === 'unique') {
       const index = new UniqueIndex();
       const key = decl.key;
-      db.on(type, (id, prev, next) => index.apply(id, keyOf(key, prev), keyOf(key, next)), persistUnique(`${type}.${name}/1`, type, index));
+      db.on(type, (id, prev, next) => index.apply(id, keyOf(key, prev), keyOf(key, next)),
+        persistUnique(`${type}.${name}/1`, type, index));
       built[name] = index;
     } else {
       const index = new GroupIndex();
       const key = decl.key;
-      db.on(type, (id, prev, next) => index.apply(id, keyOf(key, prev), keyOf(key, next)), persistGroup(`${type}.${name}/1`, type, index));
+      db.on(type, (id, prev, next) => index.apply(id, keyOf(key, prev), keyOf(key, next)),
+        persistGroup(`${type}.${name}/1`, type, index));
       built[name] = index;
     }
   }
@@ -262,12 +256,12 @@ export function attachIndexes<R extends RecordMap<R>, K extends TypeOf<R>, D ext
 }
 
 /**
- * How a map of sorted indexes of records of `type` (each conversation's messages, each
- * endpoint's deliveries…) is saved under `name` (docs/storage.md#snapshots): `names` (the map's
- * keys), `counts` (entries per index), and the entries of every index one after the other
- * (`keys`, `refs`). Restored, `make(name)` builds each index; empty ones are left out.
+ * How a map of sorted indexes of records of `type` (each conversation's messages…) is saved under
+ * `name` (docs/storage.md#snapshots): `names`, `counts` (entries per index), and every index's
+ * entries one after the other. Restored, `make(name)` builds each index; empty ones are left out.
  */
-export function persistSortedMap<I extends SortedIndex>(name: string, type: string, map: () => Map<string, I>, make: (key: string) => I): Persist {
+export function persistSortedMap<I extends SortedIndex>(name: string, type: string, map: () => Map<string, I>,
+  make: (key: string) => I): Persist {
   return {
     name,
     capture() {
@@ -290,7 +284,8 @@ export function persistSortedMap<I extends SortedIndex>(name: string, type: stri
         const refs = new Uint32Array(total);
         const keys: string[] = [];
         let at = 0;
-        for (const p of parts) { ms.set(p.ms, at); refs.set(p.refs, at); for (const k of p.keys) keys.push(k); at += p.refs.length; }
+        for (const p of parts) { ms.set(p.ms, at); refs.set(p.refs, at); for (const k of p.keys) keys.push(
+          k); at += p.refs.length; }
         return { names, counts: Uint32Array.from(counts), ms, keys, refs };
       };
     },
@@ -300,7 +295,8 @@ export function persistSortedMap<I extends SortedIndex>(name: string, type: stri
       const r = restoreSorted(cols, ctx, type);
       let sum = 0;
       for (let i = 0; i < counts.length; i++) sum += counts[i];
-      if (names.length !== counts.length || sum !== ctx.refs(cols.refs).length) throw new Error('index counts do not add up');
+      if (names.length !== counts.length || sum !== ctx.refs(cols.refs).length) throw new Error(
+        'index counts do not add up');
       const built: Array<[string, I]> = [];
       let at = 0;
       for (let i = 0; i < names.length; i++) {

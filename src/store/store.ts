@@ -1,17 +1,17 @@
 /**
- * The data dir (docs/storage.md#data-dir-layout): `LOCK`, `system.log` (workspaces, API keys, settings-area users and sessions),
- * `workspaces/<id>.log` (one log per workspace) and `secret` (the server's HMAC key for
- * cursors). Opening it takes the lock and replays every log into memory. What a workspace holds
- * beside its log is not this layer's business: the caller gives the function that opens one
- * (src/domain/workspace.ts `openStore`).
+ * The data dir (docs/storage.md#data-dir-layout): `LOCK`, `system.log` (workspaces, API keys,
+ * settings-area users and sessions), `workspaces/<id>.log` and `secret` (the HMAC key for cursors).
+ * Opening it takes the lock and replays every log; the caller gives the function that opens a
+ * workspace (src/domain/workspace.ts `openStore`).
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Db, type Tx } from './db.js';
-import { nodeFs, type StoreFs } from './fs.js';
-import { acquireLock } from './lock.js';
-import { CorruptLogError, repairLog, type RepairResult } from './recovery.js';
+import { nodeFs, type StoreFs } from './log/fs.js';
+import { acquireLock } from './log/lock.js';
+import { CorruptLogError } from './log/recovery.js';
+import { repairLog, type RepairResult } from './log/repair.js';
 import { attachIndexes, uniqueBy, type Built } from './indexes.js';
 import type { Clock } from '../core/clock.js';
 import { iso } from '../core/clock.js';
@@ -29,24 +29,31 @@ export interface KeyRec {
 export interface UserRec {
   id: string; workspaceId: string; email: string; passwordHash: string | null;
   createdAt: string; activatedAt: string | null;
+  /** `owner` or `member` (docs/web.md#people); a record without one (made before roles) is an owner. */
+  role?: UserRole;
 }
+/** A settings-area user's role (docs/web.md#people). */
+export type UserRole = 'owner' | 'member';
 /** A single-use activation link (docs/web.md#users); the id is the SHA-256 (hex) of its token. */
-export interface ActivationRec { id: string; userId: string; createdAt: string; expiresAt: string; usedAt: string | null }
+export interface ActivationRec {
+  id: string; userId: string; createdAt: string; expiresAt: string; usedAt: string | null }
 /**
  * A signed-in browser (docs/security.md#sessions); the id is the SHA-256 (hex) of the cookie's
  * token, which is never stored. `lastSeenAt` is written at most once a minute.
  */
 export interface SessionRec { id: string; userId: string; workspaceId: string; createdAt: string; lastSeenAt: string }
-/** The record types of the system log: workspaces, API keys, and the settings area's users, activation links and sessions. */
-export interface SystemRecords { workspace: WorkspaceRec; key: KeyRec; user: UserRec; activation: ActivationRec; session: SessionRec }
+/** The record types of the system log. */
+export interface SystemRecords {
+  workspace: WorkspaceRec; key: KeyRec; user: UserRec; activation: ActivationRec; session: SessionRec }
 
 /** What the store needs of a workspace it serves: its id and its log. */
 export interface ServedWorkspace {
   readonly id: string;
-  readonly db: Pick<Db, 'path' | 'replay' | 'loadInfo' | 'failed' | 'close' | 'compact'>;
+  readonly db: Pick<Db,
+    'path' | 'replay' | 'loadInfo' | 'failed' | 'close' | 'compact' | 'backupCut' | 'compactionSettled'>;
 }
 
-/** How a workspace's log is opened (the store's settings). */
+/** How a workspace's log is opened. */
 export interface LogOptions {
   fs: StoreFs;
   sync: boolean;
@@ -58,18 +65,13 @@ export interface LogOptions {
   snapshot?: 'use' | 'ignore';
 }
 
-export interface StoreOptions<W extends ServedWorkspace = ServedWorkspace> {
+/** The store's settings: those of every log (`snapshot` from `STARTUP_SNAPSHOT`), and the data dir's. */
+export interface StoreOptions<W extends ServedWorkspace = ServedWorkspace> extends Omit<LogOptions, 'fs' | 'now'> {
   dataDir: string;
-  sync: boolean;
   clock: Clock;
   fs?: StoreFs;
-  onError?: (err: Error) => void;
-  compactionSlack?: number;
-  /** `ignore`: every log is loaded with a full replay, its snapshot block unused (`STARTUP_SNAPSHOT`, docs/storage.md#snapshots). */
-  snapshot?: 'use' | 'ignore';
   /**
-   * Opens workspace `id` from its log at `path` (created when missing): replays it with
-   * everything the workspace derives from it.
+   * Opens workspace `id` from its log at `path` (created when missing), with all it derives from it.
    * @throws CorruptLogError for a log with a corrupt line (the workspace is quarantined).
    */
   openWorkspace: (id: string, path: string, opts: LogOptions) => Promise<W>;
@@ -84,13 +86,13 @@ const userIndexes = { byEmail: uniqueBy((u: UserRec) => u.email.toLowerCase()) }
 export class DataDirError extends Error {}
 
 /**
- * A workspace that exists but is offline: its log has a corrupt line, so none of its data is
- * served (a prefix of it could contradict what clients were told). Requests for it answer 503
- * `storage_failed`; `cli repair --workspace ID` brings it back.
+ * A workspace that exists but is offline: its log has a corrupt line, so none of its data is served
+ * (a prefix could contradict what clients were told): 503 `storage_failed` until `cli repair`.
  */
 export class WorkspaceUnavailableError extends Error {
   constructor(readonly workspaceId: string, readonly corrupt: CorruptLogError) {
-    super(`workspace ${workspaceId} is offline: ${corrupt.message}; run "cli repair --workspace ${workspaceId}" to keep a copy of the log and cut it at the last good line`);
+    super(`workspace ${workspaceId} is offline: ${corrupt.message}; run "cli repair --workspace ${workspaceId}" to ` +
+      `keep a copy of the log and cut it at the last good line`);
     this.name = 'WorkspaceUnavailableError';
   }
 }
@@ -123,15 +125,13 @@ export class Store<W extends ServedWorkspace = ServedWorkspace> {
       fs.mkdirSync(join(dir, 'workspaces'), { recursive: true, mode: 0o700 });
       fs.accessSync(dir, fs.constants.R_OK | fs.constants.W_OK | fs.constants.X_OK);
     } catch (e) {
-      throw new DataDirError(`data dir ${dir} is not usable: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      throw new DataDirError(
+        `data dir ${dir} is not usable: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
     st.releaseLock = await acquireLock(dir);
     try {
       st.secret = loadSecret(join(dir, 'secret'));
-      const sfs = opts.fs ?? nodeFs;
-      const system = Db.create<SystemRecords>(join(dir, 'system.log'), {
-        fs: sfs, sync: opts.sync, now: () => opts.clock.now(), onError: opts.onError, compactionSlack: opts.compactionSlack, snapshot: opts.snapshot,
-      });
+      const system = Db.create<SystemRecords>(join(dir, 'system.log'), st.logOptions());
       st.keys = attachIndexes(system, 'key', keyIndexes);
       st.users = attachIndexes(system, 'user', userIndexes);
       st.system = await loadSystemLog(system);
@@ -151,15 +151,15 @@ export class Store<W extends ServedWorkspace = ServedWorkspace> {
   /** The log file of workspace `id`. */
   workspaceLog(id: string): string { return join(this.opts.dataDir, 'workspaces', `${id}.log`); }
 
+  /** How every log of the data dir is opened. */
+  private logOptions(): LogOptions {
+    const { opts } = this;
+    return { fs: opts.fs ?? nodeFs, sync: opts.sync, now: () => opts.clock.now(), onError: opts.onError,
+      compactionSlack: opts.compactionSlack, snapshot: opts.snapshot };
+  }
+
   private async openWorkspace(id: string): Promise<W> {
-    const ws = await this.opts.openWorkspace(id, this.workspaceLog(id), {
-      fs: this.opts.fs ?? nodeFs,
-      sync: this.opts.sync,
-      now: () => this.opts.clock.now(),
-      onError: this.opts.onError,
-      compactionSlack: this.opts.compactionSlack,
-      snapshot: this.opts.snapshot,
-    });
+    const ws = await this.opts.openWorkspace(id, this.workspaceLog(id), this.logOptions());
     this.workspaces.set(id, ws);
     return ws;
   }
@@ -171,7 +171,8 @@ export class Store<W extends ServedWorkspace = ServedWorkspace> {
    * Creates a workspace and its (empty) log; resolves once durable. `within` may add records
    * (a first key) to the same system-log transaction, so both exist or neither does.
    */
-  async createWorkspace(name: string, within?: (tx: Tx<SystemRecords>, ws: WorkspaceRec) => void): Promise<WorkspaceRec> {
+  async createWorkspace(name: string, within?: (tx: Tx<SystemRecords>, ws: WorkspaceRec) =>
+    void): Promise<WorkspaceRec> {
     const rec: WorkspaceRec = { id: randomUUID(), name, createdAt: iso(this.opts.clock.now()) };
     await this.openWorkspace(rec.id);
     const tx = this.system.begin();
@@ -194,11 +195,9 @@ export class Store<W extends ServedWorkspace = ServedWorkspace> {
   }
 
   /**
-   * Repairs quarantined workspace `id` ({@link repairLog}: a copy of the damaged log is kept,
-   * the log is cut at its last good line) and serves it again. Until the repaired log is
-   * replayed, requests for it still answer as quarantined.
-   * @throws Error when `id` is not quarantined or is being repaired; fs errors of the repair
-   *   (the workspace stays quarantined).
+   * Repairs quarantined workspace `id` ({@link repairLog}) and serves it again; until the repaired
+   * log is replayed, requests for it still answer as quarantined.
+   * @throws Error when `id` is not quarantined or is being repaired; fs errors of the repair.
    */
   async repairWorkspace(id: string): Promise<RepairResult> {
     if (!this.quarantined.has(id)) throw new Error(`workspace ${id} is not quarantined`);
@@ -245,7 +244,8 @@ async function loadSystemLog(system: Db<SystemRecords>): Promise<Db<SystemRecord
   } catch (e) {
     if (!(e instanceof CorruptLogError)) throw e;
     throw new CorruptLogError(e.file, e.line, e.offset, e.reason,
-      'the system log holds every workspace and key, so nothing can be served: restore it from a backup, or run "cli repair --system" to keep a copy and cut it at the last good line (losing every later line)');
+      'the system log holds every workspace and key, so nothing can be served: restore it from a backup, or run ' +
+        '"cli repair --system" to keep a copy and cut it at the last good line (losing every later line)');
   }
 }
 

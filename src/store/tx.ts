@@ -3,7 +3,7 @@
  * log's memory at once and kept, in order, for undo; made durable by `Db.commit`
  * (src/store/db.ts). It reaches its log only through the narrow {@link TxOwner}.
  */
-import type { AppendLog, JsonText } from './log.js';
+import type { AppendLog, JsonText } from './log/log.js';
 import type { Op, PreparedOf, RecordMap, TypeOf, Untyped } from './dbTypes.js';
 import { writtenTexts } from './txText.js';
 
@@ -18,8 +18,6 @@ export interface TxOwner<R extends RecordMap<R>> {
   closed(tx: Tx<R>): void;
   /** Sets or (with undefined) deletes a record, tells the listeners; returns the previous value. */
   set(type: string, id: string, value: object | undefined, prepared?: unknown): object | undefined;
-  /** The next db-wide sequence number. */
-  nextSeq(): number;
   /** Runs the derive hooks of `type` for a put or delete in `tx`. */
   derived(tx: Tx<R>, type: string, id: string, prev: object | undefined, next: object | undefined): void;
 }
@@ -33,8 +31,8 @@ export class Tx<R extends RecordMap<R> = Untyped> {
   readonly ops: Op[] = [];
   /** Pre-serialized values by op index (see {@link put}); undefined while there is none. */
   raw: Array<JsonText | undefined> | undefined;
-  /** (type, id, previous value, db-wide sequence number) per change, for undo and compaction. */
-  readonly undo: Array<readonly [string, string, object | undefined, number]> = [];
+  /** (type, id, previous value) per change, for undo and compaction. */
+  readonly undo: Array<readonly [string, string, object | undefined]> = [];
   undone = false;
   /**
    * Set on a bulk import (the admin CLI's): hooks that tell integrations about changes (events,
@@ -43,32 +41,27 @@ export class Tx<R extends RecordMap<R> = Untyped> {
   bulk = false;
   /**
    * Set for a transaction whose loss in a crash only repeats work (a webhook attempt's outcome):
-   * it is written with the next batch of other transactions, or on its own after a few ms, not
-   * in a write and fdatasync of its own ({@link AppendLog.appendLazy},
-   * docs/storage.md#group-commit). Its commit still resolves once it is on disk.
+   * written with the next batch of others, not a write of its own ({@link AppendLog.appendFrame}'s
+   * `lazy`, docs/storage.md#group-commit); its commit still resolves once it is on disk.
    */
   lazy = false;
   constructor(private readonly db: TxOwner<R>) {}
   /**
-   * The JSON texts of the operations this transaction's log line holds, in order: each record
-   * once, with its last value or as deleted; a record created and deleted here not at all
-   * (docs/storage.md#transactions). A pre-serialized value is taken for the operation it was
-   * given with, so a value replaced by a later plain put is not written.
+   * The JSON texts of the operations this transaction's log line holds, in order: each record once,
+   * as last put or deleted; one created and deleted here not at all (docs/storage.md#transactions).
    */
   written(): JsonText[] {
     return writtenTexts(this);
   }
   /**
-   * Puts `value` as the record (type, id); visible to readers at once. `json`, when given, must be
-   * the text of `JSON.stringify(value)` (whole, or in pieces — see {@link JsonText}), made
-   * elsewhere (an ingestion or body worker): the log line then takes it as it is instead of
-   * serializing a large record on the main thread. `prepared` goes to the type's listeners
-   * with this change only ({@link WithPrepared}); it is not stored.
+   * Puts `value` as the record (type, id); visible to readers at once. `json`, when given, is
+   * `JSON.stringify(value)` made elsewhere (a worker; see {@link JsonText}): the log line takes it
+   * as it is. `prepared` goes to the type's listeners with this change only ({@link WithPrepared}).
    */
   put<K extends TypeOf<R>>(type: K, id: string, value: R[K], json?: JsonText, prepared?: PreparedOf<R[K]>): void {
     this.db.opened(this);
     const prev = this.db.set(type, id, value, prepared);
-    this.undo.push([type, id, prev, this.db.nextSeq()]);
+    this.undo.push([type, id, prev]);
     if (json !== undefined) (this.raw ??= [])[this.ops.length] = json;
     this.ops.push(['p', type, id, value]);
     this.db.derived(this, type, id, prev, value);
@@ -78,7 +71,7 @@ export class Tx<R extends RecordMap<R> = Untyped> {
     const prev = this.db.set(type, id, undefined);
     if (prev === undefined) return;
     this.db.opened(this);
-    this.undo.push([type, id, prev, this.db.nextSeq()]);
+    this.undo.push([type, id, prev]);
     this.ops.push(['d', type, id]);
     this.db.derived(this, type, id, prev, undefined);
   }
@@ -101,7 +94,8 @@ export type Derive<R extends RecordMap<R>, V> = (tx: Tx<R>, id: string, prev: V 
  * A registered {@link Derive}. A method, so that its transaction parameter is compared both
  * ways: a log of a wider record map can be passed where one of fewer types is expected.
  */
-export interface DeriveHook<R extends RecordMap<R>> { derive(tx: Tx<R>, id: string, prev: object | undefined, next: object | undefined): void }
+export interface DeriveHook<R extends RecordMap<R>> { derive(tx: Tx<R>, id: string, prev: object | undefined,
+  next: object | undefined): void }
 
 /** A registered `Db.afterCommit` listener (a method, for the same reason as {@link DeriveHook}). */
 export interface CommitHook<R extends RecordMap<R>> { committed(tx: Tx<R>): void }

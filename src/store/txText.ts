@@ -1,38 +1,28 @@
 /**
- * Which operations a transaction's log line holds, and their JSON texts
- * (docs/storage.md#transactions): each record once, as the last thing the transaction did to
- * it; a pre-serialized value spliced in as it was given, and, for a put, the value's part of
- * the operation's text (what a record held as bytes keeps, docs/storage.md#memory). Pure
- * functions of a transaction's operations, used by `Tx.written` (src/store/tx.ts) and `Db.commit`.
+ * Which operations a transaction's log line holds, and their JSON texts (docs/storage.md#transactions):
+ * each record once, as the last thing the transaction did to it; a pre-serialized value spliced in
+ * as given, and, for a put, the value's part of the text (what a record held as bytes keeps,
+ * docs/storage.md#memory). Used by `Tx.written` and `Db.commit`.
  */
-import type { JsonText } from './log.js';
+import type { JsonText } from './log/log.js';
 import type { Op } from './dbTypes.js';
 
 /**
  * Which operations of a transaction its log line holds, in order (docs/storage.md#transactions):
- * each record (type, id) once, as the last thing the transaction did to it — a put of its final
- * value, or a delete. A record the transaction both created and deleted (it did not exist
- * before, `undo` says, and its last operation is a delete) is left out entirely: replay would
- * only add and remove it again.
+ * each record (type, id) once, as the last thing the transaction did to it. A record it both
+ * created (absent before, `undo` says) and deleted is left out: replay would only add and remove it.
  *
- * Each record is written at the place of the transaction's first operation on it. A record is
- * usually touched first when it is created, so a record still comes before the records the
- * transaction made after it and that point to it (a conversation before its messages, an
- * event before its deliveries), as when the transaction was made; placed at its last operation
- * instead, a conversation re-put by each of its messages would come after all of them. Replay
- * gives the same records either way (each key appears once), and the same indexes: every
- * listener keeps state per record, from its (previous, next) values, and no two records hold a
- * unique key at once, so no index depends on which of two records came last
- * (docs/storage.md#indexes).
+ * Each record is written at the place of the first operation on it, so it still comes before the
+ * records made after it that point to it (a conversation before its messages). Replay gives the
+ * same records and indexes either way: listeners keep state per record (docs/storage.md#indexes).
  *
- * `ops` and `undo` are parallel (one undo entry per operation). Returns the indexes into
- * `ops` of the operations to write, or null when no record repeats (the common case): then
- * every operation is written, in order.
+ * `ops` and `undo` are parallel. Returns the indexes into `ops` to write, or null when no record
+ * repeats (the common case): then every operation is written, in order.
  */
-export function writtenOps(ops: readonly Op[], undo: ReadonlyArray<readonly [string, string, object | undefined, number]>): readonly number[] | null {
+export function writtenOps(ops: readonly Op[], undo: ReadonlyArray<readonly [string, string, object | undefined]>):
+  readonly number[] | null {
   if (ops.length < 2) return null;
-  // A request's transaction has a handful of operations: whether any record repeats is found by
-  // comparing them pairwise, without a key string and a Map per operation (the common case: none).
+  // A handful of operations are compared pairwise, without a key string and a Map per operation.
   if (ops.length <= 16) {
     let repeats = false;
     for (let i = 1; i < ops.length && !repeats; i++) {
@@ -83,7 +73,10 @@ export function putValueText(op: Op, raw: JsonText | undefined, text: JsonText):
  * The JSON texts of the operations `tx`'s log line holds, in order ({@link Tx.written}); for each
  * written put, `put(i, value text)` is called when given (`i` its index in `tx.ops`).
  */
-export function writtenTexts(tx: { readonly ops: readonly Op[]; readonly raw: ReadonlyArray<JsonText | undefined> | undefined; readonly undo: ReadonlyArray<readonly [string, string, object | undefined, number]> }, put?: (i: number, value: () => JsonText) => void): JsonText[] {
+export function writtenTexts(tx: {
+  readonly ops: readonly Op[]; readonly raw: ReadonlyArray<JsonText | undefined> | undefined;
+    readonly undo: ReadonlyArray<readonly [string, string, object | undefined]> },
+  put?: (i: number, value: () => JsonText) => void): JsonText[] {
   const { ops, raw } = tx;
   const order = writtenOps(ops, tx.undo);
   const n = order === null ? ops.length : order.length;

@@ -10,12 +10,25 @@ import { randomUUID } from 'node:crypto';
 import { WebCtx, SignInRequired, pageAnswer, redirect, type WebAnswer, type WebServices } from './context.js';
 import { WebError, overHttps } from './forms.js';
 import { errorPage } from './layout.js';
-import { Sessions, SignInLimiter } from './sessions.js';
+import { Sessions } from './sessions.js';
+import { SignInLimits } from './signInLimits.js';
+import { TokenBucketLimiter } from '../http/ratelimit.js';
+import { Passwords } from './passwords.js';
+import { sharedHashLanes } from './hashLanes.js';
 import { getActivate, getLogin, postActivate, postLogin, postLogout } from './authPages.js';
-import { getKeys, getRevoke, postKeys, postRevoke } from './keysPage.js';
-import { getDocs, getDocsSearch } from './docsPage.js';
+import { getKeyCreated, getKeys, getRevoke, postKeys, postRevoke } from './keysPage.js';
+import { getDocs, getDocsIndex, getDocsSearch } from './docsPage.js';
+import type { SharedPage } from './docsCache.js';
 import { getSources, postPublish, postUnpublish } from './sourcesPage.js';
-import { getWebhooks, postDeleteWebhook, postSetEnabled, postWebhooks } from './webhooksPage.js';
+import { getDeleteSource, getSource, postAddSource, postDeleteSource, postRescan } from './sourcePage.js';
+import { getWebhookCreated, getWebhooks, postDeleteWebhook, postSetEnabled, postWebhooks } from './webhooksPage.js';
+import { getAccount, postAccountEmail, postAccountPassword } from './accountPage.js';
+import { getInvited, getRemoveUser, getUsers, postRemoveUser, postUsers } from './usersPage.js';
+import { getHome } from './homePage.js';
+import { ShownOnce } from './shownOnce.js';
+import { Operations } from './operations.js';
+import { CursorCodec } from '../http/cursor.js';
+import type { Route } from '../http/route.js';
 import { COPY_JS, STYLE_CSS } from './assets.js';
 import type { ClientAddresses } from '../http/clientAddress.js';
 import type { Store } from '../store/store.js';
@@ -30,24 +43,50 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Referrer-Policy': 'same-origin',
 };
 
-type Handler = (ctx: WebCtx, param: string) => WebAnswer | Promise<WebAnswer>;
+/** What a route answers: a page or a redirect, or a cached docs page sent as its shared buffer. */
+type Answer = WebAnswer | SharedPage;
+type Handler = (ctx: WebCtx, param: string) => Answer | Promise<Answer>;
 /** A page route; `public`: it answers without a session (the others send a visitor without one to the sign-in page). */
 interface WebRoute { pattern: RegExp; name: string; GET?: Handler; POST?: Handler; public?: true }
 
+/** An id in a page's path. */
+const ID = '([^/]{1,100})';
+const at = (path: string) => new RegExp(`^${path.replace(/\//g, '\\/')}$`);
+
 const ROUTES: WebRoute[] = [
-  { pattern: /^\/settings\/?$/, name: '/settings', GET: (ctx) => redirect(ctx.session() ? '/settings/keys' : '/settings/login') },
-  { pattern: /^\/settings\/login$/, name: '/settings/login', public: true, GET: getLogin, POST: postLogin },
-  { pattern: /^\/settings\/logout$/, name: '/settings/logout', POST: postLogout },
-  { pattern: /^\/settings\/activate$/, name: '/settings/activate', public: true, GET: getActivate, POST: postActivate },
-  { pattern: /^\/settings\/keys$/, name: '/settings/keys', GET: getKeys, POST: postKeys },
-  { pattern: /^\/settings\/keys\/([^/]{1,100})\/revoke$/, name: '/settings/keys/{id}/revoke', GET: getRevoke, POST: postRevoke },
-  { pattern: /^\/settings\/sources$/, name: '/settings/sources', GET: getSources },
-  { pattern: /^\/settings\/sources\/([^/]{1,100})\/publish$/, name: '/settings/sources/{id}/publish', POST: postPublish },
-  { pattern: /^\/settings\/sources\/([^/]{1,100})\/unpublish$/, name: '/settings/sources/{id}/unpublish', POST: postUnpublish },
-  { pattern: /^\/settings\/webhooks$/, name: '/settings/webhooks', GET: getWebhooks, POST: postWebhooks },
-  { pattern: /^\/settings\/webhooks\/([^/]{1,100})\/enable$/, name: '/settings/webhooks/{id}/enable', POST: postSetEnabled(true) },
-  { pattern: /^\/settings\/webhooks\/([^/]{1,100})\/disable$/, name: '/settings/webhooks/{id}/disable', POST: postSetEnabled(false) },
-  { pattern: /^\/settings\/webhooks\/([^/]{1,100})\/delete$/, name: '/settings/webhooks/{id}/delete', POST: postDeleteWebhook },
+  { pattern: /^\/$/, name: '/', public: true, GET: getHome },
+  { pattern: /^\/settings\/?$/, name: '/settings', GET: (ctx) =>
+    redirect(ctx.session() ? '/settings/keys' : '/settings/login') },
+  { pattern: at('/settings/login'), name: '/settings/login', public: true, GET: getLogin, POST: postLogin },
+  { pattern: at('/settings/logout'), name: '/settings/logout', POST: postLogout },
+  { pattern: at('/settings/activate'), name: '/settings/activate', public: true, GET: getActivate, POST: postActivate },
+  { pattern: at('/settings/keys'), name: '/settings/keys', GET: getKeys, POST: postKeys },
+  { pattern: at(`/settings/keys/${ID}/created`), name: '/settings/keys/{id}/created', GET: getKeyCreated },
+  { pattern: at(`/settings/keys/${ID}/revoke`), name: '/settings/keys/{id}/revoke', GET: getRevoke, POST: postRevoke },
+  { pattern: at('/settings/sources'), name: '/settings/sources', GET: getSources, POST: postAddSource },
+  { pattern: at(`/settings/sources/${ID}`), name: '/settings/sources/{id}', GET: getSource },
+  { pattern: at(`/settings/sources/${ID}/publish`), name: '/settings/sources/{id}/publish', POST: postPublish },
+  { pattern: at(`/settings/sources/${ID}/unpublish`), name: '/settings/sources/{id}/unpublish', POST: postUnpublish },
+  { pattern: at(`/settings/sources/${ID}/rescan`), name: '/settings/sources/{id}/rescan', POST: postRescan },
+  { pattern: at(`/settings/sources/${ID}/delete`), name: '/settings/sources/{id}/delete', GET: getDeleteSource,
+    POST: postDeleteSource },
+  { pattern: at('/settings/webhooks'), name: '/settings/webhooks', GET: getWebhooks, POST: postWebhooks },
+  { pattern: at(`/settings/webhooks/${ID}/created`), name: '/settings/webhooks/{id}/created',
+    GET: getWebhookCreated },
+  { pattern: at(`/settings/webhooks/${ID}/enable`), name: '/settings/webhooks/{id}/enable',
+    POST: postSetEnabled(true) },
+  { pattern: at(`/settings/webhooks/${ID}/disable`), name: '/settings/webhooks/{id}/disable',
+    POST: postSetEnabled(false) },
+  { pattern: at(`/settings/webhooks/${ID}/delete`), name: '/settings/webhooks/{id}/delete',
+    POST: postDeleteWebhook },
+  { pattern: at('/settings/account'), name: '/settings/account', GET: getAccount },
+  { pattern: at('/settings/account/email'), name: '/settings/account/email', POST: postAccountEmail },
+  { pattern: at('/settings/account/password'), name: '/settings/account/password', POST: postAccountPassword },
+  { pattern: at('/settings/users'), name: '/settings/users', GET: getUsers, POST: postUsers },
+  { pattern: at(`/settings/users/${ID}/invited`), name: '/settings/users/{id}/invited', GET: getInvited },
+  { pattern: at(`/settings/users/${ID}/remove`), name: '/settings/users/{id}/remove', GET: getRemoveUser,
+    POST: postRemoveUser },
+  { pattern: /^\/docs\/?$/, name: '/docs', public: true, GET: getDocsIndex },
   { pattern: /^\/docs\/([^/]{1,100})$/, name: '/docs/{slug}', public: true, GET: getDocs },
   { pattern: /^\/docs\/([^/]{1,100})\/search$/, name: '/docs/{slug}/search', public: true, GET: getDocsSearch },
 ];
@@ -60,7 +99,8 @@ const ASSETS = new Map<string, { type: string; body: Buffer }>([
 
 /** One route of the settings area and the public docs, as {@link PAGE_ROUTES} describes it. */
 export interface PageRoute {
-  /** The path with its parameters in braces, as in the table of docs/web.md#routes-and-forms: `/settings/keys/{id}/revoke`. */
+  /** The path with its parameters in braces, as in the table of docs/web.md#routes-and-forms:
+   * `/settings/keys/{id}/revoke`. */
   readonly name: string;
   /** The methods it takes (`HEAD` is answered like `GET`; any other method answers 405). */
   readonly methods: ReadonlyArray<'GET' | 'POST'>;
@@ -75,7 +115,8 @@ export interface PageRoute {
  * (docs/security.md#tenant-isolation).
  */
 export const PAGE_ROUTES: ReadonlyArray<PageRoute> = Object.freeze([
-  ...ROUTES.map((r): PageRoute => ({ name: r.name, methods: [...(r.GET ? ['GET' as const] : []), ...(r.POST ? ['POST' as const] : [])], public: r.public === true })),
+  ...ROUTES.map((r): PageRoute => ({ name: r.name, methods: [...(r.GET ? ['GET' as const] : []), ...(r.POST ? [
+    'POST' as const] : [])], public: r.public === true })),
   ...[...ASSETS.keys()].map((name): PageRoute => ({ name, methods: ['GET'], public: true })),
 ]);
 
@@ -90,6 +131,10 @@ export interface WebAppOptions {
   secrets: SecretBox;
   /** `WEBHOOK_ALLOW_PRIVATE`: whether an endpoint URL may lead to a private address (docs/security.md#fetching). */
   webhookAllowPrivate: boolean;
+  /** The API's route table, whose source operations the sources pages run (src/web/operations.ts). */
+  routes: readonly Route[];
+  /** `DOCS_VIEWS_PER_MINUTE` (docs/security.md#public-docs). */
+  docsViewsPerMinute: number;
 }
 
 /**
@@ -118,18 +163,27 @@ export class WebApp {
   private idle: (() => void) | null = null;
   private readonly services: WebServices;
   private readonly accessLog: boolean;
+  /** Public docs pages per client address: a bucket of half `DOCS_VIEWS_PER_MINUTE`, refilled at that rate. */
+  private readonly docsViews: TokenBucketLimiter;
 
   constructor(private readonly opts: WebAppOptions) {
     const sessions = new Sessions(opts.store, opts.clock, opts.logger, opts.store.secret);
-    this.services = { store: opts.store, clock: opts.clock, logger: opts.logger, sessions, limiter: new SignInLimiter(opts.clock), publicUrl: opts.publicUrl, secrets: opts.secrets, webhookAllowPrivate: opts.webhookAllowPrivate };
+    this.services = { store: opts.store, clock: opts.clock, logger: opts.logger, sessions,
+      limits: new SignInLimits(opts.clock), eventLogBudget: new TokenBucketLimiter(1, 1, opts.clock, 10_000),
+      passwords: new Passwords(sharedHashLanes()), publicUrl: opts.publicUrl,
+      secrets: opts.secrets, webhookAllowPrivate: opts.webhookAllowPrivate, shownOnce: new ShownOnce(),
+      operations: new Operations(opts.routes, opts.store, new CursorCodec(opts.store.secret)) };
     this.accessLog = opts.logger.enabled('info');
+    this.docsViews = new TokenBucketLimiter(Math.max(1, Math.floor(opts.docsViewsPerMinute / 2)),
+      opts.docsViewsPerMinute, opts.clock);
   }
 
   /** Whether a request for `url` (path and query) is the settings area's, not the API's. */
   static claims(url: string): boolean {
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    return path === '/settings' || path.startsWith('/settings/') || path === '/docs' || path.startsWith('/docs/') || path.startsWith('/assets/');
+    return path === '/' || path === '/settings' || path.startsWith('/settings/') || path === '/docs' ||
+      path.startsWith('/docs/') || path.startsWith('/assets/');
   }
 
   /** Resolves when no request of the settings area is being handled (graceful shutdown). */
@@ -157,8 +211,9 @@ export class WebApp {
         return;
       }
       const https = overHttps(req, this.opts.clients);
-      const ctx = new WebCtx(req, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)), https, this.services, requestId, this.opts.clients.clientKey(req));
-      let answer: WebAnswer;
+      const ctx = new WebCtx(req, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)), https, this.services,
+        requestId, this.opts.clients.clientKey(req));
+      let answer: Answer;
       try {
         answer = await this.dispatch(ctx, method, path, (name) => { routeName = name; });
       } catch (e) {
@@ -166,25 +221,30 @@ export class WebApp {
       }
       this.send(req, res, requestId, answer, ctx.setCookies);
     } catch (e) {
-      this.opts.logger.error('unexpected error in the settings area', { requestId, error: (e as Error)?.stack ?? String(e) });
-      if (!res.headersSent) res.writeHead(500, { ...SECURITY_HEADERS, 'Content-Type': 'text/plain; charset=utf-8', 'X-Request-Id': requestId }).end('Something went wrong.\n');
+      this.opts.logger.error('unexpected error in the settings area',
+        { requestId, error: (e as Error)?.stack ?? String(e) });
+      if (!res.headersSent) res.writeHead(500, { ...SECURITY_HEADERS, 'Content-Type': 'text/plain; charset=utf-8',
+        'X-Request-Id': requestId }).end('Something went wrong.\n');
       else res.destroy();
     } finally {
       this.inFlight--;
       if (this.inFlight === 0 && this.idle) { const r = this.idle; this.idle = null; r(); }
       if (this.accessLog) {
         const ms = Math.round((performance.now() - started) * 100) / 100;
-        this.opts.logger.info('request', { requestId, method: req.method, route: routeName, status: res.statusCode, durationMs: ms });
+        this.opts.logger.info('request', { requestId, method: req.method, route: routeName, status: res.statusCode,
+          durationMs: ms });
       }
     }
   };
 
-  private async dispatch(ctx: WebCtx, method: string, path: string, named: (name: string) => void): Promise<WebAnswer> {
-    if (this.draining) throw new WebError(503, 'The server is shutting down. Try again in a moment.', { Connection: 'close' });
+  private async dispatch(ctx: WebCtx, method: string, path: string, named: (name: string) => void): Promise<Answer> {
+    if (this.draining) throw new WebError(503, 'The server is shutting down. Try again in a moment.',
+      { Connection: 'close' });
     for (const route of ROUTES) {
       const m = route.pattern.exec(path);
       if (!m) continue;
       named(`${method} ${route.name}`);
+      if (route.name.startsWith('/docs/')) this.admitDocsView(ctx);
       const handler = method === 'GET' ? route.GET : method === 'POST' ? route.POST : undefined;
       if (!handler) {
         const allow = [route.GET ? 'GET, HEAD' : '', route.POST ? 'POST' : ''].filter(Boolean).join(', ');
@@ -197,36 +257,74 @@ export class WebApp {
     throw new WebError(404, 'There is no page here.');
   }
 
+  /**
+   * Takes one of the client address's docs views (docs/security.md#public-docs): a reader never runs out, a loop
+   * over the pages from one address gets 429 once past the burst, at the refill rate.
+   * @throws WebError 429 with `Retry-After` when the address has none left.
+   */
+  private admitDocsView(ctx: WebCtx): void {
+    const r = this.docsViews.take(ctx.client);
+    const n = r.retryAfterSeconds;
+    if (!r.allowed) throw new WebError(429, `Too many docs pages from this address. Try again in ${n} second${
+      n === 1 ? '' : 's'}.`, { 'Retry-After': String(n) });
+  }
+
   /** The answer to a refusal or an unexpected error: an error page (or the sign-in redirect). */
   private failure(ctx: WebCtx, e: unknown): WebAnswer {
     if (e instanceof SignInRequired) return redirect('/settings/login');
-    const viewer = (() => { try { const s = ctx.session(); return s ? ctx.viewer(s) : undefined; } catch { return undefined; } })();
+    const viewer = (() => { try { const s = ctx.session(); return s ? ctx.viewer(s) : undefined; } catch {
+      return undefined; } })();
     if (e instanceof WebError) return pageAnswer(e.status, errorPage(e.status, e.message, viewer), e.headers);
-    this.opts.logger.error('unexpected error in the settings area', { requestId: ctx.requestId, error: (e as Error)?.stack ?? String(e) });
-    return pageAnswer(500, errorPage(500, 'The server could not complete this request; nothing was changed. See the server log.', viewer));
+    this.opts.logger.error('unexpected error in the settings area',
+      { requestId: ctx.requestId, error: (e as Error)?.stack ?? String(e) });
+    return pageAnswer(500, errorPage(500,
+      'The server could not complete this request; nothing was changed. See the server log.', viewer));
   }
 
-  private send(req: IncomingMessage, res: ServerResponse, requestId: string, answer: WebAnswer, cookies: string[]): void {
-    const headers: Record<string, string | string[]> = { ...SECURITY_HEADERS, 'X-Request-Id': requestId, 'Cache-Control': 'no-store' };
+  private send(req: IncomingMessage, res: ServerResponse, requestId: string, answer: Answer, cookies: string[]): void {
+    if (answer.kind === 'shared') { this.sendShared(req, res, requestId, answer); return; }
+    const headers: Record<string, string | string[]> = { ...SECURITY_HEADERS, 'X-Request-Id': requestId,
+      'Cache-Control': 'no-store' };
     if (cookies.length) headers['Set-Cookie'] = cookies;
     if (answer.kind === 'redirect') {
       res.writeHead(303, { ...headers, Location: answer.location, 'Content-Length': '0' }).end();
       return;
     }
     const body = Buffer.from(answer.body.text);
-    Object.assign(headers, answer.headers, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': String(body.length) });
+    Object.assign(headers, answer.headers, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': String(
+      body.length) });
     res.writeHead(answer.status, headers);
     res.end(req.method === 'HEAD' ? undefined : body);
     if (headers.Connection === 'close' && !req.complete) lingeringClose(req, res);
   }
 
-  private sendAsset(req: IncomingMessage, res: ServerResponse, requestId: string, asset: { type: string; body: Buffer }, method: string): void {
-    const base = { ...SECURITY_HEADERS, 'X-Request-Id': requestId };
-    if (method !== 'GET') {
-      res.writeHead(405, { ...base, Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' }).end('Method not allowed.\n');
+  /**
+   * A cached docs page (docs/web.md#docs-page-cache): the same buffer for every client, never a
+   * copy; revalidated by its ETag (304 without a body when `If-None-Match` names it).
+   */
+  private sendShared(req: IncomingMessage, res: ServerResponse, requestId: string, page: SharedPage): void {
+    const headers = { ...SECURITY_HEADERS, 'X-Request-Id': requestId, 'Cache-Control': 'no-cache', ETag: page.etag };
+    const asked = req.headers['if-none-match'];
+    const named = (tag: string) => tag.trim() === '*' || tag.trim().replace(/^W\//, '') === page.etag;
+    if (asked !== undefined && asked.split(',').some(named)) {
+      res.writeHead(304, headers).end();
       return;
     }
-    res.writeHead(200, { ...base, 'Content-Type': asset.type, 'Content-Length': String(asset.body.length), 'Cache-Control': 'public, max-age=3600' });
+    const length = String(page.body.length);
+    res.writeHead(200, { ...headers, 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': length });
+    res.end(req.method === 'HEAD' ? undefined : page.body);
+  }
+
+  private sendAsset(req: IncomingMessage, res: ServerResponse, requestId: string,
+    asset: { type: string; body: Buffer }, method: string): void {
+    const base = { ...SECURITY_HEADERS, 'X-Request-Id': requestId };
+    if (method !== 'GET') {
+      res.writeHead(405, { ...base, Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' }).end(
+        'Method not allowed.\n');
+      return;
+    }
+    res.writeHead(200, { ...base, 'Content-Type': asset.type, 'Content-Length': String(asset.body.length),
+      'Cache-Control': 'public, max-age=3600' });
     res.end(req.method === 'HEAD' ? undefined : asset.body);
   }
 }

@@ -1,31 +1,45 @@
 /**
  * Sign-in, sign-out and activation pages (docs/web.md#routes-and-forms). Sign-in answers the
  * same for an unknown email, a wrong password and a user not yet activated, and takes the same
- * time (a decoy hash is checked); 10 failures for one email within 15 min lock it for 15 min,
- * whether a user has it or not (docs/security.md#lockout).
+ * time (a decoy hash is checked); the limits per email, address and device are
+ * src/web/signInLimits.ts (docs/security.md#lockout).
  */
 import { html } from './html.js';
 import { csrfField, message, page } from './layout.js';
 import { pageAnswer, redirect, type WebAnswer, type WebCtx } from './context.js';
-import { SESSION_COOKIE, PRE_COOKIE, LOCKOUT } from './sessions.js';
-import { verifyPassword, PASSWORD_MIN } from './passwords.js';
+import { SESSION_COOKIE, PRE_COOKIE, DEVICE_COOKIE, DEVICE_TTL_MS } from './sessions.js';
+import { LOCKOUT, type Attempt, type Refusal } from './signInLimits.js';
+import { HashBusy } from './hashLanes.js';
+import { PASSWORD_MIN } from './passwords.js';
 import { activate, checkActivation, passwordProblem } from './users.js';
 
 const FIELD_MAX = 320;
+/** The device cookie goes only to the sign-in form's address. */
+const DEVICE_PATH = '/settings/login';
+/**
+ * How long a sign-in refused by its address's limits is held before its 429 (ms, real time): a client looping on
+ * keep-alive connections gets one refusal per connection and second, not as many as the event loop can answer.
+ */
+export const REFUSAL_HOLD_MS = 1000;
+const hold = () => new Promise<void>((resolve) => setTimeout(resolve, REFUSAL_HOLD_MS).unref());
 
 /** The sign-in page, with `problem` above the form and `email` filled in again. */
-function loginPage(ctx: WebCtx, status: number, o: { problem?: string; notice?: string; email?: string } = {}): WebAnswer {
+function loginPage(ctx: WebCtx, status: number, o: { problem?: string; notice?: string; email?: string } = {},
+  headers?: Record<string, string>): WebAnswer {
   return pageAnswer(status, page({ title: 'Sign in', narrow: true, content: html`<h1>Sign in</h1>
 ${o.notice ? message('ok', o.notice) : ''}${o.problem ? message('error', o.problem) : ''}
 <form class="card" method="post" action="/settings/login">
 ${csrfField(ctx.preCsrf())}
 <label for="email">Email</label>
-<input type="email" id="email" name="email" autocomplete="username" required maxlength="${FIELD_MAX}" value="${o.email ?? ''}"${o.email ? '' : html` autofocus`}>
+<input type="email" id="email" name="email" autocomplete="username" required maxlength="${FIELD_MAX}"
+  value="${o.email ?? ''}"${o.email ? '' : html` autofocus`}>
 <label for="password">Password</label>
-<input type="password" id="password" name="password" autocomplete="current-password" required${o.email ? html` autofocus` : ''}>
+<input type="password" id="password" name="password" autocomplete="current-password" required${
+  o.email ? html` autofocus` : ''}>
 <div class="actions"><button type="submit">Sign in</button></div>
 </form>
-<p class="hint">No password yet? Ask the server's operator for an activation link (<code>cli.js user create</code>).</p>` }));
+<p class="hint">No password yet? Ask a workspace owner or the server's operator for an activation link
+  (<code>cli.js user create</code>).</p>` }), headers);
 }
 
 /** GET /settings/login: the form, or the keys page for a browser already signed in. */
@@ -37,45 +51,70 @@ export function getLogin(ctx: WebCtx): WebAnswer {
 }
 
 /**
- * POST /settings/login (`email`, `password`): a session and 303 to the keys page; 422 with the
- * form for a missing field; 401 for a wrong email or password; 429 while the email is locked.
+ * POST /settings/login (`email`, `password`): a session (and a renewed device cookie) and 303 to
+ * the keys page; 422 with the form for a missing field; 401 for a wrong email or password; 429
+ * with `Retry-After` while the email or the client's address is held by the sign-in limits (an
+ * address's after {@link REFUSAL_HOLD_MS}), or at once when the hasher's queue is full
+ * (docs/security.md#lockout, #sign-in-cost).
  */
 export async function postLogin(ctx: WebCtx): Promise<WebAnswer> {
-  const limiter = ctx.services.limiter;
+  const { store, limits, passwords, sessions } = ctx.services;
   const form = await ctx.form('pre');
   const email = (form.get('email') ?? '').trim().slice(0, FIELD_MAX);
   const password = form.get('password') ?? '';
-  if (email === '' || password === '') return loginPage(ctx, 422, { problem: 'Enter your email and your password.', email });
-  const { store } = ctx.services;
+  if (email === '' || password === '') return loginPage(ctx, 422,
+    { problem: 'Enter your email and your password.', email });
   const user = store.userByEmail(email);
   // Logged by user id when the email is a user's; otherwise not at all (a password typed into
   // the email field must not reach the log).
   const who = user ? { userId: user.id, workspaceId: user.workspaceId } : { userId: null };
-  const locked = limiter.lockedFor(email);
-  if (locked > 0) {
-    ctx.security('signin.locked', who);
-    return lockedAnswer(ctx, email, locked);
+  const attempt: Attempt = { email, client: ctx.client, device: sessions.knownDevice(ctx.cookieValue(DEVICE_COOKIE),
+    user) };
+  const refused = limits.admit(attempt);
+  if (refused) {
+    ctx.security(refused.by === 'email' ? 'signin.locked' : 'signin.limited', who, 'once a minute');
+    if (refused.by === 'address') await hold();
+    return refusedAnswer(ctx, email, refused);
   }
-  const ok = await verifyPassword(password, user?.passwordHash ?? null);
+  let ok: boolean;
+  try {
+    ok = await passwords.verify(password, user?.passwordHash ?? null);
+  } catch (e) {
+    if (!(e instanceof HashBusy)) throw e;
+    ctx.security('signin.busy', who, 'once a minute');
+    // Not queued for a hash, but held like an address's refusal: a busy answer costs the flood its connection's turn.
+    await hold();
+    return busyAnswer(ctx, email, e);
+  }
   if (!ok || !user) {
-    const nowLocked = limiter.fail(email);
-    ctx.security(nowLocked ? 'signin.locked' : 'signin.failed', who);
-    if (nowLocked) return lockedAnswer(ctx, email, limiter.lockedFor(email));
+    const locked = limits.fail(attempt);
+    ctx.security(locked ? 'signin.locked' : 'signin.failed', who);
+    if (locked) return refusedAnswer(ctx, email, locked);
     return loginPage(ctx, 401, { problem: 'The email or the password is not right.', email });
   }
-  limiter.succeed(email);
-  const token = await ctx.services.sessions.create(user);
+  limits.succeed(attempt);
+  const token = await sessions.create(user);
   ctx.cookie(SESSION_COOKIE, token);
   ctx.cookie(PRE_COOKIE, '', 0);
+  ctx.cookie(DEVICE_COOKIE, sessions.deviceToken(user), DEVICE_TTL_MS / 1000, DEVICE_PATH);
   ctx.security('signin.ok', who);
   return redirect('/settings/keys');
 }
 
-function lockedAnswer(ctx: WebCtx, email: string, ms: number): WebAnswer {
-  const minutes = Math.max(1, Math.ceil(ms / 60_000));
-  const answer = loginPage(ctx, 429, { email, problem: `Too many failed sign-ins for this email (${LOCKOUT.failures} within ${LOCKOUT.windowMs / 60_000} minutes). Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` });
-  if (answer.kind === 'page') answer.headers = { 'Retry-After': String(Math.ceil(ms / 1000)) };
-  return answer;
+const inMinutes = (ms: number) => { const m = Math.max(1, Math.ceil(
+  ms / 60_000)); return `${m} minute${m === 1 ? '' : 's'}`; };
+
+function refusedAnswer(ctx: WebCtx, email: string, r: Refusal): WebAnswer {
+  const problem = r.by === 'email'
+    ? `Too many failed sign-ins for this email (${LOCKOUT.failures} within ${LOCKOUT.windowMs / 60_000} minutes). `
+      + `Try again in ${inMinutes(r.ms)}.`
+    : `Too many sign-ins from this address. Try again in ${inMinutes(r.ms)}.`;
+  return loginPage(ctx, 429, { email, problem }, { 'Retry-After': String(Math.max(1, Math.ceil(r.ms / 1000))) });
+}
+
+function busyAnswer(ctx: WebCtx, email: string, e: HashBusy): WebAnswer {
+  return loginPage(ctx, 429, { email, problem: 'The server is busy with other sign-ins. Try again in a few seconds.' },
+    { 'Retry-After': String(e.retryAfterSeconds) });
 }
 
 /** POST /settings/logout: ends the session, clears the cookie, 303 to the sign-in page. */
@@ -91,14 +130,19 @@ export async function postLogout(ctx: WebCtx): Promise<WebAnswer> {
 
 /** The page for a link that cannot be used: 404 unknown, 410 used or expired. */
 function deadLink(reason: 'unknown' | 'used' | 'expired'): WebAnswer {
-  const text = reason === 'used' ? 'This activation link was already used. Sign in with the password you set, or ask the operator for a new link.'
-    : reason === 'expired' ? 'This activation link has expired (links are valid for 24 hours). Ask the operator for a new one.'
+  const text = reason === 'used'
+    ? 'This activation link was already used. Sign in with the password you set, or ask the operator for a new link.'
+    : reason === 'expired'
+      ? 'This activation link has expired (links are valid for 24 hours). Ask the operator for a new one.'
       : 'This activation link is not valid. Check that it was copied whole, or ask the operator for a new one.';
   const status = reason === 'unknown' ? 404 : 410;
-  return pageAnswer(status, page({ title: 'Activation link', narrow: true, content: html`<h1>Activation link</h1>${message('error', text)}<p><a href="/settings/login">Go to sign-in</a></p>` }));
+  return pageAnswer(status, page({ title: 'Activation link', narrow: true,
+    content: html`<h1>Activation link</h1>${message('error', text)}<p><a href="/settings/login">Go to
+  sign-in</a></p>` }));
 }
 
-function activatePage(ctx: WebCtx, status: number, token: string, email: string, problem?: string): WebAnswer {
+function activatePage(ctx: WebCtx, status: number, token: string, email: string, problem?: string,
+  headers?: Record<string, string>): WebAnswer {
   return pageAnswer(status, page({ title: 'Set your password', narrow: true, content: html`<h1>Set your password</h1>
 ${problem ? message('error', problem) : ''}
 <form class="card" method="post" action="/settings/activate?token=${encodeURIComponent(token)}">
@@ -106,9 +150,10 @@ ${csrfField(ctx.preCsrf())}
 <p>For <strong>${email}</strong>.</p>
 <input type="email" name="username" value="${email}" autocomplete="username" hidden>
 <label for="password">New password <span class="hint">at least ${PASSWORD_MIN} characters</span></label>
-<input type="password" id="password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}" autofocus>
+<input type="password" id="password" name="password" autocomplete="new-password" required
+  minlength="${PASSWORD_MIN}" autofocus>
 <div class="actions"><button type="submit">Set password</button></div>
-</form>` }));
+</form>` }), headers);
 }
 
 /** GET /settings/activate?token=…: the password form, or why the link cannot be used. */
@@ -132,7 +177,15 @@ export async function postActivate(ctx: WebCtx): Promise<WebAnswer> {
   const password = form.get('password') ?? '';
   const problem = passwordProblem(password);
   if (problem) return activatePage(ctx, 422, token, check.user.email, problem);
-  const done = await activate(store, token, password, () => clock.now());
+  let done: Awaited<ReturnType<typeof activate>>;
+  try {
+    done = await activate(store, ctx.services.passwords, token, password, () => clock.now());
+  } catch (e) {
+    if (!(e instanceof HashBusy)) throw e;
+    return activatePage(ctx, 429, token, check.user.email,
+      'The server is busy with other sign-ins. Try again in a few seconds.',
+      { 'Retry-After': String(e.retryAfterSeconds) });
+  }
   if (!done.ok) return deadLink(done.reason);
   ctx.security('activation', { userId: done.user.id, workspaceId: done.user.workspaceId });
   return redirect('/settings/login?activated=1');

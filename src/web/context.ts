@@ -6,12 +6,18 @@
 import type { IncomingMessage } from 'node:http';
 import type { Html } from './html.js';
 import { cookies, readForm, sameOrigin, WebError } from './forms.js';
-import { PRE_COOKIE, SESSION_COOKIE, Sessions, type SignInLimiter, type SignedIn } from './sessions.js';
+import { PRE_COOKIE, SESSION_COOKIE, Sessions, type SignedIn } from './sessions.js';
+import type { SignInLimits } from './signInLimits.js';
+import type { TokenBucketLimiter } from '../http/ratelimit.js';
+import type { Passwords } from './passwords.js';
 import type { Viewer } from './layout.js';
 import type { Logger } from '../core/logger.js';
 import type { Store } from '../store/store.js';
 import type { Clock } from '../core/clock.js';
 import type { SecretBox } from '../core/secrets.js';
+import type { ShownOnce } from './shownOnce.js';
+import type { Operations } from './operations.js';
+import { roleOf } from './users.js';
 
 /** An answer: a page with its status, or a 303 redirect. */
 export type WebAnswer =
@@ -19,7 +25,8 @@ export type WebAnswer =
   | { kind: 'redirect'; location: string };
 
 /** A page answer. */
-export const pageAnswer = (status: number, body: Html, headers?: Record<string, string>): WebAnswer => ({ kind: 'page', status, body, headers });
+export const pageAnswer = (status: number, body: Html, headers?: Record<string, string>): WebAnswer =>
+  ({ kind: 'page', status, body, headers });
 /** A 303 See Other to `location` (a path of ours). */
 export const redirect = (location: string): WebAnswer => ({ kind: 'redirect', location });
 
@@ -32,14 +39,22 @@ export interface WebServices {
   clock: Clock;
   logger: Logger;
   sessions: Sessions;
-  /** Failed sign-ins per email (docs/security.md#lockout). */
-  limiter: SignInLimiter;
+  /** The sign-in limits per email, address and device (docs/security.md#lockout). */
+  limits: SignInLimits;
+  /** One token a minute per event and client address, for events a flood repeats ({@link WebCtx.security}). */
+  eventLogBudget: TokenBucketLimiter;
+  /** Hashes and checks passwords on the hasher's own lanes (docs/security.md#sign-in-cost). */
+  passwords: Passwords;
   /** `PUBLIC_URL` (or `http://HOST:PORT`), without a trailing slash. */
   publicUrl: string;
   /** Seals webhook secrets (docs/web.md#webhooks-page). */
   secrets: SecretBox;
   /** `WEBHOOK_ALLOW_PRIVATE`. */
   webhookAllowPrivate: boolean;
+  /** Secrets waiting for the one page that shows them (docs/web.md#shown-once). */
+  shownOnce: ShownOnce;
+  /** The API's operations, run for the sources pages (docs/web.md#sources-in-the-browser). */
+  operations: Operations;
 }
 
 export class WebCtx {
@@ -48,7 +63,8 @@ export class WebCtx {
   private readonly jar: Map<string, string>;
   private resumed: SignedIn | undefined | null = null;
 
-  constructor(readonly req: IncomingMessage, readonly path: string, readonly query: URLSearchParams, readonly https: boolean,
+  constructor(readonly req: IncomingMessage, readonly path: string, readonly query: URLSearchParams,
+    readonly https: boolean,
     readonly services: WebServices, readonly requestId: string, readonly client: string) {
     this.jar = cookies(req);
   }
@@ -66,8 +82,18 @@ export class WebCtx {
     return s;
   }
 
+  /**
+   * The session of an owner (docs/web.md#people). @throws SignInRequired without a session; WebError 403 for a
+   * member.
+   */
+  requireOwner(): SignedIn {
+    const s = this.requireSession();
+    if (roleOf(s.user) !== 'owner') throw new WebError(403, 'Only an owner of this workspace can manage its users.');
+    return s;
+  }
+
   /** The top bar's view of the signed-in user. */
-  viewer(s: SignedIn): Viewer { return { email: s.user.email, csrf: s.csrf }; }
+  viewer(s: SignedIn): Viewer { return { email: s.user.email, csrf: s.csrf, owner: roleOf(s.user) === 'owner' }; }
 
   /**
    * The CSRF token of a pre-session form (sign-in, activation): bound to this browser's
@@ -87,10 +113,11 @@ export class WebCtx {
    * Reads a POSTed form and checks that it came from one of our pages: the origin, then the
    * `csrf` field against the session's token (`session`) or the browser's pre-session token
    * (`pre`). A form posted without a session where one is needed redirects to the sign-in page.
+   * `limit`: the largest body in bytes (default 16 KiB).
    * @throws WebError 403 (foreign origin, missing or wrong token), 400/413/415 (the body); SignInRequired.
    */
-  async form(kind: 'session' | 'pre'): Promise<URLSearchParams> {
-    const form = await readForm(this.req);
+  async form(kind: 'session' | 'pre', limit?: number): Promise<URLSearchParams> {
+    const form = await readForm(this.req, limit);
     if (!sameOrigin(this.req, this.https, this.services.publicUrl)) {
       this.security('csrf.refused', { reason: 'origin' });
       throw new WebError(403, 'This form was not sent from a page of this server, so nothing was changed.');
@@ -104,18 +131,31 @@ export class WebCtx {
     const given = form.getAll('csrf');
     if (expected === undefined || given.length !== 1 || !Sessions.sameToken(given[0], expected)) {
       this.security('csrf.refused', { reason: expected === undefined ? 'no cookie' : 'token' });
-      throw new WebError(403, 'This form has expired or did not come from this browser\'s session, so nothing was changed. Reload the page and try again.');
+      throw new WebError(403, 'This form has expired or did not come from this browser\'s session, so nothing was '
+        + 'changed. Reload the page and try again.');
     }
     return form;
   }
 
-  /** Adds a cookie to the answer: HttpOnly, SameSite=Strict, Path=/settings, Secure over https; `maxAge` 0 deletes it. */
-  cookie(name: string, value: string, maxAge?: number): void {
-    this.setCookies.push(`${name}=${value}; HttpOnly; SameSite=Strict; Path=/settings${this.https ? '; Secure' : ''}${maxAge === undefined ? '' : `; Max-Age=${maxAge}`}`);
+  /**
+   * Adds a cookie to the answer: HttpOnly, SameSite=Strict, `path` (default `/settings`), Secure
+   * over https; `maxAge` in seconds (0 deletes it; none: it ends with the browser).
+   */
+  cookie(name: string, value: string, maxAge?: number, path = '/settings'): void {
+    const secure = this.https ? '; Secure' : '';
+    const age = maxAge === undefined ? '' : `; Max-Age=${maxAge}`;
+    this.setCookies.push(`${name}=${value}; HttpOnly; SameSite=Strict; Path=${path}${secure}${age}`);
   }
 
-  /** Logs a security event (docs/security.md#security-events): never a password, token or key. */
-  security(event: string, fields: Record<string, unknown> = {}): void {
+  /** The value of the request's cookie `name`. */
+  cookieValue(name: string): string | undefined { return this.jar.get(name); }
+
+  /**
+   * Logs a security event (docs/security.md#security-events): never a password, token or key. `'once a minute'`
+   * logs an event that a flood repeats at most once a minute per event and client address.
+   */
+  security(event: string, fields: Record<string, unknown> = {}, rate?: 'once a minute'): void {
+    if (rate && !this.services.eventLogBudget.take(`${event} ${this.client}`).allowed) return;
     this.services.logger.info('security event', { event, requestId: this.requestId, client: this.client, ...fields });
   }
 }

@@ -6,19 +6,24 @@
  */
 import { html, type Html, type Part } from './html.js';
 
-/** Who is signed in, for the top bar: the email, and the CSRF token of the sign-out form. */
-export interface Viewer { email: string; csrf: string }
+/** Who is signed in, for the top bar: the email, the CSRF token of the sign-out form, whether an owner. */
+export interface Viewer { email: string; csrf: string; owner: boolean }
 
-/** The pages of the top bar's navigation. */
-const NAV: ReadonlyArray<{ path: string; label: string }> = [{ path: '/settings/keys', label: 'API keys' }, { path: '/settings/sources', label: 'Sources' }, { path: '/settings/webhooks', label: 'Webhooks' }];
+/** The pages of the top bar's navigation; `owner`: shown to owners only. */
+const NAV: ReadonlyArray<{ path: string; label: string; owner?: true }> = [
+  { path: '/settings/keys', label: 'API keys' }, { path: '/settings/sources', label: 'Sources' },
+  { path: '/settings/webhooks', label: 'Webhooks' }, { path: '/settings/users', label: 'Users', owner: true },
+  { path: '/settings/account', label: 'Account' }];
 
 /** A whole page: `<title>` is `title · Support Workspace`; `current` marks the navigation item. */
 export function page(o: { title: string; content: Html; viewer?: Viewer; current?: string; narrow?: boolean }): Html {
   const top = o.viewer
     ? html`<header class="top"><a class="brand" href="/settings/keys">Support Workspace</a>
-<nav aria-label="Settings">${NAV.map((n) => html`<a href="${n.path}"${n.path === o.current ? html` aria-current="page"` : ''}>${n.label}</a>`)}</nav>
+<nav aria-label="Settings">${NAV.filter((n) => !n.owner || o.viewer?.owner).map((n) =>
+  html`<a href="${n.path}"${n.path === o.current ? html` aria-current="page"` : ''}>${n.label}</a>`)}</nav>
 <span class="who">${o.viewer.email}</span>
-<form method="post" action="/settings/logout">${csrfField(o.viewer.csrf)}<button type="submit">Sign out</button></form></header>`
+<form method="post" action="/settings/logout">${csrfField(
+  o.viewer.csrf)}<button type="submit">Sign out</button></form></header>`
     : html`<header class="top"><span class="brand">Support Workspace</span></header>`;
   return html`<!doctype html>
 <html lang="en">
@@ -56,10 +61,13 @@ export function when(isoText: string | null | undefined): Html {
 /** The page of a refusal or a missing page: a heading and a sentence, with a way back. */
 export function errorPage(status: number, text: string, viewer?: Viewer): Html {
   const titles: Record<number, string> = {
-    400: 'Bad request', 403: 'Forbidden', 404: 'Not found', 405: 'Method not allowed', 410: 'Link no longer valid',
-    413: 'Form too large', 415: 'Unsupported form', 429: 'Too many attempts', 500: 'Something went wrong', 503: 'Unavailable',
+    400: 'Bad request', 403: 'Forbidden', 404: 'Not found', 405: 'Method not allowed', 409: 'Not possible',
+    410: 'Link no longer valid',
+    413: 'Form too large', 415: 'Unsupported form', 429: 'Too many attempts', 500: 'Something went wrong',
+      503: 'Unavailable',
   };
   const title = titles[status] ?? 'Error';
   return page({ title, viewer, narrow: !viewer, content: html`<h1>${title}</h1>
-<div class="card"><p>${text}</p><p><a href="${viewer ? '/settings/keys' : '/settings/login'}">${viewer ? 'Back to the settings' : 'Go to sign-in'}</a></p></div>` });
+<div class="card"><p>${text}</p><p><a href="${viewer ? '/settings/keys' : '/settings/login'}">${
+  viewer ? 'Back to the settings' : 'Go to sign-in'}</a></p></div>` });
 }

@@ -8,7 +8,9 @@
  *
  * CSRF tokens (docs/security.md#csrf) are HMACs under the server's secret: of the session id
  * for a signed-in form, of a per-browser nonce (the `sw_pre` cookie) for the sign-in and
- * activation forms, which are filled before there is a session. Nothing about them is stored.
+ * activation forms, which are filled before there is a session. The `sw_device` cookie of a
+ * browser that signed in (docs/security.md#lockout) is an HMAC too, bound to its user. Nothing
+ * about them is stored.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { hashKey, randomBase62 } from '../auth/keys.js';
@@ -24,6 +26,12 @@ export const IDLE_TIMEOUT_MS = 12 * 3600_000;
 /** `lastSeenAt` is written at most this often per session. */
 const TOUCH_INTERVAL_MS = 60_000;
 const TOKEN = /^[0-9A-Za-z]{43}$/;
+/** The cookie that marks a browser that signed in successfully before (docs/security.md#lockout). */
+export const DEVICE_COOKIE = 'sw_device';
+/** How long a device cookie is honoured after the sign-in that set it (each sign-in renews it). */
+export const DEVICE_TTL_MS = 90 * 24 * 3600_000;
+/** `<nonce: 22 base62>.<issued: ms, base36>.<HMAC-SHA-256 base64url>` */
+const DEVICE = /^([0-9A-Za-z]{22})\.([0-9a-z]{1,11})\.([0-9A-Za-z_-]{43})$/;
 
 /** A signed-in request: its session, user and the CSRF token its forms carry. */
 export interface SignedIn { session: SessionRec; user: UserRec; csrf: string }
@@ -32,7 +40,8 @@ export class Sessions {
   /** Session id → the time of its last request (ms), exact (the log has it to the minute). */
   private readonly lastSeen = new Map<string, number>();
 
-  constructor(private readonly store: Store, private readonly clock: Clock, private readonly logger: Logger, private readonly secret: Buffer) {
+  constructor(private readonly store: Store, private readonly clock: Clock, private readonly logger: Logger,
+    private readonly secret: Buffer) {
     store.system.retain('session', (s) => clock.now() - Date.parse(s.lastSeenAt) < IDLE_TIMEOUT_MS);
     store.system.retain('activation', (a) => a.usedAt === null && Date.parse(a.expiresAt) > clock.now());
   }
@@ -41,7 +50,8 @@ export class Sessions {
   async create(user: UserRec): Promise<string> {
     const token = randomBase62(32);
     const now = this.clock.now();
-    const rec: SessionRec = { id: hashKey(token), userId: user.id, workspaceId: user.workspaceId, createdAt: iso(now), lastSeenAt: iso(now) };
+    const rec: SessionRec = { id: hashKey(token), userId: user.id, workspaceId: user.workspaceId, createdAt: iso(now),
+      lastSeenAt: iso(now) };
     const tx = this.store.system.begin();
     tx.put('session', rec.id, rec);
     await this.store.system.commit(tx);
@@ -86,6 +96,28 @@ export class Sessions {
     const a = Buffer.from(given), b = Buffer.from(expected);
     return a.length === b.length && timingSafeEqual(a, b);
   }
+  /**
+   * A new device cookie value for `user`: a random id and the time it was issued, signed with
+   * the user's id, so it names a device of this user only.
+   */
+  deviceToken(user: UserRec): string {
+    const body = `${randomBase62(16)}.${this.clock.now().toString(36)}`;
+    return `${body}.${this.mac(`device\0${user.id}\0${body}`)}`;
+  }
+
+  /**
+   * The device id of cookie value `token` when it is a device cookie this server issued to
+   * `user` less than {@link DEVICE_TTL_MS} ago; undefined otherwise (any string is accepted).
+   */
+  knownDevice(token: string | undefined, user: UserRec | undefined): string | undefined {
+    const m = token === undefined || user === undefined ? null : DEVICE.exec(token);
+    if (!m || !user) return undefined;
+    const issued = parseInt(m[2], 36);
+    const age = this.clock.now() - issued;
+    if (!(age >= 0 && age < DEVICE_TTL_MS)) return undefined;
+    return Sessions.sameToken(m[3], this.mac(`device\0${user.id}\0${m[1]}.${m[2]}`)) ? m[1] : undefined;
+  }
+
   /** A new pre-session nonce. */
   static nonce(): string { return randomBase62(32); }
 
@@ -94,43 +126,7 @@ export class Sessions {
   private touch(session: SessionRec, now: number): void {
     const tx = this.store.system.begin();
     tx.put('session', session.id, { ...session, lastSeenAt: iso(now) });
-    this.store.system.commit(tx).catch((e) => this.logger.warn('could not record a session\'s activity', { error: (e as Error).message }));
+    this.store.system.commit(tx).catch((e) => this.logger.warn('could not record a session\'s activity', { error: (
+      e as Error).message }));
   }
-}
-
-/** How many failed sign-ins lock an email, within what window, and for how long (docs/security.md#lockout). */
-export const LOCKOUT = { failures: 10, windowMs: 15 * 60_000, lockMs: 15 * 60_000, maxTracked: 100_000 } as const;
-
-/**
- * Failed sign-ins per email (lower-cased), whether a user has it or not, so a locked answer
- * never tells that an email exists. Kept in memory (a restart forgets them); at most
- * {@link LOCKOUT}.maxTracked emails, the least recently failed dropped first.
- */
-export class SignInLimiter {
-  private readonly failures = new Map<string, { times: number[]; lockedUntil: number }>();
-  constructor(private readonly clock: Clock) {}
-
-  /** Milliseconds until `email` may try again; 0 when it is not locked. */
-  lockedFor(email: string): number {
-    const f = this.failures.get(email.toLowerCase());
-    return f ? Math.max(0, f.lockedUntil - this.clock.now()) : 0;
-  }
-
-  /** Counts a failed sign-in; @returns true when it locked the email. */
-  fail(email: string): boolean {
-    const k = email.toLowerCase();
-    const now = this.clock.now();
-    const f = this.failures.get(k) ?? { times: [], lockedUntil: 0 };
-    this.failures.delete(k); // re-inserted last: the map's order is least recently failed first
-    f.times = f.times.filter((t) => now - t < LOCKOUT.windowMs);
-    f.times.push(now);
-    let locked = false;
-    if (f.times.length >= LOCKOUT.failures) { f.lockedUntil = now + LOCKOUT.lockMs; f.times = []; locked = true; }
-    this.failures.set(k, f);
-    if (this.failures.size > LOCKOUT.maxTracked) this.failures.delete(this.failures.keys().next().value as string);
-    return locked;
-  }
-
-  /** A successful sign-in clears the email's failures. */
-  succeed(email: string): void { this.failures.delete(email.toLowerCase()); }
 }

@@ -9,9 +9,9 @@ import { newId } from '../core/ids.js';
 import { iso } from '../core/clock.js';
 import { ConflictError, InvalidInputError, NotFoundError } from '../core/errors.js';
 import { hashKey, randomBase62 } from '../auth/keys.js';
-import type { ActivationRec, Store, SystemRecords, UserRec } from '../store/store.js';
+import type { ActivationRec, Store, SystemRecords, UserRec, UserRole } from '../store/store.js';
 import type { Tx } from '../store/db.js';
-import { PASSWORD_MAX, PASSWORD_MIN, hashPassword } from './passwords.js';
+import { PASSWORD_MAX, PASSWORD_MIN, type Passwords } from './passwords.js';
 
 /** How long an activation link is valid (docs/web.md#users). */
 export const ACTIVATION_TTL_MS = 24 * 3600_000;
@@ -22,11 +22,15 @@ export const ACTIVATE_PATH = '/settings/activate';
 
 const TOKEN = /^[0-9A-Za-z]{43}$/;
 /** An email as the settings area accepts it: something@something, no spaces or controls, ≤ 320 characters. */
-const EMAIL = /^[^\s@\x00-\x1f\x7f]{1,64}@[^\s@\x00-\x1f\x7f]{1,255}$/;
+export const EMAIL = /^[^\s@\x00-\x1f\x7f]{1,64}@[^\s@\x00-\x1f\x7f]{1,255}$/;
+
+/** The role of `u`: a record without one, made before roles (the bootstrap user, CLI users), is an owner. */
+export const roleOf = (u: UserRec): UserRole => u.role ?? 'owner';
 
 /** The CLI's view of a user (never its password hash). */
 export const userView = (u: UserRec, activationUrl?: string) => ({
-  object: 'user', id: u.id, workspaceId: u.workspaceId, email: u.email, createdAt: u.createdAt, activatedAt: u.activatedAt,
+  object: 'user', id: u.id, workspaceId: u.workspaceId, email: u.email, createdAt: u.createdAt,
+    activatedAt: u.activatedAt,
   ...(activationUrl === undefined ? {} : { activationUrl }),
 });
 
@@ -39,22 +43,27 @@ export const activationUrl = (base: string, token: string): string => `${base}${
  */
 export function issueActivation(tx: Tx<SystemRecords>, userId: string, now: number): string {
   const token = randomBase62(32);
-  const rec: ActivationRec = { id: hashKey(token), userId, createdAt: iso(now), expiresAt: iso(now + ACTIVATION_TTL_MS), usedAt: null };
+  const rec: ActivationRec = { id: hashKey(token), userId, createdAt: iso(now), expiresAt: iso(
+    now + ACTIVATION_TTL_MS), usedAt: null };
   tx.put('activation', rec.id, rec);
   return token;
 }
 
 /**
- * Makes user `email` in workspace `workspace` into `tx` (not yet committed), with an activation link.
+ * Makes user `email` in workspace `workspace` into `tx` (not yet committed), with an activation link; `role`
+ * given is written (an invite from the users page), left out the record has none and reads as an owner.
  * @throws NotFoundError for an unknown workspace; InvalidInputError about `email`;
  *   ConflictError when a user has this email (in any workspace).
  */
-export function addUser(store: Store, tx: Tx<SystemRecords>, now: number, workspace: string | undefined, email: string | undefined): { user: UserRec; token: string } {
-  if (!workspace || !store.workspaceRec(workspace)) throw new NotFoundError({ entity: 'workspace', id: workspace ?? '' });
+export function addUser(store: Store, tx: Tx<SystemRecords>, now: number, workspace: string | undefined,
+  email: string | undefined, role?: UserRole): { user: UserRec; token: string } {
+  if (!workspace || !store.workspaceRec(workspace)) throw new NotFoundError(
+    { entity: 'workspace', id: workspace ?? '' });
   const e = (email ?? '').trim();
   if (!EMAIL.test(e)) throw new InvalidInputError(['email'], 'must be an email address such as ada@example.com');
   if (store.userByEmail(e)) throw new ConflictError(`a user with the email ${JSON.stringify(e)} already exists`);
-  const user: UserRec = { id: newId(now), workspaceId: workspace, email: e, passwordHash: null, createdAt: iso(now), activatedAt: null };
+  const user: UserRec = { id: newId(now), workspaceId: workspace, email: e, passwordHash: null, createdAt: iso(now),
+    activatedAt: null, ...(role === undefined ? {} : { role }) };
   tx.put('user', user.id, user);
   return { user, token: issueActivation(tx, user.id, now) };
 }
@@ -64,7 +73,8 @@ export function addUser(store: Store, tx: Tx<SystemRecords>, now: number, worksp
  * password: using it sets a new password). Earlier unused links stay valid until they expire.
  * @throws NotFoundError when no user has this email.
  */
-export async function newActivationLink(store: Store, now: number, email: string): Promise<{ user: UserRec; token: string }> {
+export async function newActivationLink(store: Store, now: number, email: string): Promise<{
+  user: UserRec; token: string }> {
   const user = store.userByEmail(email.trim());
   if (!user) throw new NotFoundError({ entity: 'user', id: email });
   const tx = store.system.begin();
@@ -74,7 +84,8 @@ export async function newActivationLink(store: Store, now: number, email: string
 }
 
 /** Why an activation token cannot be used, or the user it activates. */
-export type ActivationCheck = { ok: true; activation: ActivationRec; user: UserRec } | { ok: false; reason: 'unknown' | 'used' | 'expired' };
+export type ActivationCheck = { ok: true; activation: ActivationRec; user: UserRec } | {
+  ok: false; reason: 'unknown' | 'used' | 'expired' };
 
 /** Looks up an activation token (any string: a malformed one is `unknown`). `now` in ms. */
 export function checkActivation(store: Store, token: string, now: number): ActivationCheck {
@@ -98,11 +109,12 @@ export function passwordProblem(password: string): string | null {
  * Uses activation `token`: sets the user's password and marks the link used, in one durable
  * transaction, ending the user's sessions. The caller checked the token ({@link checkActivation}) and the password
  * ({@link passwordProblem}); both are checked again after hashing (another request may have
- * used the link meanwhile). `now` in ms.
+ * used the link meanwhile). `now` in ms. @throws HashBusy when the hasher's queue is full.
  * @returns the activated user, or the reason the link cannot be used.
  */
-export async function activate(store: Store, token: string, password: string, now: () => number): Promise<ActivationCheck> {
-  const hash = await hashPassword(password);
+export async function activate(store: Store, passwords: Passwords, token: string, password: string, now: () =>
+  number): Promise<ActivationCheck> {
+  const hash = await passwords.hash(password);
   const check = checkActivation(store, token, now());
   if (!check.ok) return check;
   const at = iso(now());

@@ -111,3 +111,73 @@ test('in Chromium: a published source\'s docs without signing in, anchors, searc
     await srv.close();
   }
 });
+
+const RICH = JSON.stringify({
+  openapi: '3.0.3',
+  info: { title: 'Petstore API', version: '2.1', description: 'Manage the **pets** of a shop. See [the guide](https://petstore.example/guide).' },
+  servers: [{ url: 'https://api.petstore.example/v2' }],
+  tags: [{ name: 'Pets' }],
+  paths: {
+    '/pets': {
+      get: { summary: 'List pets', tags: ['Pets'], description: 'Returns the pets, *newest first*.\n\n- 20 at a time\n- sorted by `createdAt`',
+        parameters: [{ name: 'limit', in: 'query', schema: { type: 'integer', maximum: 100 }, description: 'How many pets to return, at most 100; the default is a sensible twenty.' },
+          { name: 'X-Request-Tag', in: 'header', required: true, schema: { type: 'string' }, description: 'A tag echoed back.' }],
+        responses: { 200: { description: 'The pets.', content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Pet' } } } } } } },
+      post: { summary: 'Add a pet', tags: ['Pets'], description: 'Creates a pet. The name must be unique in the shop.',
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/Pet' }, example: { name: 'Rex', species: 'dog', tags: ['good boy'] } } } },
+        responses: { 201: { description: 'Created.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Pet' } } } }, 409: { description: 'The name is taken.' } } },
+    },
+  },
+  components: { schemas: { Pet: { type: 'object', required: ['name'], properties: {
+    id: { type: 'string', format: 'uuid', description: 'Set by the server.' }, name: { type: 'string' },
+    species: { type: 'string', enum: ['dog', 'cat', 'bird'] }, tags: { type: 'array', items: { type: 'string' } },
+    parent: { $ref: '#/components/schemas/Pet' } } } } },
+});
+
+test('in Chromium: docs pages fit 390 px and 1280 px, the copy button copies the curl sample, the nav stays in view', { skip: 'reason' in chromium ? chromium.reason : false, timeout: 240_000 }, async () => {
+  const srv = await startTestServer({});
+  const browsers: Browser[] = [];
+  try {
+    const publish = async (content: string, slug: string) => {
+      const made = await srv.call<{ source: { id: string; status: string } }>('POST', '/api/v1/sources', { body: { content } });
+      assert.equal(made.status, 201, made.text);
+      const pub = await srv.call('PATCH', `/api/v1/sources/${made.body.source.id}`, { body: { publicDocs: { enabled: true, published: true, slug } } });
+      assert.equal(pub.status, 200, pub.text);
+    };
+    await publish(RICH, 'petstore');
+    const { readFileSync } = await import('node:fs');
+    await publish(readFileSync(new URL('../fixtures/corpus/openapi/openai-openapi-2024-01.yaml', import.meta.url), 'utf8'), 'openai');
+    const path = (chromium as { path: string }).path;
+    for (const width of [390, 1280]) {
+      const b = await Browser.launch(path, { width, height: 900 });
+      browsers.push(b);
+      for (const page of ['/docs/petstore', '/docs/petstore/search?q=pets', '/docs', '/docs/openai']) {
+        await b.goto(`${srv.url}${page}`);
+        const fits = await b.eval<[number, number]>('[document.documentElement.scrollWidth, window.innerWidth]');
+        assert.ok(fits[0] <= fits[1], `${page} at ${width} px: scrollWidth ${fits[0]} > ${fits[1]}`);
+        if (page === '/docs/petstore') await b.screenshot(SHOTS + `docs-petstore-${width}.png`);
+        if (page === '/docs/openai' && width === 1280) await b.screenshot(SHOTS + 'docs-openai-1280.png', 2400);
+      }
+    }
+    const wide = browsers[1];
+    await wide.goto(`${srv.url}/docs/petstore`);
+    // The copy button is shown by the script and copies the curl sample.
+    assert.equal(await wide.eval('document.querySelector("button[data-copy=\\"post-pets-sample\\"]").hidden'), false);
+    const copied = await wide.eval<string>(`new Promise((resolve) => {
+      navigator.clipboard.writeText = (t) => { resolve(t); return Promise.resolve(); };
+      Object.defineProperty(window, 'isSecureContext', { value: true });
+      document.querySelector('button[data-copy="post-pets-sample"]').click();
+    })`);
+    assert.equal(copied, await wide.eval('document.getElementById("post-pets-sample").textContent'));
+    assert.match(copied, /^curl -X POST 'https:\/\/api\.petstore\.example\/v2\/pets'/);
+    assert.match(copied, /-d '\{"name":"Rex","species":"dog","tags":\["good boy"\]\}'$/);
+    // The nav stays in view after scrolling at 1280 px.
+    await wide.goto(`${srv.url}/docs/openai`);
+    await wide.eval('window.scrollTo(0, 6000)');
+    const top = await wide.eval<number>('document.querySelector("nav.toc").getBoundingClientRect().top');
+    assert.ok(top >= 0 && top < 5, `nav top at ${top} after scrolling`);
+  } finally {
+    for (const b of browsers) await b.close();
+    await srv.close();
+  }
+});

@@ -7,6 +7,7 @@
  * a page showing back what was typed is not a leak; only `password` fields carry passwords.
  */
 import type { Fuzzer } from './fuzzer.js';
+import type { WsTag } from './types.js';
 import type { PageRoute } from '../../src/web/app.js';
 import { SCOPES } from '../../src/auth/keys.js';
 import { EVENT_TYPES } from '../../src/areas/events/events.js';
@@ -34,10 +35,16 @@ const token43 = (f: Fuzzer): string => Array.from({ length: 43 }, () => B62[f.g.
 const day = (f: Fuzzer, days: number): string => new Date(f.clock.now() + days * 86_400_000).toISOString().slice(0, 10);
 
 /** The fields of a valid form of `route` (without `csrf`); a route not listed sends only its csrf token. */
-export function validFields(f: Fuzzer, route: PageRoute): Array<[string, string]> {
+export function validFields(f: Fuzzer, route: PageRoute, ws: WsTag = 'A'): Array<[string, string]> {
   const g = f.g;
   const p = f.pages!;
+  const me = p.sessions[ws];
   switch (route.name) {
+    case '/settings/sources': return [['content', JSON.stringify({ openapi: '3.0.3', info: { title: `Fuzz added ${uniqueNumber(f)}`, version: '1' }, paths: { '/items': { get: { summary: 'Items', responses: { 200: { description: 'OK' } } } } } })], ['name', g.chance(0.5) ? '' : `fuzz source ${g.pick(WORDS)}`]];
+    case '/settings/users': return [['email', `invited-${f.seed}-${uniqueNumber(f)}@fuzz.example`], ['role', g.pick(['member', 'owner'])]];
+    // The run's users keep their email and password (a page request may not sign the run out of its own session).
+    case '/settings/account/email': return [['email', me.email], ['password', me.password]];
+    case '/settings/account/password': return [['current', me.password], ['password', me.password]];
     case '/settings/login': return [['email', g.chance(0.2) ? p.signin.email.toUpperCase() : p.signin.email], ['password', p.signin.password]];
     case '/settings/activate': {
       const password = `fuzz activation password ${f.seed}-${uniqueNumber(f)}`;

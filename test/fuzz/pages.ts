@@ -37,6 +37,10 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = { 'content-securit
 
 /** The largest form body (docs/web.md#routes-and-forms). */
 export const FORM_LIMIT = 16 * 1024;
+/** The largest add-source form (docs/web.md#routes-and-forms). */
+export const ADD_SOURCE_LIMIT = 8 * 1024 * 1024;
+/** The form limit of `route`. */
+export const formLimit = (route: PageRoute): number => route.name === '/settings/sources' ? ADD_SOURCE_LIMIT : FORM_LIMIT;
 
 /** A signed-in browser of the run: its user, and the session cookie and csrf token it has now. */
 export interface Browser { ws: WsTag; email: string; password: string; token: string; csrf: string }
@@ -78,10 +82,11 @@ export interface PageDraft {
 }
 
 /** The path parameter kinds the fuzzer can fill, by the page route's name up to the parameter. */
-const PARAM_KINDS: Record<string, 'key' | 'source' | 'webhook' | 'slug'> = {
+const PARAM_KINDS: Record<string, 'key' | 'source' | 'webhook' | 'user' | 'slug'> = {
   '/settings/keys/{id}': 'key',
   '/settings/sources/{id}': 'source',
   '/settings/webhooks/{id}': 'webhook',
+  '/settings/users/{id}': 'user',
   '/docs/{slug}': 'slug',
 };
 
@@ -138,7 +143,7 @@ export async function setupPages(f: Fuzzer): Promise<void> {
     if (password !== undefined) {
       f.srv.watch(password);
       const done = await postForm(f, link.pathname + link.search, { csrf: pre.csrf, password }, `sw_pre=${pre.nonce}`);
-      if (done.status !== 303) throw new Error(`the fuzzer could not activate ${email}: ${done.status}`);
+      if (done.status !== 303) throw new Error(`the fuzzer could not activate ${email}: ${done.status} ${done.text.slice(0, 200)}`);
     }
     return token;
   };
@@ -159,7 +164,12 @@ export async function setupPages(f: Fuzzer): Promise<void> {
 // ───────── drafts ─────────
 
 /** The ids a path parameter of `kind` can take in workspace `ws` (`forChange`: only what a page request may change). */
-export function idsOf(f: Fuzzer, kind: 'key' | 'source' | 'webhook', ws: WsTag, forChange = false): string[] {
+export function idsOf(f: Fuzzer, kind: 'key' | 'source' | 'webhook' | 'user', ws: WsTag, forChange = false): string[] {
+  if (kind === 'user') {
+    // The run's own users (signed in, signing in, the pending link) are never removed by a page request.
+    const own = new Set([...Object.values(f.pages!.sessions).map((b) => b.email), f.pages!.signin.email, 'pending@fuzz.example']);
+    return [...f.srv.store.system.table('user').values()].filter((u) => u.workspaceId === f.wsId[ws] && (!forChange || !own.has(u.email))).map((u) => u.id);
+  }
   if (kind === 'key') {
     return [...f.srv.store.system.table('key').values()].filter((k) => k.workspaceId === f.wsId[ws] && !k.revokedAt && (!forChange || !f.pages!.protectedKeys.has(k.id))).map((k) => k.id);
   }
@@ -177,7 +187,7 @@ export function slugsOf(f: Fuzzer, ws: WsTag, served: boolean): string[] {
 }
 
 /** The kind of record path parameter `param` of `route` names. @throws Error for a parameter the fuzzer does not know */
-export function paramKindOf(route: PageRoute, param: string): 'key' | 'source' | 'webhook' | 'slug' {
+export function paramKindOf(route: PageRoute, param: string): 'key' | 'source' | 'webhook' | 'user' | 'slug' {
   const at = route.name.indexOf(`{${param}}`);
   const kind = PARAM_KINDS[route.name.slice(0, at + param.length + 2)];
   if (!kind) throw new Error(`the page fuzzer does not know the path parameter {${param}} of ${route.name}: add it to PARAM_KINDS`);
@@ -227,7 +237,7 @@ export function pageDraft(f: Fuzzer, route: PageRoute, valid: boolean, ws: WsTag
     d.headers['Content-Type'] = 'application/x-www-form-urlencoded';
     d.headers.Origin = p.origin;
     if (route.public) d.cookies.push(['sw_pre', p.pre.nonce]);
-    d.fields = [...validFields(f, route), ['csrf', route.public ? p.pre.csrf : p.sessions[ws].csrf]];
+    d.fields = [...validFields(f, route, ws), ['csrf', route.public ? p.pre.csrf : p.sessions[ws].csrf]];
     if (g.chance(0.5)) d.fields.reverse();
   }
   if (g.chance(0.1)) d.headers['X-Request-Id'] = `fuzz-page-${uniqueNumber(f)}`;
@@ -264,7 +274,7 @@ export function pagePlan(d: PageDraft): Plan {
     routeKey: `page ${d.route.name}`, method: d.method, params: {}, rawPath: path, query: qs, body: NO_BODY, headers, key: { role: 'none' },
     ws: d.ws, chunked: d.chunked, muts: d.muts, certain: [], valid: d.valid, targetIds: [],
   };
-  return { draft, method: d.method, path, qs, headers, body, mayReset: (body?.length ?? 0) > FORM_LIMIT };
+  return { draft, method: d.method, path, qs, headers, body, mayReset: (body?.length ?? 0) > formLimit(d.route) };
 }
 
 /** A header of the plan as the server reads it: lower-cased name; the first of a repeated value. */
@@ -321,7 +331,7 @@ export function pageExpect(f: Fuzzer, d: PageDraft, p: Plan): PageExpect | undef
   const encoding = header(p, 'content-encoding');
   if (encoding !== undefined && encoding !== 'identity') return { statuses: [415], why: `Content-Encoding ${show(encoding)}` };
   const body = p.body ?? Buffer.alloc(0);
-  if (body.length > FORM_LIMIT) return { statuses: [413], why: `a form of ${body.length} bytes` };
+  if (body.length > formLimit(d.route)) return { statuses: [413], why: `a form of ${body.length} bytes` };
   let text: string;
   try { text = new TextDecoder('utf-8', { fatal: true }).decode(body); } catch { return { statuses: [400], why: 'a form that is not UTF-8' }; }
   // docs/security.md#csrf: the Origin (else the Referer) must be ours, then exactly one csrf field must be the expected token.
@@ -364,7 +374,23 @@ export async function executePage(f: Fuzzer, d: PageDraft): Promise<void> {
       for (const ws of ['A', 'B'] as const) { const pool = f.pools[ws].webhook_endpoint; if (pool.includes(id)) pool.splice(pool.indexOf(id), 1); }
       f.owner.delete(id);
     }
+    // So is a source deleted here.
+    if (sent.res.status === 303 && sent.res.headers.location === '/settings/sources?deleted=1') {
+      const id = decodeURIComponent(d.params.id ?? '');
+      for (const ws of ['A', 'B'] as const) {
+        const pools = f.pools[ws];
+        if (pools.source.includes(id)) pools.source.splice(pools.source.indexOf(id), 1);
+        pools.endpoints.delete(id); pools.sourceHasUrl.delete(id);
+      }
+      f.owner.delete(id);
+    }
     for (const c of sent.res.headers['set-cookie'] ?? []) f.srv.watch(c.slice(c.indexOf('=') + 1).split(';')[0]);
+  }
+  // A fuzzed account page may change a run user's email: follow it.
+  for (const b of Object.values(f.pages!.sessions)) {
+    const s = f.srv.store.system.get('session', hashKey(b.token));
+    const u = s && f.srv.store.system.get('user', s.userId);
+    if (u) b.email = u.email;
   }
   // A fuzzed sign-out (a valid one) ends a session of the run: start another.
   for (const b of Object.values(f.pages!.sessions)) if (!f.srv.store.system.get('session', hashKey(b.token))) await newSession(f, b);

@@ -17,15 +17,24 @@ export type Sent = { ok: true; res: HttpResponse; ms: number } | { ok: false; er
 /** Bytes of an answer's body kept as text; the rest is counted only. */
 export const RESPONSE_KEEP = 4 * MiB;
 
-/** Reads a response body, keeping its first RESPONSE_KEEP bytes as text. */
+/**
+ * Reads a response body, keeping its first RESPONSE_KEEP bytes as text. An event stream stays open: it is read up to
+ * its first blank line (the first frame), then let go.
+ */
 export function readBody(res: http.IncomingMessage): Promise<{ text: string; bytes: number }> {
+  const stream = String(res.headers['content-type'] ?? '').startsWith('text/event-stream');
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let kept = 0; let bytes = 0;
-    res.on('data', (c: Buffer) => { bytes += c.length; if (kept < RESPONSE_KEEP) { chunks.push(c); kept += c.length; } });
+    res.on('data', (c: Buffer) => {
+      bytes += c.length; if (kept < RESPONSE_KEEP) { chunks.push(c); kept += c.length; }
+      if (!stream) return;
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (text.includes('\n\n')) { resolve({ text, bytes }); res.destroy(); }
+    });
     res.on('end', () => resolve({ text: Buffer.concat(chunks).toString('utf8'), bytes }));
     res.on('error', reject);
-    res.on('aborted', () => reject(new Error('response aborted')));
+    res.on('aborted', () => { if (!stream) reject(new Error('response aborted')); });
   });
 }
 

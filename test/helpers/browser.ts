@@ -168,12 +168,33 @@ export class Browser {
     return this.eval('({ url: location.href, title: document.title, text: document.body.innerText })');
   }
 
-  /** Saves a PNG of the whole page to `file`. */
-  async screenshot(file: string): Promise<void> {
+  /** Saves a PNG of the whole page to `file` (at most `maxHeight` CSS pixels of it, from the top). */
+  async screenshot(file: string, maxHeight = Infinity): Promise<void> {
     const metrics = await this.send('Page.getLayoutMetrics') as { cssContentSize?: { width: number; height: number } };
-    const h = Math.ceil(metrics.cssContentSize?.height ?? 800);
+    const h = Math.min(maxHeight, Math.ceil(metrics.cssContentSize?.height ?? 800));
     const r = await this.send('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true, clip: { x: 0, y: 0, width: this.width, height: Math.max(h, 400), scale: 1 } }) as { data: string };
     writeFileSync(file, Buffer.from(r.data, 'base64'));
+  }
+
+  /** Sets the page's viewport to `width`×`height` CSS pixels (a phone's, with `mobile`, below 800 px wide). */
+  async resize(width: number, height = 800): Promise<void> {
+    this.width = width;
+    await this.send('Emulation.setDeviceMetricsOverride', { width, height, deviceScaleFactor: 1, mobile: width < 800 });
+  }
+
+  /** Whether the page fits its viewport's width: `document.documentElement.scrollWidth <= innerWidth`. */
+  async fitsWidth(): Promise<{ fits: boolean; scrollWidth: number; innerWidth: number; widest: string }> {
+    return this.eval(`(() => {
+      const scrollWidth = document.documentElement.scrollWidth, innerWidth = window.innerWidth;
+      let widest = '';
+      if (scrollWidth > innerWidth) {
+        for (const e of document.body.querySelectorAll('*')) {
+          const r = e.getBoundingClientRect();
+          if (r.right > innerWidth + 0.5) { widest = e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') + ' right=' + Math.round(r.right); }
+        }
+      }
+      return { fits: scrollWidth <= innerWidth, scrollWidth, innerWidth, widest };
+    })()`);
   }
 
   /** Closes the browser and removes its profile. */

@@ -108,6 +108,12 @@ function checkResponse(doc: OpenApiDocument, response: ResponseObject, method: s
     if (raw === null) { if (header.required) out.push(`header ${name} is missing`); continue; }
     for (const e of schemaErrors(header.schema, headerValue(header.schema, raw), doc)) out.push(`header ${name}: ${e.replace(/^\(root\): /, '')}`);
   }
+  if (response.content?.['text/event-stream']) {
+    // A stream's answer: the head, and the frames read before the client let go (test/events-stream.test.ts).
+    const ct = res.headers.get('content-type') ?? '';
+    if (!/^text\/event-stream(;|$)/i.test(ct)) out.push(`Content-Type is ${JSON.stringify(ct)}, not text/event-stream`);
+    return out;
+  }
   const media = response.content?.['application/json'];
   if (!media) {
     if (res.text !== '') out.push(`a body is not documented, but one was sent: ${res.text.slice(0, 200)}`);

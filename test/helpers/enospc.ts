@@ -4,7 +4,7 @@
  * writable): the next `failNext` writes, or only those whose bytes hold `failMarker`. `failed`
  * counts the writes failed so far.
  */
-import { nodeFs, type StoreFs } from '../../src/store/fs.js';
+import { nodeFs, type StoreFs } from '../../src/store/log/fs.js';
 import { bytesOf } from './storeFs.js';
 
 export interface EnospcFs extends StoreFs { failNext: number; failMarker: string | null; failed: number }

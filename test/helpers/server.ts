@@ -9,7 +9,7 @@ import { loadConfig, type Config } from '../../src/core/config.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger, createLogger, type Logger } from '../../src/core/logger.js';
 import { startServer, type RunningServer, type ServerDeps } from '../../src/server/start.js';
-import type { StoreFs } from '../../src/store/fs.js';
+import type { StoreFs } from '../../src/store/log/fs.js';
 import { assertContract, contractDocument } from './contract.js';
 
 export interface TestServer extends RunningServer {
@@ -81,10 +81,11 @@ export interface Answer { method: string; target: string; status: number; header
  * (`svck_…`) and no webhook signing secret (`whsec_…`), except in the one answer that shows
  * each by design:
  *
- * - the new key, on the 2xx answer to `POST /settings/keys` (docs/web.md#keys-page);
+ * - the new key, on the 2xx answer to `GET /settings/keys/{id}/created`, the page the create form redirects to
+ *   (docs/web.md#shown-once);
  * - the signing secret, on the 2xx answers to `POST /api/v1/webhook-endpoints`,
- *   `POST /api/v1/webhook-endpoints/{id}/rotate-secret` and `POST /settings/webhooks`
- *   (docs/api.md#webhook-endpoint-object, docs/web.md#webhooks-page);
+ *   `POST /api/v1/webhook-endpoints/{id}/rotate-secret` and `GET /settings/webhooks/{id}/created`
+ *   (docs/api.md#webhook-endpoint-object, docs/web.md#shown-once);
  * - the activation page's form posts back to its own address, so an answer to
  *   `/settings/activate?token=T` may hold T (the request's own URL, docs/web.md#users).
  *
@@ -94,9 +95,11 @@ export interface Answer { method: string; target: string; status: number; header
 export function scanAnswer(watched: Set<string>, a: Answer): void {
   const q = a.target.indexOf('?');
   const path = q === -1 ? a.target : a.target.slice(0, q);
-  const ok = a.status >= 200 && a.status < 300 && a.method === 'POST';
-  const showsKey = ok && path === '/settings/keys';
-  const showsWebhookSecret = ok && (/^\/api\/v1\/webhook-endpoints(\/[^/]+\/rotate-secret)?$/.test(path) || path === '/settings/webhooks');
+  const ok = a.status >= 200 && a.status < 300;
+  const post = ok && a.method === 'POST', get = ok && a.method === 'GET';
+  const showsKey = get && /^\/settings\/keys\/[^/]+\/created$/.test(path);
+  const showsWebhookSecret = (post && /^\/api\/v1\/webhook-endpoints(\/[^/]+\/rotate-secret)?$/.test(path))
+    || (get && /^\/settings\/webhooks\/[^/]+\/created$/.test(path));
   const ownToken = path === '/settings/activate' ? new URLSearchParams(q === -1 ? '' : a.target.slice(q + 1)).get('token') : null;
   const headers = [...a.headers].filter(([k]) => k.toLowerCase() !== 'set-cookie').map(([k, v]) => `${k}: ${v}`).join('\n');
   const text = `${a.text}\n${headers}`;
@@ -115,6 +118,19 @@ export function tempDir(prefix = 'sw-test-'): string {
 }
 
 /** Starts a server; `env` overrides configuration as the environment would. */
+/** The text of a `text/event-stream` answer up to its first blank line; then the stream is cancelled. */
+async function firstFrame(res: Response): Promise<string> {
+  const reader = res.body!.getReader();
+  let text = '';
+  while (!text.includes('\n\n')) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  await reader.cancel();
+  return text;
+}
+
 export async function startTestServer(opts: { env?: Record<string, string>; clock?: ManualClock; fs?: StoreFs; dataDir?: string; captureLogs?: boolean; compactionSlack?: number; output?: ServerDeps['output']; webhookRandom?: () => number } = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tempDir();
   const config: Config = loadConfig({ PORT: '0', DATA_DIR: dataDir, SYNC: 'none', ...opts.env });
@@ -148,7 +164,9 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
     if (o.raw !== undefined) body = o.raw;
     else if (o.body !== undefined) { body = JSON.stringify(o.body); headers['Content-Type'] ??= 'application/json'; watchBody(o.body); }
     const res = await fetch(running.url + path, { method, headers, body: typeof body === "string" || body === undefined ? body : new Uint8Array(body) });
-    const text = await res.text();
+    // An event stream stays open: its first frame (the retry line) is its text, then the client lets go.
+    const text = (res.headers.get('content-type') ?? '').startsWith('text/event-stream') ? await firstFrame(res)
+      : await res.text();
     let parsed: unknown;
     try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
     // Every answer the suite receives is checked against the server's own OpenAPI document.

@@ -1,4 +1,4 @@
-import type { StoreFs } from '../../src/store/fs.js';
+import type { StoreFs } from '../../src/store/log/fs.js';
 
 /**
  * `fs` without `openSynced`: a store's log then writes through a plain descriptor and fdatasyncs

@@ -1,279 +1,232 @@
 /**
- * Client aggregates (docs/api.md#client-object): conversations grouped by the
- * customer's company (trimmed, case-insensitive), else by the email domain, with counts and
- * activity kept up to date on every change — reading a client never scans conversations.
- * Issues join the group of their own customer, else of their conversation.
+ * Client aggregates (docs/api.md#client-object): conversations grouped by the customer's company (trimmed,
+ * case-insensitive), else by the email domain, issues joining the group of their own customer, else of their
+ * conversation. Counts, times and the list order are kept on every change, replay and undo — O(log n) each, no read
+ * scans a group — and saved in the snapshot block (saved.ts), so neither a start nor a first read rebuilds them from
+ * the records.
  */
-import { createHash } from 'node:crypto';
-import { SortedIndex } from '../../store/sorted.js';
 import type { Db } from '../../store/db.js';
+import { compositeKey } from '../../store/memory/sorted.js';
 import type { Conversation, ConversationRecords } from '../conversations/conversations.js';
 import type { Issue, IssueRecords } from '../issues.js';
+import { SortedBag } from '../analytics/sortedBag.js';
+import {
+  activityOf, clientId, domainOf, groupKey, later, newConversationSide, newSide, view, type ClientView, type Group,
+} from './group.js';
+import { persistConversationSide, persistIssueSide } from './saved.js';
 
-export interface ClientView {
-  object: 'client'; id: string; name: string; domain: string | null;
-  conversationCount: number; openCount: number; waitingCount: number; solvedCount: number;
-  customerCount: number; issueCount: number; firstSeenAt: string; lastActivityAt: string;
-}
+export { clientId, groupKey, type ClientView } from './group.js';
 
-interface Group {
-  id: string; key: string; name: string; domain: string | null;
-  /** conversation id → its current record (shared with the store: no copy per conversation). */
-  conversations: Map<string, Conversation>;
-  /** issue id → its activity time. */
-  issues: Map<string, { createdAt: string; activity: string }>;
-  counts: { open: number; waiting: number; solved: number };
-  /** customer id → number of conversations. */
-  customers: Map<string, number>;
-  firstSeenAt: string;
-  lastActivityAt: string;
-  /** Unused (the order is rebuilt lazily); kept for shape stability. */
-  orderKey: string | null;
-}
-
-const domainOf = (email: string | undefined): string | null => {
-  const at = email?.lastIndexOf('@') ?? -1;
-  return at >= 0 ? email!.slice(at + 1).trim().toLowerCase() || null : null;
-};
-
-/** The group of a customer: `company:<name>` or `domain:<domain>`; null when neither is known. */
-export function groupKey(company: string | undefined, email: string | undefined): string | null {
-  const c = company?.trim();
-  if (c) return `company:${c.toLowerCase()}`;
-  const d = domainOf(email);
-  return d ? `domain:${d}` : null;
-}
-
-/** A stable UUID-shaped id for a group key (same group, same id, across restarts). */
-export function clientId(workspaceId: string, key: string): string {
-  const h = createHash('sha256').update(`${workspaceId}\n${key}`).digest();
-  h[6] = (h[6] & 0x0f) | 0x80; // version 8 (RFC 9562: custom)
-  h[8] = (h[8] & 0x3f) | 0x80;
-  const x = h.subarray(0, 16).toString('hex');
-  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
-}
-
-const later = (a: string, b: string | undefined) => (b && b > a ? b : a);
-/** A conversation's last activity: the later of its update and its last message. */
-const activityOf = (c: Conversation): string => later(c.updatedAt, c.lastMessageAt);
+/** An issue whose conversation is not known yet (a replay may bring issues first). */
+const WAIT = Symbol('wait');
 
 export class ClientIndex {
-  private readonly groups = new Map<string, Group>();
+  /** Group key → group. */
+  readonly groups = new Map<string, Group>();
   private readonly byId = new Map<string, Group>();
-  /** Clients by (lastActivityAt, id); listed newest activity first. */
-  private sorted = new SortedIndex();
-  /** Set when any group's activity changed: the order is rebuilt at the next list. */
-  private dirty = false;
-
-  /**
-   * Clients by (lastActivityAt, id), listed newest activity first. Rebuilt lazily (one sort of
-   * the groups) after changes, so a write never pays for keeping it sorted.
-   */
-  get order(): SortedIndex {
-    if (this.dirty) {
-      const s = new SortedIndex();
-      const groups = [...this.byId.values()].sort((a, b) => (a.lastActivityAt < b.lastActivityAt ? -1 : a.lastActivityAt > b.lastActivityAt ? 1 : a.id < b.id ? -1 : 1));
-      for (const g of groups) s.add(g.lastActivityAt, g.id);
-      this.sorted = s;
-      this.dirty = false;
-    }
-    return this.sorted;
-  }
-  /**
-   * Conversation id → its group key. Issues without a grouping customer of their own follow
-   * their conversation through this map, never through the store: during a replay the
-   * workspace's store is not open yet (a lookup there stopped the server from starting).
-   */
-  private readonly conversationGroup = new Map<string, string | null>();
+  /** The groups by `lastActivityAt`, then id: composite keys (src/store/sorted.ts), listed largest first. */
+  private order = new SortedBag<string>();
   /** Issues replayed before their conversation (a compacted log's order): conversation id → issue id → record. */
   private readonly waiting = new Map<string, Map<string, Issue>>();
+  /** While the log loads, the order is left alone and made once at the end ({@link loaded}). */
+  private loading = true;
+  /** Each customer object's group key: versions of a conversation share their customer object. */
+  private readonly keys = new WeakMap<object, string | null>();
 
-  private constructor(private readonly workspaceId: string) {}
+  private constructor(
+    private readonly workspaceId: string,
+    private readonly db: Db<ConversationRecords & IssueRecords>,
+  ) {}
 
   /**
-   * The client aggregates of workspace `workspaceId`: built from every conversation and issue
-   * of `db` (one pass), then kept up to date by `db`'s listeners. Built on first use, so that
-   * replaying a large log at start pays nothing for them.
+   * The client aggregates of workspace `workspaceId`, kept current by `db`'s listeners from now on: register before the
+   * log's replay (the replay fills them, or the snapshot block restores them), and call {@link loaded} after it.
    */
   static attach(workspaceId: string, db: Db<ConversationRecords & IssueRecords>): ClientIndex {
-    const idx = new ClientIndex(workspaceId);
-    for (const [cid, c] of db.table('conversation')) idx.addConversation(cid, c);
-    for (const [iid, i] of db.table('issue')) idx.addIssue(iid, i);
-    db.on('conversation', (id, prev, next) => idx.onConversation(id, prev, next));
-    db.on('issue', (id, prev, next) => idx.onIssue(id, prev, next));
+    const idx = new ClientIndex(workspaceId, db);
+    db.on('conversation', (id, prev, next) => idx.onConversation(id, prev, next), persistConversationSide(idx));
+    db.on('issue', (id, prev, next) => idx.onIssue(id, prev, next), persistIssueSide(idx));
     return idx;
   }
 
+  /** The number of clients. */
+  get size(): number { return this.byId.size; }
+
+  /** The client `id`, or undefined. */
   get(id: string): ClientView | undefined {
     const g = this.byId.get(id);
     return g ? view(g) : undefined;
   }
 
-  /** Applies a change of a conversation. */
-  private onConversation(id: string, prev: Conversation | undefined, next: Conversation | undefined): void {
-    if (prev && next && this.updateConversation(id, prev, next)) return;
-    if (prev) this.removeConversation(id, prev);
-    if (next) this.addConversation(id, next);
-  }
+  /** The clients' keys (`lastActivityAt "\0" id`) strictly below `before` (all if undefined), newest first. */
+  listed(before?: string): Generator<string> { return this.order.below(before); }
 
-  /** Applies a change of an issue. */
-  private onIssue(id: string, prev: Issue | undefined, next: Issue | undefined): void {
-    if (prev && next && this.updateIssue(id, prev, next)) return;
-    if (prev) this.removeIssue(id, prev);
-    if (next) this.addIssue(id, next);
-  }
-
-  /** An update within the same group, in place (the hot path of every message). False if it moved groups. */
-  private updateConversation(id: string, prev: Conversation, next: Conversation): boolean {
-    const pc = prev.customer;
-    const nc = next.customer;
-    const key = groupKey(nc.company, nc.email);
-    if (!key || key !== groupKey(pc.company, pc.email) || pc.id !== nc.id) return false;
-    const g = this.groups.get(key);
-    const entry = g?.conversations.get(id);
-    const entryActivity = entry ? activityOf(entry) : '';
-    if (!g || !entry) return false;
-    g.counts[prev.status] -= 1;
-    g.counts[next.status] += 1;
-    g.conversations.set(id, next);
-    const activity = later(next.updatedAt, next.lastMessageAt);
-    const wasLatest = entryActivity === g.lastActivityAt;
-    if (activity > g.lastActivityAt) this.touch(g, activity);
-    else if (wasLatest && activity < g.lastActivityAt) this.recompute(g); // an undo moved it back
-    return true;
-  }
-
-  private updateIssue(id: string, prev: Issue, next: Issue): boolean {
-    const key = this.issueGroup(next);
-    if (!key || key !== this.issueGroup(prev)) return false;
-    const g = this.groups.get(key);
-    const entry = g?.issues.get(id);
-    if (!g || !entry) return false;
-    const wasLatest = entry.activity === g.lastActivityAt;
-    entry.activity = next.updatedAt;
-    if (entry.activity > g.lastActivityAt) this.touch(g, entry.activity);
-    else if (wasLatest && entry.activity < g.lastActivityAt) this.recompute(g);
-    return true;
-  }
-
-  private group(key: string, name: string, domain: string | null): Group {
+  /** The group of `key`, made (named after `name`, `domain`) when there is none yet. */
+  group(key: string, name: string, domain: string | null): Group {
     let g = this.groups.get(key);
-    if (!g) {
-      g = { id: clientId(this.workspaceId, key), key, name, domain, conversations: new Map(), issues: new Map(), counts: { open: 0, waiting: 0, solved: 0 }, customers: new Map(), firstSeenAt: '', lastActivityAt: '', orderKey: null };
+    if (g === undefined) {
+      const id = clientId(this.workspaceId, key);
+      g = { id, key, name, domain, conversations: newConversationSide(), issues: newSide(), listedAt: '' };
       this.groups.set(key, g);
       this.byId.set(g.id, g);
     }
     return g;
   }
 
-  private addConversation(id: string, c: Conversation): void {
-    const cust = c.customer;
-    const key = groupKey(cust.company, cust.email);
-    this.conversationGroup.set(id, key);
-    this.addConversationTo(id, c, key);
-    const waiting = this.waiting.get(id);
-    if (waiting) {
-      this.waiting.delete(id);
-      for (const [iid, i] of waiting) this.addIssue(iid, i);
+  /** Called once the log is loaded: the list order is made, then kept on every change. */
+  loaded(): void {
+    if (!this.loading) return;
+    this.loading = false;
+    this.relist();
+  }
+
+  /** Lists the group again under its activity time now; drops it once it has no member. */
+  settle(g: Group): void {
+    const empty = g.conversations.count === 0 && g.issues.count === 0;
+    if (this.loading) { if (empty) { this.groups.delete(g.key); this.byId.delete(g.id); } return; }
+    const at = empty ? '' : later(g.conversations.activity.max(), g.issues.activity.max());
+    if (at !== g.listedAt) {
+      if (g.listedAt !== '') this.order.delete(compositeKey(g.listedAt, g.id));
+      if (at !== '') this.order.add(compositeKey(at, g.id));
+      g.listedAt = at;
+    }
+    if (empty) { this.groups.delete(g.key); this.byId.delete(g.id); }
+  }
+
+  /** Lists every group (once the log is loaded): one sort. */
+  private relist(): void {
+    const keys: string[] = [];
+    for (const g of this.groups.values()) {
+      g.listedAt = later(g.conversations.activity.max(), g.issues.activity.max());
+      keys.push(compositeKey(g.listedAt, g.id));
+    }
+    this.order = SortedBag.fromSorted(keys.sort());
+  }
+
+  /** The group key of a conversation's customer. */
+  private keyOf(c: Conversation): string | null {
+    let key = this.keys.get(c.customer);
+    if (key === undefined) this.keys.set(c.customer, (key = groupKey(c.customer.company, c.customer.email)));
+    return key;
+  }
+
+  private onConversation(id: string, prev: Conversation | undefined, next: Conversation | undefined): void {
+    if (prev !== undefined && next !== undefined && prev.createdAt === next.createdAt
+      && prev.customer.id === next.customer.id) {
+      const key = this.keyOf(next);
+      if (key === this.keyOf(prev)) {
+        // The hot path of every message and PATCH: same group, same member.
+        const g = key === null ? undefined : this.groups.get(key);
+        if (g === undefined) return;
+        const side = g.conversations;
+        side[prev.status] -= 1;
+        side[next.status] += 1;
+        const before = activityOf(prev);
+        const after = activityOf(next);
+        if (before !== after) { side.activity.delete(before); side.activity.add(after); this.settle(g); }
+        return;
+      }
+    }
+    if (prev !== undefined) this.removeConversation(prev);
+    if (next !== undefined) this.addConversation(next);
+    if (prev === undefined && next !== undefined) {
+      const waiting = this.waiting.get(id);
+      if (waiting !== undefined) {
+        this.waiting.delete(id);
+        for (const [iid, i] of waiting) this.addIssue(iid, i);
+      }
     }
   }
 
-  private addConversationTo(id: string, c: Conversation, key: string | null): void {
+  private addConversation(c: Conversation): void {
     const cust = c.customer;
-    if (!key) return;
-    const g = this.groups.get(key) ?? this.group(key, cust.company?.trim() || domainOf(cust.email)!, domainOf(cust.email));
-    const activity = later(c.updatedAt, c.lastMessageAt);
-    g.conversations.set(id, c);
-    g.counts[c.status] += 1;
-    g.customers.set(cust.id, (g.customers.get(cust.id) ?? 0) + 1);
-    if (!g.firstSeenAt || c.createdAt < g.firstSeenAt) g.firstSeenAt = c.createdAt;
-    this.touch(g, activity);
+    const key = this.keyOf(c);
+    if (key === null) return;
+    const g = this.group(key, cust.company?.trim() || domainOf(cust.email)!, domainOf(cust.email));
+    const side = g.conversations;
+    side.count += 1;
+    side[c.status] += 1;
+    side.customers.set(cust.id, (side.customers.get(cust.id) ?? 0) + 1);
+    side.seen.add(c.createdAt);
+    side.activity.add(activityOf(c));
+    this.settle(g);
   }
 
-  private removeConversation(id: string, c: Conversation): void {
+  private removeConversation(c: Conversation): void {
     const cust = c.customer;
-    const key = groupKey(cust.company, cust.email);
-    this.conversationGroup.delete(id);
-    const g = key ? this.groups.get(key) : undefined;
-    if (!g || !g.conversations.delete(id)) return;
-    g.counts[c.status] -= 1;
-    const n = (g.customers.get(cust.id) ?? 1) - 1;
-    if (n > 0) g.customers.set(cust.id, n); else g.customers.delete(cust.id);
-    this.recompute(g);
+    const key = this.keyOf(c);
+    const g = key === null ? undefined : this.groups.get(key);
+    if (g === undefined) return;
+    const side = g.conversations;
+    side.count -= 1;
+    side[c.status] -= 1;
+    const n = (side.customers.get(cust.id) ?? 1) - 1;
+    if (n > 0) side.customers.set(cust.id, n); else side.customers.delete(cust.id);
+    side.seen.delete(c.createdAt);
+    side.activity.delete(activityOf(c));
+    this.settle(g);
   }
 
-  private issueGroup(i: Issue): string | null {
-    const cust = i.customer;
-    const own = groupKey(cust?.company, cust?.email);
-    if (own) return own;
+  /** An issue's group key: its customer's, else its conversation's; WAIT when that conversation is not there yet. */
+  private issueKey(i: Issue): string | null | typeof WAIT {
+    const own = groupKey(i.customer?.company, i.customer?.email);
+    if (own !== null) return own;
     const cid = i.source.conversationId;
-    return cid ? this.conversationGroup.get(cid) ?? null : null;
+    if (cid === undefined) return null;
+    const c = this.db.get('conversation', cid);
+    return c === undefined ? WAIT : this.keyOf(c);
+  }
+
+  private onIssue(id: string, prev: Issue | undefined, next: Issue | undefined): void {
+    if (prev !== undefined && next !== undefined && prev.createdAt === next.createdAt) {
+      const key = this.issueKey(next);
+      if (key !== WAIT && key === this.issueKey(prev)) {
+        const g = key === null ? undefined : this.groups.get(key);
+        if (g === undefined) return;
+        if (prev.updatedAt !== next.updatedAt) {
+          g.issues.activity.delete(prev.updatedAt);
+          g.issues.activity.add(next.updatedAt);
+          this.settle(g);
+        }
+        return;
+      }
+    }
+    if (prev !== undefined) this.removeIssue(id, prev);
+    if (next !== undefined) this.addIssue(id, next);
   }
 
   private addIssue(id: string, i: Issue): void {
-    const key = this.issueGroup(i);
-    const cid = i.source.conversationId;
-    if (!key && cid && !this.conversationGroup.has(cid)) {
-      // Its conversation is not known yet: count the issue when the conversation arrives.
+    const key = this.issueKey(i);
+    if (key === WAIT) {
+      const cid = i.source.conversationId!;
       let w = this.waiting.get(cid);
-      if (!w) { w = new Map(); this.waiting.set(cid, w); }
+      if (w === undefined) this.waiting.set(cid, (w = new Map()));
       w.set(id, i);
       return;
     }
-    if (!key) return;
+    if (key === null) return;
     const cust = i.customer;
-    const g = this.groups.get(key) ?? this.group(key, cust?.company?.trim() || domainOf(cust?.email) || key.slice(key.indexOf(':') + 1), domainOf(cust?.email));
-    g.issues.set(id, { createdAt: i.createdAt, activity: i.updatedAt });
-    if (!g.firstSeenAt || i.createdAt < g.firstSeenAt) g.firstSeenAt = i.createdAt;
-    this.touch(g, i.updatedAt);
+    const name = cust?.company?.trim() || domainOf(cust?.email) || key.slice(key.indexOf(':') + 1);
+    const g = this.group(key, name, domainOf(cust?.email));
+    g.issues.count += 1;
+    g.issues.seen.add(i.createdAt);
+    g.issues.activity.add(i.updatedAt);
+    this.settle(g);
   }
 
   private removeIssue(id: string, i: Issue): void {
-    const cid = i.source.conversationId;
-    if (cid && this.waiting.get(cid)?.delete(id)) { if (this.waiting.get(cid)!.size === 0) this.waiting.delete(cid); return; }
-    const key = this.issueGroup(i);
-    const g = key ? this.groups.get(key) : undefined;
-    if (!g || !g.issues.delete(id)) return;
-    this.recompute(g);
-  }
-
-  /** Moves a group's activity forward (the common case: O(log n)). */
-  private touch(g: Group, activity: string): void {
-    if (activity <= g.lastActivityAt) return;
-    g.lastActivityAt = activity;
-    this.reorder(g);
-  }
-
-  /** After a removal (an update's old half, or an undo): recompute from the group's members. */
-  private recompute(g: Group): void {
-    if (g.conversations.size === 0 && g.issues.size === 0) {
-      this.dirty = true;
-      this.groups.delete(g.key);
-      this.byId.delete(g.id);
+    const key = this.issueKey(i);
+    if (key === WAIT) {
+      const cid = i.source.conversationId!;
+      const w = this.waiting.get(cid);
+      if (w !== undefined && w.delete(id) && w.size === 0) this.waiting.delete(cid);
       return;
     }
-    let first = '';
-    let last = '';
-    for (const c of g.conversations.values()) {
-      const created = c.createdAt;
-      const act = activityOf(c);
-      if (!first || created < first) first = created;
-      if (act > last) last = act;
-    }
-    for (const i of g.issues.values()) { if (!first || i.createdAt < first) first = i.createdAt; if (i.activity > last) last = i.activity; }
-    g.firstSeenAt = first;
-    if (last !== g.lastActivityAt) { g.lastActivityAt = last; this.reorder(g); }
+    const g = key === null ? undefined : this.groups.get(key);
+    if (g === undefined) return;
+    g.issues.count -= 1;
+    g.issues.seen.delete(i.createdAt);
+    g.issues.activity.delete(i.updatedAt);
+    this.settle(g);
   }
-
-  private reorder(_g: Group): void {
-    this.dirty = true;
-  }
-}
-
-function view(g: Group): ClientView {
-  return {
-    object: 'client', id: g.id, name: g.name, domain: g.domain,
-    conversationCount: g.conversations.size, openCount: g.counts.open, waitingCount: g.counts.waiting, solvedCount: g.counts.solved,
-    customerCount: g.customers.size, issueCount: g.issues.size, firstSeenAt: g.firstSeenAt, lastActivityAt: g.lastActivityAt,
-  };
 }

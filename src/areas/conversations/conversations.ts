@@ -1,6 +1,4 @@
-/**
- * Conversations and messages (docs/api.md#conversations-and-messages).
- */
+/** Conversations and messages (docs/api.md#conversations-and-messages). */
 import { s, type Static } from '../../http/schema.js';
 import { ConflictError } from '../../core/errors.js';
 import { route, type Ctx } from '../../domain/route.js';
@@ -8,7 +6,7 @@ import { ViewCache, listJson } from '../../http/viewCache.js';
 import { newId } from '../../core/ids.js';
 import { iso } from '../../core/clock.js';
 import type { Workspace } from '../../domain/workspace.js';
-import { SortedIndex } from '../../store/sorted.js';
+import { SortedIndex } from '../../store/memory/sorted.js';
 import type { Db, Tx } from '../../store/db.js';
 import { attachIndexes, orderBy, persistSortedMap, uniqueBy } from '../../store/indexes.js';
 import { CustomerIds } from './customerIds.js';
@@ -51,7 +49,8 @@ export class MessagesByConversation {
   constructor(db: Db<ConversationRecords>) {
     // Saved in the snapshot block (docs/storage.md#snapshots): a start restores it as it was.
     db.on('message', (id, prev, next) => this.apply(id, prev, next),
-      persistSortedMap('message.byConversation/1', 'message', () => this.byConversation, (cid) => new MessageIndex(cid)));
+      persistSortedMap('message.byConversation/1', 'message', () => this.byConversation, (cid) =>
+        new MessageIndex(cid)));
   }
 
   /** The number of conversations with messages. */
@@ -64,9 +63,8 @@ export class MessagesByConversation {
     const cid = (next ?? prev)!.conversationId;
     let idx = this.byConversation.get(cid);
     if (!idx) { idx = new MessageIndex(cid); this.byConversation.set(cid, idx); }
-    // String interning: every message of a conversation shares one conversationId string
-    // (each parsed record brings its own equal copy — ~45 MiB on 800,000 messages). Equal
-    // strings are indistinguishable, so the record does not change in any observable way.
+    // Interning: every message of a conversation shares one conversationId string instead of each parsed record's own
+    // equal copy; equal strings are indistinguishable.
     if (next) next.conversationId = idx.conversationId;
     if (prev && next && prev.createdAt === next.createdAt) return;
     if (prev) idx.remove(prev.createdAt, id);
@@ -75,26 +73,33 @@ export class MessagesByConversation {
 }
 
 /**
- * The conversations area's state in a workspace: its declared indexes, every conversation's
- * messages in order, and the customer id of each email — all kept current by `db`'s listeners.
+ * The conversations area's state in a workspace: its declared indexes, every conversation's messages in order, and the
+ * customer id of each email — all kept current by `db`'s listeners.
  */
 export function attachConversations(db: Db<ConversationRecords>) {
   const customerIds = new CustomerIds();
-  db.on('conversation', (_id, prev, next) => customerIds.apply(prev?.customer, next?.customer), customerIds.persist('conversation.customerIds/1'));
-  return { ...attachIndexes(db, 'conversation', conversationIndexes), messages: new MessagesByConversation(db), customerIds };
+  db.on('conversation', (_id, prev, next) => customerIds.apply(prev?.customer, next?.customer),
+    customerIds.persist('conversation.customerIds/1'));
+  return { ...attachIndexes(db, 'conversation', conversationIndexes), messages: new MessagesByConversation(db),
+    customerIds };
 }
 
 const subject = s.string({ minLength: 1, maxLength: 200 });
-const conversationStatus = s.named('ConversationStatus', s.enum(CONVERSATION_STATUSES, { description: 'open → waiting (an agent replied) → solved; a user message reopens.' }));
-const channel = s.named('Channel', s.enum(CHANNELS, { description: 'Where the conversation came in; `api` for the ones created through this API.' }));
+const conversationStatus = s.named('ConversationStatus', s.enum(CONVERSATION_STATUSES, {
+  description: 'open → waiting (an agent replied) → solved; a user message reopens.' }));
+const channel = s.named('Channel', s.enum(CHANNELS, {
+  description: 'Where the conversation came in; `api` for the ones created through this API.' }));
 export const customerInput = s.named('CustomerInput', s.object({
-  id: s.optional(s.string({ minLength: 1, maxLength: 200, description: 'Your id of the customer; without one, the id already used for this email in the workspace, else a new one.' })),
+  id: s.optional(s.string({ minLength: 1, maxLength: 200,
+    description: 'Your id of the customer; without one, the id already used for this email in the workspace, else a ' +
+      'new one.' })),
   name: s.optional(s.string({ maxLength: 160 })),
   email: s.string({ maxLength: 320, format: 'email' }),
   company: s.optional(s.string({ maxLength: 160 })),
 }));
 export const createConversationBody = s.named('CreateConversationRequest', s.object({
-  externalId: s.optional(s.string({ minLength: 1, maxLength: 200, description: 'Your id of the conversation, unique in the workspace (409 `conflict` when already used).' })),
+  externalId: s.optional(s.string({ minLength: 1, maxLength: 200,
+    description: 'Your id of the conversation, unique in the workspace (409 `conflict` when already used).' })),
   subject,
   customer: customerInput,
   priority: s.optional({ ...priority, description: 'Default `medium`.' }),
@@ -124,7 +129,8 @@ export const conversationSchema = s.named('Conversation', s.object({
   channel,
   priority,
   subject: s.string(),
-  preview: s.string({ description: 'The start of the last message (at most 160 characters); empty before the first one.' }),
+  preview: s.string({ description: 'The start of the last message (at most 160 characters); empty before the first ' +
+    'one.' }),
   customer: s.named('Customer', s.object({
     id: s.string(), name: s.optional(s.string()), email: s.string({ format: 'email' }),
     company: s.optional(s.string()), identitySource: s.string(),
@@ -140,14 +146,13 @@ const conversationResponse = s.named('ConversationResponse', s.object({ conversa
 const messageResponse = s.named('MessageResponse', s.object({ message: messageSchema }));
 
 /**
- * The API view of a stored conversation: its fields in the schema's order, internal ones
- * (`firstResponseAt`) left out; an absent optional field is an undefined property, which JSON
- * leaves out (docs/decisions.md#absent-values-are-omitted). Field by field, not a rest-and-spread
- * copy, which V8 runs as a generic property copy (~6,000 instructions a call; a PATCH makes three).
+ * The API view of a stored conversation: its fields in the schema's order, internal ones (`firstResponseAt`) left out,
+ * absent ones undefined (docs/decisions.md#absent-values-are-omitted). Field by field: a spread copy is V8's slow path.
  */
 export function conversationView(c: Conversation): Record<string, unknown> {
   return {
-    object: 'conversation', id: c.id, externalId: c.externalId, status: c.status, channel: c.channel, priority: c.priority,
+    object: 'conversation', id: c.id, externalId: c.externalId, status: c.status, channel: c.channel,
+      priority: c.priority,
     subject: c.subject, preview: c.preview, customer: c.customer, createdAt: c.createdAt, updatedAt: c.updatedAt,
     lastMessageAt: c.lastMessageAt, closedAt: c.closedAt,
   };
@@ -162,22 +167,24 @@ export const conversationViewJson = (c: Conversation): string => conversationJso
 export const messageViewJson = (m: Message): string => messageJson.json(m);
 
 /**
- * The customer id for `email` in `ws` (docs/decisions.md#one-customer-id-per-email): the id the
- * email already has (compared without case), else the given one, else a new one.
+ * The customer id for `email` in `ws` (docs/decisions.md#one-customer-id-per-email): the id the email already has
+ * (compared without case), else the given one, else a new one.
  * @throws ConflictError when `given` differs from the id the email already has.
  */
 function customerId(ws: Workspace, email: string, given: string | undefined): string {
   const known = ws.conversations.customerIds.idOf(email);
   if (known !== undefined && given !== undefined && given !== known) {
-    throw new ConflictError(`customer.email ${JSON.stringify(email)} already has the customer id ${JSON.stringify(known)} in this workspace; send that id or none`);
+    throw new ConflictError(
+      `customer.email ${JSON.stringify(email)} already has the customer id ${JSON.stringify(known)} in this ` +
+        `workspace; send that id or none`);
   }
   return known ?? given ?? newId();
 }
 
 /**
  * Creates a conversation in `tx` (used by the API and by import).
- * @throws ConflictError for an `externalId` already used in the workspace, or a
- *   `customer.id` other than the one the customer's email already has.
+ * @throws ConflictError for an `externalId` already used in the workspace, or a `customer.id` other than the one the
+ *   customer's email already has.
  */
 export function createConversation(
   ws: Workspace, tx: Tx<ConversationRecords>, input: Static<typeof createConversationBody>,
@@ -192,7 +199,8 @@ export function createConversation(
   const conv: Conversation = compact({
     id: newId(), externalId: input.externalId, status, channel: extra.channel ?? 'api',
     priority: input.priority ?? 'medium', subject: input.subject, preview: '',
-    customer: compact({ id: customerId(ws, c.email, c.id), name: c.name, email: c.email, company: c.company, identitySource: 'api' }),
+    customer: compact({ id: customerId(ws, c.email, c.id), name: c.name, email: c.email, company: c.company,
+      identitySource: 'api' }),
     createdAt: now, updatedAt: now, closedAt: status === 'solved' ? now : undefined,
   });
   tx.put('conversation', conv.id, conv);
@@ -208,11 +216,11 @@ function withStatus(conv: Conversation, status: ConversationStatus, now: string)
 }
 
 /**
- * Adds a message and applies its effects: preview, `lastMessageAt`, and status — a `user`
- * message reopens a `waiting`/`solved` conversation, an `agent` message on an `open` one
- * makes it `waiting` (docs/api.md#status-changes).
+ * Adds a message and applies its effects: preview, `lastMessageAt`, and status — a `user` message reopens a
+ * `waiting`/`solved` conversation, an `agent` message on an `open` one makes it `waiting` (docs/api.md#status-changes).
  */
-export function addMessage(tx: Tx<ConversationRecords>, conv: Conversation, input: Static<typeof messageInput>, at: number): { message: Message; conversation: Conversation } {
+export function addMessage(tx: Tx<ConversationRecords>, conv: Conversation, input: Static<typeof messageInput>,
+  at: number): { message: Message; conversation: Conversation } {
   const now = iso(at);
   const message: Message = { id: newId(), conversationId: conv.id, role: input.role, body: input.body, createdAt: now };
   let next: Conversation = { ...conv, preview: preview(input.body), lastMessageAt: now, updatedAt: now };
@@ -238,7 +246,8 @@ export const conversationRoutes = [
     method: 'GET', path: base, operationId: 'listConversations', tag: 'Conversations', scope: 'conversations:read',
     summary: 'List conversations, newest first, filtered by status, channel or last update.',
     query: listQuery,
-    success: { status: 200, schema: listSchema('conversations', conversationSchema), description: 'A page of conversations.' },
+    success: { status: 200, schema: listSchema('conversations', conversationSchema),
+      description: 'A page of conversations.' },
     handler: (ctx) => {
       const q = ctx.query;
       const after = q.updatedAfter === undefined ? undefined : Date.parse(q.updatedAfter);
@@ -246,25 +255,31 @@ export const conversationRoutes = [
         (id) => ctx.ws.get('conversation', id),
         (c) => (q.status === undefined || c.status === q.status) && (q.channel === undefined || c.channel === q.channel)
           && (after === undefined || Date.parse(c.updatedAt) > after));
-      return { status: 200, body: null, json: listJson('conversations', page.hasMore, page.nextCursor, page.items.map((c) => conversationJson.json(c))) };
+      return { status: 200, body: null, json: listJson('conversations', page.hasMore, page.nextCursor, page.items.map((
+        c) => conversationJson.json(c))) };
     },
   }),
   route({
     method: 'POST', path: base, operationId: 'createConversation', tag: 'Conversations', scope: 'conversations:write',
-    summary: 'Create a conversation (channel `api`, status `open`). One email keeps one customer id in a workspace (emails compared without case): '
-      + 'a customer without `id` gets the id its email already has; a different `id` for a known email → 409, like a used `externalId`.',
+    summary: 'Create a conversation (channel `api`, status `open`). One email keeps one customer id in a workspace ' +
+      '(emails compared without case): '
+      + 'a customer without `id` gets the id its email already has; a different `id` for a known email → 409, like ' +
+        'a used `externalId`.',
     body: createConversationBody, errors: [409],
     success: { status: 201, schema: conversationResponse, description: 'The created conversation.' },
-    handler: (ctx) => ({ status: 201, body: { conversation: conversationView(createConversation(ctx.ws, ctx.tx(), ctx.body, ctx.now)) } }),
+    handler: (ctx) => ({ status: 201, body: { conversation: conversationView(createConversation(ctx.ws, ctx.tx(),
+      ctx.body, ctx.now)) } }),
   }),
   route({
-    method: 'GET', path: `${base}/{conversationId}`, operationId: 'retrieveConversation', tag: 'Conversations', scope: 'conversations:read',
+    method: 'GET', path: `${base}/{conversationId}`, operationId: 'retrieveConversation', tag: 'Conversations',
+      scope: 'conversations:read',
     summary: 'Retrieve a conversation.',
     success: { status: 200, schema: conversationResponse, description: 'The conversation.' },
     handler: (ctx) => ({ status: 200, body: null, json: conversationJson.answer(load(ctx)) }),
   }),
   route({
-    method: 'PATCH', path: `${base}/{conversationId}`, operationId: 'updateConversation', tag: 'Conversations', scope: 'conversations:write',
+    method: 'PATCH', path: `${base}/{conversationId}`, operationId: 'updateConversation', tag: 'Conversations',
+      scope: 'conversations:write',
     summary: 'Update status, priority or subject; `solved` sets `closedAt`, leaving it clears it.',
     body: updateConversationBody,
     success: { status: 200, schema: conversationResponse, description: 'The updated conversation.' },
@@ -280,20 +295,24 @@ export const conversationRoutes = [
         next = { ...next, updatedAt: now };
         ctx.tx().put('conversation', conv.id, next);
       }
-      // The view's JSON is made once per record: the event of this change wrote the same text.
-      // A changed record is answered as text (read once, if ever: no bytes kept for it).
-      return { status: 200, body: null, json: changed ? conversationJson.answerText(next) : conversationJson.answer(conv) };
+      // The view's JSON is made once per record: the event of this change wrote the same text. A changed record is
+      // answered as text (read once, if ever: no bytes kept for it).
+      return { status: 200, body: null, json: changed ? conversationJson.answerText(next) : conversationJson.answer(
+        conv) };
     },
   }),
   route({
-    method: 'POST', path: `${base}/{conversationId}/messages`, operationId: 'addMessage', tag: 'Conversations', scope: 'conversations:write',
+    method: 'POST', path: `${base}/{conversationId}/messages`, operationId: 'addMessage', tag: 'Conversations',
+      scope: 'conversations:write',
     summary: 'Add a message; a user message reopens, an agent message on an open conversation makes it waiting.',
     body: messageInput,
     success: { status: 201, schema: messageResponse, description: 'The added message.' },
-    handler: (ctx) => ({ status: 201, body: { message: messageView(addMessage(ctx.tx(), load(ctx), ctx.body, ctx.now).message) } }),
+    handler: (ctx) => ({ status: 201, body: { message: messageView(addMessage(ctx.tx(), load(ctx), ctx.body,
+      ctx.now).message) } }),
   }),
   route({
-    method: 'GET', path: `${base}/{conversationId}/messages`, operationId: 'listMessages', tag: 'Conversations', scope: 'conversations:read',
+    method: 'GET', path: `${base}/{conversationId}/messages`, operationId: 'listMessages', tag: 'Conversations',
+      scope: 'conversations:read',
     summary: 'List a conversation\'s messages, oldest first.',
     query: s.object({ ...pageParams }),
     success: { status: 200, schema: listSchema('messages', messageSchema), description: 'A page of messages.' },
@@ -301,7 +320,8 @@ export const conversationRoutes = [
       const conv = load(ctx);
       const index = ctx.ws.conversations.messages.of(conv.id) ?? new SortedIndex();
       const page = paginate(ctx, `messages:${conv.id}`, index, 'asc', ctx.query, (id) => ctx.ws.get('message', id));
-      return { status: 200, body: null, json: listJson('messages', page.hasMore, page.nextCursor, page.items.map((m) => messageJson.json(m))) };
+      return { status: 200, body: null, json: listJson('messages', page.hasMore, page.nextCursor, page.items.map((m) =>
+        messageJson.json(m))) };
     },
   }),
 ];

@@ -1,18 +1,17 @@
+/** Customer ids per email, an index kept beside the conversations (docs/decisions.md#one-customer-id-per-email). */
 import type { Persist } from '../../store/db.js';
 
 /**
- * One customer id per email in a workspace (docs/decisions.md#one-customer-id-per-email).
- * Emails are compared without case, as everywhere else customers are matched. Each email
- * keeps the id of its first conversation, with the number of conversations that carry that
- * id, so that an undone create (a write that failed) frees an email no conversation holds.
+ * One customer id per email in a workspace (docs/decisions.md#one-customer-id-per-email), emails compared without case.
+ * Each email keeps its first conversation's id and the number of conversations carrying it, so that an undone create
+ * frees an email no conversation holds.
  */
 export class CustomerIds {
   private byEmail = new Map<string, { id: string; conversations: number }>();
 
   /**
-   * How this state is saved in the snapshot block under `name` (docs/storage.md#snapshots):
-   * `emails`, `ids`, `counts` (conversations per email). Conversations are never dropped by
-   * compaction, so the counts are those of the records the block holds.
+   * Saved in the snapshot block under `name` (docs/storage.md#snapshots): `emails`, `ids`, `counts` (conversations per
+   * email, those of the block's records: compaction never drops a conversation).
    */
   persist(name: string): Persist {
     return {
@@ -37,10 +36,7 @@ export class CustomerIds {
   /** The number of emails with an id. */
   get size(): number { return this.byEmail.size; }
 
-  /**
-   * Applies a change of a conversation whose customer was `before` and is `after` (undefined:
-   * none, the conversation was created or deleted). The same customer on both sides costs nothing.
-   */
+  /** Applies a change of a conversation's customer from `before` to `after` (undefined: created or deleted). */
   apply(before: { id: string; email: string } | undefined, after: { id: string; email: string } | undefined): void {
     if (before !== undefined && after !== undefined && before.id === after.id && before.email === after.email) return;
     if (before !== undefined) this.remove(before.email, before.id);
@@ -53,8 +49,8 @@ export class CustomerIds {
   }
 
   /**
-   * Counts a stored conversation whose customer is (`email`, `id`). A conversation stored with
-   * another id for a known email (written before the rule was enforced) leaves the email's id as it is.
+   * Counts a stored conversation whose customer is (`email`, `id`). A conversation stored with another id for a known
+   * email (written before the rule was enforced) leaves the email's id as it is.
    */
   add(email: string, id: string): void {
     const key = email.toLowerCase();

@@ -1,34 +1,30 @@
 /**
- * Events (docs/api.md#events): every change an integration cares about, written in the same
- * log transaction as the change — a 2xx means its event exists, and a crash keeps both or
- * neither. Each event holds the resource as the API returns it (`data.object`) and, on
- * `*.updated`, the previous values of the fields that changed (`previousAttributes`).
- *
- * Events are derived from the records by the log's derive hooks (docs/storage.md#indexes), not
- * written by each handler: whatever route or step changes a conversation, message, issue or
- * source — a PATCH, a message that reopens its conversation, an ingestion that ends `ready` —
- * the event follows. A bulk import (`Tx.bulk`) makes none. Kept 30 days, then dropped by
- * compaction (and hidden from reads at once).
+ * Events (docs/api.md#events): every change an integration cares about, written in the same log transaction as the
+ * change, so a 2xx means its event exists and a crash keeps both or neither. Events are derived from the records by the
+ * log's derive hooks (docs/storage.md#indexes), not written by each handler: whatever route changes a record, the event
+ * follows. Kept 30 days.
  */
 import { s } from '../../http/schema.js';
 import { iso } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
 import type { Db, Tx } from '../../store/db.js';
 import { orderBy, attachIndexes, persistSortedMap } from '../../store/indexes.js';
-import { SortedIndex } from '../../store/sorted.js';
+import { SortedIndex } from '../../store/memory/sorted.js';
 import { listJson, ViewCache } from '../../http/viewCache.js';
 import { route } from '../../domain/route.js';
 import type { Workspace } from '../../domain/workspace.js';
-import { conversationSchema, conversationView, conversationViewJson, messageSchema, messageView, messageViewJson, type ConversationRecords } from '../conversations/conversations.js';
+import { conversationSchema, conversationView, conversationViewJson, messageSchema, messageView, messageViewJson,
+  type ConversationRecords } from '../conversations/conversations.js';
 import { issueSchema, issueView, type IssueRecords } from '../issues.js';
 import { sourceSummarySchema, sourceView, type Source } from '../sources/model.js';
 import type { TSchema } from '../../http/schema.js';
+import { answerSchema, answerView, type AnswerRecords } from '../answers/model.js';
 import { listSchema, notFound, pageParams, paginate } from '../common.js';
 
 /** The resources events are about, and their event types (docs/api.md#event-types). */
 export const EVENT_TYPES = [
   'conversation.created', 'conversation.updated', 'message.created',
-  'issue.created', 'issue.updated', 'source.created', 'source.updated', 'source.deleted',
+  'issue.created', 'issue.updated', 'source.created', 'source.updated', 'source.deleted', 'answer.created',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 /** `conversation.*` and the like: every type of one resource (the `type` filter). */
@@ -51,19 +47,19 @@ export interface EventRec {
 export interface EventRecords { event: EventRec }
 
 /** An event type in PascalCase (`conversation.updated` → `ConversationUpdated`), for schema and operation names. */
-export const pascalType = (type: EventType): string => type.split('.').map((w) => w[0].toUpperCase() + w.slice(1)).join('');
+export const pascalType = (type: EventType): string => type.split('.').map((w) => w[0].toUpperCase() + w.slice(1)).join(
+  '');
 
 /** The resource an event type is about (`conversation.updated` → `conversation`). */
 export const resourceOf = (type: string): string => type.slice(0, type.indexOf('.'));
 
-/**
- * The fields of `next` whose value differs from `prev`'s (compared as JSON), with `prev`'s
- * values; a field `prev` did not have is `null` there. Empty when nothing visible changed.
- */
-export function previousAttributes(prev: Record<string, unknown>, next: Record<string, unknown>): Record<string, unknown> {
+/** The fields of `next` whose JSON differs from `prev`'s, with `prev`'s values (`null` when absent). */
+export function previousAttributes(prev: Record<string, unknown>, next: Record<string, unknown>): Record<string,
+  unknown> {
   const out: Record<string, unknown> = {};
   const differ = (a: unknown, b: unknown): boolean =>
-    a !== b && (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || JSON.stringify(a) !== JSON.stringify(b));
+    a !== b && (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null ||
+      JSON.stringify(a) !== JSON.stringify(b));
   for (const k in next) if (differ(prev[k], next[k])) out[k] = prev[k] ?? null;
   for (const k in prev) if (!(k in next)) out[k] = prev[k];
   return out;
@@ -95,24 +91,16 @@ export class EventState {
 }
 const EMPTY = new SortedIndex();
 
-/**
- * Registers the events area on a workspace's log: its indexes, the derive hooks that write an
- * event with every change of a conversation, message, issue or source, and its retention.
- * `now` is the workspace's clock (ms).
- */
-export function attachEvents(ws: Workspace, db: Db<EventRecords & ConversationRecords & IssueRecords & { source: Source }>, now: () => number): EventState {
+/** Registers the events area on a workspace's log: indexes, derive hooks, retention; `now`: the clock, ms. */
+export function attachEvents(ws: Workspace, db: Db<EventRecords & ConversationRecords & IssueRecords & AnswerRecords
+  & { source: Source }>, now: () => number): EventState {
   const state = new EventState(db);
-  /**
-   * Puts the event. `objectJson`, when given, is the JSON text of `object` (a view cached with
-   * its record, which a read of the record serves too): the log line takes it as it is rather
-   * than serializing the view again.
-   */
-  // Event times never go back within a workspace, whatever the clock does (an NTP step, a
-  // restart on a clock behind the newest event): each event sorts after every event before it,
-  // which a webhook endpoint's cursor relies on (docs/decisions.md#deliveries-owed-by-the-event-log).
-  // Until the first event of this process, the floor is one ms past the newest one on disk.
+  /** Puts the event; `objectJson`, when given, is `object`'s JSON text, taken as it is. */
+  // Event times never go back within a workspace, whatever the clock does: a webhook endpoint's cursor relies on it
+  // (docs/decisions.md#deliveries-owed-by-the-event-log).
   let floor = NaN;
-  const emit = (tx: Tx<EventRecords>, type: EventType, object: Record<string, unknown>, previous?: Record<string, unknown>, objectJson?: string): void => {
+  const emit = (tx: Tx<EventRecords>, type: EventType, object: Record<string, unknown>, previous?: Record<string,
+    unknown>, objectJson?: string): void => {
     if (tx.bulk) return;
     if (Number.isNaN(floor)) {
       floor = -Infinity;
@@ -124,57 +112,56 @@ export function attachEvents(ws: Workspace, db: Db<EventRecords & ConversationRe
     if (previous !== undefined) e.previousAttributes = previous;
     if (objectJson === undefined) return tx.put('event', e.id, e);
     // The same text as JSON.stringify(e): the keys in the order `e` has them.
-    const fields = `"id":${JSON.stringify(e.id)},"type":${JSON.stringify(type)},"createdAt":${JSON.stringify(e.createdAt)},"data":{"object":`;
+    const fields = `"id":${JSON.stringify(e.id)},"type":${JSON.stringify(type)},` +
+      `"createdAt":${JSON.stringify(e.createdAt)},"data":{"object":`;
     const tail = previous === undefined ? '}}' : `},"previousAttributes":${JSON.stringify(previous)}}`;
-    // Once on disk the event is held as this text (docs/storage.md#memory), and its API view
-    // (what a webhook delivery sends and GET /events lists) is made from it: no view is cached here.
+    // Once on disk the event is held as this text (docs/storage.md#memory); its view is made from it.
     tx.put('event', e.id, e, [`{${fields}`, objectJson, tail]);
   };
   /** `created`, or `updated` when the API view changed (nothing when it did not). */
-  const change = <V>(resource: string, view: (v: V) => Record<string, unknown>, json?: (v: V) => string) => (tx: Tx<EventRecords>, _id: string, prev: V | undefined, next: V): void => {
+  const change = <V>(resource: string, view: (v: V) => Record<string, unknown>, json?: (v: V) => string) =>
+    (tx: Tx<EventRecords>, _id: string, prev: V | undefined, next: V): void => {
     const after = view(next);
     if (prev === undefined) return emit(tx, `${resource}.created` as EventType, after, undefined, json?.(next));
     const changed = previousAttributes(view(prev), after);
     if (Object.keys(changed).length > 0) emit(tx, `${resource}.updated` as EventType, after, changed, json?.(next));
   };
   db.derive('conversation', change('conversation', conversationView, conversationViewJson));
-  db.derive('message', (tx, id, prev, next) => { if (prev === undefined) emit(tx, 'message.created', messageView(next), undefined, messageViewJson(next)); });
+  db.derive('message', (tx, id, prev, next) => { if (prev === undefined) emit(tx, 'message.created', messageView(next),
+    undefined, messageViewJson(next)); });
   db.derive('issue', change('issue', (i) => issueView(ws, i)));
   db.derive('source', change('source', sourceView));
+  db.derive('answer', (tx, _id, prev, next) => { if (prev === undefined) emit(tx, 'answer.created', answerView(next));
+  });
   db.deriveOnDelete('source', (tx, _id, prev) => emit(tx, 'source.deleted', { ...sourceView(prev), deleted: true }));
   // Held as bytes, an event's time is read from the start of its text: a compaction parses none.
   db.retain('event', (e) => Date.parse(e.createdAt) >= now() - EVENT_RETENTION_MS, (json) => {
     const head = EVENT_HEAD.exec(json);
     return head === null ? undefined : Date.parse(head[2]) >= now() - EVENT_RETENTION_MS;
   });
-  // Events are many and read seldom: once on disk, each is held as the bytes of its log line's
-  // text, not as an object (docs/storage.md#memory); reads below take the text as it is.
+  // Events are many and read seldom: once on disk each is held as its log line's bytes (docs/storage.md#memory).
   db.holdAsBytes('event');
   return state;
 }
 
-/** Whether an event created at `createdAt` (ISO) is still kept at `now` (older ones are hidden before compaction drops them). */
+/** Whether an event created at `createdAt` (ISO) is still kept at `now` (older ones are hidden until compacted). */
 const kept = (createdAt: string, now: number): boolean => Date.parse(createdAt) >= now - EVENT_RETENTION_MS;
 
 const eventView = (e: EventRec): Record<string, unknown> => ({ object: 'event', ...e });
 const eventJson = new ViewCache<EventRec>(eventView, 'event');
 
-/**
- * The API view's JSON text of a stored event's JSON text `text`: `{"object":"event",` and the
- * stored text after its `{` — what `JSON.stringify(eventView(e))` gives, without parsing it.
- */
-const viewOfText = (text: string): string => (text === '{}' ? '{"object":"event"}' : `{"object":"event",${text.slice(1)}`);
+/** The API view's JSON text of a stored event's text: `{"object":"event",` + the text after its `{`. */
+const viewOfText = (text: string): string => (
+  text === '{}' ? '{"object":"event"}' : `{"object":"event",${text.slice(1)}`);
 
 /** What reads of an event held as bytes need without parsing it (docs/storage.md#memory). */
 type EventReader = Pick<Db<EventRecords>, 'get' | 'text'>;
 
 const VIEW_PREFIX = Buffer.from('{"object":"event",');
 
-/**
- * {@link eventViewJson} as UTF-8 bytes, for a webhook delivery's body: an event held as bytes is
- * copied from them behind the view's prefix — never decoded to a string and encoded again.
- */
-export function eventViewBytes(db: EventReader & Pick<Db<EventRecords>, 'textBytes'>, id: string): Uint8Array | string | undefined {
+/** {@link eventViewJson} as UTF-8 bytes (a delivery's body), copied from the held bytes without decoding. */
+export function eventViewBytes(db: EventReader & Pick<Db<EventRecords>, 'textBytes'>,
+  id: string): Uint8Array | string | undefined {
   // The stored text's `{` goes where the prefix's last byte (`,`) is written over it.
   const out = db.textBytes('event', id, VIEW_PREFIX.length - 1);
   if (out === undefined || out.length <= VIEW_PREFIX.length + 1) return eventViewJson(db, id);
@@ -182,11 +169,7 @@ export function eventViewBytes(db: EventReader & Pick<Db<EventRecords>, 'textByt
   return out;
 }
 
-/**
- * The JSON text of event `id`'s API view — the body of its webhook deliveries — or undefined
- * when there is no such event: from the text it is held as when it is held as bytes (no parse,
- * docs/storage.md#memory), else from the record (made once per record object).
- */
+/** The JSON text of event `id`'s API view (a delivery's body), or undefined when there is no such event. */
 export function eventViewJson(db: EventReader, id: string): string | undefined {
   const text = db.text('event', id);
   if (text !== undefined) return viewOfText(text);
@@ -197,18 +180,10 @@ export function eventViewJson(db: EventReader, id: string): string | undefined {
 /** An event as a list walks it: its type, its time (ISO) and its API view's JSON text. */
 interface EventItem { type: string; createdAt: string; json: string }
 
-/**
- * How every stored event's text begins (`emit` writes the fields in this order, as
- * `JSON.stringify` of an {@link EventRec} does): its type and time are read from there.
- */
+/** How every stored event's text begins (`emit` writes the fields in this order): type and time are read there. */
 const EVENT_HEAD = /^\{"id":"[^"\\]*","type":"([^"\\]*)","createdAt":"([^"\\]*)",/;
 
-/**
- * The type and time (ISO) of event `id`, or undefined when there is none: held as bytes, read
- * from the start of its text with nothing parsed (a text that begins otherwise is parsed);
- * held as an object, from the record. (A restart walks the events owed to webhook endpoints
- * with it: docs/decisions.md#deliveries-owed-by-the-event-log.)
- */
+/** The type and time (ISO) of event `id`, or undefined: read from the start of its held text, nothing parsed. */
 export function eventHead(db: EventReader, id: string): { type: EventType; createdAt: string } | undefined {
   const text = db.text('event', id);
   if (text !== undefined) {
@@ -221,12 +196,8 @@ export function eventHead(db: EventReader, id: string): { type: EventType; creat
   return e === undefined ? undefined : { type: e.type, createdAt: e.createdAt };
 }
 
-/**
- * Event `id` as a list or a retrieve needs it, or undefined: held as bytes, its type and time
- * are read from the start of its text and its view made from the text, nothing parsed (a text
- * that begins otherwise is parsed); held as an object, from the record.
- */
-function eventItem(db: EventReader, id: string): EventItem | undefined {
+/** Event `id` as a list, a retrieve or a stream needs it, or undefined; from its held text, nothing parsed. */
+export function eventItem(db: EventReader, id: string): EventItem | undefined {
   const text = db.text('event', id);
   if (text !== undefined) {
     const json = viewOfText(text);
@@ -244,8 +215,11 @@ const eventFields = {
   id: s.string(),
   type: s.named('EventType', s.enum(EVENT_TYPES, { description: 'What happened (docs/api.md#event-types).' })),
   createdAt: s.string({ format: 'date-time' }),
-  data: s.object({ object: s.any({ description: 'The resource as the API returns it after the change (before it, for `source.deleted`, with `deleted: true`).' }) }),
-  previousAttributes: s.optional(s.any({ description: 'On `*.updated`: the previous values of the fields that changed (null for a field that had none).' })),
+  data: s.object({ object: s.any({
+    description: 'The resource as the API returns it after the change (before it, for `source.deleted`, with ' +
+      '`deleted: true`).' }) }),
+  previousAttributes: s.optional(s.any({
+    description: 'On `*.updated`: the previous values of the fields that changed (null for a field that had none).' })),
 };
 // `Event` would shadow the DOM's Event type in generated clients (docs/api.md#openapi-document).
 export const eventSchema = s.named('WorkspaceEvent', s.object(eventFields));
@@ -253,13 +227,11 @@ export const eventSchema = s.named('WorkspaceEvent', s.object(eventFields));
 /** The resource schema of each resource events are about. */
 const RESOURCE_SCHEMAS: Record<string, TSchema> = {
   conversation: conversationSchema, message: messageSchema, issue: issueSchema, source: sourceSummarySchema,
+  answer: answerSchema,
 };
 
-/**
- * The payload of each event type, as a webhook delivers it and the OpenAPI document's `webhooks`
- * section describes it: the event with `type` fixed and `data.object` the resource's schema
- * (`ConversationUpdatedEvent`, …).
- */
+/** Each event type's payload as delivered and in the OpenAPI `webhooks` section (`ConversationUpdatedEvent`, …). */
+
 export const EVENT_PAYLOADS: ReadonlyArray<{ type: EventType; schema: TSchema }> = EVENT_TYPES.map((type) => {
   const resource = resourceOf(type);
   const name = `${pascalType(type)}Event`;
@@ -272,14 +244,16 @@ export const EVENT_PAYLOADS: ReadonlyArray<{ type: EventType; schema: TSchema }>
       ...eventFields,
       type: s.enum([type] as const),
       data: s.object({ object }),
-      ...(type.endsWith('.updated') ? { previousAttributes: s.any({ description: 'The previous values of the fields that changed (null for a field that had none).' }) } : {}),
+      ...(type.endsWith('.updated') ? { previousAttributes: s.any({
+        description: 'The previous values of the fields that changed (null for a field that had none).' }) } : {}),
     })),
   };
 });
 
 const listQuery = s.object({
   ...pageParams,
-  type: s.optional(s.enum([...EVENT_TYPES, ...EVENT_WILDCARDS] as const, { description: 'Only events of this type, or of every type of one resource (`conversation.*`).' })),
+  type: s.optional(s.enum([...EVENT_TYPES, ...EVENT_WILDCARDS] as const,
+    { description: 'Only events of this type, or of every type of one resource (`conversation.*`).' })),
   createdAfter: s.optional(s.string({ format: 'date-time', description: 'Only events created after this instant.' })),
 });
 
@@ -287,7 +261,8 @@ const base = '/api/v1/events';
 export const eventRoutes = [
   route({
     method: 'GET', path: base, operationId: 'listEvents', tag: 'Events', scope: 'events:read',
-    summary: 'List events, newest first (kept 30 days), filtered by type (`conversation.updated`, or `conversation.*` for every conversation event) and creation time.',
+    summary: 'List events, newest first (kept 30 days), filtered by type (`conversation.updated`, or ' +
+      '`conversation.*` for every conversation event) and creation time.',
     query: listQuery,
     success: { status: 200, schema: listSchema('events', eventSchema), description: 'A page of events.' },
     handler: (ctx) => {
@@ -300,13 +275,15 @@ export const eventRoutes = [
         (e) => exact === undefined || e.type === exact,
         // Newest first: the walk ends at the first event at or before `createdAfter` or past retention.
         (e) => (after !== undefined && e.createdAt <= after) || e.createdAt < oldest);
-      return { status: 200, body: null, json: listJson('events', page.hasMore, page.nextCursor, page.items.map((e) => e.json)) };
+      return { status: 200, body: null, json: listJson('events', page.hasMore, page.nextCursor, page.items.map((e) =>
+        e.json)) };
     },
   }),
   route({
     method: 'GET', path: `${base}/{eventId}`, operationId: 'retrieveEvent', tag: 'Events', scope: 'events:read',
     summary: 'Retrieve an event (404 once it is older than 30 days).',
-    success: { status: 200, schema: s.named('EventResponse', s.object({ event: eventSchema })), description: 'The event.' },
+    success: { status: 200, schema: s.named('EventResponse', s.object({ event: eventSchema })),
+      description: 'The event.' },
     handler: (ctx) => {
       const e = eventItem(ctx.ws.db, ctx.params.eventId);
       if (e === undefined || !kept(e.createdAt, ctx.now)) throw notFound();

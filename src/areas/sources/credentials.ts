@@ -1,26 +1,15 @@
 /**
- * Where a source's stored credential may be sent (README "Sources", credentials).
- *
- * A live check sends the credential to one place only: the server URL the source's document
- * names, resolved against the source's url when it is relative ({@link serverBase}). So when a
- * credential is set, it is bound to that URL's origin at that moment ({@link credentialOrigins};
- * kept in the stored credential, never returned). Whatever could move that origin afterwards
- * clears the credential instead of carrying it along:
- * - a PATCH that changes the source's `url` ({@link CLEARED_URL_CHANGED});
- * - a rescan whose document names a server URL of other origins ({@link applyCredentialOrigins},
- *   {@link CLEARED_SERVERS_CHANGED}).
- * Otherwise a key with `sources:write` alone could point the source at a document of its own
- * whose server is its own host, and receive the secret an admin set. The live check also
- * refuses to send a credential to an origin outside the bound set ({@link credentialAllows}),
- * in case a stored record says otherwise (a credential stored before origins were recorded).
+ * Where a source's stored credential may be sent (docs/sources.md#credentials): bound, when set, to the origin of the
+ * server URL a live check calls ({@link credentialOrigins}), and cleared by whatever could move that origin (a new
+ * `url`, a rescan naming other server origins). Otherwise a key with `sources:write` alone could point the source at
+ * its own host and receive the secret.
  */
 import { DEFAULT_AUTH, type Credential, type Source } from './model.js';
 
 /**
- * Header names a `header` credential cannot use, lower-case: they shape the request itself
- * (framing, target, connection, body encoding), so a secret in one would break or smuggle
- * requests. Setting one is refused (PATCH, 400), and a live check refuses a stored credential
- * that names one (docs/sources.md#credentials).
+ * Header names a `header` credential cannot use, lower-case: they shape the request itself (framing, target,
+ * connection, body encoding), so a secret in one would break or smuggle requests. Setting one is refused (PATCH, 400),
+ * and a live check refuses a stored credential that names one (docs/sources.md#credentials).
  */
 export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   'host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect',
@@ -30,16 +19,16 @@ export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
 /** `auth.lastError` after a `url` change cleared the credential. */
 export const CLEARED_URL_CHANGED = "the credential was cleared because the source's url changed; set it again";
 /** `auth.lastError` after a rescan moved the described server to other origins. */
-export const CLEARED_SERVERS_CHANGED = "the credential was cleared because a rescan found the source's server URL at another origin; set it again";
+export const CLEARED_SERVERS_CHANGED =
+  "the credential was cleared because a rescan found the source's server URL at another origin; set it again";
 
 /** The base URL a live check calls, or why there is none (a sentence for a 400). */
 export type ServerBase = { url: URL; error?: undefined } | { url?: undefined; error: string };
 
 /**
- * The base URL of the source's API: the document's server URL (`serverUrl` of its index), a
- * relative one resolved against the source's url (`inputUrl`); user info and fragment removed.
- * Never throws: `error` says why there is none (no server URL, unresolved `{variables}`,
- * invalid, relative without a source url, not http/https).
+ * The base URL of the source's API: the document's server URL (`serverUrl` of its index), a relative one resolved
+ * against the source's url (`inputUrl`); user info and fragment removed. Never throws: `error` says why there is none
+ * (no server URL, unresolved `{variables}`, invalid, relative without a source url, not http/https).
  */
 export function serverBase(inputUrl: string | null, serverUrl: string | undefined): ServerBase {
   const raw = serverUrl?.trim();
@@ -63,9 +52,8 @@ export function serverBase(inputUrl: string | null, serverUrl: string | undefine
 }
 
 /**
- * The origins (`scheme://host[:port]`) a credential set now may be sent to: the origin of
- * {@link serverBase}, or none when the source has no usable server URL (such a credential can
- * be sent nowhere until it is set again after a rescan that finds one).
+ * The origins (`scheme://host[:port]`) a credential set now may be sent to: {@link serverBase}'s, or none without a
+ * usable server URL.
  */
 export function credentialOrigins(inputUrl: string | null, serverUrl: string | undefined): string[] {
   const base = serverBase(inputUrl, serverUrl);
@@ -85,9 +73,8 @@ export function clearCredential(src: Source, reason: string): Source {
 }
 
 /**
- * After an ingestion that produced a new index: `src` unchanged when it has no credential or
- * the new `serverUrl` gives the same origins the credential is bound to, else with the
- * credential cleared ({@link CLEARED_SERVERS_CHANGED}).
+ * After an ingestion that produced a new index: `src` unchanged when it has no credential or the new `serverUrl` gives
+ * the same origins the credential is bound to, else with the credential cleared ({@link CLEARED_SERVERS_CHANGED}).
  */
 export function applyCredentialOrigins(src: Source, serverUrl: string | undefined): Source {
   if (!src.credential) return src;

@@ -1,39 +1,8 @@
 /**
- * Live API checks (docs/api.md#live-checks, docs/sources.md#live-checks;
- * scope `sources:write`, docs/api.md#scopes; fetching rules, docs/sources.md#fetching):
- * `POST /api/v1/sources/{sourceId}/checks` calls the customer's API for one ingested endpoint,
- * at the server URL named by the source's document, with the source's stored credential, under
- * the same SSRF rules and time limit as source fetching (and a byte limit of at most 1 MiB).
- *
- * Decisions (also in the route summary, which the OpenAPI document shows):
- * - Refusals before anything is sent are `400 invalid_request`: an endpoint of another source or
- *   none, a non-HTTP endpoint (GraphQL, gRPC, SOAP, AsyncAPI operations), a missing path
- *   parameter, no usable server URL (none, relative without a source URL, unresolved `{variables}`,
- *   not http/https), a `body` for GET/HEAD, a credential bound to another origin (see
- *   credentials.ts), and a host that does not resolve or resolves to a loopback/private address
- *   (the latter without `SOURCE_FETCH_ALLOW_PRIVATE`): both `the host of URL cannot be reached
- *   from this server`, the same text as fetching gives, so checks cannot map internal DNS names.
- * - Once sent, a check always answers `200 {object:"live_check"}`. An upstream status of any
- *   kind (401, 404, 500 …) is the check's result, not an error. When no HTTP answer arrived
- *   (timeout, connection or DNS failure, a response over the byte limit, a refused redirect)
- *   `status` is null and `error` says why; `error` is present only then (a field without a
- *   value is omitted, docs/decisions.md#absent-values-are-omitted), `status` is always present (integer or null).
- * - `body` is the response text (UTF-8) truncated to 16 KiB with `truncated: true`, whatever the
- *   upstream status (`acceptAnyStatus`); it is null only when no HTTP answer arrived.
- * - `headers` are allow-listed (content-type, content-length, cache-control, etag, last-modified,
- *   retry-after, x-request-id, ratelimit-*, x-ratelimit-*); Set-Cookie and the rest are dropped.
- * - The credential is never shown: `url` carries none (user info is stripped), and every form of
- *   the secret an upstream may echo (raw, JSON-escaped, URL-encoded, base64, any letter case; see
- *   redaction.ts) is replaced by `[redacted]` in the returned body, headers and error.
- * - A credential is only sent to the origin it was bound to when it was set, which is the server
- *   URL's origin at that moment (credentials.ts); bearer/basic go in `Authorization`, and a
- *   custom-header credential in its header, which `fetchDocument` drops (`credentialHeaders`)
- *   when a redirect leaves the origin.
- * - Side effects, written only when the source's credential did not change during the check:
- *   `auth.lastVerifiedAt` = now for every sent check; with a credential configured, 2xx → `valid`
- *   and `lastError` null, 401/403 → `invalid` with `lastError` `upstream answered 401`, other
- *   statuses keep the status, no answer → `lastError` = the error. `updatedAt` is not changed
- *   (a check is not an edit). Every sent check counts as a live API check in usage, failed ones too.
+ * Live API checks, `POST /api/v1/sources/{sourceId}/checks` (docs/api.md#live-checks, docs/sources.md#live-checks): one
+ * request to the customer's API for an ingested endpoint, at the document's server URL, with the source's credential,
+ * under the SSRF rules and time limit of fetching. Refusals before sending are 400; once sent, the answer is always 200
+ * `live_check`, the upstream status being the result. The secret is redacted from what is returned (./redaction.ts).
  */
 import { performance } from 'node:perf_hooks';
 import { s } from '../../http/schema.js';
@@ -58,18 +27,24 @@ const NO_BODY = new Set(['GET', 'HEAD']);
 const BODY_LIMIT = 16 * 1024;
 /** Longest URL a check sends. */
 const URL_LIMIT = 8192;
-const ALLOWED_HEADERS = new Set(['content-type', 'content-length', 'cache-control', 'etag', 'last-modified', 'retry-after', 'x-request-id']);
-const allowedHeader = (name: string): boolean => ALLOWED_HEADERS.has(name) || name.startsWith('ratelimit-') || name.startsWith('x-ratelimit-');
+const ALLOWED_HEADERS = new Set(['content-type', 'content-length', 'cache-control', 'etag', 'last-modified',
+  'retry-after', 'x-request-id']);
+const allowedHeader = (name: string): boolean => ALLOWED_HEADERS.has(name) || name.startsWith('ratelimit-') ||
+  name.startsWith('x-ratelimit-');
 /** `{{postman}}`, `{openapi}` and `:express` path parameters. */
 const PATH_PARAM = /\{\{([^{}/]+)\}\}|\{([^{}/]+)\}|(?<=\/):([A-Za-z_][A-Za-z0-9_.-]*)/g;
 
 const checkBody = s.named('LiveCheckRequest', s.object({
-  endpointId: s.string({ minLength: 1, maxLength: 100, description: 'An endpoint id of this source (from GET /api/v1/sources/{sourceId}). Ids change when the source is rescanned.' }),
+  endpointId: s.string({ minLength: 1, maxLength: 100,
+    description: 'An endpoint id of this source (from GET /api/v1/sources/{sourceId}). Ids change when the source is '
+      + 'rescanned.' }),
   parameters: s.optional(s.object({}, {
     additionalProperties: true,
-    description: 'Values (string, number or boolean) for the path parameters ({name}, {{name}} or :name segments), URL-encoded; the others are sent as query parameters.',
+    description: 'Values (string, number or boolean) for the path parameters ({name}, {{name}} or :name segments), '
+      + 'URL-encoded; the others are sent as query parameters.',
   })),
-  body: s.optional(s.any({ description: 'A JSON value sent as the application/json request body (not for GET or HEAD).' })),
+  body: s.optional(s.any({
+    description: 'A JSON value sent as the application/json request body (not for GET or HEAD).' })),
 }));
 
 export const liveCheckSchema = s.named('LiveCheck', s.object({
@@ -77,12 +52,18 @@ export const liveCheckSchema = s.named('LiveCheck', s.object({
   endpointId: s.string(),
   method: s.string(),
   url: s.string({ format: 'uri', description: 'The URL requested (before redirects); it never holds the credential.' }),
-  status: s.nullable(s.integer({ minimum: 100, maximum: 999, description: 'The upstream HTTP status; null when no HTTP answer arrived (see error).' })),
+  status: s.nullable(s.integer({ minimum: 100, maximum: 999,
+    description: 'The upstream HTTP status; null when no HTTP answer arrived (see error).' })),
   durationMs: s.integer({ minimum: 0 }),
-  headers: s.object({}, { additionalProperties: true, description: 'Allow-listed response headers (lower-case names, string values).' }),
-  body: s.nullable(s.string({ description: 'The response text (UTF-8), at most 16 KiB (see `truncated`), whatever the upstream status; null when no HTTP answer arrived.' })),
+  headers: s.object({}, { additionalProperties: true,
+    description: 'Allow-listed response headers (lower-case names, string values).' }),
+  body: s.nullable(s.string({
+    description: 'The response text (UTF-8), at most 16 KiB (see `truncated`), whatever the upstream status; null when '
+      + 'no HTTP answer arrived.' })),
   truncated: s.boolean(),
-  error: s.optional(s.string({ description: 'Why no HTTP answer arrived (timeout, connection, size limit, refused redirect); present only when status is null.' })),
+  error: s.optional(s.string({
+    description: 'Why no HTTP answer arrived (timeout, connection, size limit, refused redirect); present only when '
+      + 'status is null.' })),
 }));
 
 type Params = Record<string, string | number | boolean>;
@@ -109,8 +90,10 @@ function requestUrl(base: URL, path: string, params: Params): URL {
   const missing: string[] = [];
   // A lone UTF-16 surrogate has no UTF-8 form: it can be neither percent-encoded in the path nor sent in the query.
   for (const [k, v] of Object.entries(params)) {
-    if (!k.isWellFormed()) throw invalid('parameters has a name that is not well-formed Unicode text (it has a lone surrogate)');
-    if (!String(v).isWellFormed()) throw invalid(`parameters.${k} must be well-formed Unicode text (it has a lone surrogate)`);
+    if (!k.isWellFormed()) throw invalid(
+      'parameters has a name that is not well-formed Unicode text (it has a lone surrogate)');
+    if (!String(v).isWellFormed()) throw invalid(
+      `parameters.${k} must be well-formed Unicode text (it has a lone surrogate)`);
   }
   const filled = path.replace(PATH_PARAM, (_m, a?: string, b?: string, c?: string) => {
     const name = (a ?? b ?? c ?? '').trim();
@@ -139,16 +122,21 @@ function credentialHeaders(cred: Credential, secret: string): { headers: Record<
   }
   if (cred.type === 'basic') {
     const value = `Basic ${Buffer.from(`${cred.username ?? ''}:${secret}`).toString('base64')}`;
-    return { headers: { authorization: value }, redactor: new Redactor({ secret, username: cred.username ?? '', headerValues: [value] }) };
+    return { headers: { authorization: value }, redactor: new Redactor({ secret, username: cred.username ?? '',
+      headerValues: [value] }) };
   }
   const name = (cred.headerName ?? '').toLowerCase();
-  if (!name || RESERVED_HEADERS.has(name)) throw invalid(`the credential header name ${cred.headerName ?? ''} cannot be used for a live check; set auth again with another headerName`);
+  if (!name || RESERVED_HEADERS.has(name)) throw invalid(
+    `the credential header name ${cred.headerName ?? ''} cannot be used for a live check; set auth again with another `
+      + `headerName`);
   return { headers: { [name]: secret }, redactor: new Redactor({ secret }) };
 }
 
 /** Message of a fetch that got no HTTP answer. */
 function failureText(e: FetchError, customHeader: boolean): string {
-  if (e.code === 'too_many_redirects' && customHeader) return 'the API answered with a redirect, which a check with a custom-header credential does not follow (it could carry the credential to another origin)';
+  if (e.code === 'too_many_redirects' &&
+    customHeader) return 'the API answered with a redirect, which a check with a custom-header credential does not '
+      + 'follow (it could carry the credential to another origin)';
   return e.message;
 }
 
@@ -156,12 +144,18 @@ export function liveCheckRoutes(deps: RouteDeps) {
   const { config, secrets, usage } = deps;
   return [
     route({
-      method: 'POST', path: '/api/v1/sources/{sourceId}/checks', operationId: 'createLiveCheck', tag: 'Sources', scope: 'sources:write',
-      summary: 'Call the customer\'s API for one ingested endpoint at the document\'s server URL with the source\'s credential (sent only to that origin), '
-        + 'under the fetching rules (SSRF, timeout, 1 MiB). Any upstream status is a 200 result; status null with error when no answer arrived. '
-        + 'Updates auth.lastVerifiedAt, auth.status (2xx valid, 401/403 invalid) and auth.lastError; counts as a live API check. '
-        + '400 when nothing can be sent: endpoint not of this source or not HTTP, missing path parameter, no usable server URL, '
-        + 'a credential bound to another origin (it is bound to the server URL\'s origin when set), a host that cannot be reached.',
+      method: 'POST', path: '/api/v1/sources/{sourceId}/checks', operationId: 'createLiveCheck', tag: 'Sources',
+        scope: 'sources:write',
+      summary: 'Call the customer\'s API for one ingested endpoint at the document\'s server URL with the source\'s '
+        + 'credential (sent only to that origin), '
+        + 'under the fetching rules (SSRF, timeout, 1 MiB). Any upstream status is a 200 result; status null with '
+        + 'error when no answer arrived. '
+        + 'Updates auth.lastVerifiedAt, auth.status (2xx valid, 401/403 invalid) and auth.lastError; counts as a live '
+        + 'API check. '
+        + '400 when nothing can be sent: endpoint not of this source or not HTTP, missing path parameter, no usable '
+        + 'server URL, '
+        + 'a credential bound to another origin (it is bound to the server URL\'s origin when set), a host that cannot '
+        + 'be reached.',
       body: checkBody,
       success: { status: 200, schema: liveCheckSchema, description: 'The result of the check.' },
       handler: async (ctx) => {
@@ -170,11 +164,13 @@ export function liveCheckRoutes(deps: RouteDeps) {
         const b = ctx.body;
         const params = checkParameters(b.parameters as Record<string, unknown> | undefined);
         const idx = ctx.ws.get('source_index', src.id);
-        const endpoint = ctx.ws.sources.search.endpoints.get(b.endpointId) === src.id ? idx?.endpoints.find((e) => e.id === b.endpointId) : undefined;
+        const endpoint = ctx.ws.sources.search.endpoints.get(b.endpointId) === src.id ? idx?.endpoints.find((e) =>
+          e.id === b.endpointId) : undefined;
         if (!endpoint) throw invalid('endpointId is not an endpoint of this source');
         const method = (endpoint.method ?? '').toUpperCase();
         if (!HTTP_METHODS.has(method)) {
-          throw invalid(`live checks need an HTTP endpoint (GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS); this endpoint is ${method || 'without a method'}`);
+          throw invalid(`live checks need an HTTP endpoint (GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS); this `
+            + `endpoint is ${method || 'without a method'}`);
         }
         if (b.body !== undefined && NO_BODY.has(method)) throw invalid(`body cannot be sent with a ${method} request`);
         const base = baseUrl(src, idx);
@@ -182,19 +178,23 @@ export function liveCheckRoutes(deps: RouteDeps) {
 
         const cred = src.credential;
         if (cred && !credentialAllows(cred, url.origin)) {
-          throw invalid(`the source's credential may not be sent to ${url.origin}: it is bound to the origin the source described when it was set; set auth again`);
+          throw invalid(`the source's credential may not be sent to ${url.origin}: it is bound to the origin the `
+            + `source described when it was set; set auth again`);
         }
-        let auth: { headers: Record<string, string>; redactor: Redactor } = { headers: {}, redactor: new Redactor(undefined) };
+        let auth: { headers: Record<string, string>; redactor: Redactor } =
+          { headers: {}, redactor: new Redactor(undefined) };
         if (cred) {
           let secret: string;
           try { secret = secrets.open(cred.sealed, `${ctx.ws.id}/${src.id}`); } catch (e) {
-            if (e instanceof SecretError) throw invalid('the source\'s stored credential cannot be decrypted; set auth again');
+            if (e instanceof SecretError) throw invalid(
+              'the source\'s stored credential cannot be decrypted; set auth again');
             throw e;
           }
           auth = credentialHeaders(cred, secret);
         }
         // Checked here (the fetch checks again) so that a refusal is a 400 with nothing sent.
-        if (!await resolveReachable(url.hostname, config.sourceFetchAllowPrivate)) throw invalid(unreachableMessage(url.href));
+        if (!await resolveReachable(url.hostname, config.sourceFetchAllowPrivate)) throw invalid(
+          unreachableMessage(url.href));
 
         const customHeader = cred?.type === 'header';
         const headers: Record<string, string> = { ...auth.headers };
@@ -210,8 +210,8 @@ export function liveCheckRoutes(deps: RouteDeps) {
             timeoutMs: config.sourceFetchTimeoutMs,
             maxBytes: Math.min(config.sourceFetchMaxBytes, MiB),
             allowPrivate: config.sourceFetchAllowPrivate,
-            // Any upstream status is the check's result; a custom credential header is dropped
-            // like Authorization when a redirect leaves the server's origin.
+            // Any upstream status is the check's result; a custom credential header is dropped like Authorization when
+            // a redirect leaves the server's origin.
             acceptAnyStatus: true,
             ...(customHeader && cred?.headerName ? { credentialHeaders: [cred.headerName] } : {}),
           });
@@ -230,15 +230,18 @@ export function liveCheckRoutes(deps: RouteDeps) {
           const a = { ...current.auth, lastVerifiedAt: iso(ctx.now) };
           if (cred) {
             if (status !== null && status >= 200 && status <= 299) { a.status = 'valid'; a.lastError = null; }
-            else if (status === 401 || status === 403) { a.status = 'invalid'; a.lastError = `upstream answered ${status}`; }
+            else if (status === 401 || status === 403) { a.status = 'invalid'; a.lastError =
+              `upstream answered ${status}`; }
             else if (status === null) a.lastError = error ?? 'no answer';
           }
           ctx.tx().put('source', src.id, { ...current, auth: a });
         }
 
         const outHeaders: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res?.headers ?? {})) if (allowedHeader(k)) outHeaders[k] = auth.redactor.redact(v);
-        const text = res ? auth.redactor.redactPrefix(res.body.toString('utf8'), BODY_LIMIT) : { text: null, truncated: false };
+        for (const [k, v] of Object.entries(res?.headers ?? {})) if (allowedHeader(k)) outHeaders[k] =
+          auth.redactor.redact(v);
+        const text = res ? auth.redactor.redactPrefix(res.body.toString('utf8'), BODY_LIMIT) : { text: null,
+          truncated: false };
         return {
           status: 200,
           body: {

@@ -1,16 +1,9 @@
 /**
- * Redaction of a credential from what a live check returns (README "Sources", live checks):
- * an upstream may echo the secret back in any form, so the secret is searched for, in any letter
- * case, in the text as it is and as three decodings of it — JSON string escapes (`\"`, `\/`,
- * `\u00e9` …), URL encoding (`%2F`/`%2f`, `+` for a space, UTF-8 bytes) and both in turn —
- * together with its base64 forms (standard and URL-safe, with and without padding, of the secret
- * alone and of `username:secret`, and the part of them that does not depend on the neighbouring
- * bytes when the secret sits inside a longer encoded string, at each of the three byte
- * alignments). Every text range that decodes to one of these forms is replaced by `[redacted]`.
- *
- * The search is an Aho-Corasick automaton over case-folded UTF-16 code units: no regular
- * expression is built from the secret, and the time is linear in the text's length (each
- * decoding is one pass, the automaton one pass per decoding), whatever the secret holds.
+ * Redaction of a credential from what a live check returns (docs/sources.md#live-checks): an upstream may echo the
+ * secret in any form (raw, JSON-escaped, URL-encoded, base64, any case), so each form is searched for in the text and
+ * its decodings and replaced by `[redacted]`. The search is an Aho-Corasick automaton over case-folded UTF-16 code
+ * units: no regular expression is built from the secret, and the time is linear in the text's length whatever the
+ * secret holds.
  */
 
 /** What replaces each redacted range. */
@@ -18,7 +11,6 @@ export const REDACTED = '[redacted]';
 /** Forms shorter than this are not searched for: they would garble ordinary text. */
 export const MIN_FORM_LENGTH = 4;
 
-// ---------------------------------------------------------------------------------------------
 // Case folding: one code unit to one code unit, so positions never shift.
 
 const FOLD = new Uint16Array(65536);
@@ -31,7 +23,6 @@ function buildFold(): void {
   folded = true;
 }
 
-// ---------------------------------------------------------------------------------------------
 // Views: a text as one decoding sees it — code units, each with the source range it came from.
 
 interface View {
@@ -59,7 +50,8 @@ const JSON_SIMPLE: Record<number, number> = { 34: 34, 92: 92, 47: 47, 98: 8, 102
 
 /** JSON string escapes decoded: `\"`, `\\`, `\/`, `\b\f\n\r\t`, `\uXXXX` (any hex case). */
 function jsonView(v: View): View {
-  const out: View = { units: new Uint16Array(v.length), start: new Int32Array(v.length), end: new Int32Array(v.length), length: 0 };
+  const out: View = { units: new Uint16Array(v.length), start: new Int32Array(v.length), end: new Int32Array(v.length),
+    length: 0 };
   const u = v.units;
   for (let i = 0; i < v.length;) {
     let unit = u[i];
@@ -68,7 +60,8 @@ function jsonView(v: View): View {
       const e = u[i + 1];
       if (JSON_SIMPLE[e] !== undefined) { unit = JSON_SIMPLE[e]; next = i + 2; }
       else if (e === 117 && i + 5 < v.length) {
-        const h = (hexValue(u[i + 2]) << 12) | (hexValue(u[i + 3]) << 8) | (hexValue(u[i + 4]) << 4) | hexValue(u[i + 5]);
+        const h = (hexValue(u[i + 2]) << 12) | (hexValue(u[i + 3]) << 8) | (hexValue(u[i + 4]) << 4) | hexValue(
+          u[i + 5]);
         if (h >= 0) { unit = h; next = i + 6; } // a bad digit (-1) makes the whole value negative
       }
     }
@@ -81,16 +74,14 @@ function jsonView(v: View): View {
   return out;
 }
 
-/**
- * URL encoding decoded: `+` is a space, and each run of `%XX` bytes is decoded as UTF-8 (a byte
- * that is not part of a valid sequence stands for itself as U+0080–U+00FF, which no secret form
- * matches unless the secret holds that character).
- */
+/** URL encoding decoded: `+` is a space, `%XX` runs are UTF-8 (a stray byte stands for itself as U+0080–U+00FF). */
 function urlView(v: View): View {
-  const out: View = { units: new Uint16Array(v.length), start: new Int32Array(v.length), end: new Int32Array(v.length), length: 0 };
+  const out: View = { units: new Uint16Array(v.length), start: new Int32Array(v.length), end: new Int32Array(v.length),
+    length: 0 };
   const u = v.units;
   const push = (unit: number, from: number, to: number): void => {
-    out.units[out.length] = unit; out.start[out.length] = v.start[from]; out.end[out.length] = v.end[to - 1]; out.length++;
+    out.units[out.length] = unit; out.start[out.length] = v.start[from]; out.end[out.length] =
+      v.end[to - 1]; out.length++;
   };
   /** The byte of a `%XX` at i, or -1. */
   const byteAt = (i: number): number => {
@@ -102,7 +93,8 @@ function urlView(v: View): View {
     const b0 = byteAt(i);
     if (b0 < 0) { push(u[i] === 43 ? 32 : u[i], i, i + 1); i++; continue; }
     // One UTF-8 sequence: its length from the lead byte, continuation bytes as %XX too.
-    const len = b0 < 0x80 ? 1 : b0 >= 0xc2 && b0 <= 0xdf ? 2 : b0 >= 0xe0 && b0 <= 0xef ? 3 : b0 >= 0xf0 && b0 <= 0xf4 ? 4 : 0;
+    const len = b0 < 0x80 ? 1 : b0 >= 0xc2 && b0 <= 0xdf ? 2 : b0 >= 0xe0 && b0 <= 0xef ? 3 : b0 >= 0xf0 &&
+      b0 <= 0xf4 ? 4 : 0;
     let cp = len === 1 ? b0 : len === 2 ? b0 & 0x1f : len === 3 ? b0 & 0x0f : b0 & 0x07;
     let j = i + 3;
     let ok = len > 0;
@@ -111,7 +103,8 @@ function urlView(v: View): View {
       if (b < 0 || (b & 0xc0) !== 0x80) ok = false;
       else cp = (cp << 6) | (b & 0x3f);
     }
-    if (ok && ((len === 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len === 4 && (cp < 0x10000 || cp > 0x10ffff)))) ok = false;
+    if (ok && ((len === 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+      (len === 4 && (cp < 0x10000 || cp > 0x10ffff)))) ok = false;
     if (!ok) { push(b0, i, i + 3); i += 3; continue; }
     if (cp > 0xffff) {
       const c = cp - 0x10000;
@@ -123,13 +116,10 @@ function urlView(v: View): View {
   return out;
 }
 
-// ---------------------------------------------------------------------------------------------
 // Aho-Corasick over folded code units.
 
-/**
- * The automaton. A node's children: the root's in a dense 65,536-entry table; other nodes hold
- * one child inline (the trie of a few long forms is mostly chains) and more in a Map.
- */
+/** The automaton: the root's children in a dense 65,536-entry table, others one inline (tries of few forms are mostly
+ * chains) and more in a Map. */
 class Automaton {
   private readonly root = new Int32Array(65536).fill(-1);
   private childUnit: Int32Array;
@@ -180,7 +170,8 @@ class Automaton {
     for (let c = 0; c < 65536; c++) if (this.root[c] >= 0) queue.push(this.root[c]); // their failure link is the root
     for (let q = 0; q < queue.length; q++) {
       const node = queue[q];
-      const kids: Array<[number, number]> = this.childUnit[node] === -1 ? [] : [[this.childUnit[node], this.childNode[node]]];
+      const kids: Array<[number, number]> = this.childUnit[node] === -1 ? [] : [[this.childUnit[node], this.childNode[
+        node]]];
       for (const e of this.more.get(node) ?? []) kids.push(e);
       for (const [unit, next] of kids) {
         let f = this.fail[node];
@@ -196,7 +187,8 @@ class Automaton {
   /** One step: the state after `node` reads `unit` (folded). */
   private step(node: number, unit: number): number {
     for (;;) {
-      const next = node === 0 ? this.root[unit] : this.childUnit[node] === unit ? this.childNode[node] : this.more.get(node)?.get(unit) ?? -1;
+      const next = node === 0 ? this.root[unit] : this.childUnit[node] === unit ? this.childNode[node] : this.more.get(
+        node)?.get(unit) ?? -1;
       if (next >= 0) return next;
       if (node === 0) return 0;
       node = this.fail[node];
@@ -227,16 +219,12 @@ class Automaton {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
 // The forms of a secret
 
 const urlSafe = (b64: string): string => b64.replaceAll('+', '-').replaceAll('/', '_');
 
-/**
- * The base64 forms of `bytes`: the whole encoding with and without padding, and at each byte
- * alignment k (0, 1, 2 bytes before it in a longer encoded string) the characters that only
- * depend on `bytes`; each in the standard and the URL-safe alphabet.
- */
+/** The base64 forms of `bytes`, standard and URL-safe: whole (padded or not), and at each byte alignment inside a
+ * longer encoded string the characters that depend on `bytes` alone. */
 function base64Forms(bytes: Buffer): string[] {
   const std: string[] = [];
   const whole = bytes.toString('base64');
@@ -257,21 +245,14 @@ export interface SecretParts {
   headerValues?: string[];
 }
 
-/**
- * Every literal form searched for (before the decodings): the header values, the secret, and
- * the base64 forms of the secret and of `username:secret`; forms shorter than
- * {@link MIN_FORM_LENGTH} are left out. Exported for tests.
- */
+/** Every literal form searched for: header values, the secret, base64 of it and of `username:secret` (tests). */
 export function secretForms(p: SecretParts): string[] {
   const forms = [...(p.headerValues ?? []), p.secret, ...base64Forms(Buffer.from(p.secret, 'utf8'))];
   if (p.username !== undefined) forms.push(...base64Forms(Buffer.from(`${p.username}:${p.secret}`, 'utf8')));
   return [...new Set(forms)].filter((f) => f.length >= MIN_FORM_LENGTH);
 }
 
-/**
- * Source characters one decoded code unit can come from at most: a character of 3 UTF-8 bytes
- * written `%XX%XX%XX` (9 characters), each of those written `\uXXXX` (6 each) = 54.
- */
+/** Source characters one decoded unit can come from at most: `%XX%XX%XX` with each character as `\uXXXX`. */
 const MAX_SPAN_PER_UNIT = 54;
 
 /** Replaces every form of one credential in texts; build once per check, use for body and headers. */
@@ -291,28 +272,22 @@ export class Redactor {
     this.spaced = p?.secret.includes(' ') ?? false;
   }
 
-  /**
-   * `text` with every range that is, or decodes (JSON escapes, URL encoding, both) to, a form
-   * of the secret in any letter case replaced by {@link REDACTED}; overlapping or touching
-   * ranges become one. Linear in `text.length`.
-   */
+  /** `text` with every range that is or decodes to a form of the secret replaced by {@link REDACTED}; linear. */
   redact(text: string): string {
     return this.automaton ? render(text, this.cover(text), text.length) : text;
   }
 
   /**
-   * `redact(text)` cut to its first `maxBytes` bytes of UTF-8 (on a character boundary), and
-   * whether anything was cut — without redacting the whole of a long text: a growing prefix is
-   * redacted until the part of it that no later match can reach already passes `maxBytes`. The
-   * work stays linear in `text.length`, and is about `maxBytes` plus the longest form's reach
-   * when the text is long and holds few secrets (the usual case for a 1 MiB answer).
+   * `redact(text)` cut to its first `maxBytes` UTF-8 bytes, and whether it was cut: a growing prefix is redacted until
+   * the part no later match can reach passes `maxBytes`, so a long answer is not redacted whole.
    */
+
   redactPrefix(text: string, maxBytes: number): { text: string; truncated: boolean } {
     for (let window = maxBytes + this.reach; ; window *= 2) {
       if (!this.automaton || window >= text.length) return cutBytes(this.redact(text), maxBytes);
       const prefix = text.slice(0, window);
-      // Source positions before `settled` are covered exactly as in the whole text: a match
-      // reaching one of them lies inside the prefix, decoded as in the whole text.
+      // Source positions before `settled` are covered exactly as in the whole text: a match reaching one of them lies
+      // inside the prefix, decoded as in the whole text.
       const settled = window - this.reach;
       const out = render(prefix, this.cover(prefix), settled);
       if (Buffer.byteLength(out, 'utf8') > maxBytes) return cutBytes(out, maxBytes);

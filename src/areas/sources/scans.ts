@@ -1,16 +1,9 @@
 /**
- * Source scans: the ingestion that create and rescan run (docs/sources.md, docs/decisions.md#processing-is-visible-and-durable).
- * A scan goes through the request's one write path (docs/decisions.md#one-write-path-per-request):
- *
- * 1. the handler puts the source's `processing` record in `ctx.tx()`;
- * 2. {@link SourceScans.scan} marks the scan running and has the pipeline commit that much
- *    (`ctx.commit()`): the source is visible and durable while it is ingested, and a restart
- *    meanwhile finds it `processing` (src/areas/sources/state.ts fails it);
- * 3. it ingests (fetch, parse on a worker) and puts the outcome — status, type, name, the
- *    ingestion output with its search postings — in `ctx.tx()`, which the pipeline commits
- *    before answering.
- *
- * At most one scan of a source runs at a time: a second is a 409.
+ * Source scans, the ingestion that create and rescan run (docs/sources.md#processing-and-failures,
+ * docs/decisions.md#processing-is-visible-and-durable). A scan commits the source as `processing` first (visible and
+ * durable while ingested; a restart fails it, ./state.ts), then ingests and puts the outcome in the request's
+ * transaction (docs/decisions.md#one-write-path-per-request). At most one scan of a source runs at a time: a second is
+ * a 409.
  */
 import { ApiError } from '../../http/errors.js';
 import type { Ctx } from '../../domain/route.js';
@@ -32,9 +25,8 @@ import type { SourceIndexRec } from '../../ingest/types.js';
 export const UNTITLED = 'Untitled source';
 
 /**
- * The name a source takes when none is given: the last one derived from its document, else
- * (a record stored before derived names were kept, or one that never ingested) its URL's host,
- * else `Untitled source` (docs/sources.md#naming).
+ * The name a source takes when none is given: the last one derived from its document, else (a record stored before
+ * derived names were kept, or one that never ingested) its URL's host, else `Untitled source` (docs/sources.md#naming).
  */
 export function defaultName(src: Source): string {
   if (src.derivedName !== undefined) return src.derivedName;
@@ -67,11 +59,10 @@ export class SourceScans {
   }
 
   /**
-   * Scans `src`, whose `processing` record the caller put in `ctx.tx()`: commits it (the scan
-   * is marked running before that commit is awaited, so a rescan arriving meanwhile gets its
-   * 409), ingests `req`, and puts the outcome in `ctx.tx()` for the pipeline to commit.
-   * @throws ApiError 409 `conflict` when the source was deleted while it was ingested (nothing
-   *   of the ingestion is stored then); the errors of the first commit.
+   * Scans `src`, whose `processing` record the caller put in `ctx.tx()`: commits it (marked running first, so a rescan
+   * arriving meanwhile gets its 409), ingests `req`, and puts the outcome in `ctx.tx()` for the request to commit.
+   * @throws ApiError 409 `conflict` when the source was deleted while it was ingested (nothing of the ingestion is
+   *   stored then); the errors of the first commit.
    */
   async scan(ctx: Ctx<unknown, unknown>, src: Source, req: IngestRequest): Promise<ScanResult> {
     const key = `${ctx.ws.id}/${src.id}`;
@@ -95,20 +86,18 @@ export class SourceScans {
   private ingestOptions() {
     const { config, analyzer } = this.deps;
     return {
-      fetch: { timeoutMs: config.sourceFetchTimeoutMs, maxBytes: config.sourceFetchMaxBytes, allowPrivate: config.sourceFetchAllowPrivate },
+      fetch: { timeoutMs: config.sourceFetchTimeoutMs, maxBytes: config.sourceFetchMaxBytes,
+        allowPrivate: config.sourceFetchAllowPrivate },
       crawlMaxPages: config.sourceCrawlMaxPages, githubApiUrl: config.githubApiUrl, analyzer,
     };
   }
 
-  /**
-   * Puts the outcome of a scan in `ctx.tx()`: the source's status, error, type and derived
-   * name, and on success the ingestion output with the search postings the worker prepared
-   * (they go with the put to the search index, which then does no per-chunk work).
-   */
-  private store(ctx: Ctx<unknown, unknown>, src: Source, out: Ingested | undefined, error: string | null, failedAs: SourceType | undefined): ScanResult {
+  /** Puts a scan's outcome in `ctx.tx()`: status, error, type, name, and on success the output with its postings. */
+  private store(ctx: Ctx<unknown, unknown>, src: Source, out: Ingested | undefined, error: string | null,
+    failedAs: SourceType | undefined): ScanResult {
     const current = ctx.ws.get('source', src.id);
-    // A DELETE that came in while this ran won: the answer is a conflict with that change, and
-    // nothing of this ingestion is stored.
+    // A DELETE that came in while this ran won: the answer is a conflict with that change, and nothing of this
+    // ingestion is stored.
     if (!current) throw new ApiError('conflict', 'the source was deleted while it was being ingested');
     const host = src.inputUrl ? new URL(src.inputUrl).host : undefined;
     const derivedName = out?.title?.trim().slice(0, 200) || host || defaultName(current);

@@ -1,7 +1,7 @@
 /**
- * The sources area's records (docs/storage.md#data-dir-layout) — a source, the pasted content
- * it was made from (kept for rescans), the output of its last ingestion — and the state derived
- * from them: the list order, the url of each source, the search index and the endpoints.
+ * The sources area's records (docs/storage.md#data-dir-layout) — a source, the pasted content it was made from (kept
+ * for rescans), the output of its last ingestion — and the state derived from them: the list order, the url of each
+ * source, the search index and the endpoints.
  */
 import type { Db, WithPrepared } from '../../store/db.js';
 import { attachIndexes, orderBy, uniqueBy } from '../../store/indexes.js';
@@ -29,9 +29,8 @@ export const sourceIndexes = {
 };
 
 /**
- * What the workspace's ingestion outputs make searchable: the BM25 index over every source's
- * chunks and the source of every endpoint (live API checks), kept current on every change of a
- * `source_index` record.
+ * What the workspace's ingestion outputs make searchable: the BM25 index over every source's chunks and the source of
+ * every endpoint (live API checks), kept current on every change of a `source_index` record.
  */
 export class SourceSearch {
   /** BM25 index over every source's chunks. */
@@ -39,8 +38,8 @@ export class SourceSearch {
   /** Endpoint id → source id. */
   readonly endpoints = new Map<string, string>();
   /**
-   * The postings of each indexed record, so that an undo that puts a replaced record back
-   * does not prepare them again (held only as long as the record is).
+   * The postings of each indexed record, so that an undo that puts a replaced record back does not prepare them again
+   * (held only as long as the record is).
    */
   private readonly entries = new WeakMap<object, SourceEntry>();
 
@@ -49,23 +48,26 @@ export class SourceSearch {
       if (prev) { for (const e of prev.endpoints) this.endpoints.delete(e.id); this.index.removeSource(id); }
       if (next) {
         for (const e of next.endpoints) this.endpoints.set(e.id, id);
-        // Prepared on a worker (the usual case: the put brings them): O(1), no per-chunk work
-        // on the main thread. A replayed record is prepared here.
+        // Prepared on a worker (the usual case: the put brings them): O(1), no per-chunk work on the main thread. A
+        // replayed record is prepared here.
         const entry = prepared ?? this.entries.get(next)
-          ?? prepareSource(next.chunks.map((c) => ({ documentId: next.documents[c.d].id, title: next.documents[c.d].title, text: c.t })));
+          ?? prepareSource(next.chunks.map((c) => ({ documentId: next.documents[c.d].id, title: next.documents[
+            c.d].title, text: c.t })));
         this.entries.set(next, entry);
         this.index.addPrepared(id, entry);
       }
     });
   }
 
-  /** The postings of source `id`'s chunks (prepared now if they are not held), or undefined without an ingestion output. */
+  /** The postings of source `id`'s chunks (prepared now if they are not held), or undefined without an ingestion
+   * output. */
   entryOf(id: string): SourceEntry | undefined {
     const rec = this.db.get('source_index', id);
     if (!rec) return undefined;
     let entry = this.entries.get(rec);
     if (!entry) {
-      entry = prepareSource(rec.chunks.map((c) => ({ documentId: rec.documents[c.d].id, title: rec.documents[c.d].title, text: c.t })));
+      entry = prepareSource(rec.chunks.map((c) => ({ documentId: rec.documents[c.d].id, title: rec.documents[
+        c.d].title, text: c.t })));
       this.entries.set(rec, entry);
     }
     return entry;
@@ -73,10 +75,8 @@ export class SourceSearch {
 }
 
 /**
- * BM25 over the chunks of one source only (the public docs' search, docs/web.md#public-docs):
- * the source's postings, already held, in an index of their own, so term weights come from
- * that source alone. O(1) to set up; the search costs what a one-source index's does.
- * @param limit the most hits, best first. @returns [] for an unknown source or no match.
+ * BM25 over the chunks of one source only (the public docs' search, docs/web.md#public-docs), term weights from that
+ * source alone; O(1) to set up. @param limit the most hits, best first. @returns [] for an unknown source or no match.
  */
 export function searchOneSource(search: SourceSearch, sourceId: string, query: string, limit: number): SearchHit[] {
   const entry = search.entryOf(sourceId);
@@ -92,18 +92,19 @@ export function attachSources(db: Db<SourceRecords>) {
 }
 
 /**
- * A source left `processing` was being ingested when the server stopped: marks it failed (one
- * transaction, durable when this resolves) so that it can be rescanned; its previous
- * documents, if any, are kept (docs/decisions.md#processing-is-visible-and-durable).
- * @param now the clock's time (ms), the sources' new `updatedAt`.
- * @throws StorageFailedError and fs errors of the commit.
+ * Marks failed, in one durable transaction, the sources left `processing` by a stop, so they can be rescanned; their
+ * previous documents are kept (docs/decisions.md#processing-is-visible-and-durable).
+ * @param now the clock's time (ms), the sources' new `updatedAt`. @throws StorageFailedError and fs errors of the
+ *   commit.
  */
 export async function failInterruptedIngestions(db: Db<SourceRecords>, now: number): Promise<void> {
   const stuck = [...db.table('source').values()].filter((s) => s.status === 'processing');
   if (stuck.length === 0) return;
   const tx = db.begin();
   for (const s of stuck) {
-    tx.put('source', s.id, { ...s, status: 'failed', error: 'ingestion was interrupted by a server restart; rescan the source', updatedAt: new Date(now).toISOString() });
+    tx.put('source', s.id, { ...s, status: 'failed',
+      error: 'ingestion was interrupted by a server restart; rescan the source',
+      updatedAt: new Date(now).toISOString() });
   }
   await db.commit(tx);
 }

@@ -1,8 +1,8 @@
 /**
- * Usage counting (docs/api.md#usage): every authenticated request and every
- * live API check of a workspace counts towards the current UTC month. Counts live in memory
- * and are written to the workspace's log in one batch every `flushMs` (5 s), never once per
- * request — a crash loses at most the last batch. The record `usage/<YYYY-MM>` holds a month.
+ * Usage counting (docs/api.md#usage): every authenticated request and every live API check of a workspace counts
+ * towards the current UTC month. Counts live in memory and are written to the workspace's log in one batch every
+ * `flushMs` (5 s), never once per request — a crash loses at most the last batch. The record `usage/<YYYY-MM>` holds a
+ * month.
  */
 import type { Clock } from '../../core/clock.js';
 import type { Db } from '../../store/db.js';
@@ -28,7 +28,8 @@ export class UsageCounter {
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
 
-  constructor(private readonly store: Store<ServedWorkspace & { readonly db: Db<UsageRecords> }>, private readonly clock: Clock, private readonly logger: Logger, readonly flushMs = 5000) {}
+  constructor(private readonly store: Store<ServedWorkspace & { readonly db: Db<UsageRecords> }>,
+    private readonly clock: Clock, private readonly logger: Logger, readonly flushMs = 5000) {}
 
   /** Starts the periodic flush (unref'd: it never keeps the process alive). */
   start(): void {
@@ -99,7 +100,8 @@ export class UsageCounter {
       const tx = ws.db.begin();
       for (const [month, c] of byMonth) {
         const prev = ws.db.get('usage', month);
-        tx.put('usage', month, { month, apiRequests: (prev?.apiRequests ?? 0) + c.apiRequests, liveApiChecks: (prev?.liveApiChecks ?? 0) + c.liveApiChecks });
+        tx.put('usage', month, { month, apiRequests: (prev?.apiRequests ?? 0) + c.apiRequests, liveApiChecks: (
+          prev?.liveApiChecks ?? 0) + c.liveApiChecks });
       }
       writes.push(ws.db.commit(tx).catch((e) => {
         // Put the counts back so the next flush retries them.

@@ -1,12 +1,11 @@
 /**
- * Which webhook deliveries are stored in batches of first-attempt successes (record type
- * `webhook_delivered`, docs/decisions.md#first-attempt-successes-are-stored-in-batches): each
- * batched delivery's batch by delivery id, each endpoint's batches, and the lookup of one
- * delivery as its own record would be. Kept by the webhooks area's state (state.ts), which
- * gives it its endpoints' deliveries indexes and what is owed.
+ * Which webhook deliveries are stored in batches of first-attempt successes (record type `webhook_delivered`,
+ * docs/decisions.md#first-attempt-successes-are-stored-in-batches): each batched delivery's batch by delivery id, each
+ * endpoint's batches, and the lookup of one delivery as its own record would be. Kept by the webhooks area's state
+ * (state.ts), which gives it its endpoints' deliveries indexes and what is owed.
  */
 import type { Db } from '../../store/db.js';
-import type { SortedIndex } from '../../store/sorted.js';
+import type { SortedIndex } from '../../store/memory/sorted.js';
 import { deliveryIdOf } from './deliveryId.js';
 import { deliveredRec, type DeliveredRec, type DeliveryRec, type WebhookRecords } from './model.js';
 
@@ -32,10 +31,8 @@ export class DeliveredBatches {
   constructor(private readonly db: Db<WebhookRecords>, private readonly host: BatchHost) {}
 
   /**
-   * Files batch `id`'s deliveries under it. `ids`, for a batch the dispatcher writes, are its
-   * deliveries' ids in order (in their index already, since they were owed): that is all.
-   * Without (a batch replayed at a start, or put back by an undo), each delivery not owed also
-   * goes in its endpoint's index.
+   * Files batch `id`'s deliveries under it. `ids` (a batch the dispatcher writes) are already in their index; without
+   * them (a replayed or undone batch), each delivery not owed also goes in its endpoint's index.
    */
   add(id: string, b: DeliveredRec, ids: string[] | null): void {
     let set = this.byEndpoint.get(b.endpointId);
@@ -49,7 +46,8 @@ export class DeliveredBatches {
     }
   }
 
-  /** Batch `id` is gone (its endpoint deleted, past retention, or its write undone): its deliveries with it, but those owed again. */
+  /** Batch `id` is gone (its endpoint deleted, past retention, or its write undone): its deliveries with it, but those
+   * owed again. */
   remove(id: string, b: DeliveredRec): void {
     if (this.last?.id === id) this.last = null;
     const set = this.byEndpoint.get(b.endpointId);
@@ -82,10 +80,11 @@ export class DeliveredBatches {
       if (b === null || b.endpointId !== endpointId) return undefined;
       this.last = b;
     }
-    // The event's id from the delivery's: deliveryIdOf is its own inverse on the ids of 36
-    // characters it makes; a longer id (its text join) is looked for item by item.
+    // The event's id from the delivery's: deliveryIdOf is its own inverse on the ids of 36 characters it makes; a
+    // longer id (its text join) is looked for item by item.
     const eventId = id.length === 36 ? deliveryIdOf(id, endpointId) : undefined;
-    for (const d of b.deliveries) if (eventId !== undefined ? d[0] === eventId : deliveryIdOf(d[0], endpointId) === id) return deliveredRec(b, id, d);
+    for (const d of b.deliveries) if (eventId !== undefined ? d[0] === eventId : deliveryIdOf(d[0],
+      endpointId) === id) return deliveredRec(b, id, d);
     return undefined;
   }
 }

@@ -1,7 +1,7 @@
 /**
- * Webhook endpoints and deliveries as stored and as the API shows them (docs/api.md#webhooks):
- * the record types, their views and schemas, the endpoint secret (`whsec_…`) and the Standard
- * Webhooks signature (docs/api.md#webhook-signatures).
+ * Webhook endpoints and deliveries as stored and as the API shows them (docs/api.md#webhooks): the record types, their
+ * views and schemas, the endpoint secret (`whsec_…`) and the Standard Webhooks signature
+ * (docs/api.md#webhook-signatures).
  */
 import { randomBytes } from 'node:crypto';
 import { SECRET_PREFIX } from './signature.js';
@@ -10,7 +10,6 @@ import type { Sealed } from '../../core/secrets.js';
 import type { WithPrepared } from '../../store/db.js';
 import { EVENT_TYPES, eventSchema, type EventType } from '../events/events.js';
 
-export { SECRET_PREFIX, sign } from './signature.js';
 
 /** The most endpoints one workspace may have (docs/api.md#webhook-limits); one more is a 409. */
 export const MAX_ENDPOINTS = 16;
@@ -22,7 +21,6 @@ export const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000;
 export const DISABLE_AFTER_FAILED_DELIVERIES = 100;
 /** How long deliveries are kept, like events (docs/api.md#webhook-deliveries): 30 days. */
 export const DELIVERY_RETENTION_MS = 30 * 24 * 3600 * 1000;
-/** The prefix of an endpoint secret. */
 /** What an endpoint subscribes to: event types, or `*` for all of them. */
 export const SUBSCRIBABLE = [...EVENT_TYPES, '*'] as const;
 export type Subscribable = (typeof SUBSCRIBABLE)[number];
@@ -52,8 +50,8 @@ export interface WebhookEndpointRec {
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
 /**
- * One event to send to one endpoint (record type `webhook_delivery`), updated after each attempt;
- * a first attempt that succeeded is stored in a {@link DeliveredRec} instead.
+ * One event to send to one endpoint (record type `webhook_delivery`), updated after each attempt; a first attempt that
+ * succeeded is stored in a {@link DeliveredRec} instead.
  */
 export interface DeliveryRec {
   id: string;
@@ -78,35 +76,41 @@ export interface DeliveryRec {
 const quote = (v: string): string => (/^[\w.:-]*$/.test(v) ? `"${v}"` : JSON.stringify(v));
 
 /**
- * The JSON text of a delivery record, the same text as `JSON.stringify(d)` for a record whose
- * keys are in {@link DeliveryRec}'s order (every record made by this area is), built without
- * walking the object: a record is written for every outcome but a first attempt's success, so
- * its text goes with the put (docs/storage.md#transactions).
+ * The JSON text of a delivery record, as `JSON.stringify(d)` gives for keys in {@link DeliveryRec}'s order, built
+ * without walking the object: it goes with the put (docs/storage.md#transactions).
  */
 export function deliveryRecJson(d: DeliveryRec): string {
   const num = (n: number | null): string => (n === null ? 'null' : String(n));
-  return `{"id":${quote(d.id)},"endpointId":${quote(d.endpointId)},"eventId":${quote(d.eventId)},"eventType":${quote(d.eventType)},"attempt":${num(d.attempt)},"status":${quote(d.status)},"responseStatus":${num(d.responseStatus)},"error":${d.error === null ? 'null' : JSON.stringify(d.error)},"durationMs":${num(d.durationMs)},"createdAt":${quote(d.createdAt)},"nextAttemptAt":${d.nextAttemptAt === null ? 'null' : quote(d.nextAttemptAt)}}`;
+  return `{"id":${quote(d.id)},"endpointId":${quote(d.endpointId)},"eventId":${quote(d.eventId)},`
+    + `"eventType":${quote(d.eventType)},"attempt":${num(d.attempt)},"status":${quote(d.status)},`
+    + `"responseStatus":${num(d.responseStatus)},"error":${d.error === null ? 'null' : JSON.stringify(d.error)},`
+    + `"durationMs":${num(d.durationMs)},"createdAt":${quote(d.createdAt)},`
+    + `"nextAttemptAt":${d.nextAttemptAt === null ? 'null' : quote(d.nextAttemptAt)}}`;
 }
 
 /**
- * One delivery of a {@link DeliveredRec}: its event's id, type and time (the delivery's
- * `createdAt`), the answer's HTTP status and the attempt's duration, ms.
+ * One delivery of a {@link DeliveredRec}: its event's id, type and time (the delivery's `createdAt`), the answer's HTTP
+ * status and the attempt's duration, ms.
  */
-export type DeliveredItem = [eventId: string, eventType: EventType, createdAt: string, responseStatus: number, durationMs: number];
+export type DeliveredItem = [eventId: string, eventType: EventType, createdAt: string, responseStatus: number,
+  durationMs: number];
 
 /**
- * Deliveries of one endpoint that succeeded at their first attempt, written together (record
- * type `webhook_delivered`, docs/decisions.md#first-attempt-successes-are-stored-in-batches): each
- * one's record would say nothing its event and these two numbers do not. `createdAt` is the
- * newest delivery's (retention keeps the batch while that one is kept); `id` is the batch's own.
+ * Deliveries of one endpoint that succeeded at their first attempt, written together (record type `webhook_delivered`,
+ * docs/decisions.md#first-attempt-successes-are-stored-in-batches). `createdAt` is the newest delivery's (retention
+ * keeps the batch while that one is kept).
  */
 export interface DeliveredRec { id: string; endpointId: string; createdAt: string; deliveries: DeliveredItem[] }
 
-/** The JSON text of a batch of first-attempt successes: `JSON.stringify(b)` for a batch made by this area, built without walking the objects. */
+/** The JSON text of a batch of first-attempt successes: `JSON.stringify(b)` for a batch made by this area, built
+ * without walking the objects. */
 export function deliveredRecJson(b: DeliveredRec): string {
   let items = '';
-  for (const d of b.deliveries) items += `${items === '' ? '' : ','}[${quote(d[0])},${quote(d[1])},${quote(d[2])},${d[3]},${d[4]}]`;
-  return `{"id":${quote(b.id)},"endpointId":${quote(b.endpointId)},"createdAt":${quote(b.createdAt)},"deliveries":[${items}]}`;
+  for (const d of b.deliveries) {
+    items += `${items === '' ? '' : ','}[${quote(d[0])},${quote(d[1])},${quote(d[2])},${d[3]},${d[4]}]`;
+  }
+  return `{"id":${quote(b.id)},"endpointId":${quote(b.endpointId)},"createdAt":${quote(b.createdAt)},`
+    + `"deliveries":[${items}]}`;
 }
 
 /** Delivery `item` of batch `b` as its own record would be. */
@@ -116,46 +120,57 @@ export const deliveredRec = (b: DeliveredRec, id: string, item: DeliveredItem): 
 });
 
 /**
- * Endpoint `id`'s cursor over the events (record type `webhook_cursor`,
- * docs/decisions.md#deliveries-owed-by-the-event-log): every event below `from` that the endpoint
- * was owed has a delivery record or its place in a {@link DeliveredRec}. `from` is a bound of the events' (createdAt, id) order: an ISO
- * time (the events created at or after it are above) or an event's order key (those after it).
+ * Endpoint `id`'s cursor (record `webhook_cursor`, docs/decisions.md#deliveries-owed-by-the-event-log): every event
+ * below `from` it was owed has a record or a place in a {@link DeliveredRec}. `from` bounds the events' (createdAt, id)
+ * order: an ISO time or an event's order key.
  */
 export interface WebhookCursorRec { id: string; from: string }
 
 /**
- * The record types of the webhooks area. A batch put by the dispatcher brings its deliveries' ids
- * to the listeners (`prepared`, docs/storage.md#transactions): the strings its index holds already.
+ * The record types of the webhooks area. A batch put by the dispatcher brings its deliveries' ids to the listeners
+ * (`prepared`, docs/storage.md#transactions): the strings its index holds already.
  */
-export interface WebhookRecords { webhook_endpoint: WebhookEndpointRec; webhook_delivery: DeliveryRec; webhook_delivered: WithPrepared<DeliveredRec, string[]>; webhook_cursor: WebhookCursorRec }
+export interface WebhookRecords {
+  webhook_endpoint: WebhookEndpointRec; webhook_delivery: DeliveryRec; webhook_delivered: WithPrepared<DeliveredRec,
+  string[]>; webhook_cursor: WebhookCursorRec }
 
 /** The sealing context of an endpoint's secrets: bound to its workspace and endpoint. */
-export const secretContext = (workspaceId: string, endpointId: string): string => `${workspaceId}/webhook_endpoint/${endpointId}`;
+export const secretContext = (workspaceId: string, endpointId: string): string =>
+  `${workspaceId}/webhook_endpoint/${endpointId}`;
 
 /** A new endpoint secret: `whsec_` + base64 of 32 random bytes. */
 export const generateSecret = (): string => SECRET_PREFIX + randomBytes(32).toString('base64');
 
 
 /** Whether `e` receives events of `type`. */
-export const subscribes = (e: WebhookEndpointRec, type: EventType): boolean => e.events.includes('*') || e.events.includes(type);
+export const subscribes = (e: WebhookEndpointRec, type: EventType): boolean => e.events.includes('*') ||
+  e.events.includes(type);
 
 /** The endpoint as the API shows it: never a secret, nor the failure counters. */
 export const endpointView = (e: WebhookEndpointRec) => ({
-  object: 'webhook_endpoint' as const, id: e.id, url: e.url, events: e.events, description: e.description, enabled: e.enabled,
-  status: e.enabled ? 'enabled' as const : 'disabled' as const, disabledReason: e.disabledReason, createdAt: e.createdAt, updatedAt: e.updatedAt,
+  object: 'webhook_endpoint' as const, id: e.id, url: e.url, events: e.events, description: e.description,
+    enabled: e.enabled,
+  status: e.enabled ? 'enabled' as const : 'disabled' as const, disabledReason: e.disabledReason,
+    createdAt: e.createdAt, updatedAt: e.updatedAt,
 });
 
 /** A delivery as the API shows it. */
 export const deliveryView = (d: DeliveryRec) => ({
-  object: 'webhook_delivery' as const, id: d.id, eventId: d.eventId, eventType: d.eventType, attempt: d.attempt, status: d.status,
-  responseStatus: d.responseStatus, error: d.error, durationMs: d.durationMs, createdAt: d.createdAt, nextAttemptAt: d.nextAttemptAt,
+  object: 'webhook_delivery' as const, id: d.id, eventId: d.eventId, eventType: d.eventType, attempt: d.attempt,
+    status: d.status,
+  responseStatus: d.responseStatus, error: d.error, durationMs: d.durationMs, createdAt: d.createdAt,
+    nextAttemptAt: d.nextAttemptAt,
 });
 
 const isoSchema = s.string({ format: 'date-time' });
-const eventFilter = s.named('WebhookEventFilter', s.enum(SUBSCRIBABLE, { description: 'An event type, or `*` for every type (docs/api.md#webhook-endpoint-object).' }));
+const eventFilter = s.named('WebhookEventFilter', s.enum(SUBSCRIBABLE, {
+  description: 'An event type, or `*` for every type (docs/api.md#webhook-endpoint-object).' }));
 const eventsSchema = s.array(eventFilter,
-  { minItems: 1, maxItems: 20, description: 'The event types sent to the endpoint; `*` is all of them. Repeated items count once.' });
-const urlSchema = s.string({ minLength: 1, maxLength: 2000, format: 'uri', description: 'An absolute http or https URL without credentials; its host must resolve to public addresses (docs/api.md#webhook-endpoint-urls).' });
+  { minItems: 1, maxItems: 20,
+    description: 'The event types sent to the endpoint; `*` is all of them. Repeated items count once.' });
+const urlSchema = s.string({ minLength: 1, maxLength: 2000, format: 'uri',
+  description: 'An absolute http or https URL without credentials; its host must resolve to public addresses '
+    + '(docs/api.md#webhook-endpoint-urls).' });
 /** The longest endpoint description, characters (the API's schema and the settings page both enforce it). */
 export const MAX_DESCRIPTION = 500;
 const descriptionSchema = s.string({ maxLength: MAX_DESCRIPTION });
@@ -167,8 +182,10 @@ const endpointProps = {
   events: s.array(eventFilter),
   description: s.string(),
   enabled: s.boolean({ description: 'Deliveries are made only while true.' }),
-  status: s.enum(['enabled', 'disabled'] as const, { description: '`disabled` once a PATCH or the server disabled the endpoint.' }),
-  disabledReason: s.nullable(s.string({ description: 'Why the server disabled the endpoint (a 410 Gone, failing deliveries); null otherwise.' })),
+  status: s.enum(['enabled', 'disabled'] as const, {
+    description: '`disabled` once a PATCH or the server disabled the endpoint.' }),
+  disabledReason: s.nullable(s.string({
+    description: 'Why the server disabled the endpoint (a 410 Gone, failing deliveries); null otherwise.' })),
   createdAt: isoSchema,
   updatedAt: isoSchema,
 };
@@ -177,7 +194,9 @@ export const endpointSchema = s.named('WebhookEndpoint', s.object(endpointProps)
 /** An endpoint with its secret: the answers of create and rotate-secret. */
 export const endpointWithSecretSchema = s.named('WebhookEndpointWithSecret', s.object({
   ...endpointProps,
-  secret: s.nullable(s.string({ description: 'The signing secret (`whsec_` + base64 of 32 bytes), shown only in this answer. Null in an idempotent replay (`Idempotent-Replayed: true`): it is never stored in clear.' })),
+  secret: s.nullable(s.string({
+    description: 'The signing secret (`whsec_` + base64 of 32 bytes), shown only in this answer. Null in an idempotent '
+      + 'replay (`Idempotent-Replayed: true`): it is never stored in clear.' })),
 }));
 
 /** A delivery as the deliveries list shows it (component `WebhookDelivery`). */
@@ -188,11 +207,14 @@ export const deliverySchema = s.named('WebhookDelivery', s.object({
   eventType: eventSchema.target().properties.type,
   attempt: s.integer({ minimum: 0, description: 'Attempts made so far.' }),
   status: s.enum(['pending', 'succeeded', 'failed'] as const),
-  responseStatus: s.nullable(s.integer({ description: 'The HTTP status of the last attempt; null when no answer came.' })),
+  responseStatus: s.nullable(s.integer({
+    description: 'The HTTP status of the last attempt; null when no answer came.' })),
   error: s.nullable(s.string({ description: 'Why the last attempt failed.' })),
-  durationMs: s.nullable(s.integer({ minimum: 0, description: 'How long the last attempt took until the answer, ms.' })),
+  durationMs: s.nullable(s.integer({ minimum: 0,
+    description: 'How long the last attempt took until the answer, ms.' })),
   createdAt: isoSchema,
-  nextAttemptAt: s.nullable(s.string({ format: 'date-time', description: 'When the next attempt is due; null once the delivery succeeded or failed.' })),
+  nextAttemptAt: s.nullable(s.string({ format: 'date-time',
+    description: 'When the next attempt is due; null once the delivery succeeded or failed.' })),
 }));
 
 /** The body of `POST /webhook-endpoints`. */
@@ -208,5 +230,6 @@ export const updateInput = s.named('WebhookEndpointUpdate', s.object({
   url: s.optional(urlSchema),
   events: s.optional(eventsSchema),
   description: s.optional(descriptionSchema),
-  enabled: s.optional(s.boolean({ description: 'true enables a disabled endpoint again (clearing disabledReason and the failure count).' })),
+  enabled: s.optional(s.boolean({
+    description: 'true enables a disabled endpoint again (clearing disabledReason and the failure count).' })),
 }));

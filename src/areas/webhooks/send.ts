@@ -1,22 +1,23 @@
 /**
- * One delivery attempt over HTTP (docs/api.md#webhook-deliveries): `POST` of the event's JSON to
- * the endpoint URL. The host is checked just before every attempt
- * (docs/api.md#webhook-endpoint-urls), and a new connection goes to the addresses checked (it is
- * pinned to them as source fetches pin theirs, so DNS is not asked twice); an idle keep-alive
- * connection of the same endpoint may carry the attempt instead, only when the address it is
- * connected to is among those just checked. The outcome is decided at the answer's status line:
- * a 2xx within the timeout succeeds; anything else — a redirect (never followed), another
- * status, no answer in time, a refused or reset connection, a refused address, an answer that
- * is not HTTP/1.x — fails. The answer's body is read and thrown away. The HTTP client is our own
- * (src/areas/webhooks/http1.ts, docs/decisions.md#a-lean-http-client-for-deliveries).
+ * One delivery attempt (docs/api.md#webhook-deliveries): `POST` of the event's JSON to the endpoint on node:http's
+ * keep-alive agents (./connections.ts), to the addresses checked just before (docs/api.md#webhook-endpoint-urls). The
+ * outcome is decided at the answer's status line; what a receiver may make it read is bounded: the answer's head with
+ * its interim (1xx) answers at 16 KiB, its body at 64 KiB, then the connection is closed.
  */
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { unreachableMessage } from '../../ingest/fetch/addresses.js';
-import { deliveryAddresses, knownAddresses } from './urls.js';
+import { fixedLookup, unreachableMessage, type ResolvedAddress } from '../../ingest/fetch/addresses.js';
 import type { HostResolver } from '../../ingest/fetch/hosts.js';
-import { TimeoutError, exchange, headerLines, requestBytes } from './http1.js';
-import { NotSentError, type ConnectionPool } from './pool.js';
-import { AnswerError } from './answer.js';
+import { deliveryAddresses, hostOf, knownAddresses } from './urls.js';
+import { DeliveryAgents } from './connections.js';
+
+/** The most bytes of an answer's head, interim answers included (docs/api.md#webhook-deliveries). */
+export const MAX_HEAD_BYTES = 16 * 1024;
+/** The most bytes of an answer's body read before the connection is closed. */
+export const MAX_BODY_BYTES = 64 * 1024;
+const USER_AGENT = 'support-workspace-webhooks/1.0';
 
 /** What one attempt gave. */
 export interface AttemptOutcome {
@@ -30,85 +31,171 @@ export interface AttemptOutcome {
   retryAfter?: string;
   /** Wall time until the status line (or the failure), ms. */
   durationMs: number;
-  /** True when the attempt was never made (the delivery worker dropped it): nothing to record. */
+  /** The attempt was stopped before any of it was written to a socket: nothing to record. */
   notSent?: boolean;
 }
 
-/** Options of {@link sendAttempt}. */
-export interface SendOptions {
-  /** `WEBHOOK_TIMEOUT_MS`: DNS, connecting, sending and the answer's status line, ms. */
+/** The settings of every attempt. */
+export interface AttemptSettings {
+  /** `WEBHOOK_TIMEOUT_MS`: the host check, a connection, sending and the status line, ms. */
   timeoutMs: number;
   /** `WEBHOOK_ALLOW_PRIVATE`. */
   allowPrivate: boolean;
-  /**
-   * The endpoint's keep-alive pool (one per endpoint and URL, made by the caller); without one,
-   * every attempt opens a connection of its own and closes it after the answer.
-   */
-  pool?: ConnectionPool;
+  /** The keep-alive agents (without them, the attempt has a connection of its own). */
+  agents?: DeliveryAgents;
   /** Certificate authorities trusted besides the system's (tests' own). */
   ca?: string | Buffer;
-  /** Resolves the endpoint's host (tests' own; default this thread's, docs/sources.md#name-resolution). */
+  /** Resolves endpoint hosts (tests' own; default this thread's, docs/sources.md#name-resolution). */
   hosts?: HostResolver;
 }
 
-const USER_AGENT = 'support-workspace-webhooks/1.0';
-/** The headers every attempt sends besides the caller's, as lines made once. */
-const FIXED_LINES = headerLines({ 'content-type': 'application/json', 'user-agent': USER_AGENT });
-
-/**
- * Sends `body` to `url` (its text, or as parsed once by the caller) with `headers` (the caller's
- * signature headers; content-type, content-length, host and user-agent are added, so `headers`
- * holds none of those four). Never throws: every failure is an outcome.
- */
-export async function sendAttempt(url: string | URL, body: string | Uint8Array, headers: Record<string, string>, opts: SendOptions): Promise<AttemptOutcome> {
-  const started = performance.now();
-  const elapsed = (): number => Math.max(0, Math.round(performance.now() - started));
-  const fail = (error: string, status: number | null = null, retryAfter?: string): AttemptOutcome => ({ ok: false, status, error, retryAfter, durationMs: elapsed() });
-  const timedOut = (): AttemptOutcome => fail(`no answer within ${opts.timeoutMs} ms`);
-  let u: URL;
-  if (typeof url !== 'string') u = url;
-  else try { u = new URL(url); } catch { return fail('the endpoint URL is not a valid URL'); }
-  let request: Buffer;
-  try {
-    request = requestBytes(u, headers, body, FIXED_LINES);
-  } catch (e) { return fail((e as Error).message); }
-  // One time limit covers the host check (DNS), connecting, sending, the status line and the
-  // body's drain: a name whose servers do not answer fails the attempt when the time is up.
-  let addresses = knownAddresses(u, opts.allowPrivate, opts.hosts);
-  if (addresses === null) {
-    let timer: NodeJS.Timeout | undefined;
-    const asked = await Promise.race([
-      deliveryAddresses(u, opts.allowPrivate, opts.hosts),
-      new Promise<'timeout'>((resolve) => { timer = setTimeout(resolve, opts.timeoutMs, 'timeout'); }),
-    ]);
-    clearTimeout(timer);
-    if (asked === 'timeout') return timedOut();
-    addresses = asked;
-  }
-  if (!addresses) return fail(unreachableMessage(u.href));
-  const left = opts.timeoutMs - (performance.now() - started);
-  if (left <= 0) return timedOut();
-  try {
-    const head = await exchange(opts.pool ?? null, { url: u, addresses, ca: opts.ca }, request, left);
-    const status = head.status;
-    if (status >= 200 && status <= 299) return { ok: true, status, error: null, durationMs: elapsed() };
-    const retryAfter = status === 429 || status === 503 ? head.headers.get('retry-after') : undefined;
-    const text = head.reason ? ` ${head.reason}` : '';
-    if (status >= 300 && status <= 399) return fail(`the endpoint answered HTTP ${status}${text}; redirects are not followed`, status);
-    return fail(`the endpoint answered HTTP ${status}${text}`, status, retryAfter);
-  } catch (e) {
-    if (e instanceof TimeoutError) return timedOut();
-    if (e instanceof NotSentError) return { ok: false, status: null, error: 'not sent', durationMs: 0, notSent: true };
-    if (e instanceof AnswerError) return fail(`the endpoint's answer is not valid HTTP/1.1: ${e.message}`);
-    const err = e as NodeJS.ErrnoException;
-    return fail(`could not connect to the endpoint: ${err.code ?? err.message}`);
-  }
+/** One attempt under way: its outcome, and a way to stop it while none of it is written. */
+export interface Attempt {
+  readonly outcome: Promise<AttemptOutcome>;
+  /** Whether bytes of the request may have reached a socket (then it can no longer be stopped unsent). */
+  readonly written: boolean;
+  /** Stops the attempt when nothing of it is written yet (its outcome is then `notSent`); false when too late. */
+  stop(): boolean;
+  /** Cuts the attempt whatever its state (the dispatcher is closing); its outcome says so. */
+  cut(): void;
 }
 
 /**
- * A `Retry-After` value (delay in seconds, or an HTTP date) as an instant, ms; undefined when
- * it is neither. `now` is the clock's time.
+ * Starts the attempt of sending `body` to endpoint `endpointId` at `url` with `headers` (the signature headers;
+ * content-type, content-length and user-agent are added). Its outcome never rejects: every failure is an outcome.
  */
+export function startAttempt(
+  endpointId: string, url: URL, body: Uint8Array, headers: Record<string, string>, s: AttemptSettings,
+): Attempt {
+  const started = performance.now();
+  const elapsed = (): number => Math.max(0, Math.round(performance.now() - started));
+  let req: http.ClientRequest | null = null;
+  let written = false;
+  let settled = false;
+  let finish!: (o: AttemptOutcome) => void;
+  const outcome = new Promise<AttemptOutcome>((resolve) => {
+    finish = (o) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(o);
+    };
+  });
+  const fail = (error: string, status: number | null = null): void =>
+    finish({ ok: false, status, error, durationMs: elapsed() });
+  const headTooLarge = `the endpoint's answer head is over ${MAX_HEAD_BYTES} bytes (interim answers included)`;
+  /** The outcome decided at the status line, while the body is read. */
+  let answered: AttemptOutcome | null = null;
+  const timer = setTimeout(() => {
+    req?.destroy();
+    if (answered !== null) finish(answered); else fail(`no answer within ${s.timeoutMs} ms`);
+  }, s.timeoutMs);
+
+  /** One request on the agent; `again`: a kept connection the receiver had closed is replaced once. */
+  const send = (addresses: readonly ResolvedAddress[], again: boolean): void => {
+    const agents = s.agents;
+    const options: https.RequestOptions & { pin: string } = {
+      protocol: url.protocol, hostname: hostOf(url), port: url.port || undefined, path: `${url.pathname}${url.search}`,
+      method: 'POST',
+      headers: {
+        ...headers, 'content-type': 'application/json', 'content-length': String(body.length), 'user-agent': USER_AGENT,
+      },
+      agent: agents === undefined ? false : url.protocol === 'https:' ? agents.https : agents.http,
+      lookup: fixedLookup(addresses) as unknown as LookupFunction,
+      maxHeaderSize: MAX_HEAD_BYTES, ca: s.ca, pin: DeliveryAgents.pin(endpointId, addresses),
+    };
+    const r = (url.protocol === 'https:' ? https : http).request(options);
+    req = r;
+    let headBytes = 0;
+    r.on('socket', (sock) => {
+      if (!sock.connecting) { written = true; return; }
+      sock.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', () => { written = true; });
+    });
+    r.on('information', (info) => {
+      headBytes += headSize(info.statusCode, info.statusMessage, info.rawHeaders);
+      if (headBytes > MAX_HEAD_BYTES) { r.destroy(); fail(headTooLarge); }
+    });
+    r.on('response', (res) => {
+      const status = res.statusCode ?? 0;
+      headBytes += headSize(status, res.statusMessage ?? '', res.rawHeaders);
+      if (headBytes > MAX_HEAD_BYTES) { r.destroy(); return fail(headTooLarge); }
+      const durationMs = elapsed();
+      const text = res.statusMessage ? ` ${res.statusMessage}` : '';
+      const redirect = status >= 300 && status <= 399 ? '; redirects are not followed' : '';
+      const o: AttemptOutcome = status >= 200 && status <= 299 ? { ok: true, status, error: null, durationMs }
+        : { ok: false, status, error: `the endpoint answered HTTP ${status}${text}${redirect}`, durationMs };
+      const retryAfter = res.headers['retry-after'];
+      if ((status === 429 || status === 503) && retryAfter !== undefined) o.retryAfter = retryAfter;
+      // The body is read and thrown away, up to its bound; the outcome counts once it ended, so a connection is held by
+      // one attempt until the next may use it.
+      answered = o;
+      let read = 0;
+      const done = (): void => finish(o);
+      res.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > MAX_BODY_BYTES) { r.destroy(); done(); }
+      });
+      res.on('end', done);
+      res.on('close', done);
+      res.on('error', done);
+    });
+    r.on('error', (e: NodeJS.ErrnoException) => {
+      if (answered !== null) return finish(answered);
+      if (settled) return;
+      if (again && r.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) {
+        written = false;
+        return send(addresses, false);
+      }
+      if (e.code === 'HPE_HEADER_OVERFLOW') return fail(`the endpoint's answer head is over ${MAX_HEAD_BYTES} bytes`);
+      if (e.code?.startsWith('HPE_')) return fail(`the endpoint's answer is not valid HTTP/1.1: ${e.code}`);
+      const why = e.code ?? e.message;
+      fail(written ? `the connection ended before an answer: ${why}` : `could not connect to the endpoint: ${why}`);
+    });
+    r.end(body);
+  };
+
+  const begin = async (): Promise<void> => {
+    let addresses = knownAddresses(url, s.allowPrivate, s.hosts);
+    if (addresses === null) addresses = await deliveryAddresses(url, s.allowPrivate, s.hosts);
+    if (settled) return;
+    if (!addresses) return fail(unreachableMessage(url.href));
+    send(addresses, true);
+  };
+  begin().catch((e: Error) => fail(`could not connect to the endpoint: ${e.message}`));
+
+  return {
+    outcome,
+    get written() { return written; },
+    stop() {
+      if (written) return false;
+      if (settled) return true;
+      req?.destroy();
+      finish({ ok: false, status: null, error: 'not sent', durationMs: 0, notSent: true });
+      return true;
+    },
+    cut() { req?.destroy(); fail('the attempt was stopped'); },
+  };
+}
+
+/** {@link startAttempt} of `body` (text, or parsed) to `url` for no endpoint in particular; an invalid URL fails it. */
+export function sendAttempt(
+  url: string | URL, body: string | Uint8Array, headers: Record<string, string>, s: AttemptSettings,
+): Promise<AttemptOutcome> {
+  let u: URL;
+  try { u = typeof url === 'string' ? new URL(url) : url; } catch {
+    return Promise.resolve({ ok: false, status: null, error: 'the endpoint URL is not a valid URL', durationMs: 0 });
+  }
+  return startAttempt('', u, typeof body === 'string' ? Buffer.from(body) : body, headers, s).outcome;
+}
+
+/** The bytes of an answer's head as it came: status line, header lines, blank line. */
+function headSize(status: number, reason: string, raw: string[]): number {
+  let n = `HTTP/1.1 ${status} ${reason}\r\n\r\n`.length;
+  for (const part of raw) n += part.length + 2; // "name: " and "value\r\n"
+  return n;
+}
+
+/** A `Retry-After` value (seconds, or an HTTP date) as an instant, ms from clock time `now`; undefined if neither. */
 export function retryAfterAt(value: string | undefined, now: number): number | undefined {
   if (value === undefined) return undefined;
   const v = value.trim();

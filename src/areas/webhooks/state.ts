@@ -1,27 +1,18 @@
 /**
- * What the webhooks area keeps of a workspace's log (docs/storage.md#indexes): its endpoints in
- * creation order, each endpoint's deliveries, the deliveries waiting for a retry by due time,
- * and the deliveries *owed*: events on disk that an endpoint is to receive and that have no
- * delivery record yet (docs/api.md#webhook-deliveries), and which deliveries are stored in batches
- * of first-attempt successes (docs/decisions.md#first-attempt-successes-are-stored-in-batches).
- *
- * A delivery record is written only when an attempt ends (docs/decisions.md#deliveries-owed-by-the-event-log):
- * an event owes a delivery to every enabled endpoint subscribed to its type when its
- * transaction is on disk, and the event itself is what makes that durable. Each endpoint has a
- * cursor (record `webhook_cursor`), written lazily with the outcomes: every event created before
- * it that the endpoint is owed has a record or its place in a batch. A restart walks the events from the cursor and owes
- * again those without a record ({@link WebhookState.resume}). An owed delivery and its record
- * have the same id, derived from the event and the endpoint ({@link deliveryIdOf}), so a
- * delivery listed as pending keeps its id once attempted.
+ * What the webhooks area keeps of a workspace's log (docs/storage.md#indexes): endpoints in creation order, each
+ * endpoint's deliveries, retries by due time, and the deliveries *owed* — events on disk an endpoint is to receive that
+ * have no record yet (docs/decisions.md#deliveries-owed-by-the-event-log). A record is written only when an attempt
+ * ends; a per-endpoint cursor bounds what a restart walks ({@link WebhookState.resume}). An owed delivery and its
+ * record share an id ({@link deliveryIdOf}).
  */
-import type { Db, Tx } from '../../store/db.js';
-import { SortedIndex, compositeKey } from '../../store/sorted.js';
+import type { Columns, Db, Persist, Tx } from '../../store/db.js';
+import { SortedIndex, compositeKey } from '../../store/memory/sorted.js';
 import { orderBy, attachIndexes, persistSortedMap } from '../../store/indexes.js';
-import { STATELESS, type Columns, type Persist } from '../../store/db.js';
 import { eventHead, type EventRecords, type EventState, type EventType } from '../events/events.js';
 import { deliveryIdOf } from './deliveryId.js';
 import { DeliveredBatches } from './batches.js';
-import { DELIVERY_RETENTION_MS, subscribes, type DeliveredRec, type DeliveryRec, type WebhookCursorRec, type WebhookEndpointRec, type WebhookRecords } from './model.js';
+import { subscribes, type DeliveredRec, type DeliveryRec, type WebhookCursorRec,
+  type WebhookRecords } from './model.js';
 
 export { deliveryIdOf } from './deliveryId.js';
 
@@ -30,10 +21,11 @@ const EPOCH = new Date(0).toISOString();
 
 /** A delivery owed and not yet recorded: its event, and whether its first attempt is out. */
 export interface Owed {
-  readonly id: string; readonly endpointId: string; readonly eventId: string; readonly eventType: EventType; readonly createdAt: string;
+  readonly id: string; readonly endpointId: string; readonly eventId: string; readonly eventType: EventType;
+  readonly createdAt: string;
   /** Its attempt is out. */
   running: boolean;
-  /** A transaction not yet on disk put its record (a disabling): owed until that commits, its record looked up first. */
+  /** A disabling not yet on disk put its record: owed until that commits, its record looked up first. */
   closing: boolean;
 }
 
@@ -47,16 +39,13 @@ export class WebhookState {
   private readonly dueByEndpoint = new Map<string, SortedIndex>();
   /** Each endpoint's owed deliveries by id, in the order their events reached the disk. */
   private readonly owed = new Map<string, Map<string, Owed>>();
-  /**
-   * Each endpoint's owed deliveries not being attempted, first owed first: a queue (`items`
-   * from `head` on) that may also hold deliveries owed no more, skipped as they come.
-   */
+  /** Each endpoint's owed deliveries not being attempted, first owed first (`items` from `head`; stale skipped). */
   private readonly waiting = new Map<string, { items: Owed[]; head: number }>();
   /** Per endpoint, the owed deliveries whose event is older than one owed before it (see {@link owedFrom}). */
   private readonly early = new Map<string, Set<Owed>>();
   /** Per endpoint, the order key (createdAt, id) of the event last owed (updated in place). */
   private readonly lastOwed = new Map<string, { createdAt: string; eventId: string }>();
-  /** Transactions whose events owe deliveries, not on disk yet: endpoint id, event id, type, createdAt, four per delivery. */
+  /** Transactions not on disk yet whose events owe deliveries: endpoint id, event id, type, createdAt per delivery. */
   private readonly madeBy = new Map<Tx<WebhookRecords>, string[]>();
   /** Owed deliveries a transaction not yet on disk put the record of (a disabling): owed no more once it is. */
   private readonly recordedBy = new WeakMap<object, Owed[]>();
@@ -64,19 +53,20 @@ export class WebhookState {
   private readonly deletedBy = new WeakMap<object, string[]>();
   /** Endpoints being deleted by a transaction not yet on disk (their events are still owed until then). */
   private readonly deleting = new Set<string>();
-  /** The deliveries stored in batches of first-attempt successes (docs/decisions.md#first-attempt-successes-are-stored-in-batches). */
+  /** The deliveries stored in batches (docs/decisions.md#first-attempt-successes-are-stored-in-batches). */
   private readonly batches: DeliveredBatches;
-  /** Enabled endpoints with no cursor at start-up (a log of an earlier build): theirs is written before serving ({@link cursorsToWrite}). */
+  /** Enabled endpoints with no cursor at start-up (a log of an earlier build): see {@link cursorsToWrite}. */
   private needCursor: string[] = [];
-  /**
-   * Both maps saved in the snapshot block (docs/storage.md#snapshots). Owed deliveries have no
-   * record, so the block leaves them out; {@link resume} owes them again.
-   */
+  /** Both maps in the snapshot block (docs/storage.md#snapshots); owed deliveries are not, {@link resume} owes them. */
   private persist(): Persist {
-    const by = persistSortedMap('webhook_delivery.byEndpoint/1', 'webhook_delivery', () => this.byEndpoint, () => new SortedIndex());
-    const due = persistSortedMap('webhook_delivery.due/1', 'webhook_delivery', () => this.dueByEndpoint, () => new SortedIndex());
-    const cols = (prefix: string, c: Columns) => Object.fromEntries(Object.entries(c).map(([k, v]) => [`${prefix}.${k}`, v]));
-    const part = (prefix: string, c: Columns) => Object.fromEntries(Object.entries(c).filter(([k]) => k.startsWith(`${prefix}.`)).map(([k, v]) => [k.slice(prefix.length + 1), v]));
+    const by = persistSortedMap('webhook_delivery.byEndpoint/1', 'webhook_delivery', () => this.byEndpoint, () =>
+      new SortedIndex());
+    const due = persistSortedMap('webhook_delivery.due/1', 'webhook_delivery', () => this.dueByEndpoint, () =>
+      new SortedIndex());
+    const cols = (prefix: string, c: Columns) =>
+      Object.fromEntries(Object.entries(c).map(([k, v]) => [`${prefix}.${k}`, v]));
+    const part = (prefix: string, c: Columns) => Object.fromEntries(Object.entries(c)
+      .filter(([k]) => k.startsWith(`${prefix}.`)).map(([k, v]) => [k.slice(prefix.length + 1), v]));
     return {
       name: 'webhook_delivery.state/1',
       capture: () => {
@@ -91,10 +81,7 @@ export class WebhookState {
       },
     };
   }
-  /**
-   * Called when deliveries became owed (their event's transaction is on disk): the dispatcher's
-   * wake-up (src/areas/webhooks/dispatcher.ts sets it).
-   */
+  /** Called when deliveries became owed (their event's transaction is on disk): the dispatcher's wake-up. */
   onReady: (() => void) | null = null;
 
   constructor(private readonly db: Db<WebhookRecords & EventRecords>, private readonly events: EventState) {
@@ -105,13 +92,14 @@ export class WebhookState {
       indexOf: (endpointId) => this.byEndpoint.get(endpointId),
     });
     db.on('webhook_delivery', (id, prev, next) => {
-      // A record undone while its delivery is still owed (a disabling whose write failed) leaves the owed delivery's entry.
-      if (prev !== undefined && (next === undefined || next.createdAt !== prev.createdAt) && !(next === undefined && this.owed.get(prev.endpointId)?.has(id))) {
+      // A record undone while its delivery is still owed (a disabling whose write failed) leaves the owed entry.
+      if (prev !== undefined && (next === undefined || next.createdAt !== prev.createdAt) &&
+        !(next === undefined && this.owed.get(prev.endpointId)?.has(id))) {
         this.deliveriesOf(prev.endpointId).remove(prev.createdAt, id);
       }
-      // An owed delivery is in the index already: its record changes nothing there (and is not
-      // looked for, a binary search per outcome).
-      if (next !== undefined && (prev === undefined ? this.owed.get(next.endpointId)?.has(id) !== true : next.createdAt !== prev.createdAt)) this.deliveriesOf(next.endpointId).add(next.createdAt, id);
+      // An owed delivery is in the index already: its record is not looked for (a binary search per outcome).
+      if (next !== undefined && (prev === undefined ? this.owed.get(next.endpointId)?.has(
+        id) !== true : next.createdAt !== prev.createdAt)) this.deliveriesOf(next.endpointId).add(next.createdAt, id);
       const before = prev?.status === 'pending' ? prev.nextAttemptAt : null;
       const after = next?.status === 'pending' ? next.nextAttemptAt : null;
       if (before !== after) {
@@ -123,15 +111,15 @@ export class WebhookState {
         }
       }
     }, this.persist());
-    // Batches of first-attempt successes (docs/decisions.md#first-attempt-successes-are-stored-in-batches):
-    // replayed at each start (no saved state), which puts their deliveries in the index; a
-    // live batch's deliveries are there already, put when they were owed.
+    // Batches of first-attempt successes (docs/decisions.md#first-attempt-successes-are-stored-in-batches): replayed at
+    // each start (no saved state), which puts their deliveries in the index; a live batch's deliveries are there
+    // already, put when they were owed.
     db.on('webhook_delivered', (id, prev, next, ids) => {
       if (prev !== undefined) this.batches.remove(id, prev);
       if (next !== undefined) this.batches.add(id, next, ids ?? null);
     });
-    // Owed state changes with transactions once they are on disk, never when a put is undone
-    // (a disabling or a deletion whose write failed leaves everything owed as it was).
+    // Owed state changes with transactions once they are on disk, never when a put is undone (a disabling or a deletion
+    // whose write failed leaves everything owed as it was).
     db.afterCommit((tx) => {
       const made = this.madeBy.get(tx);
       if (made !== undefined) {
@@ -155,10 +143,7 @@ export class WebhookState {
     });
   }
 
-  /**
-   * Puts in `tx` the batch `b` of first-attempt successes made by the dispatcher: `ids` are its
-   * deliveries' ids, in order (recorded, owed no more, and in the index already).
-   */
+  /** Puts in `tx` the dispatcher's batch `b` of first-attempt successes; `ids`: its deliveries' ids, in order. */
   putBatch(tx: Tx<WebhookRecords>, b: DeliveredRec, json: string, ids: string[]): void {
     tx.put('webhook_delivered', b.id, b, json, ids);
   }
@@ -177,25 +162,20 @@ export class WebhookState {
   }
 
   /**
-   * Delivery `id` of endpoint `endpointId` as the API shows it: its record, or for one owed and
-   * not yet recorded, pending with no attempt made (due at its event's time); undefined when it is
-   * neither.
+   * Delivery `id` of endpoint `endpointId` as the API shows it: its record, or for one owed and not yet recorded,
+   * pending with no attempt made (due at its event's time); undefined when it is neither.
    */
   delivery(endpointId: string, id: string): DeliveryRec | undefined {
     const rec = this.db.get('webhook_delivery', id);
     if (rec !== undefined) return rec;
     const o = this.owed.get(endpointId)?.get(id);
-    if (o !== undefined) return owedRec(o);
-    return this.batches.delivery(endpointId, id);
+    return o !== undefined ? owedRec(o) : this.batches.delivery(endpointId, id);
   }
 
   /** The ids of endpoint `id`'s pending delivery records (retries), soonest due first (a copy). */
   pendingOf(id: string): string[] {
     const idx = this.dueByEndpoint.get(id);
-    if (idx === undefined) return [];
-    const out: string[] = [];
-    for (const at of idx.asc()) out.push(idx.idAt(at));
-    return out;
+    return idx === undefined ? [] : [...idx.asc()].map((at) => idx.idAt(at));
   }
 
   /** Endpoint `id`'s pending delivery records by (nextAttemptAt, id) (a live view: do not change it), or undefined. */
@@ -208,9 +188,8 @@ export class WebhookState {
   owedCount(id: string): number { return this.owed.get(id)?.size ?? 0; }
 
   /**
-   * Owes endpoint `endpointId` the delivery of event `eventId` (on disk, of `type`, created at
-   * `createdAt`); nothing when it is owed already or (with `check`) has its record — an event
-   * just written cannot have one, so its commit's callback does not look.
+   * Owes endpoint `endpointId` the delivery of event `eventId` (on disk, of `type`, created at `createdAt`); nothing
+   * when it is owed already or (with `check`) has its record.
    */
   owe(endpointId: string, eventId: string, type: EventType, createdAt: string, check = true): void {
     const id = deliveryIdOf(eventId, endpointId);
@@ -224,7 +203,8 @@ export class WebhookState {
     // Compared as (createdAt, eventId), the order of their composite key, without making it.
     const last = this.lastOwed.get(endpointId);
     if (last === undefined) this.lastOwed.set(endpointId, { createdAt, eventId });
-    else if (createdAt > last.createdAt || (createdAt === last.createdAt && eventId > last.eventId)) { last.createdAt = createdAt; last.eventId = eventId; }
+    else if (createdAt > last.createdAt || (createdAt === last.createdAt && eventId > last.eventId)) { last.createdAt =
+      createdAt; last.eventId = eventId; }
     else {
       let set = this.early.get(endpointId);
       if (set === undefined) this.early.set(endpointId, (set = new Set()));
@@ -237,9 +217,8 @@ export class WebhookState {
   isOwed(o: Owed): boolean { return this.owed.get(o.endpointId)?.get(o.id) === o; }
 
   /**
-   * Takes up to `max` of endpoint `endpointId`'s owed deliveries that are not being attempted,
-   * first owed first, out of the waiting queue: the caller attempts each (marking it `running`)
-   * and, should one end without a record, gives it back with {@link requeue}.
+   * Takes up to `max` of endpoint `endpointId`'s owed deliveries not being attempted, first owed first; one that ends
+   * without a record goes back with {@link requeue}.
    */
   takeWaiting(endpointId: string, max: number): Owed[] {
     const q = this.waiting.get(endpointId);
@@ -255,7 +234,7 @@ export class WebhookState {
     return out;
   }
 
-  /** `o`, whose attempt ended without a record (not made, or its outcome not written), waits again — when still owed. */
+  /** `o`, whose attempt ended without a record (not made, or not written), waits again when still owed. */
   requeue(o: Owed): void {
     o.running = false;
     if (this.isOwed(o)) this.enqueue(o);
@@ -283,12 +262,15 @@ export class WebhookState {
 
   /** Drops what is kept of deleted endpoint `id`. */
   private forget(id: string): void {
-    this.byEndpoint.delete(id); this.dueByEndpoint.delete(id); this.batches.forget(id); this.owed.delete(id); this.waiting.delete(id); this.early.delete(id); this.lastOwed.delete(id);
+    for (const m of [this.byEndpoint, this.dueByEndpoint, this.owed, this.waiting, this.early, this.lastOwed]) {
+      m.delete(id);
+    }
+    this.batches.forget(id);
   }
 
   /**
-   * `o` is no longer owed: its record was put (an attempt's outcome, a disabled endpoint's
-   * failure). Its entry in the deliveries index stays, now the record's.
+   * `o` is no longer owed: its record was put (an attempt's outcome, a disabled endpoint's failure). Its entry in the
+   * deliveries index stays, now the record's.
    */
   recorded(o: Owed): void {
     const map = this.owed.get(o.endpointId);
@@ -305,17 +287,16 @@ export class WebhookState {
   }
 
   /**
-   * The `from` to write for endpoint `id`'s cursor now (a bound of the events' order, see
-   * {@link WebhookCursorRec}): just below the oldest event it is owed, on disk or in a
-   * transaction being written; when none, the newest event (every event it was owed has its
-   * record, and event times never go back: src/areas/events/events.ts).
+   * The `from` to write for endpoint `id`'s cursor now ({@link WebhookCursorRec}): just below the oldest event it is
+   * owed, on disk or being written; else the newest event (event times never go back).
    */
   cursorNow(id: string): string {
     let min: string | undefined;
     const map = this.owed.get(id);
     if (map !== undefined) for (const o of map.values()) { min = compositeKey(o.createdAt, o.eventId); break; }
     const early = this.early.get(id);
-    if (early !== undefined) for (const o of early) { const k = compositeKey(o.createdAt, o.eventId); if (min === undefined || k < min) min = k; }
+    if (early !== undefined) for (const o of early) { const k =
+      compositeKey(o.createdAt, o.eventId); if (min === undefined || k < min) min = k; }
     for (const [tx, made] of this.madeBy) {
       if (tx.undone) { this.madeBy.delete(tx); continue; } // aborted or failed: it owes nothing
       for (let i = 0; i < made.length; i += 4) {
@@ -331,34 +312,26 @@ export class WebhookState {
     return EPOCH;
   }
 
-  /**
-   * The cursor of an endpoint created or enabled now, which is owed only the events after it:
-   * the order key of the newest event (the epoch when there is none).
-   */
+  /** The cursor of an endpoint created or enabled now: the newest event's order key (the epoch when none). */
   cursorAtNewest(): string {
     const order = this.events.order;
     for (const at of order.desc()) return order.keyAt(at);
     return EPOCH;
   }
 
-  /** @internal the derive hook's bookkeeping: event `eventId` of `tx` owes endpoint `endpointId` a delivery once on disk. */
+  /** @internal event `eventId` of `tx` owes endpoint `endpointId` a delivery once `tx` is on disk. */
   made(tx: Tx<WebhookRecords>, endpointId: string, eventId: string, type: EventType, createdAt: string): void {
     const list = this.madeBy.get(tx);
-    if (list === undefined) {
-      // Transactions aborted or failed never reach afterCommit: swept now and then.
-      if (this.madeBy.size >= 256) for (const t of this.madeBy.keys()) if (t.undone) this.madeBy.delete(t);
-      this.madeBy.set(tx, [endpointId, eventId, type, createdAt]);
-    }
-    else list.push(endpointId, eventId, type, createdAt);
+    if (list !== undefined) { list.push(endpointId, eventId, type, createdAt); return; }
+    // Transactions aborted or failed never reach afterCommit: swept now and then.
+    if (this.madeBy.size >= 256) for (const t of this.madeBy.keys()) if (t.undone) this.madeBy.delete(t);
+    this.madeBy.set(tx, [endpointId, eventId, type, createdAt]);
   }
 
   /**
-   * After the log is loaded: owes again each enabled endpoint the events from its cursor on
-   * that have no delivery record — those whose deliveries had not ended when the server
-   * stopped (docs/api.md#webhook-deliveries). Every endpoint gets a cursor when it is created;
-   * an enabled one without was written by a build that put a delivery record with every event,
-   * so it is owed nothing, and gets its cursor at the newest event before the server serves
-   * ({@link cursorsToWrite}).
+   * After the log is loaded: owes again each enabled endpoint the events from its cursor on that have no delivery
+   * record (docs/api.md#webhook-deliveries). An enabled endpoint without a cursor is owed nothing and gets one at the
+   * newest event before the server serves ({@link cursorsToWrite}).
    */
   resume(): void {
     for (const e of this.db.table('webhook_endpoint').values()) {
@@ -382,10 +355,8 @@ export class WebhookState {
   }
 
   /**
-   * Endpoint `id`'s pending deliveries — owed ones and records waiting for a retry — by
-   * (createdAt, id), in an index made for this call: a `status=pending` list walks these, not
-   * every delivery the endpoint had in 30 days (each settled one held as bytes, parsed to be
-   * looked at).
+   * Endpoint `id`'s pending deliveries (owed and retries) by (createdAt, id), in an index made for this call: a
+   * `status=pending` list walks these, not every delivery of 30 days.
    */
   pendingIndex(id: string): SortedIndex {
     const rows: Array<[string, string]> = [];
@@ -412,60 +383,3 @@ export const owedRec = (o: Owed): DeliveryRec => ({
   id: o.id, endpointId: o.endpointId, eventId: o.eventId, eventType: o.eventType, attempt: 0, status: 'pending',
   responseStatus: null, error: null, durationMs: null, createdAt: o.createdAt, nextAttemptAt: o.createdAt,
 });
-
-/**
- * Registers the webhooks area on a workspace's log: its indexes, the derive hook that makes
- * every new event owe a delivery to each subscribed enabled endpoint once it is on disk (none
- * for a bulk import, which makes no events), and retention: settled deliveries are kept 30 days
- * (docs/api.md#webhook-deliveries). `now` is the workspace's clock (ms).
- */
-export function attachWebhooks(db: Db<WebhookRecords & EventRecords>, events: EventState, now: () => number): WebhookState {
-  const state = new WebhookState(db, events);
-  // The enabled endpoints, in creation order, as of the last endpoint change (every event walks
-  // them; a change of any endpoint, undone ones included, makes the list again on next use).
-  let enabled: WebhookEndpointRec[] | null = null;
-  db.on('webhook_endpoint', () => { enabled = null; }, STATELESS);
-  db.derive('event', (tx: Tx<WebhookRecords & EventRecords>, eventId, prev, e) => {
-    if (prev !== undefined || tx.bulk) return;
-    enabled ??= [...db.table('webhook_endpoint').values()].filter((x) => x.enabled);
-    for (const endpoint of enabled) if (subscribes(endpoint, e.type)) state.made(tx, endpoint.id, eventId, e.type, e.createdAt);
-  });
-  db.retain('webhook_delivery', (d) => d.status === 'pending' || Date.parse(d.createdAt) >= now() - DELIVERY_RETENTION_MS, (json) => {
-    // Held as bytes (below), a delivery's status and time are read from its text: a compaction parses none.
-    const status = flatString(json, 'status');
-    const createdAt = flatString(json, 'createdAt');
-    if (status === undefined || createdAt === undefined) return undefined;
-    return status === 'pending' || Date.parse(createdAt) >= now() - DELIVERY_RETENTION_MS;
-  });
-  // A batch of first-attempt successes is kept while its newest delivery is (its time read from
-  // its text: the batch's own `createdAt` is its only member of that name).
-  db.retain('webhook_delivered', (b) => Date.parse(b.createdAt) >= now() - DELIVERY_RETENTION_MS, (json) => {
-    const createdAt = flatString(json, 'createdAt');
-    return createdAt === undefined ? undefined : Date.parse(createdAt) >= now() - DELIVERY_RETENTION_MS;
-  });
-  // A settled delivery changes no more: held as bytes once on disk (docs/storage.md#memory). A
-  // pending one, which the dispatcher reads and updates, stays an object. A batch never changes.
-  db.holdAsBytes('webhook_delivery', (d) => d.status !== 'pending');
-  db.holdAsBytes('webhook_delivered');
-  return state;
-}
-
-/**
- * The string member `name` of `json`, the JSON text of an object with no object inside (a
- * delivery record; a batch, whose arrays hold strings and numbers): found as `"name":"` — a
- * sequence no JSON string can hold, its quotes being escaped there, and no array element is
- * named, so it is the member itself. Undefined when absent, not a string, or holding an escape.
- */
-function flatString(json: string, name: string): string | undefined {
-  const key = `"${name}":"`;
-  const at = json.indexOf(key);
-  if (at < 0) return undefined;
-  const from = at + key.length;
-  const end = json.indexOf('"', from);
-  if (end < 0) return undefined;
-  const value = json.slice(from, end);
-  return value.includes('\\') ? undefined : value;
-}
-
-/** Whether `d` is still shown at `now` (settled deliveries older than 30 days are hidden before compaction drops them). */
-export const deliveryKept = (d: DeliveryRec, now: number): boolean => d.status === 'pending' || Date.parse(d.createdAt) >= now - DELIVERY_RETENTION_MS;

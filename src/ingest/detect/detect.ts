@@ -1,9 +1,7 @@
 /**
- * Source type detection for `type: "auto"`: from the content itself and,
- * for fetched documents, the response's media type. Structured text (JSON or YAML) is
- * classified by its top-level keys; everything else by its first significant lines. The steps
- * are fixed here; which kinds each step recognises, and in what order, is the kinds' own
- * detection (src/ingest/kinds.ts).
+ * Source type detection for `type: "auto"`, from the content and a fetched document's media type: structured text
+ * (JSON or YAML) by its top-level keys, anything else by its first significant lines. The steps are fixed here; which
+ * kinds each step recognises, in what order, is the kinds' own detection (src/ingest/kinds.ts).
  */
 import { parseJsonText } from '../parsers/json.js';
 import { parseYaml } from '../parsers/yaml.js';
@@ -14,14 +12,8 @@ import { DETECTED_KINDS, type ContentType } from '../kinds.js';
 
 export { classifyValue, detectedAs, parseStructured } from './structured.js';
 
-/** What detection found: the type and, for structured content, the parsed value (so it is parsed once). */
-export interface Detected {
-  type: ContentType;
-  /** For `text`: whether it is read as HTML. */
-  html?: boolean;
-  /** The parsed JSON/YAML value of structured content. */
-  value?: unknown;
-}
+/** What detection found: the type, for `text` whether it is HTML, for structured content its value (parsed once). */
+export interface Detected { type: ContentType; html?: boolean; value?: unknown }
 
 /** The kinds recognised by an XML root element, and by a test on other text, by rank. */
 const XML_KINDS = DETECTED_KINDS.flatMap((k) => (k.detect.xmlRoot ? [{ type: k.name, test: k.detect.xmlRoot }] : []));
@@ -32,20 +24,10 @@ const isJsonType = (m: string | undefined): boolean => m === 'application/json' 
 const YAML_TYPES = new Set(['application/yaml', 'text/yaml', 'application/x-yaml', 'text/x-yaml']);
 
 /**
- * Detects the type of `text`; `mediaType` is a fetched document's lower-cased media type.
- * Returns the type and, for structured content, the parsed value (so it is parsed once).
- *
- * The content decides before the media type (docs/sources.md#type-detection): JSON (`{`, `[`) and a
- * YAML mapping are parsed whole and classified by their top-level keys wherever they stand
- * ({@link classifyValue}); a JSON text that does not parse but is a YAML mapping naming an API
- * description (YAML flow style) is taken as YAML; XML is a kind by its root element (WSDL). The
- * media type then settles what the content leaves open: a YAML or JSON media type parses the
- * text as such (plain data included), an HTML one makes it HTML; then the kinds' text tests
- * (.proto, GraphQL SDL), else text.
- * Cost: linear in the text (one parse per structured reading, scans without backtracking).
- *
- * @throws IngestError when the content claims to be JSON (or YAML by its media type or by an API
- *   key at its top level) but does not parse; its `sourceType` says what it claimed to be.
+ * Detects the type of `text` (docs/sources.md#type-detection); `mediaType`, a fetched document's lower-cased media
+ * type, settles only what the content leaves open. Linear in the text.
+ * @throws IngestError when the content claims to be JSON (or YAML by its media type or by an API key at its top level)
+ *   but does not parse; its `sourceType` says what it claimed to be.
  */
 export function detectContent(text: string, mediaType?: string): Detected {
   const t = text.replace(/^\uFEFF/, '');
@@ -65,26 +47,26 @@ export function detectContent(text: string, mediaType?: string): Detected {
   }
   if (start[0] === '"') {
     // A lone JSON string (RFC 8259 allows any value at the top): JSON when it parses whole.
-    try { const value: unknown = JSON.parse(t); return { type: 'json', value }; } catch { /* prose that starts with a quote */ }
+    try { const value: unknown = JSON.parse(t); return { type: 'json', value }; } catch {
+      /* prose that starts with a quote */ }
   }
   if (htmlStart(h)) return { type: 'text', html: true };
   if (start[0] === '<') {
     for (const k of XML_KINDS) if (k.test(start)) return { type: k.type };
     return { type: 'text', html: isHtmlType(mediaType) || htmlTag(h) };
   }
-  if (mediaType !== undefined && YAML_TYPES.has(mediaType)) {
-    let value: unknown;
-    try { value = parseYaml(t); } catch (e) { throw detectedAs(e, yamlMarker(t)); }
-    return { type: classifyValue(value), value };
-  }
+  if (mediaType !== undefined && YAML_TYPES.has(mediaType)) return classified(() => parseYaml(t), () => yamlMarker(t));
   const yaml = yamlDocument(t);
   if (yaml) return yaml;
-  if (isJsonType(mediaType)) {
-    let value: unknown;
-    try { value = parseJsonText(t); } catch (e) { throw detectedAs(e, 'json'); }
-    return { type: classifyValue(value), value };
-  }
+  if (isJsonType(mediaType)) return classified(() => parseJsonText(t), () => 'json');
   if (isHtmlType(mediaType)) return { type: 'text', html: true };
   for (const k of TEXT_KINDS) if (k.test(start, h)) return { type: k.type };
   return { type: 'text', html: false };
+}
+
+/** `parse()`'s value, classified; a parse error typed as `claimed()`. */
+function classified(parse: () => unknown, claimed: () => ContentType | undefined): Detected {
+  let value: unknown;
+  try { value = parse(); } catch (e) { throw detectedAs(e, claimed()); }
+  return { type: classifyValue(value), value };
 }

@@ -1,34 +1,33 @@
 /**
- * The text tests of type detection (docs/sources.md#type-detection): whether a text starts an
- * HTML document, has a WSDL root element, or reads as a `.proto` file or GraphQL SDL. The source
- * kinds name theirs in their detection (src/ingest/kinds.ts).
- *
- * Detection runs on untrusted text, so it uses no regular expression with nested or overlapping
- * quantifiers (those backtrack catastrophically): the checks scan by hand, each in time linear
- * in what it reads.
+ * The text tests of type detection (docs/sources.md#type-detection): whether a text starts an HTML document, has a WSDL
+ * root element, or reads as `.proto` or GraphQL SDL. The text is untrusted, so the checks scan by hand in linear time
+ * (no backtracking regular expressions).
  */
-
 /** How much of a text's start the line tests read (8 KiB). */
 export const HEAD_CHARS = 8192;
 
 /** `\s` of regular expressions (JavaScript's white space and line terminators). */
 export function isSpace(c: number): boolean {
-  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
 }
 
 /** `\w`: an ASCII letter, digit or `_`. */
-const isWordChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+const isWordChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) ||
+  c === 95;
 const isNameStart = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 
 /** A cursor over one string: each method advances past what it matched and says whether it did. */
 class Cursor {
   constructor(readonly s: string, public i = 0) {}
   /** White space (`\s`), at least `min` characters of it. */
-  spaces(min = 0): boolean { const from = this.i; while (this.i < this.s.length && isSpace(this.s.charCodeAt(this.i))) this.i++; return this.i - from >= min; }
+  spaces(min = 0): boolean { const from = this.i; while (this.i < this.s.length && isSpace(this.s.charCodeAt(
+    this.i))) this.i++; return this.i - from >= min; }
   /** Spaces and tabs. */
   blanks(): void { while (this.s.charCodeAt(this.i) === 32 || this.s.charCodeAt(this.i) === 9) this.i++; }
   /** Word characters (`\w`), at least `min` of them. */
-  word(min = 1): boolean { const from = this.i; while (this.i < this.s.length && isWordChar(this.s.charCodeAt(this.i))) this.i++; return this.i - from >= min; }
+  word(min = 1): boolean { const from = this.i; while (this.i < this.s.length && isWordChar(this.s.charCodeAt(
+    this.i))) this.i++; return this.i - from >= min; }
   /** A name: a letter or `_`, then word characters. */
   name(): boolean { return isNameStart(this.s.charCodeAt(this.i)) && this.word(); }
   /** The literal `t` (ASCII-case-insensitively with `ci`). */
@@ -39,11 +38,14 @@ class Cursor {
     return true;
   }
   /** One of `chars` (a set of single characters). */
-  one(chars: string): boolean { if (this.i < this.s.length && chars.includes(this.s[this.i])) { this.i++; return true; } return false; }
+  one(chars: string): boolean { if (this.i < this.s.length && chars.includes(this.s[this.i])) {
+    this.i++; return true; } return false; }
   /** A keyword: `t` not followed by a word character. */
-  keyword(t: string): boolean { const at = this.i; if (this.lit(t) && !isWordChar(this.s.charCodeAt(this.i))) return true; this.i = at; return false; }
+  keyword(t: string): boolean { const at = this.i; if (this.lit(t) && !isWordChar(this.s.charCodeAt(
+    this.i))) return true; this.i = at; return false; }
   /** The rest of the current line (without its line break). */
-  restOfLine(): string { const nl = this.s.indexOf('\n', this.i); return this.s.slice(this.i, nl < 0 ? this.s.length : nl); }
+  restOfLine(): string { const nl = this.s.indexOf('\n', this.i); return this.s.slice(this.i,
+    nl < 0 ? this.s.length : nl); }
 }
 
 /** Start offsets of the lines of `text`, each after its leading white space (blank lines included). */
@@ -64,13 +66,15 @@ function anyLine(text: string, test: (c: Cursor) => boolean): boolean {
   return false;
 }
 
-/** A line of a .proto file that only a .proto file starts with (`syntax = "proto3"`, `package a.b;`, `service X {`…). */
+/** A line only a .proto file starts with (`syntax = "proto3"`, `package a.b;`, `service X {`…). */
 function protoLine(c: Cursor): boolean {
   const at = c.i;
   const quoted = (inner: () => boolean): boolean => { const q = c.s[c.i]; return c.one('"\'') && inner() && c.lit(q); };
-  if (c.lit('syntax') && c.spaces() && c.lit('=') && c.spaces() && quoted(() => c.lit('proto') && c.one('23'))) return true;
+  if (c.lit('syntax') && c.spaces() && c.lit('=') && c.spaces() &&
+    quoted(() => c.lit('proto') && c.one('23'))) return true;
   c.i = at;
-  if (c.lit('edition') && c.spaces() && c.lit('=') && c.spaces() && quoted(() => { const f = c.i; while (c.one('0123456789')); return c.i > f; })) return true;
+  if (c.lit('edition') && c.spaces() && c.lit('=') && c.spaces() &&
+    quoted(() => { const f = c.i; while (c.one('0123456789')); return c.i > f; })) return true;
   c.i = at;
   if (c.lit('package') && c.spaces(1)) {
     const f = c.i;
@@ -96,16 +100,12 @@ function protoBlock(text: string): boolean {
   return false;
 }
 
-/**
- * A `.proto` file: a line of `head` (the first 8 KiB of `text`) starts with a `.proto` marker
- * (`syntax = "proto2|3"`, `edition =`, `package x;`, `service X {`, `message X {`) and `text`
- * has a `message`, `service` or `enum` block.
- */
+/** A `.proto` file: a line of `head` (the first 8 KiB) starts as only .proto does, and `text` has a block. */
 export function looksLikeProto(text: string, head: string): boolean {
   return anyLine(head, protoLine) && protoBlock(text);
 }
 
-/** A line of GraphQL SDL: a type-system definition's start (`type X … {`, `schema {`, `union U =`, `scalar S`, `directive @`). */
+/** A line starting a GraphQL type-system definition (`type X … {`, `schema {`, `union U =`, `directive @`…). */
 function graphqlLine(c: Cursor): boolean {
   const at = c.i;
   if (!(c.keyword('extend') && c.spaces(1))) c.i = at;
@@ -123,21 +123,18 @@ function graphqlLine(c: Cursor): boolean {
   c.i = from;
   if (c.lit('union') && c.spaces(1) && c.word() && c.restOfLine().includes('=')) return true;
   c.i = from;
-  if (c.lit('scalar') && c.spaces(1) && c.name()) { c.blanks(); if (c.i >= c.s.length || c.s[c.i] === '\r' || c.s[c.i] === '\n') return true; }
+  if (c.lit('scalar') && c.spaces(1) && c.name()) { c.blanks(); if (c.i >= c.s.length || c.s[c.i] === '\r' || c.s[
+    c.i] === '\n') return true; }
   c.i = from;
   return c.lit('directive') && c.spaces(1) && c.lit('@');
 }
 
-/**
- * GraphQL SDL: a line of `head` (the first 8 KiB) starts with a type-system definition
- * (`type`/`interface`/`input`/`enum X … {`, `schema {`, `union X =`, `scalar X`, `directive @`,
- * optionally after `extend`).
- */
+/** GraphQL SDL: a line of `head` (the first 8 KiB) starts a type-system definition, optionally after `extend`. */
 export function looksLikeGraphqlSdl(_text: string, head: string): boolean {
   return anyLine(head, graphqlLine);
 }
 
-/** Leading white space and comments skipped, the text starts an HTML document (`<!doctype html`, `<html`, `<head`, `<body`). */
+/** After white space and comments, the text starts an HTML document (`<!doctype html`, `<html`, `<head`, `<body`). */
 export function htmlStart(text: string): boolean {
   const c = new Cursor(text);
   for (;;) {
@@ -160,7 +157,7 @@ export function htmlStart(text: string): boolean {
 /** True for an HTML media type (`text/html`, `application/xhtml+xml`). */
 export const isHtmlType = (m: string | undefined): boolean => m === 'text/html' || m === 'application/xhtml+xml';
 
-/** Whether text ingested as `text` is HTML: by its start, its media type, or HTML tags in a text that starts with one. */
+/** Whether `text` content is HTML: by its start, its media type, or HTML tags in a text that starts with `<`. */
 export function isHtml(text: string, mediaType?: string): boolean {
   const start = text.replace(/^\uFEFF/, '').trimStart();
   const h = start.slice(0, HEAD_CHARS);
@@ -182,9 +179,8 @@ export function htmlTag(text: string): boolean {
 }
 
 /**
- * True when the root element of an XML text is a WSDL 1.1 `definitions` (any prefix) whose start
- * tag declares the WSDL 1.1 namespace. The prolog before it (XML declaration, processing
- * instructions, comments, a DOCTYPE with its internal subset) is skipped however long it is.
+ * True when an XML text's root is a WSDL 1.1 `definitions` (any prefix) whose start tag declares the WSDL 1.1
+ * namespace; the prolog (declaration, processing instructions, comments, DOCTYPE) is skipped however long it is.
  */
 export function isWsdlRoot(text: string): boolean {
   const c = new Cursor(text);
@@ -214,7 +210,8 @@ export function isWsdlRoot(text: string): boolean {
   let end = c.i;
   for (; end < text.length; end++) {
     const ch = text[end];
-    if (quote) { if (ch === quote) quote = ''; } else if (ch === '"' || ch === "'") quote = ch; else if (ch === '>') break;
+    if (quote) { if (ch === quote) quote = ''; } else if (ch === '"' || ch === "'") quote =
+      ch; else if (ch === '>') break;
   }
   const tag = text.slice(c.i, end);
   return tag.includes('"http://schemas.xmlsoap.org/wsdl/"') || tag.includes("'http://schemas.xmlsoap.org/wsdl/'");

@@ -1,10 +1,7 @@
 /**
- * Structured text (JSON, YAML) for detection (docs/sources.md#type-detection): a parsed document is
- * classified by its top-level keys ({@link classifyValue}), and linear scans find those keys in
- * the text itself, wherever they stand, to decide whether a YAML text is worth parsing and what
- * a document that does not parse claimed to be.
- *
- * The scans run on untrusted text: no regular expression, each in time linear in the text.
+ * Structured text (JSON, YAML) for detection (docs/sources.md#type-detection): a parsed document is classified by its
+ * top-level keys; linear scans of the text (no regular expressions) find those keys, to decide whether a YAML text is
+ * worth parsing and what a document that does not parse claimed to be.
  */
 import { parseJsonText } from '../parsers/json.js';
 import { parseYaml } from '../parsers/yaml.js';
@@ -14,10 +11,11 @@ import { isSpace } from './sniff.js';
 import { DETECTED_KINDS, type ContentType, type SourceType } from '../kinds.js';
 
 /** The kinds recognised by a parsed value, by rank, each with its marker keys and test. */
-const VALUE_KINDS: ReadonlyArray<{ type: ContentType; markers: readonly string[]; test?: (v: Obj) => boolean }> = DETECTED_KINDS
-  .flatMap((k) => (k.detect.value ? [{ type: k.name, markers: k.detect.value.markers ?? [], test: k.detect.value.test }] : []));
+const VALUE_KINDS: ReadonlyArray<{ type: ContentType; markers: readonly string[]; test?: (v: Obj) => boolean }> =
+  DETECTED_KINDS.flatMap((k) => (k.detect.value ? [{ type: k.name, markers: k.detect.value.markers ?? [],
+    test: k.detect.value.test }] : []));
 
-/** Marker key → the kind it names (`openapi` and `swagger` → openapi, `asyncapi` → asyncapi); the lower rank keeps a shared key. */
+/** Marker key → the kind it names (`swagger` → openapi); of two kinds sharing a key, the lower rank keeps it. */
 const MARKERS: ReadonlyMap<string, ContentType> = (() => {
   const map = new Map<string, ContentType>();
   for (const k of VALUE_KINDS) for (const m of k.markers) if (!map.has(m)) map.set(m, k.type);
@@ -27,12 +25,10 @@ const MARKERS: ReadonlyMap<string, ContentType> = (() => {
 const MAX_MARKER_LENGTH = Math.max(0, ...[...MARKERS.keys()].map((m) => m.length));
 
 /** The top-level keys {@link classifyValue} looks at: a mapping without any of them is plain data. */
-const CLASSIFYING_KEYS: ReadonlySet<string> = new Set(DETECTED_KINDS.flatMap((k) => [...(k.detect.value?.markers ?? []), ...(k.detect.value?.keys ?? [])]));
+const CLASSIFYING_KEYS: ReadonlySet<string> = new Set(DETECTED_KINDS.flatMap((k) => [...(k.detect.value?.markers ??
+  []), ...(k.detect.value?.keys ?? [])]));
 
-/**
- * The type of an already-parsed JSON/YAML value: the first kind, by rank, that one of its marker
- * keys names or whose test it passes (docs/sources.md#type-detection); else `json`.
- */
+/** A parsed JSON/YAML value's type: the first kind (by rank) a marker key names or whose test passes; else `json`. */
 export function classifyValue(v: unknown): ContentType {
   if (!isObj(v)) return 'json';
   for (const k of VALUE_KINDS) {
@@ -47,11 +43,6 @@ export function parseStructured(text: string): unknown {
   const t = text.replace(/^\uFEFF/, '');
   const first = t.trimStart()[0];
   return first === '{' || first === '[' ? parseJsonText(t) : parseYaml(t);
-}
-
-/** The kind a marker key names (`openapi`/`swagger` → openapi, `asyncapi` → asyncapi), else undefined. */
-function markerType(key: string): ContentType | undefined {
-  return MARKERS.get(key);
 }
 
 /** `e` with the type the content was detected as (kept by the failed source), when it has none yet. */
@@ -71,10 +62,8 @@ function afterBlanks(text: string, k: number): number {
 const INDICATORS = ',[]{}#&*!|>%@`';
 
 /**
- * The key a YAML line starts with at `j` when the line is a mapping entry (`key:`, `"key":`,
- * `'key':` or `? key`, after any anchor and tag, then `:` and a blank, a line break or the end):
- * the key's text, else undefined. Quoted keys keep escapes as written (enough to compare with
- * key names). Reads one line at most.
+ * The key of the YAML mapping entry starting at `j` (`key:`, `"key":`, `'key':` or `? key`, after any anchor and tag,
+ * then `:` and white space or the end), else undefined; quoted keys keep escapes as written. Reads one line at most.
  */
 function yamlLineKey(text: string, j: number): string | undefined {
   let explicit = false;
@@ -87,13 +76,15 @@ function yamlLineKey(text: string, j: number): string | undefined {
   const q = text.charCodeAt(j);
   if (q === 34 /* " */ || q === 39 /* ' */) {
     let k = j + 1;
-    for (; k < text.length && text.charCodeAt(k) !== q && text.charCodeAt(k) !== 10; k++) if (q === 34 && text.charCodeAt(k) === 92) k++;
+    for (; k < text.length && text.charCodeAt(k) !== q && text.charCodeAt(k) !== 10; k++) if (q === 34 &&
+      text.charCodeAt(k) === 92) k++;
     if (text.charCodeAt(k) !== q) return undefined;
     const key = text.slice(j + 1, k);
     k = afterBlanks(text, k + 1);
     return explicit || (text.charCodeAt(k) === 58 /* : */ && endsAt(text, k + 1)) ? key : undefined;
   }
-  if (j >= text.length || INDICATORS.includes(text[j]) || ((q === 45 || q === 63 || q === 58) && endsAt(text, j + 1))) return undefined;
+  if (j >= text.length || INDICATORS.includes(text[j]) || ((q === 45 || q === 63 || q === 58) && endsAt(text,
+    j + 1))) return undefined;
   let k = j;
   for (; k < text.length; k++) {
     const c = text.charCodeAt(k);
@@ -104,10 +95,8 @@ function yamlLineKey(text: string, j: number): string | undefined {
 }
 
 /**
- * Calls `visit` with the start of every content line of a YAML stream at the document's top
- * level (the indentation of its first content line, so a document indented under `---`
- * counts), skipping blank and comment lines, directives and document markers (content after
- * `--- ` on its line counts). Stops when `visit` returns true.
+ * Calls `visit` with the start of every top-level content line of a YAML stream (indented as its first content line),
+ * skipping blank and comment lines, directives and document markers (content after `--- ` counts), until it says true.
  */
 function yamlTopLines(text: string, visit: (j: number) => boolean): void {
   let indent = -1;
@@ -116,9 +105,11 @@ function yamlTopLines(text: string, visit: (j: number) => boolean): void {
     while (text.charCodeAt(j) === 32) j++;
     const nl = text.indexOf('\n', j);
     const end = nl < 0 ? text.length : nl;
-    if (j === i && (text.startsWith('---', j) || text.startsWith('...', j)) && (j + 3 >= end || isSpace(text.charCodeAt(j + 3)))) {
+    if (j === i && (text.startsWith('---', j) || text.startsWith('...', j)) &&
+      (j + 3 >= end || isSpace(text.charCodeAt(j + 3)))) {
       if (text[j] === '.') j = end; // a document end: nothing on its line is content
-      else for (j += 3; text.charCodeAt(j) === 32 || text.charCodeAt(j) === 9;) j++; // `--- `: what follows on its line is
+      else for (j += 3; text.charCodeAt(j) === 32 || text.charCodeAt(
+        j) === 9;) j++; // `--- `: what follows on its line is
     }
     const c = text.charCodeAt(j);
     const blank = j >= end || c === 13 || c === 35 /* # */ || (j === i && c === 37 /* % */);
@@ -132,10 +123,9 @@ function yamlTopLines(text: string, visit: (j: number) => boolean): void {
 }
 
 /**
- * What one pass over a YAML text says about its top level: whether its first content line is a
- * mapping entry, whether one of the keys {@link classifyValue} looks at stands at the top level
- * (wherever in the text), and the API description a marker key among them names. The pass stops
- * at the first classifying key, or at the first marker key with `marker` set.
+ * One pass over a YAML text's top level: whether its first content line is a mapping entry, whether a classifying key
+ * stands at the top level, and the kind a marker key among them names. Stops at the first classifying key (with
+ * `marker`: at the first marker key).
  */
 function yamlTop(text: string, marker = false): { mapping: boolean; classifying: boolean; marker?: ContentType } {
   let first = true;
@@ -145,16 +135,15 @@ function yamlTop(text: string, marker = false): { mapping: boolean; classifying:
     if (first) { first = false; out.mapping = key !== undefined; if (!out.mapping) return true; }
     if (key === undefined || !CLASSIFYING_KEYS.has(key)) return false;
     out.classifying = true;
-    out.marker = markerType(key);
+    out.marker = MARKERS.get(key);
     return !marker || out.marker !== undefined;
   });
   return out;
 }
 
 /**
- * The API description a JSON text names itself by a top-level `openapi`, `swagger` or
- * `asyncapi` member, found by one pass over the text that tracks nesting (so it works on text
- * that does not parse, e.g. a truncated download): used to say what broken JSON claimed to be.
+ * The kind a JSON text names by a top-level marker member (`openapi`, `asyncapi`…), found by one pass that tracks
+ * nesting, so it works on text that does not parse (a truncated download): what broken JSON claimed to be.
  */
 export function jsonMarker(text: string): ContentType | undefined {
   let depth = 0;
@@ -166,7 +155,7 @@ export function jsonMarker(text: string): ContentType | undefined {
       if (depth !== 1 || i - from > MAX_MARKER_LENGTH) continue;
       let k = i + 1;
       while (isSpace(text.charCodeAt(k))) k++;
-      const type = text[k] === ':' ? markerType(text.slice(from, i)) : undefined;
+      const type = text[k] === ':' ? MARKERS.get(text.slice(from, i)) : undefined;
       if (type) return type;
     } else if (c === 123 /* { */ || c === 91 /* [ */) {
       if (depth === 0 && c === 91) return undefined; // a top-level array names nothing
@@ -176,13 +165,10 @@ export function jsonMarker(text: string): ContentType | undefined {
   return undefined;
 }
 
-/** The API description a YAML text names by a top-level marker key: what a YAML text that does not parse claimed to be. */
+/** The kind a YAML text names by a top-level marker key: what a YAML text that does not parse claimed to be. */
 export const yamlMarker = (text: string): ContentType | undefined => yamlTop(text, true).marker;
 
-/**
- * `text` parsed as YAML and classified by its top-level keys: the API description it is, else
- * undefined (plain data), or the parse error.
- */
+/** `text` parsed as YAML and classified: the API description it is, undefined for plain data, or the parse error. */
 export function yamlApi(text: string): { type: ContentType; value: unknown } | IngestError | undefined {
   let value: unknown;
   try {
@@ -196,11 +182,10 @@ export function yamlApi(text: string): { type: ContentType; value: unknown } | I
 }
 
 /**
- * A YAML text that is a mapping with a classifying key at its top level, parsed and classified:
- * undefined when it is no such mapping, names no API description, or does not parse without
- * naming one by a marker key (then it is no YAML document: prose with a colon on its first line).
- * @throws IngestError the YAML error, typed as what it claimed to be, for a text that does not
- *   parse but names an API description by a top-level marker key.
+ * A YAML mapping with a classifying key at its top level, parsed and classified; undefined when it is none, names no
+ * API description, or does not parse and names none by a marker key (prose with a colon on its first line).
+ * @throws IngestError the YAML error, typed as what it claimed to be, for a text that does not parse but names an API
+ *   description by a top-level marker key.
  */
 export function yamlDocument(text: string): { type: ContentType; value: unknown } | undefined {
   const top = yamlTop(text);

@@ -1,7 +1,7 @@
 /**
- * Website crawl for `website` sources (docs/sources.md#website-crawl: "a website crawl follows same-origin
- * links"; `SOURCE_CRAWL_MAX_PAGES` in docs/configuration.md#settings). Every page goes through {@link fetchDocument}, so the SSRF rules,
- * time and size limits apply to each page and each redirect.
+ * Website crawl for `website` sources (docs/sources.md#website-crawl: "a website crawl follows same-origin links";
+ * `SOURCE_CRAWL_MAX_PAGES` in docs/configuration.md#settings). Every page goes through {@link fetchDocument}, so the
+ * SSRF rules, time and size limits apply to each page and each redirect.
  */
 import { FetchError, fetchDocument, type FetchOptions } from './fetch.js';
 import { IngestError } from '../types.js';
@@ -17,23 +17,14 @@ export type CrawlOptions = FetchOptions & {
   links: (job: LinksJob) => Promise<PageLink[]>;
 };
 
-/** One crawled HTML page, as fetched: parsing is the ingestion worker's job. */
-export interface CrawledPage {
-  /** Final URL of the page (after redirects), without fragment. */
-  url: string;
-  /** The raw body. */
-  body: Buffer;
-  /** The response's Content-Type header (its charset decodes the body). */
-  contentType?: string;
-}
+/** One crawled HTML page as fetched (final URL without fragment, raw body, Content-Type header for its charset). */
+export interface CrawledPage { url: string; body: Buffer; contentType?: string }
 
-/** What {@link crawlWebsite} returns. */
-export interface CrawlResult {
-  /** Pages in breadth-first order, the start page first. */
-  pages: CrawledPage[];
-  /** URLs not kept: failed fetches (any FetchError), non-HTML responses, non-HTML file links, redirects off the origin. */
-  skipped: string[];
-}
+/**
+ * Pages in breadth-first order, the start page first; `skipped`: URLs not kept (failed fetches, non-HTML responses,
+ * non-HTML file links, redirects off the origin).
+ */
+export interface CrawlResult { pages: CrawledPage[]; skipped: string[] }
 
 const DEFAULT_MAX_DEPTH = 3;
 
@@ -51,25 +42,10 @@ function isHtml(contentType: string, body: Buffer): boolean {
 }
 
 /**
- * Crawls a website breadth-first from `startUrl` and returns its HTML pages as documents.
- *
- * - Links (`<a href>`, via {@link extractLinks}) are followed only within the start page's
- *   origin (scheme + host + port, taken from the start page's final URL, so a redirect from
- *   `http://x/` to `https://x/` crawls `https://x/`); other origins are ignored, not recorded.
- * - URLs are de-duplicated without their fragment, both as requested and after redirects.
- * - Bounds: at most `maxPages` fetches (sequential, one at a time), pages at most `maxDepth`
- *   (default 3) link hops from the start page.
- * - Links whose path ends in a non-HTML extension (`.pdf`, `.png`…) are not fetched; responses
- *   that are not HTML (by Content-Type, or by sniffing when it is absent) are not kept; pages that
- *   fail to fetch (any {@link FetchError}) or redirect to another origin are not kept. All of these
- *   are listed in `skipped` and the crawl goes on.
- * - The main thread only fetches: link extraction runs on an ingestion worker (`opts.links`,
- *   at most 10,000 same-origin links per page), and the pages come back as raw bytes for the
- *   worker to decode (Content-Type charset, default UTF-8) and parse.
- *
- * @throws FetchError when the start page cannot be fetched (its own error: `private_address`,
- *   `timeout`, `http_status`…); IngestError when the start page is not HTML or `startUrl` is
- *   invalid.
+ * Crawls a website breadth-first from `startUrl` (docs/sources.md#website-crawl) and returns its HTML pages as
+ * documents, with what it skipped (`skipped`). Same origin only, at most `maxPages` fetches and `maxDepth` (default 3)
+ * hops; the main thread only fetches: link extraction and parsing run on an ingestion worker (`opts.links`).
+ * @throws FetchError when the start page cannot be fetched; IngestError when it is not HTML or `startUrl` is invalid.
  */
 export async function crawlWebsite(startUrl: string, opts: CrawlOptions): Promise<CrawlResult> {
   const maxDepth = Math.max(0, opts.maxDepth ?? DEFAULT_MAX_DEPTH);
@@ -111,7 +87,8 @@ export async function crawlWebsite(startUrl: string, opts: CrawlOptions): Promis
       seen.add(finalUrl);
     }
     if (!isHtml(doc.contentType, doc.body)) {
-      if (isStart) throw new IngestError(`the start page ${finalUrl} is not an HTML page (${doc.contentType || 'no content type'})`);
+      if (isStart) throw new IngestError(
+        `the start page ${finalUrl} is not an HTML page (${doc.contentType || 'no content type'})`);
       skipped.push(url);
       continue;
     }

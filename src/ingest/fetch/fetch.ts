@@ -1,18 +1,8 @@
 /**
- * SSRF-safe fetching of source URLs (docs/sources.md#fetching; `SOURCE_FETCH_*` in docs/configuration.md#settings).
- *
- * Every URL and every redirect target is checked before any connection is opened: the scheme
- * must be `http:`/`https:`, and every address the host resolves to must be public (see
- * {@link isPrivateAddress}) unless private addresses are allowed or the origin is trusted; a host
- * that does not resolve and a host that resolves to a refused address fail with the same text
- * ({@link unreachableMessage}), so errors do not map internal host names. The
- * connection then goes to exactly the checked addresses (a custom `lookup` hands them to the
- * socket, so DNS is not asked a second time), while the Host header and TLS SNI keep the original
- * host name. One deadline covers the whole fetch (DNS, connect, redirects, headers and body), and
- * the byte cap applies to the body after `Content-Encoding` decoding, so a compression bomb is
- * stopped as soon as the cap is passed, with memory bounded by the cap plus one zlib chunk.
- * At most {@link MAX_ENCODINGS} `Content-Encoding` layers are decoded: each layer is a zlib
- * stream in the pipeline, so a header stacking thousands of them would cost CPU seconds.
+ * SSRF-safe fetching of source URLs (docs/sources.md#fetching). Every URL and redirect target is checked before
+ * connecting, and the socket goes to exactly the checked addresses (Host and SNI keep the name). One deadline covers
+ * the whole fetch; the byte cap counts decoded bytes, so a compression bomb stops at the cap, and at most
+ * {@link MAX_ENCODINGS} layers are decoded (each a zlib stream: thousands would cost CPU seconds).
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -20,7 +10,8 @@ import net from 'node:net';
 import { Writable, type Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
-import { fixedLookup, resolveReachable, unreachableMessage, type ResolvedAddress } from './addresses.js';
+import { busyMessage, fixedLookup, reachableOrBusy, unreachableMessage, type ResolvedAddress } from './addresses.js';
+import { BUSY } from './hosts.js';
 
 export { isPrivateAddress, unreachableMessage } from './addresses.js';
 
@@ -61,11 +52,8 @@ export interface FetchedDocument {
   body: Buffer;
 }
 
-/**
- * Why a fetch failed. `unreachable` covers both a host that does not resolve and one that
- * resolves to a refused address: one code and one text, so no caller can tell them apart.
- */
-export type FetchErrorCode = 'invalid_url' | 'scheme' | 'unreachable' | 'network' | 'timeout'
+/** Why a fetch failed; `unreachable` is both "does not resolve" and "refused address", so none can tell them apart. */
+export type FetchErrorCode = 'invalid_url' | 'scheme' | 'unreachable' | 'resolver_busy' | 'network' | 'timeout'
   | 'too_large' | 'too_many_redirects' | 'http_status' | 'decode';
 
 /** A failed or refused fetch; `message` is meant for users (it becomes a source's `error`). */
@@ -88,11 +76,6 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Headers not forwarded when a redirect leaves the original origin. */
 const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 
-// ---------------------------------------------------------------------------------------------
-// One request
-
-type Address = ResolvedAddress;
-
 /** The URL's host name without IPv6 brackets. */
 const hostOf = (url: URL): string => (url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname);
 
@@ -110,32 +93,30 @@ function parseHttpUrl(raw: string, what: string): URL {
 }
 
 /** Resolves the URL's host and checks every address; throws before any connection is made. */
-async function resolveChecked(url: URL, opts: FetchOptions, trusted: Set<string>): Promise<Address[]> {
-  const addresses = await resolveReachable(hostOf(url), opts.allowPrivate || trusted.has(url.origin));
+async function resolveChecked(url: URL, opts: FetchOptions, trusted: Set<string>): Promise<ResolvedAddress[]> {
+  const addresses = await reachableOrBusy(hostOf(url), opts.allowPrivate || trusted.has(url.origin));
+  if (addresses === BUSY) throw new FetchError('resolver_busy', busyMessage(url.href));
   // Neither the resolved address nor the DNS error is named: either would map internal host names.
   if (!addresses) throw new FetchError('unreachable', unreachableMessage(url.href));
   return addresses;
 }
 
-
 /** One request to the checked addresses; resolves at the response headers. */
-function request(url: URL, addresses: Address[], method: string, headers: Record<string, string>, body: string | Buffer | undefined, signal: AbortSignal): Promise<http.IncomingMessage> {
+function request(url: URL, addresses: ResolvedAddress[], method: string, headers: Record<string, string>,
+  body: string | Buffer | undefined, signal: AbortSignal): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     const h = body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
     const req = (url.protocol === 'https:' ? https : http).request({
-      protocol: url.protocol, hostname: hostOf(url), port: url.port || undefined, path: `${url.pathname}${url.search}`, method, headers: h,
+      protocol: url.protocol, hostname: hostOf(url), port: url.port || undefined, path: `${url.pathname}${url.search}`,
+      method, headers: h, signal,
       agent: false, // a fresh connection to the checked address, never a pooled one
       lookup: fixedLookup(addresses) as unknown as net.LookupFunction,
-      signal,
     });
     req.once('response', resolve);
     req.on('error', reject); // later errors (after a response) surface on the response stream
     req.end(body);
   });
 }
-
-// ---------------------------------------------------------------------------------------------
-// Body
 
 function decoderFor(encoding: string, url: string, first: Buffer | null): Transform {
   switch (encoding) {
@@ -144,13 +125,15 @@ function decoderFor(encoding: string, url: string, first: Buffer | null): Transf
       return zlib.createGunzip();
     case 'deflate': {
       // RFC 9110 says zlib-wrapped, but some servers send raw deflate: look at the header.
-      const wrapped = first === null || first.length < 2 || ((first[0] & 0x0f) === 8 && ((first[0] << 8) | first[1]) % 31 === 0);
+      const wrapped = first === null || first.length < 2 || ((first[0] & 0x0f) === 8 && ((first[0] << 8) | first[
+        1]) % 31 === 0);
       return wrapped ? zlib.createInflate() : zlib.createInflateRaw();
     }
     case 'br':
       return zlib.createBrotliDecompress();
     default:
-      throw new FetchError('decode', `could not decode ${url}: unsupported Content-Encoding ${JSON.stringify(encoding)}`);
+      throw new FetchError('decode',
+        `could not decode ${url}: unsupported Content-Encoding ${JSON.stringify(encoding)}`);
   }
 }
 
@@ -171,17 +154,17 @@ function peek(stream: Readable): Promise<Buffer | null> {
   });
 }
 
-async function readBody(res: http.IncomingMessage, url: string, maxBytes: number, signal: AbortSignal, headRequest = false): Promise<Buffer> {
-  const tooLarge = (): FetchError => new FetchError('too_large', `${url} is larger than the limit of ${maxBytes} bytes`);
-  const encodings = (res.headers['content-encoding'] ?? '')
-    .toLowerCase()
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '' && s !== 'identity')
-    .reverse();
+async function readBody(res: http.IncomingMessage, url: string, maxBytes: number, signal: AbortSignal, headRequest =
+  false): Promise<Buffer> {
+  const tooLarge = (): FetchError => new FetchError('too_large',
+    `${url} is larger than the limit of ${maxBytes} bytes`);
+  const encodings = (res.headers['content-encoding'] ?? '').toLowerCase().split(',').map((s) => s.trim())
+    .filter((s) => s !== '' && s !== 'identity').reverse();
   if (encodings.length > MAX_ENCODINGS) {
     res.destroy();
-    throw new FetchError('decode', `could not decode ${url}: it has ${encodings.length} Content-Encoding layers, more than the ${MAX_ENCODINGS} accepted`);
+    throw new FetchError('decode',
+      `could not decode ${url}: it has ${encodings.length} Content-Encoding layers, more than the ${MAX_ENCODINGS} `
+        + `accepted`);
   }
   const length = Number(res.headers['content-length']);
   // A HEAD answer's Content-Length describes a body that is not sent.
@@ -191,18 +174,15 @@ async function readBody(res: http.IncomingMessage, url: string, maxBytes: number
   }
   const first = encodings[0] === 'deflate' ? await peek(res) : null;
   let decoders: Transform[];
-  // An encoding we cannot decode is refused before the body is read: the connection goes now,
-  // not when the peer chooses to close it.
-  try { decoders = encodings.map((e, i) => decoderFor(e, url, i === 0 ? first : null)); } catch (e) { res.destroy(); throw e; }
+  // An encoding we cannot decode is refused before the body is read: the connection goes now.
+  try { decoders = encodings.map((e, i) => decoderFor(e, url, i === 0 ? first : null)); } catch (e) {
+    res.destroy(); throw e; }
   const chunks: Buffer[] = [];
   let total = 0;
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
       total += chunk.length;
-      if (total > maxBytes) {
-        cb(tooLarge());
-        return;
-      }
+      if (total > maxBytes) return cb(tooLarge());
       chunks.push(chunk);
       cb();
     },
@@ -213,15 +193,13 @@ async function readBody(res: http.IncomingMessage, url: string, maxBytes: number
     if (e instanceof FetchError || signal.aborted) throw e;
     const code = (e as NodeJS.ErrnoException).code ?? '';
     if (decoders.length > 0 && code.startsWith('Z_')) {
-      throw new FetchError('decode', `could not decode the ${encodings.join(', ')} body of ${url}: ${(e as Error).message}`);
+      throw new FetchError('decode',
+        `could not decode the ${encodings.join(', ')} body of ${url}: ${(e as Error).message}`);
     }
     throw new FetchError('network', `connection to ${url} failed while reading the body: ${(e as Error).message}`);
   }
   return Buffer.concat(chunks, total);
 }
-
-// ---------------------------------------------------------------------------------------------
-// fetchDocument
 
 function flattenHeaders(h: http.IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};
@@ -236,28 +214,20 @@ function originsOf(list: string[] | undefined): Set<string> {
   for (const o of list ?? []) {
     try {
       set.add(new URL(o).origin);
-    } catch {
-      // an unparseable trusted origin trusts nothing
-    }
+    } catch { /* an unparseable trusted origin trusts nothing */ }
   }
   return set;
 }
 
 /**
- * Fetches one URL under the SSRF rules of docs/sources.md#fetching and returns the final response, its body
- * decoded from gzip/deflate/br.
- *
- * Redirects (301/302/303/307/308) are followed up to `maxRedirects` (default 5), each target
- * checked like the first URL; 303 (and 301/302 after a non-GET/HEAD) continue as GET without the
- * body; `Authorization`/`Cookie` are dropped when a redirect leaves the original origin.
- *
- * @throws FetchError with `code`:
- *   `invalid_url`; `scheme` (not http/https); `unreachable` (the host does not resolve, or a
- *   resolved address is loopback/private/…, see {@link isPrivateAddress}; no connection is
- *   opened; the message is {@link unreachableMessage}, the same for both);
- *   `network` (connection refused/reset, TLS failure); `timeout` (the whole fetch took more than
- *   `timeoutMs`); `too_large` (more than `maxBytes` bytes after decoding); `too_many_redirects`;
- *   `http_status` (the final status is not 2xx; `status` set); `decode` (bad or unsupported
+ * Fetches one URL under the SSRF rules of docs/sources.md#fetching (redirects checked alike, docs/sources.md#redirects)
+ * and returns the final response, its body decoded from gzip/deflate/br.
+ * @throws FetchError with `code`: `invalid_url`; `scheme` (not http/https); `unreachable` (the host does not resolve,
+ *   or a resolved address is loopback/private/…, see {@link isPrivateAddress}; no connection is opened; the message is
+ *   {@link unreachableMessage}, the same for both); `resolver_busy` (too many host names wait to be resolved,
+ *   docs/sources.md#name-resolution; {@link busyMessage}); `network` (connection refused/reset, TLS failure); `timeout`
+ *   (the whole fetch took more than `timeoutMs`); `too_large` (more than `maxBytes` bytes after decoding);
+ *   `too_many_redirects`; `http_status` (the final status is not 2xx; `status` set); `decode` (bad or unsupported
  *   Content-Encoding, or more than {@link MAX_ENCODINGS} layers).
  */
 export async function fetchDocument(url: string, opts: FetchOptions): Promise<FetchedDocument> {
@@ -265,7 +235,8 @@ export async function fetchDocument(url: string, opts: FetchOptions): Promise<Fe
   const trusted = originsOf(opts.trustedOrigins);
   const controller = new AbortController();
   const signal = controller.signal;
-  const timeoutError = (): FetchError => new FetchError('timeout', `fetching ${url} took longer than ${opts.timeoutMs} ms`);
+  const timeoutError = (): FetchError => new FetchError('timeout',
+    `fetching ${url} took longer than ${opts.timeoutMs} ms`);
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -301,12 +272,14 @@ export async function fetchDocument(url: string, opts: FetchOptions): Promise<Fe
       const location = res.headers.location;
       if (REDIRECTS.has(status) && location) {
         res.destroy();
-        if (hop >= maxRedirects) throw new FetchError('too_many_redirects', `${url} redirected more than ${maxRedirects} times`);
+        if (hop >= maxRedirects) throw new FetchError('too_many_redirects',
+          `${url} redirected more than ${maxRedirects} times`);
         let next: URL;
         try {
           next = new URL(location, current);
         } catch {
-          throw new FetchError('invalid_url', `${current.href} redirected to an invalid URL ${JSON.stringify(location.slice(0, 200))}`);
+          throw new FetchError('invalid_url',
+            `${current.href} redirected to an invalid URL ${JSON.stringify(location.slice(0, 200))}`);
         }
         next = parseHttpUrl(next.href, 'redirect target');
         next.hash = '';
@@ -315,7 +288,8 @@ export async function fetchDocument(url: string, opts: FetchOptions): Promise<Fe
           body = undefined;
           delete headers['content-type'];
         }
-        if (next.origin !== firstUrl.origin) for (const h of [...CREDENTIAL_HEADERS, ...(opts.credentialHeaders ?? []).map((x) => x.toLowerCase())]) delete headers[h];
+        if (next.origin !== firstUrl.origin) for (const h of [...CREDENTIAL_HEADERS, ...(opts.credentialHeaders ??
+          []).map((x) => x.toLowerCase())]) delete headers[h];
         current = next;
         continue;
       }
@@ -326,13 +300,8 @@ export async function fetchDocument(url: string, opts: FetchOptions): Promise<Fe
       }
       const data = await readBody(res, current.href, opts.maxBytes, signal, method === 'HEAD');
       const resHeaders = flattenHeaders(res.headers);
-      return {
-        url: current.href,
-        status,
-        contentType: (resHeaders['content-type'] ?? '').split(';')[0].trim().toLowerCase(),
-        headers: resHeaders,
-        body: data,
-      };
+      const contentType = (resHeaders['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+      return { url: current.href, status, contentType, headers: resHeaders, body: data };
     }
   };
 

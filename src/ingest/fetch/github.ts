@@ -1,15 +1,15 @@
 /**
- * `github` sources (docs/sources.md#github: "from the repository's README and docs", `file` documents;
- * `GITHUB_API_URL` in docs/configuration.md#settings): the README and the Markdown files under `docs/`, read through the GitHub REST
- * API. Every request goes through {@link fetchDocument}; the API's own origin is trusted (it may be
- * a local GitHub Enterprise or a test fake), every other rule still applies.
+ * `github` sources (docs/sources.md#github: "from the repository's README and docs", `file` documents; `GITHUB_API_URL`
+ * in docs/configuration.md#settings): the README and the Markdown files under `docs/`, read through the GitHub REST
+ * API. Every request goes through {@link fetchDocument}; the API's own origin is trusted (it may be a local GitHub
+ * Enterprise or a test fake), every other rule still applies.
  */
 import { FetchError, fetchDocument, type FetchOptions } from './fetch.js';
 import { IngestError, type ParsedDocument } from '../types.js';
 
 /** Options of {@link fetchGithubDocs}. */
 export type GithubOptions = FetchOptions & {
-  /** Base URL of the GitHub REST API (`GITHUB_API_URL`), e.g. `https://api.github.com` or `https://ghe.example/api/v3`. */
+  /** Base URL of the GitHub REST API (`GITHUB_API_URL`), e.g. `https://ghe.example/api/v3`. */
   apiUrl: string;
   /** Most Markdown files read from `docs/` (default 50); the README is not counted. */
   maxFiles?: number;
@@ -25,13 +25,8 @@ export interface GithubDocs {
   documents: ParsedDocument[];
 }
 
-/** A parsed `https://github.com/{owner}/{repo}` URL. */
-export interface GithubRepoRef {
-  owner: string;
-  repo: string;
-  /** The branch/tag/commit of a `/tree/{ref}/…` URL. */
-  ref?: string;
-}
+/** A parsed `https://github.com/{owner}/{repo}` URL; `ref` is the branch/tag/commit of a `/tree/{ref}/…` URL. */
+export interface GithubRepoRef { owner: string; repo: string; ref?: string }
 
 const DEFAULT_MAX_FILES = 50;
 /** Directory listings fetched at most while looking for docs (bounds a deep `docs/` tree). */
@@ -39,15 +34,14 @@ const MAX_DIRECTORIES = 50;
 const MARKDOWN = /\.(md|markdown|mdown|mkd|mdx)$/i;
 
 /**
- * Parses a repository URL: `https://github.com/{owner}/{repo}` with an optional `.git`,
- * trailing slash, or `/tree/{ref}/…` (the ref is kept, the rest of the path ignored).
- * `http:` and `www.github.com` are accepted too.
- *
+ * Parses a repository URL as docs/sources.md#github accepts it (`/tree/{ref}/…` keeps the ref).
  * @throws IngestError for anything else.
  */
 export function parseGithubRepoUrl(repoUrl: string): GithubRepoRef {
   const fail = (): never => {
-    throw new IngestError(`${JSON.stringify(repoUrl.slice(0, 200))} is not a GitHub repository URL (expected https://github.com/{owner}/{repo})`);
+    throw new IngestError(
+      `${JSON.stringify(repoUrl.slice(0, 200))} is not a GitHub repository URL (expected `
+        + `https://github.com/{owner}/{repo})`);
   };
   let u: URL;
   try {
@@ -56,43 +50,41 @@ export function parseGithubRepoUrl(repoUrl: string): GithubRepoRef {
     return fail();
   }
   const host = u.hostname.toLowerCase();
-  if ((u.protocol !== 'https:' && u.protocol !== 'http:') || (host !== 'github.com' && host !== 'www.github.com')) fail();
+  if ((u.protocol !== 'https:' && u.protocol !== 'http:') ||
+    (host !== 'github.com' && host !== 'www.github.com')) fail();
   const parts = u.pathname.split('/').filter((p) => p !== '');
   if (parts.length < 2) fail();
   const owner = parts[0];
   const repo = parts[1].replace(/\.git$/i, '');
-  if (!/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/.test(owner) || !/^[A-Za-z0-9._-]{1,100}$/.test(repo) || repo === '.' || repo === '..') fail();
+  if (!/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/.test(owner) || !/^[A-Za-z0-9._-]{1,100}$/.test(repo) || repo === '.' ||
+    repo === '..') fail();
   if (parts.length === 2) return { owner, repo };
   if (parts[2] === 'tree' && parts.length >= 4) return { owner, repo, ref: decodeURIComponent(parts[3]) };
   return fail();
 }
 
-interface ContentEntry {
-  type: string;
-  name: string;
-  path: string;
-}
+interface ContentEntry { type: string; name: string; path: string }
 
 function decodeUtf8(b: Buffer): string {
   const s = new TextDecoder('utf-8').decode(b);
   return s.charCodeAt(0) === 0xfeff ? s.slice(1) : s;
 }
 
+/** The JSON of an API answer. @throws IngestError when it is not JSON. */
+function apiJson(body: Buffer, url: string): unknown {
+  try {
+    return JSON.parse(decodeUtf8(body)) as unknown;
+  } catch {
+    throw new IngestError(`the GitHub API answered ${url} with invalid JSON`);
+  }
+}
+
 /**
- * Reads a GitHub repository's README and the Markdown files under `docs/` (recursively) through
- * the GitHub REST API at `opts.apiUrl`:
- * `GET /repos/{o}/{r}` (title = `full_name`, `description`), `GET /repos/{o}/{r}/readme` and
- * `GET /repos/{o}/{r}/contents/{path}` with `Accept: application/vnd.github.raw` (a JSON answer
- * with base64 `content` is decoded too), `GET /repos/{o}/{r}/contents/docs` for the listings.
- * `?ref=` is added for `/tree/{ref}` URLs. Returns one `file` document per non-blank file (title
- * = its path in the repository, text = the Markdown), at most `maxFiles` (default 50) from docs,
- * taken in path order. A missing README or `docs/` (404) is not an error.
- *
- * `opts.headers` (e.g. `Authorization: Bearer …`) go with every request; `opts.apiUrl`'s origin
- * is added to `trustedOrigins`; the time and size limits apply per request.
- *
- * @throws IngestError when `repoUrl` is not a GitHub repository URL or an API answer is not the
- *   expected JSON; FetchError from any request (a missing repository is `http_status` 404).
+ * Reads a GitHub repository's README and the Markdown files under `docs/` through the REST API at `opts.apiUrl`
+ * (docs/sources.md#github): one `file` document per non-blank file, at most `maxFiles` (default 50) from docs, in path
+ * order. `opts.headers` go with every request; `opts.apiUrl`'s origin is trusted; limits apply per request.
+ * @throws IngestError when `repoUrl` is not a GitHub repository URL or an API answer is not the expected JSON;
+ *   FetchError from any request (a missing repository is `http_status` 404).
  */
 export async function fetchGithubDocs(repoUrl: string, opts: GithubOptions): Promise<GithubDocs> {
   const ref = parseGithubRepoUrl(repoUrl);
@@ -102,33 +94,24 @@ export async function fetchGithubDocs(repoUrl: string, opts: GithubOptions): Pro
   } catch {
     throw new IngestError(`GITHUB_API_URL ${JSON.stringify(opts.apiUrl)} is not a valid URL`);
   }
-  const base = `${opts.apiUrl.replace(/\/+$/, '')}/repos/${encodeURIComponent(ref.owner)}/${encodeURIComponent(ref.repo)}`;
+  const base = `${opts.apiUrl.replace(/\/+$/, '')}/repos/`
+    + `${encodeURIComponent(ref.owner)}/${encodeURIComponent(ref.repo)}`;
   const query = ref.ref !== undefined ? `?ref=${encodeURIComponent(ref.ref)}` : '';
   const fetchOpts = (accept: string): FetchOptions => ({
     ...opts,
     headers: { 'x-github-api-version': '2022-11-28', ...opts.headers, accept },
     trustedOrigins: [...(opts.trustedOrigins ?? []), apiOrigin],
   });
-  const getJson = async (url: string): Promise<unknown> => {
-    const doc = await fetchDocument(url, fetchOpts('application/vnd.github+json'));
-    try {
-      return JSON.parse(decodeUtf8(doc.body)) as unknown;
-    } catch {
-      throw new IngestError(`the GitHub API answered ${url} with invalid JSON`);
-    }
-  };
+  const getJson = async (url: string): Promise<unknown> =>
+    apiJson((await fetchDocument(url, fetchOpts('application/vnd.github+json'))).body, url);
   /** A file's text (raw, or the JSON answer's base64 `content`) and its path when the API named it. */
   const getRaw = async (url: string): Promise<{ text: string; path?: string }> => {
     const doc = await fetchDocument(url, fetchOpts('application/vnd.github.raw'));
     if (doc.contentType === 'application/json' || doc.contentType.endsWith('+json')) {
-      let v: { content?: unknown; encoding?: unknown; path?: unknown };
-      try {
-        v = JSON.parse(decodeUtf8(doc.body)) as typeof v;
-      } catch {
-        throw new IngestError(`the GitHub API answered ${url} with invalid JSON`);
-      }
+      const v = apiJson(doc.body, url) as { content?: unknown; encoding?: unknown; path?: unknown } | null;
       if (v && typeof v.content === 'string' && v.encoding === 'base64') {
-        return { text: decodeUtf8(Buffer.from(v.content, 'base64')), path: typeof v.path === 'string' ? v.path : undefined };
+        return { text: decodeUtf8(Buffer.from(v.content, 'base64')),
+          path: typeof v.path === 'string' ? v.path : undefined };
       }
       // A .json file served raw is still its own text.
     }
@@ -151,7 +134,8 @@ export async function fetchGithubDocs(repoUrl: string, opts: GithubOptions): Pro
   const documents: ParsedDocument[] = [];
 
   const readme = await ifFound(getRaw(`${base}/readme${query}`));
-  if (readme && readme.text.trim() !== '') documents.push({ kind: 'file', title: readme.path ?? 'README.md', text: readme.text });
+  if (readme && readme.text.trim() !== '') documents.push({ kind: 'file', title: readme.path ?? 'README.md',
+    text: readme.text });
 
   // Breadth-first over docs/, collecting Markdown file paths.
   const maxFiles = Math.max(0, Math.floor(opts.maxFiles ?? DEFAULT_MAX_FILES));

@@ -1,45 +1,25 @@
 /**
- * AsyncAPI parser (docs/sources.md#what-ingestion-extracts: asyncapi 2.x/3.x → one endpoint per operation, documents
- * `overview` + one `channel` each).
- *
- * AsyncAPI 2.x (https://www.asyncapi.com/docs/reference/specification/v2.6.0): each Channel
- * Item under `channels` may hold a `publish` and a `subscribe` Operation → endpoints `PUBLISH` /
- * `SUBSCRIBE` whose path is the channel name.
- * AsyncAPI 3.x (https://www.asyncapi.com/docs/reference/specification/v3.0.0): each entry of the
- * top-level `operations` has an `action` (`send`/`receive`) and a `channel` reference → endpoint
- * `SEND` / `RECEIVE` whose path is the channel's `address` (the channel key when the address is
- * null or absent). An operation with another `action` is not an endpoint.
- * Local `$ref`s are followed with the bounded, cycle-safe helpers of the OpenAPI parser.
+ * AsyncAPI 2.x/3.x parser (docs/sources.md#what-ingestion-extracts): 2.x `publish`/`subscribe` and 3.x `send`/`receive`
+ * operations become endpoints on their channel; documents are an `overview` and one `channel` each. Local `$ref`s use
+ * the OpenAPI parser's bounded helpers.
  */
-
-import { IngestError, type ParsedDocument, type ParsedEndpoint, type ParsedSource } from '../types.js';
-import { clipText, deref, listLine, propertyLines, typeLabel } from './openapi.js';
+import { IngestError, parsedSource, type ParsedDocument, type ParsedEndpoint, type ParsedSource } from '../types.js';
+import { clipText, deref, listLine, overviewHead, pointerToken, propertyLines, tagLines, typeLabel } from
+  './openapi.js';
 import { isObj, nonBlankString, type Obj } from './values.js';
 
 /** Messages whose payload properties are listed in one channel document. */
 const MAX_DETAILED_MESSAGES = 5;
 
-interface ChannelOp {
-  method: string;
-  id: string | undefined;
-  op: Obj;
-}
+interface ChannelOp { method: string; id: string | undefined; op: Obj }
+type Message = { name: string; message: Obj };
 
 /** Last path segment of a local reference, decoded (`#/channels/a~1b` → `a/b`). */
-function refKey(ref: string): string {
-  const last = ref.slice(ref.lastIndexOf('/') + 1);
-  let key = last;
-  try {
-    key = decodeURIComponent(last);
-  } catch {
-    // keep as written
-  }
-  return key.replace(/~1/g, '/').replace(/~0/g, '~');
-}
+const refKey = (ref: string): string => pointerToken(ref.slice(ref.lastIndexOf('/') + 1));
 
 /** Messages of a 2.x operation (`message`, possibly `{oneOf: […]}`) or 3.x channel/operation (map or array). */
-function messageList(root: Obj, raw: unknown): Array<{ name: string; message: Obj }> {
-  const out: Array<{ name: string; message: Obj }> = [];
+function messageList(root: Obj, raw: unknown): Message[] {
+  const out: Message[] = [];
   const add = (name: string | undefined, value: unknown): void => {
     const m = deref(root, value);
     if (m === undefined) return;
@@ -58,7 +38,7 @@ function messageList(root: Obj, raw: unknown): Array<{ name: string; message: Ob
 }
 
 /** Lines listing messages with their payload types (and, for the first few, payload properties). */
-function messageLines(root: Obj, messages: Array<{ name: string; message: Obj }>): string[] {
+function messageLines(root: Obj, messages: Message[]): string[] {
   if (messages.length === 0) return [];
   const lines = ['', 'Messages:'];
   const seen = new Set<Obj>();
@@ -67,13 +47,15 @@ function messageLines(root: Obj, messages: Array<{ name: string; message: Obj }>
     seen.add(message);
     const summary = listLine(message.summary ?? message.description);
     const payload = message.payload;
-    lines.push(`- ${name}${summary ? `: ${summary}` : ''}${payload !== undefined ? ` — payload: ${typeLabel(payload)}` : ''}`);
-    if (payload !== undefined && seen.size <= MAX_DETAILED_MESSAGES) lines.push(...propertyLines(root, payload, '    '));
+    lines.push(`- ${name}${summary ? `: ${summary}` : ''}${payload !== undefined ? ` — payload: ${
+      typeLabel(payload)}` : ''}`);
+    if (payload !== undefined && seen.size <= MAX_DETAILED_MESSAGES) lines.push(
+      ...propertyLines(root, payload, '    '));
   }
   return lines;
 }
 
-function channelDocument(root: Obj, name: string, channel: Obj, ops: ChannelOp[], messages: Array<{ name: string; message: Obj }>): ParsedDocument {
+function channelDocument(root: Obj, name: string, channel: Obj, ops: ChannelOp[], messages: Message[]): ParsedDocument {
   const lines = [`Channel ${name}`];
   if (typeof channel.address === 'string' && channel.address !== name) lines.push(`Address: ${channel.address}`);
   if (nonBlankString(channel.title) !== undefined) lines.push(String(channel.title));
@@ -92,7 +74,8 @@ function channelDocument(root: Obj, name: string, channel: Obj, ops: ChannelOp[]
     for (const { method, id, op } of ops) {
       const summary = listLine(op.summary ?? op.title);
       const desc = listLine(op.description);
-      lines.push(`- ${method}${id ? ` (${id})` : ''}${summary ? `: ${summary}` : ''}${desc && desc !== summary ? ` — ${desc}` : ''}`);
+      lines.push(`- ${method}${id ? ` (${id})` : ''}${summary ? `: ${summary}` : ''}${desc && desc !== summary ? ` — ${
+        desc}` : ''}`);
     }
   }
   lines.push(...messageLines(root, messages));
@@ -101,39 +84,30 @@ function channelDocument(root: Obj, name: string, channel: Obj, ops: ChannelOp[]
 
 function overviewDocument(doc: Obj, title: string, version: string): ParsedDocument {
   const info = isObj(doc.info) ? doc.info : {};
-  const lines = [title];
-  if (nonBlankString(info.version) !== undefined) lines.push(`Version: ${String(info.version)}`);
-  lines.push(`AsyncAPI ${version}`);
-  if (nonBlankString(info.description) !== undefined) lines.push('', String(info.description).trim());
+  const lines = overviewHead(info, title, `AsyncAPI ${version}`);
   if (isObj(doc.servers)) {
     lines.push('', 'Servers:');
     for (const [name, raw] of Object.entries(doc.servers)) {
       const s = deref(doc, raw) ?? {};
       const where = nonBlankString(s.url) ?? `${String(s.host ?? '')}${String(s.pathname ?? '')}`;
       const desc = listLine(s.description);
-      lines.push(`- ${name}: ${where}${s.protocol !== undefined ? ` (${String(s.protocol)})` : ''}${desc ? ` — ${desc}` : ''}`);
+      lines.push(`- ${name}: ${where}${s.protocol !== undefined ? ` (${String(s.protocol)})` : ''}${desc ? ` — ${
+        desc}` : ''}`);
     }
   }
-  const tags = Array.isArray(info.tags) ? info.tags : doc.tags;
-  if (Array.isArray(tags) && tags.length > 0) {
-    lines.push('', 'Tags:');
-    for (const t of tags) if (isObj(t)) lines.push(`- ${String(t.name)}${nonBlankString(t.description) ? `: ${listLine(t.description)}` : ''}`);
-  }
+  lines.push(...tagLines(Array.isArray(info.tags) ? info.tags : doc.tags));
   return { kind: 'overview', title, text: clipText(lines.join('\n')) };
 }
 
 /**
- * Extracts endpoints and documents from an AsyncAPI 2.x or 3.x document already parsed from
- * JSON or YAML (docs/sources.md#what-ingestion-extracts). Documents: `overview`, then one `channel` per `channels` entry
- * (listing its operations and messages); each endpoint's `documentIndex` is its channel's
- * document when the channel is one of the top-level `channels`.
- *
- * @throws IngestError `AsyncAPI: …` when `doc` is not an object or its `asyncapi` version
- *   field is missing or not 2.x/3.x.
+ * Endpoints and documents of a parsed AsyncAPI 2.x or 3.x document (docs/sources.md#what-ingestion-extracts):
+ * `overview`, then one `channel` document per channel.
+ * @throws IngestError `AsyncAPI: …` when `doc` is not an object or its `asyncapi` version is missing or not 2.x/3.x.
  */
 export function parseAsyncApi(doc: unknown): ParsedSource {
   if (!isObj(doc)) throw new IngestError('AsyncAPI: the document is not an object');
-  if (doc.asyncapi === undefined) throw new IngestError('AsyncAPI: not an AsyncAPI document (no "asyncapi" version field)');
+  if (doc.asyncapi === undefined) throw new IngestError(
+    'AsyncAPI: not an AsyncAPI document (no "asyncapi" version field)');
   const version = String(doc.asyncapi);
   const major = /^([23])(\.|$)/.exec(version)?.[1];
   if (major === undefined) throw new IngestError(`AsyncAPI: unsupported version "${version}" (expected 2.x or 3.x)`);
@@ -149,7 +123,7 @@ export function parseAsyncApi(doc: unknown): ParsedSource {
     for (const [name, raw] of Object.entries(channels)) {
       const channel = deref(doc, raw) ?? {};
       const ops: ChannelOp[] = [];
-      const messages: Array<{ name: string; message: Obj }> = [];
+      const messages: Message[] = [];
       for (const kind of ['publish', 'subscribe'] as const) {
         const op = deref(doc, channel[kind]);
         if (op === undefined) continue;
@@ -171,7 +145,8 @@ export function parseAsyncApi(doc: unknown): ParsedSource {
       const key = ref !== undefined ? refKey(ref) : undefined;
       const channel = deref(doc, op.channel);
       const path = (channel !== undefined ? nonBlankString(channel.address) : undefined) ?? key ?? id;
-      const top = ref !== undefined && ref.startsWith('#/channels/') && key !== undefined && channelIndex.has(key) ? key : undefined;
+      const top = ref !== undefined && ref.startsWith('#/channels/') && key !== undefined &&
+        channelIndex.has(key) ? key : undefined;
       endpoints.push({ method, path, documentIndex: top !== undefined ? channelIndex.get(top) : undefined });
       if (top !== undefined) {
         const list = opsByChannel.get(top) ?? [];
@@ -181,11 +156,10 @@ export function parseAsyncApi(doc: unknown): ParsedSource {
     }
     for (const [name, raw] of Object.entries(channels)) {
       const channel = deref(doc, raw) ?? {};
-      documents.push(channelDocument(doc, name, channel, opsByChannel.get(name) ?? [], messageList(doc, channel.messages)));
+      documents.push(channelDocument(doc, name, channel, opsByChannel.get(name) ?? [],
+        messageList(doc, channel.messages)));
     }
   }
   for (const e of endpoints) if (e.documentIndex === undefined) delete e.documentIndex;
-  const result: ParsedSource = { documents, endpoints };
-  if (title !== undefined) result.title = title;
-  return result;
+  return parsedSource(documents, endpoints, title);
 }

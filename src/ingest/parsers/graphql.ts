@@ -1,22 +1,18 @@
 /**
- * GraphQL schema parsers (docs/sources.md#what-ingestion-extracts: graphql → one `QUERY`/`MUTATION`/`SUBSCRIPTION` endpoint per
- * root field, one `type` document per named type).
- *
- * {@link parseGraphql} reads the type-system subset of the GraphQL language (SDL) as specified in
- * GraphQL October 2021 (https://spec.graphql.org/October2021/, §2 Language and §3 Type System):
- * a hand-written lexer (punctuators, names, numbers, strings and `"""` block strings with the
- * spec's BlockStringValue() dedent, `#` comments, insignificant commas) feeding a recursive-descent
- * parser. {@link parseGraphqlIntrospection} reads the JSON result of the standard introspection
- * query (§4 Introspection).
+ * GraphQL schema parsers (docs/sources.md#what-ingestion-extracts): one `QUERY`/`MUTATION`/ `SUBSCRIPTION` endpoint per
+ * root field, one `type` document per named type. {@link parseGraphql} reads SDL (https://spec.graphql.org/October2021/
+ * §2, §3) with a hand-written lexer and recursive descent; {@link parseGraphqlIntrospection} reads an introspection
+ * result (§4).
  */
-
 import { SdlLexer } from './graphql/lexer.js';
 import { IngestError, type ParsedDocument, type ParsedEndpoint, type ParsedSource } from '../types.js';
 import { isObj, oneLine, stringOrEmpty, type Obj } from './values.js';
 
-interface FieldDef { name: string; description: string; type: string; args: FieldDef[]; defaultValue?: string; deprecated?: string }
+interface FieldDef { name: string; description: string; type: string; args: FieldDef[]; defaultValue?: string;
+  deprecated?: string }
 type TypeKind = 'type' | 'interface' | 'union' | 'enum' | 'input' | 'scalar';
-interface TypeDef { kind: TypeKind; name: string; description: string; interfaces: string[]; fields: FieldDef[]; members: string[] }
+interface TypeDef { kind: TypeKind; name: string; description: string; interfaces: string[]; fields: FieldDef[];
+  members: string[] }
 type RootOp = 'query' | 'mutation' | 'subscription';
 type Roots = Partial<Record<RootOp, string>>;
 
@@ -36,7 +32,6 @@ class SdlParser extends SdlLexer {
   private isP(p: string): boolean { return this.kind === 'P' && this.value === p; }
   private isName(n: string): boolean { return this.kind === 'Name' && this.value === n; }
 
-  /** Consumes punctuator `p` when it is the current token. */
   private eat(p: string): boolean {
     if (!this.isP(p)) return false;
     this.advance();
@@ -47,7 +42,6 @@ class SdlParser extends SdlLexer {
     if (!this.eat(p)) this.fail(`expected '${p}', found ${this.describe()}`);
   }
 
-  /** Returns the current token's value and advances. */
   private take(): string {
     const v = this.value;
     this.advance();
@@ -186,7 +180,8 @@ class SdlParser extends SdlLexer {
     this.expectP('{');
     while (!this.eat('}')) {
       const op = this.name();
-      if (op !== 'query' && op !== 'mutation' && op !== 'subscription') this.fail(`unknown root operation '${op}'`, this.prevEnd - op.length);
+      if (op !== 'query' && op !== 'mutation' && op !== 'subscription') this.fail(`unknown root operation '${op}'`,
+        this.prevEnd - op.length);
       this.expectP(':');
       this.roots[op] = this.name();
       this.rootsDeclared = true;
@@ -198,7 +193,8 @@ class SdlParser extends SdlLexer {
       const descStart = this.start;
       const description = this.description();
       if (this.kind !== 'Name') {
-        this.fail(this.isP('{') ? 'executable definitions (operations, fragments) are not allowed in a schema' : `expected a definition, found ${this.describe()}`);
+        this.fail(this.isP('{') ? 'executable definitions (operations, fragments) are not allowed in a ' +
+          'schema' : `expected a definition, found ${this.describe()}`);
       }
       const kw = this.value;
       if (kw === 'schema') {
@@ -239,7 +235,8 @@ class SdlParser extends SdlLexer {
 
 function fieldLine(f: FieldDef): string[] {
   const args = f.args.length
-    ? `(${f.args.map((a) => `${a.name}: ${a.type}${a.defaultValue !== undefined ? ` = ${a.defaultValue}` : ''}`).join(', ')})`
+    ? `(${f.args.map((a) => `${a.name}: ${a.type}${
+      a.defaultValue !== undefined ? ` = ${a.defaultValue}` : ''}`).join(', ')})`
     : '';
   const type = f.type ? `: ${f.type}` : '';
   const def = f.defaultValue !== undefined ? ` = ${f.defaultValue}` : '';
@@ -282,19 +279,10 @@ function buildSource(types: TypeDef[], roots: Roots): ParsedSource {
 }
 
 /**
- * Parses a GraphQL SDL document (type system definitions and extensions).
- *
- * Returns `{documents, endpoints}`: one `{kind: 'type', title: TypeName, text}` document per named
- * type in definition order (extensions merged into their type; text = kind, implements/union
- * members, description, fields with arguments, defaults, types, deprecations and descriptions), and
- * one `{method: 'QUERY' | 'MUTATION' | 'SUBSCRIPTION', path: fieldName}` endpoint per field of the
- * root types. Root type names come from `schema { … }` / `extend schema { … }` when present (only
- * the declared ones), else `Query` / `Mutation` / `Subscription`; roots not defined yield nothing.
- * Directive definitions are validated syntactically but produce no documents.
- *
- * @throws {IngestError} `GraphQL: …` with line and column for lexical errors (unterminated string,
- *   bad number, unexpected character) and syntax errors (e.g. `GraphQL: expected ':', found '}'`),
- *   and for executable definitions (queries, fragments) found in the schema.
+ * Parses GraphQL SDL into one `type` document per named type (extensions merged) and one endpoint per field of the
+ * root types, named by `schema { … }` or by default (docs/sources.md#what-ingestion-extracts).
+ * @throws {IngestError} `GraphQL: …` with line and column for lexical and syntax errors, and for executable
+ *   definitions (queries, fragments) found in the schema.
  */
 export function parseGraphql(text: string): ParsedSource {
   const p = new SdlParser(text);
@@ -304,7 +292,8 @@ export function parseGraphql(text: string): ParsedSource {
 }
 
 const BUILTIN_SCALARS = new Set(['String', 'Int', 'Float', 'Boolean', 'ID']);
-const KINDS: Record<string, TypeKind> = { OBJECT: 'type', INTERFACE: 'interface', UNION: 'union', ENUM: 'enum', INPUT_OBJECT: 'input', SCALAR: 'scalar' };
+const KINDS: Record<string, TypeKind> = { OBJECT: 'type', INTERFACE: 'interface', UNION: 'union', ENUM: 'enum',
+  INPUT_OBJECT: 'input', SCALAR: 'scalar' };
 
 /** `{kind: 'NON_NULL', ofType: {kind: 'LIST', ofType: {name: 'X'}}}` → `[X]!`. */
 function typeRefText(ref: unknown, depth = 0): string {
@@ -316,7 +305,8 @@ function typeRefText(ref: unknown, depth = 0): string {
 }
 
 function introspectionField(f: unknown): FieldDef {
-  if (!isObj(f) || typeof f.name !== 'string') throw new IngestError('GraphQL introspection: field or value without a name');
+  if (!isObj(f) || typeof f.name !== 'string') throw new IngestError(
+    'GraphQL introspection: field or value without a name');
   return {
     name: f.name,
     description: stringOrEmpty(f.description),
@@ -328,26 +318,23 @@ function introspectionField(f: unknown): FieldDef {
 }
 
 /**
- * Reads a GraphQL introspection result: `{data: {__schema}}` or a bare `{__schema}` (an already
- * JSON-parsed value).
- *
- * Returns the same shape as {@link parseGraphql}: one `type` document per named type (introspection
- * `__*` types and the built-in scalars skipped) and one endpoint per field of
- * `queryType` / `mutationType` / `subscriptionType`.
- *
- * @throws {IngestError} `GraphQL introspection: …` when there is no `__schema` object, `types` is
- *   not an array, or a type, field or type reference is malformed.
+ * Reads a GraphQL introspection result (`{data: {__schema}}` or `{__schema}`, already parsed) into the shape of
+ * {@link parseGraphql}, `__*` types and built-in scalars skipped.
+ * @throws {IngestError} `GraphQL introspection: …` when there is no `__schema` object, `types` is not an array, or a
+ *   type, field or type reference is malformed.
  */
 export function parseGraphqlIntrospection(doc: unknown): ParsedSource {
   const schema = isObj(doc) ? (isObj(doc.data) ? doc.data.__schema : doc.__schema) : undefined;
-  if (!isObj(schema)) throw new IngestError('GraphQL introspection: expected an object with "__schema" or "data.__schema"');
+  if (!isObj(schema)) throw new IngestError(
+    'GraphQL introspection: expected an object with "__schema" or "data.__schema"');
   if (!Array.isArray(schema.types)) throw new IngestError('GraphQL introspection: "__schema.types" must be an array');
   const types: TypeDef[] = [];
   for (const t of schema.types) {
     if (!isObj(t) || typeof t.name !== 'string') throw new IngestError('GraphQL introspection: type without a name');
     if (t.name.startsWith('__') || (t.kind === 'SCALAR' && BUILTIN_SCALARS.has(t.name))) continue;
     const kind = KINDS[stringOrEmpty(t.kind)];
-    if (!kind) throw new IngestError(`GraphQL introspection: type ${t.name} has unknown kind ${JSON.stringify(t.kind)}`);
+    if (!kind) throw new IngestError(
+      `GraphQL introspection: type ${t.name} has unknown kind ${JSON.stringify(t.kind)}`);
     const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
     types.push({
       kind,
@@ -366,11 +353,7 @@ export function parseGraphqlIntrospection(doc: unknown): ParsedSource {
   return buildSource(types, roots);
 }
 
-
-/**
- * Detection of an introspection result (docs/sources.md#type-detection): a `__schema` member,
- * at the top or under `data`.
- */
+/** Detects an introspection result (docs/sources.md#type-detection): a `__schema` member, at the top or in `data`. */
 export function isIntrospection(v: Obj): boolean {
   return '__schema' in v || (isObj(v.data) && '__schema' in v.data);
 }

@@ -1,14 +1,9 @@
 /**
- * HTML parser (docs/sources.md#what-ingestion-extracts: url / website → `page` documents; links for a same-origin crawl).
- *
- * A single-pass, linear-time tokenizer loosely following the WHATWG HTML tokenization rules
- * (https://html.spec.whatwg.org/multipage/parsing.html#tokenization): tags, attributes with quoted
- * or unquoted values, comments, bogus comments (`<!…>`, `<?…>`), raw-text elements. There is no
- * tree construction; malformed input is never an error. Every scan moves forward and an
- * unterminated construct consumes the rest of the input, so no input causes super-linear work.
+ * HTML parser (docs/sources.md#what-ingestion-extracts): `page` documents and the links for a same-origin crawl. A
+ * single-pass tokenizer loosely after WHATWG tokenization, without tree construction; malformed input is never an error
+ * and no input causes super-linear work.
  */
-
-import { enforceCap, type ParsedDocument, type ParsedSource } from '../types.js';
+import { enforceCap, parsedSource, type ParsedDocument, type ParsedSource } from '../types.js';
 import { decodeEntities } from './html/entities.js';
 import { cutLine, oneLine } from './values.js';
 
@@ -19,9 +14,6 @@ const LONG_PAGE_CHARS = 4000;
 /** Longest heading / page title kept. */
 const MAX_TITLE_CHARS = 200;
 
-// ---------------------------------------------------------------------------------------------
-// Tokenizer
-
 type Token =
   | { type: 'start'; name: string; attrs: Map<string, string>; selfClosing: boolean }
   | { type: 'end'; name: string }
@@ -30,7 +22,8 @@ type Token =
   | { type: 'raw'; name: string; text: string };
 
 /** Elements whose content is not markup (HTML raw text / RCDATA / plaintext). */
-const RAW_TEXT = new Set(['script', 'style', 'noscript', 'template', 'textarea', 'title', 'xmp', 'iframe', 'noembed', 'noframes', 'plaintext']);
+const RAW_TEXT = new Set(['script', 'style', 'noscript', 'template', 'textarea', 'title', 'xmp', 'iframe', 'noembed',
+  'noframes', 'plaintext']);
 
 /** ASCII-only lower-casing: keeps string length (unlike `toLowerCase` on some non-ASCII letters). */
 function asciiLower(s: string): string {
@@ -153,13 +146,13 @@ function tokenize(html: string, onToken: (t: Token) => void): void {
   flush(n);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Text extraction
-
 /** Elements separated from their surroundings by a blank line. */
-const PARAGRAPH = new Set(['p', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'pre', 'table', 'ul', 'ol', 'dl', 'blockquote', 'section', 'article', 'header', 'footer', 'main', 'nav', 'aside', 'figure', 'form', 'fieldset', 'hr', 'address', 'details', 'body', 'html', 'listing', 'xmp', 'menu']);
+const PARAGRAPH = new Set(['p', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'pre', 'table', 'ul', 'ol', 'dl', 'blockquote',
+  'section', 'article', 'header', 'footer', 'main', 'nav', 'aside', 'figure', 'form', 'fieldset', 'hr', 'address',
+  'details', 'body', 'html', 'listing', 'xmp', 'menu']);
 /** Elements that start and end on a line of their own. */
-const LINE = new Set(['div', 'li', 'tr', 'dt', 'dd', 'caption', 'figcaption', 'summary', 'option', 'legend', 'thead', 'tbody', 'tfoot', 'textarea', 'center', 'dialog', 'search', 'hgroup', 'optgroup']);
+const LINE = new Set(['div', 'li', 'tr', 'dt', 'dd', 'caption', 'figcaption', 'summary', 'option', 'legend', 'thead',
+  'tbody', 'tfoot', 'textarea', 'center', 'dialog', 'search', 'hgroup', 'optgroup']);
 /** Raw-text elements whose content is not page text. */
 const DROPPED = new Set(['script', 'style', 'noscript', 'template', 'iframe', 'noembed', 'noframes']);
 
@@ -204,10 +197,7 @@ class TextBuilder {
     this.pendingSpace = trail;
   }
 
-  /**
-   * Ensures the output ends with at least `k` newlines (1 = line break, 2 = blank line); `br`
-   * (for `<br>`) adds one newline even on an empty line, up to a blank line.
-   */
+  /** Ends the output with at least `k` newlines (2: a blank line); `br` adds one even on an empty line, up to two. */
   lineBreak(k: 1 | 2, br = false): void {
     this.pendingSpace = false;
     this.lineHasContent = false;
@@ -244,21 +234,9 @@ function titleLine(s: string): string {
 }
 
 /**
- * Extracts the readable text of an HTML page (or fragment) and splits it into `page` documents.
- *
- * - dropped: `<script>`, `<style>`, `<noscript>`, `<template>`, `<iframe>` content, comments,
- *   doctype / processing instructions; all tags removed, entities decoded ({@link decodeEntities}),
- *   whitespace collapsed except inside `<pre>`;
- * - block elements end lines (`p`, headings, lists, tables… leave a blank line), `<li>` items
- *   start with `- `, table cells are separated by ` | `, headings are written `## Heading`;
- * - `title` = the first non-empty `<title>` (not inside `<svg>`), else the first `<h1>`'s text;
- * - documents (kind `page`): one for the whole page (title = page title, else first heading, else
- *   `Untitled page`), unless the text is longer than 4,000 characters and has h1–h3 headings: then
- *   one per h1–h3 heading (title = heading text, text from the heading to the next one), preceded
- *   by the text before the first heading if any. A page with neither text nor title gives none.
- *
- * Runs in time linear in the input. With `maxDocuments`, the documents are counted before they
- * are built and more than that throws the per-source cap's IngestError; otherwise never throws.
+ * The readable text of an HTML page (or fragment) as `page` documents (docs/sources.md#what-ingestion-extracts):
+ * scripts, styles and comments dropped, entities decoded, blocks as lines; split at h1–h3 past 4,000 characters.
+ * Linear. Throws only the per-source cap's IngestError, for more than `maxDocuments` (counted before any is built).
  */
 export function parseHtml(text: string, maxDocuments = Infinity): ParsedSource {
   const out = new TextBuilder();
@@ -339,19 +317,12 @@ export function parseHtml(text: string, maxDocuments = Infinity): ParsedSource {
   } else if (full || title) {
     documents.push({ kind: 'page', title: title ?? (firstHeading || 'Untitled page'), text: full });
   }
-  const result: ParsedSource = { documents, endpoints: [] };
-  if (title) result.title = title;
-  return result;
+  return parsedSource(documents, [], title);
 }
 
 /**
- * The absolute http(s) URLs of the `<a href>` links of a page, in document order, de-duplicated.
- *
- * Each `href` (entities decoded) is resolved with `new URL(href, base)`, where base is the first
- * `<base href>` of the page resolved against `baseUrl`, else `baseUrl`; the fragment is removed;
- * URLs that do not resolve or whose scheme is not `http:`/`https:` (mailto:, javascript:…) are
- * skipped. Links inside comments, scripts and other raw-text elements are ignored. An invalid
- * `baseUrl` only loses relative links. Never throws; linear in the input.
+ * The absolute http(s) URLs of a page's `<a href>` links, in order, de-duplicated, without fragments, resolved against
+ * its `<base href>` (else `baseUrl`); links in raw-text elements are ignored. Never throws; linear.
  */
 export function extractLinks(html: string, baseUrl: string): string[] {
   const hrefs: string[] = [];
@@ -372,18 +343,12 @@ export function extractLinks(html: string, baseUrl: string): string[] {
   };
   let base = resolve(baseUrl);
   if (baseHref !== undefined) base = resolve(baseHref, base) ?? base;
-  const seen = new Set<string>();
-  const links: string[] = [];
+  const links = new Set<string>();
   for (const href of hrefs) {
     const url = resolve(href, base);
-    if (!url) continue;
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') continue;
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) continue;
     url.hash = '';
-    const s = url.href;
-    if (!seen.has(s)) {
-      seen.add(s);
-      links.push(s);
-    }
+    links.add(url.href);
   }
-  return links;
+  return [...links];
 }

@@ -1,11 +1,9 @@
 /**
- * Arbitrary-JSON parser (docs/sources.md#what-ingestion-extracts: json → no endpoints, one document per top-level entry).
- *
- * Follows RFC 8259 JSON as implemented by `JSON.parse`; values are flattened to readable
- * `path.to.key: value` lines for search.
+ * Arbitrary-JSON parser (docs/sources.md#what-ingestion-extracts): `JSON.parse`, then one document per top-level entry,
+ * values flattened to readable `path.to.key: value` lines for search.
  */
-
-import { IngestError, type ParsedDocument, type ParsedSource } from '../types.js';
+import { IngestError, parsedSource, type ParsedDocument, type ParsedSource } from '../types.js';
+import { isObj } from './values.js';
 import { positionAt } from './position.js';
 
 /** Most characters of flattened text kept per document. */
@@ -16,11 +14,8 @@ const MAX_DEPTH = 64;
 const MAX_TITLE_CHARS = 80;
 
 /**
- * Parses JSON text (RFC 8259, via `JSON.parse`); a leading UTF-8 BOM is ignored.
- *
- * @returns the parsed value (object, array or scalar).
- * @throws IngestError `JSON: <reason>` with the 1-based line/column of the error when the
- *   engine reports a position (e.g. `{"a":1,}` → `… at line 1, column 9`).
+ * Parses JSON text (`JSON.parse`; a leading BOM is ignored) to its value.
+ * @throws IngestError `JSON: <reason>` with the 1-based line and column when the engine reports a position.
  */
 export function parseJsonText(text: string): unknown {
   const src = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
@@ -53,10 +48,7 @@ function joinKey(prefix: string, key: string): string {
   return `${prefix}[${JSON.stringify(key)}]`;
 }
 
-/**
- * Flattens a JSON value to `path: value` lines, at most `MAX_DOC_CHARS` characters in total
- * (then a `… (truncated)` line); traversal stops as soon as the budget is spent.
- */
+/** `path: value` lines of a value, at most `MAX_DOC_CHARS` in all (then `… (truncated)`, and the walk stops). */
 function flatten(value: unknown, root: string): string {
   const lines: string[] = [];
   let size = 0;
@@ -102,30 +94,16 @@ function titleOf(v: unknown): string {
 
 /** Title of an array element: its `name`, `title` or `id` when that is a non-empty string or a number. */
 function elementTitle(el: unknown, i: number): string {
-  if (typeof el === 'object' && el !== null && !Array.isArray(el)) {
-    const o = el as Record<string, unknown>;
-    for (const k of ['name', 'title', 'id']) {
-      const v = o[k];
-      if ((typeof v === 'string' && v.trim()) || typeof v === 'number') return titleOf(v);
-    }
+  for (const k of ['name', 'title', 'id']) {
+    const v = isObj(el) ? el[k] : undefined;
+    if ((typeof v === 'string' && v.trim()) || typeof v === 'number') return titleOf(v);
   }
   return `[${i}]`;
 }
 
 /**
- * Turns an already-parsed JSON value into `entry` documents (no endpoints).
- *
- * - object: one document per key, title = the key, text = the value flattened with lines rooted at
- *   the key (`key.sub[0].x: value`);
- * - array: one document per element, title = the element's `name` / `title` / `id` or `[i]`, lines
- *   rooted at `[i]`;
- * - scalar: one document whose title is the value (shortened) and whose text is the value;
- * - an empty object / array gives one document with text `{}` / `[]`.
- *
- * Each document's text is at most ~16,000 characters (the rest is cut, marked `… (truncated)`);
- * nesting beyond 64 levels is summarised as `{…}` / `[…]`. `title` of the result is the top-level
- * object's `title` (else `name`) when that is a string.
- *
+ * A parsed JSON value as `entry` documents (docs/sources.md#what-ingestion-extracts): one per key or element, a scalar
+ * as one; texts of at most ~16,000 characters, nesting past 64 levels summarised; `title` from `title`, else `name`.
  * @throws IngestError when the value is `undefined` or not JSON-representable (function, symbol).
  */
 export function parseJsonDocuments(value: unknown): ParsedSource {
@@ -136,23 +114,17 @@ export function parseJsonDocuments(value: unknown): ParsedSource {
   let title: string | undefined;
   if (Array.isArray(value)) {
     if (value.length === 0) documents.push({ kind: 'entry', title: '(empty array)', text: '[]' });
-    value.forEach((el, i) => documents.push({ kind: 'entry', title: elementTitle(el, i), text: flatten(el, `[${i}]`) }));
+    value.forEach((el, i) => documents.push({ kind: 'entry', title: elementTitle(el, i), text: flatten(el,
+      `[${i}]`) }));
   } else if (typeof value === 'object' && value !== null) {
     const obj = value as Record<string, unknown>;
     const keys = Object.keys(obj);
     if (keys.length === 0) documents.push({ kind: 'entry', title: '(empty object)', text: '{}' });
     for (const k of keys) documents.push({ kind: 'entry', title: k, text: flatten(obj[k], joinKey('', k)) });
-    for (const k of ['title', 'name']) {
-      const v = obj[k];
-      if (typeof v === 'string' && v.trim()) {
-        title = titleOf(v);
-        break;
-      }
-    }
+    const named = [obj.title, obj.name].find((v) => typeof v === 'string' && v.trim());
+    if (named !== undefined) title = titleOf(named);
   } else {
     documents.push({ kind: 'entry', title: titleOf(value) || '(empty string)', text: flatten(value, '') });
   }
-  const result: ParsedSource = { documents, endpoints: [] };
-  if (title) result.title = title;
-  return result;
+  return parsedSource(documents, [], title);
 }

@@ -1,34 +1,20 @@
 /**
- * Markdown / plain-text parser (docs/sources.md#what-ingestion-extracts: text / markdown → no endpoints, one `section` per heading).
- *
- * Follows the CommonMark 0.31 rules for what is a heading: ATX headings (`#`…`######` after at most
- * three spaces, then a space/tab or end of line) and setext headings (a paragraph underlined with
- * `=` or `-`); lines inside fenced code blocks (``` or ~~~) are never headings.
+ * Markdown / plain-text parser (docs/sources.md#what-ingestion-extracts): one `section` per heading, no endpoints.
+ * Headings follow CommonMark 0.31 (ATX and setext); lines inside fenced code blocks are never headings. Lines are
+ * untrusted: the line rules are scanned by hand, not by regular expressions that could backtrack badly.
  */
-
-import { enforceCap, type ParsedDocument, type ParsedSource } from '../types.js';
+import { enforceCap, parsedSource, type ParsedDocument, type ParsedSource } from '../types.js';
 
 /** Longest title taken from the first line of heading-less text. */
 const MAX_INTRO_TITLE = 100;
 
-interface Heading {
-  /** Index of the first line of the heading (the paragraph start for setext headings). */
-  start: number;
-  level: number;
-  title: string;
-}
-
-interface Fence {
-  char: string;
-  length: number;
-}
+/** `start`: the heading's first line (a setext heading's paragraph start). */
+interface Heading { start: number; level: number; title: string }
+interface Fence { char: string; length: number }
 
 const SETEXT = /^ {0,3}(=+|-+)[ \t]*$/;
 const FENCE_OPEN = /^[ \t]*(`{3,}|~{3,})([^]*)$/;
 const LIST_OR_QUOTE = /^ {0,3}(?:[-*+][ \t]|\d{1,9}[.)][ \t]|>)/;
-
-// Lines are untrusted: the heading and thematic-break rules are scanned by hand rather than by
-// regular expressions with nested or overlapping quantifiers (which can backtrack badly).
 
 /** Offset after at most three leading spaces, or -1 when there are four or more. */
 function indent3(line: string): number {
@@ -51,7 +37,7 @@ function atxHeading(line: string): { level: number; content: string | undefined 
   return { level, content: line.slice(j) };
 }
 
-/** A thematic break: three or more of one of `*`, `_`, `-`, with only spaces/tabs between, after at most three spaces. */
+/** A thematic break: three or more of one of `*`, `_`, `-`, only blanks between, after at most three spaces. */
 function isThematicBreak(line: string): boolean {
   const i = indent3(line);
   if (i < 0) return false;
@@ -66,9 +52,8 @@ function isThematicBreak(line: string): boolean {
 }
 
 /**
- * `s` with every `open…](…)` (an image `![alt](url)` or a link `[text](url)`) replaced by
- * `keep ? text : ''`, as a global regular-expression replace of `open[^\]]*\]\([^)]*\)` would,
- * in one linear pass: once no `]` (or no `)`) is left, no later match can exist.
+ * `s` with every `open…](…)` (image `![alt](url)` or link `[text](url)`) replaced by `keep ? text : ''`, as a global
+ * replace of `open[^\]]*\]\([^)]*\)` would, in one linear pass: once no `]` (or `)`) is left, no match can follow.
  */
 function replaceLinks(s: string, open: string, keep: boolean): string {
   let out = '';
@@ -123,8 +108,8 @@ function frontMatterEnd(lines: string[]): number {
 }
 
 /**
- * Finds the headings of a list of lines, skipping fenced code blocks (an unclosed fence runs to
- * the end) and a leading YAML front-matter block. Fence openers are accepted at any indentation so fences inside list items count.
+ * The headings of `lines`, skipping fenced code (an unclosed fence runs to the end) and a leading YAML front matter.
+ * Fence openers count at any indentation, so fences inside list items do.
  */
 function findHeadings(lines: string[]): Heading[] {
   const headings: Heading[] = [];
@@ -155,10 +140,7 @@ function findHeadings(lines: string[]): Heading[] {
       continue;
     }
     if (paraStart >= 0 && SETEXT.test(line)) {
-      const title = lines
-        .slice(paraStart, i)
-        .map((l) => l.trim())
-        .join(' ');
+      const title = lines.slice(paraStart, i).map((l) => l.trim()).join(' ');
       headings.push({ start: paraStart, level: line.trim()[0] === '=' ? 1 : 2, title });
       paraStart = -1;
       continue;
@@ -183,20 +165,9 @@ function sliceText(lines: string[], from: number, to: number): string {
 }
 
 /**
- * Splits Markdown (or plain text) into `section` documents, one per heading.
- *
- * Input: the text (a leading BOM is ignored; `\r\n` / `\r` line ends accepted). Output
- * ({@link ParsedSource}, no endpoints):
- * - one `section` per ATX or setext heading, title = the heading text (closing `#`s removed),
- *   text = the heading line(s) as written plus everything up to the next heading;
- * - text before the first heading (if not blank) becomes a first section titled by its first line
- *   containing a letter or digit (inline markup removed), or `Introduction` when there is none or it
- *   is longer than 100 characters; text without any heading is therefore a single section;
- * - blank input gives no documents;
- * - `title` = the first level-1 heading's text, if any.
- *
- * Every text is valid Markdown: it never throws, except that with `maxDocuments` more sections
- * than that are refused (the per-source cap's IngestError) after counting, before any is built.
+ * Splits Markdown (or plain text; BOM and `\r\n` accepted) into `section` documents, one per heading, text before the
+ * first one a section of its own (docs/sources.md#what-ingestion-extracts); `title` is the first level-1 heading's.
+ * Never throws, except that with `maxDocuments` more sections than that are refused (the per-source cap's IngestError).
  */
 export function parseMarkdown(text: string, maxDocuments = Infinity): ParsedSource {
   const src = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
@@ -206,12 +177,10 @@ export function parseMarkdown(text: string, maxDocuments = Infinity): ParsedSour
 
   const firstStart = headings.length ? headings[0].start : lines.length;
   const intro = sliceText(lines, 0, firstStart);
-  enforceCap(headings.length + (intro.trim() !== '' ? 1 : 0), maxDocuments, 'documents'); // counted before the sections are built
+  // Counted before the sections are built.
+  enforceCap(headings.length + (intro.trim() !== '' ? 1 : 0), maxDocuments, 'documents');
   if (intro.trim() !== '') {
-    const first = intro
-      .split('\n')
-      .map(cleanInline)
-      .find((l) => /[\p{L}\p{N}]/u.test(l)) ?? '';
+    const first = intro.split('\n').map(cleanInline).find((l) => /[\p{L}\p{N}]/u.test(l)) ?? '';
     const title = first && first.length <= MAX_INTRO_TITLE ? first : 'Introduction';
     documents.push({ kind: 'section', title, text: intro });
   }
@@ -222,8 +191,5 @@ export function parseMarkdown(text: string, maxDocuments = Infinity): ParsedSour
   });
 
   const h1 = headings.find((h) => h.level === 1);
-  const result: ParsedSource = { documents, endpoints: [] };
-  const title = h1 ? cleanInline(h1.title) : '';
-  if (title) result.title = title;
-  return result;
+  return parsedSource(documents, [], h1 ? cleanInline(h1.title) : '');
 }

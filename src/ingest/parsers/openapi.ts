@@ -1,26 +1,15 @@
 /**
- * OpenAPI / Swagger parser (docs/sources.md#what-ingestion-extracts: openapi 2.0/3.0/3.1 → one endpoint per operation,
- * documents `overview`, one `operation` each, one `schema` each; 3.1 webhooks → `webhook`
- * documents, not endpoints).
- *
- * Follows Swagger 2.0 (https://swagger.io/specification/v2/) and OpenAPI 3.0.3 / 3.1.0
- * (https://spec.openapis.org/oas/v3.1.0): operations are the fixed method fields of each Path
- * Item under `paths`; Path Item `parameters` apply to every operation unless one redefines the
- * same `name`+`in`. Local `$ref`s (`#/…`, RFC 6901 JSON pointers) are followed a bounded number
- * of hops; named schemas are labelled by name and expanded only to a bounded depth, so
- * recursive schemas cannot loop. External references are shown by name, never fetched.
+ * OpenAPI 3.0/3.1 and Swagger 2.0 parser (docs/sources.md#what-ingestion-extracts): one endpoint per operation;
+ * `overview`, `operation`, `schema` and (3.1) `webhook` documents. Local `$ref`s and schemas are followed to a bounded
+ * depth, so recursion cannot loop; external references are shown by name, never fetched.
  */
-
-import { IngestError, type ParsedDocument, type ParsedEndpoint, type ParsedSource } from '../types.js';
+import { IngestError, parsedSource, type ParsedDocument, type ParsedEndpoint, type ParsedSource } from '../types.js';
 import { clip, cutLine, isObj, nonBlankString, oneLine, type Obj } from './values.js';
 
 /** HTTP methods that are operations of a Path Item (OpenAPI 3.x §4.8.9; Swagger 2.0 has no `trace`). */
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 
-/**
- * A Path Item followed through its `$ref`; fields written beside the `$ref` are kept and win
- * (OpenAPI 3.x allows siblings there). A cyclic or dangling reference yields just the siblings.
- */
+/** A Path Item followed through its `$ref`, fields beside the `$ref` winning (3.x); a bad reference: the siblings. */
 function resolvePathItem(root: Obj, raw: unknown): Obj | undefined {
   if (!isObj(raw) || typeof raw.$ref !== 'string') return isObj(raw) ? raw : undefined;
   const { $ref: _ref, ...own } = raw;
@@ -50,24 +39,29 @@ export function clipText(s: string): string {
   return clip(s, MAX_TEXT_CHARS);
 }
 
-/** White space collapsed to single spaces, cut to one list line ({@link MAX_LINE_CHARS}, then `…`); `''` for a non-string. */
+/** White space collapsed, cut to one list line ({@link MAX_LINE_CHARS}, then `…`); `''` for a non-string. */
 export function listLine(v: unknown): string {
   return cutLine(oneLine(v), MAX_LINE_CHARS);
 }
 
-/** Value at a local JSON pointer `#/a/b~1c` (RFC 6901, percent-decoded first); undefined if absent or not local. */
-export function resolvePointer(root: unknown, ref: string): unknown {
+/** One JSON pointer token (RFC 6901): percent-decoded (a malformed escape kept as written), `~1` → `/`, `~0` → `~`. */
+export function pointerToken(raw: string): string {
+  let key = raw;
+  try {
+    key = decodeURIComponent(raw);
+  } catch {
+    // kept as written
+  }
+  return key.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+/** Value at a local JSON pointer `#/a/b~1c`; undefined if absent or not local. */
+function resolvePointer(root: unknown, ref: string): unknown {
   if (ref === '#') return root;
   if (!ref.startsWith('#/')) return undefined;
   let cur = root;
   for (const raw of ref.slice(2).split('/')) {
-    let key = raw;
-    try {
-      key = decodeURIComponent(raw);
-    } catch {
-      // A malformed escape is kept literally.
-    }
-    key = key.replace(/~1/g, '/').replace(/~0/g, '~');
+    const key = pointerToken(raw);
     if (Array.isArray(cur)) {
       const i = Number(key);
       if (!Number.isInteger(i) || i < 0 || i >= cur.length) return undefined;
@@ -82,9 +76,8 @@ export function resolvePointer(root: unknown, ref: string): unknown {
 }
 
 /**
- * Follows `$ref`s from `value` to an object. An unresolvable (external or dangling) reference
- * is returned as the reference object itself; a chain longer than 32 hops (a cycle) gives
- * undefined, as does a non-object.
+ * Follows `$ref`s from `value` to an object. An unresolvable (external or dangling) reference is returned as the
+ * reference object itself; a chain longer than 32 hops (a cycle) gives undefined, as does a non-object.
  */
 export function deref(root: unknown, value: unknown): Obj | undefined {
   let v = value;
@@ -100,20 +93,12 @@ export function deref(root: unknown, value: unknown): Obj | undefined {
 
 /** Last segment of a reference: `#/components/schemas/Pet` → `Pet`. */
 function refName(ref: string): string {
-  const last = ref.slice(ref.lastIndexOf('/') + 1) || ref;
-  let name = last;
-  try {
-    name = decodeURIComponent(last);
-  } catch {
-    // keep as written
-  }
-  return name.replace(/~1/g, '/').replace(/~0/g, '~');
+  return pointerToken(ref.slice(ref.lastIndexOf('/') + 1) || ref);
 }
 
 /**
- * Short type label of a JSON Schema / OpenAPI Schema Object: `string (date-time)`,
- * `array of Pet`, `map of integer`, `one of (Cat | Dog)`, `string enum: "a", "b"`. A `$ref` is
- * labelled by the referenced name without being followed.
+ * Short type label of a JSON Schema / OpenAPI Schema Object: `string (date-time)`, `array of Pet`, `map of integer`,
+ * `one of (Cat | Dog)`, `string enum: "a", "b"`. A `$ref` is labelled by the referenced name without being followed.
  */
 export function typeLabel(schema: unknown, depth = 0): string {
   if (!isObj(schema)) return 'any';
@@ -122,9 +107,11 @@ export function typeLabel(schema: unknown, depth = 0): string {
   const types = Array.isArray(schema.type) ? schema.type.filter((t): t is string => typeof t === 'string') : [];
   let type = typeof schema.type === 'string' ? schema.type : types.filter((t) => t !== 'null').join(' | ');
   if (type === '') {
-    for (const [kw, joiner, name] of [['oneOf', ' | ', 'one of'], ['anyOf', ' | ', 'any of'], ['allOf', ' & ', 'all of']] as const) {
+    for (const [kw, joiner, name] of [['oneOf', ' | ', 'one of'], ['anyOf', ' | ', 'any of'],
+      ['allOf', ' & ', 'all of']] as const) {
       const list = schema[kw];
-      if (Array.isArray(list) && list.length > 0) return `${name} (${list.slice(0, 8).map((s) => typeLabel(s, depth + 1)).join(joiner)})`;
+      if (Array.isArray(list) &&
+        list.length > 0) return `${name} (${list.slice(0, 8).map((s) => typeLabel(s, depth + 1)).join(joiner)})`;
     }
     type = isObj(schema.properties) ? 'object' : schema.items !== undefined ? 'array' : '';
   }
@@ -144,9 +131,8 @@ export function typeLabel(schema: unknown, depth = 0): string {
 }
 
 /**
- * Lines `- name (type, required): description` for the properties of a schema (followed through
- * `$ref`, `allOf`/`oneOf`/`anyOf` and array `items`), with inline object properties nested
- * below to a bounded depth. Named (`$ref`) property schemas are labelled, not expanded.
+ * Lines `- name (type, required): description` for the properties of a schema (through `$ref`, `allOf`/`oneOf`/`anyOf`
+ * and `items`), inline object properties nested below to a bounded depth; `$ref` properties are labelled, not expanded.
  */
 export function propertyLines(root: unknown, schema: unknown, indent = '  '): string[] {
   const out: string[] = [];
@@ -154,7 +140,8 @@ export function propertyLines(root: unknown, schema: unknown, indent = '  '): st
   return out;
 }
 
-function collectProperties(root: unknown, schema: unknown, indent: string, depth: number, seen: Set<Obj>, out: string[], budget: { visits: number }): void {
+function collectProperties(root: unknown, schema: unknown, indent: string, depth: number, seen: Set<Obj>,
+  out: string[], budget: { visits: number }): void {
   const s = deref(root, schema);
   if (s === undefined || seen.has(s) || ++budget.visits > 500 || out.length >= MAX_PROPERTY_LINES) return;
   seen.add(s);
@@ -172,9 +159,12 @@ function collectProperties(root: unknown, schema: unknown, indent: string, depth
       }
       const p = isObj(prop) ? prop : {};
       const desc = listLine(p.description ?? deref(root, p)?.description);
-      out.push(`${indent}- ${name} (${typeLabel(p)}${required.has(name) ? ', required' : ''})${desc ? `: ${desc}` : ''}`);
-      const inline = typeof p.$ref !== 'string' && (isObj(p.properties) || (isObj(p.items) && typeof p.items.$ref !== 'string'));
-      if (inline && depth + 1 < MAX_PROPERTY_DEPTH) collectProperties(root, p, `${indent}  `, depth + 1, seen, out, budget);
+      out.push(`${indent}- ${name} (${typeLabel(p)}${required.has(name) ? ', required' : ''})${desc ? `: ${
+        desc}` : ''}`);
+      const inline = typeof p.$ref !== 'string' && (isObj(p.properties) || (isObj(p.items) &&
+        typeof p.items.$ref !== 'string'));
+      if (inline && depth + 1 < MAX_PROPERTY_DEPTH) collectProperties(root, p, `${indent}  `, depth + 1, seen, out,
+        budget);
     }
   }
   seen.delete(s);
@@ -200,6 +190,29 @@ function firstSchema(content: unknown): unknown {
   return undefined;
 }
 
+/** Longest example (as one line of JSON) copied into an operation's text; a longer one is left out, never cut. */
+const MAX_EXAMPLE_CHARS = 4000;
+
+/**
+ * `Example: {json}` for the example a Media Type (3.x: `example`, else the first `examples` entry's `value`) or a
+ * Swagger 2.0 response (`examples`, first media type) gives, when it is at most {@link MAX_EXAMPLE_CHARS} as JSON.
+ */
+function exampleLine(root: Obj, holder: unknown, indent: string): string[] {
+  if (!isObj(holder)) return [];
+  let value: unknown = holder.example;
+  if (value === undefined && isObj(holder.examples)) {
+    const first = deref(root, Object.values(holder.examples)[0]);
+    value = first && 'value' in first ? first.value : holder.examples[Object.keys(holder.examples)[0]];
+  }
+  if (value === undefined) return [];
+  let json: string | undefined;
+  try { json = JSON.stringify(value); } catch { return []; }
+  return json !== undefined && json.length <= MAX_EXAMPLE_CHARS ? [`${indent}Example: ${json}`] : [];
+}
+
+/** The first media type object of a 3.x `content` map. */
+const firstMedia = (content: unknown): unknown => (isObj(content) ? Object.values(content)[0] : undefined);
+
 /** Lines describing an operation's parameters, request body, responses and callbacks. */
 function operationLines(root: Obj, op: Obj, pathItem: Obj): string[] {
   const lines: string[] = [];
@@ -210,7 +223,8 @@ function operationLines(root: Obj, op: Obj, pathItem: Obj): string[] {
     for (const p of plain) {
       const schema = p.schema ?? firstSchema(p.content) ?? p;
       const desc = listLine(p.description);
-      lines.push(`- ${String(p.name)} (${String(p.in)}${p.required === true ? ', required' : ''}): ${typeLabel(schema)}${desc ? ` — ${desc}` : ''}`);
+      lines.push(`- ${String(p.name)} (${String(p.in)}${p.required === true ? ', required' : ''}): ` +
+        `${typeLabel(schema)}${desc ? ` — ${desc}` : ''}`);
     }
   }
   const body = params.find((p) => p.in === 'body');
@@ -222,9 +236,11 @@ function operationLines(root: Obj, op: Obj, pathItem: Obj): string[] {
       const consumes = Array.isArray(op.consumes) ? op.consumes : Array.isArray(root.consumes) ? root.consumes : [];
       lines.push(`- ${consumes.length > 0 ? consumes.join(', ') : 'body'}: ${typeLabel(body.schema)}`);
     } else if (isObj(requestBody.content)) {
-      for (const [type, media] of Object.entries(requestBody.content)) lines.push(`- ${type}: ${typeLabel(isObj(media) ? media.schema : undefined)}`);
+      for (const [type, media] of Object.entries(requestBody.content)) lines.push(
+        `- ${type}: ${typeLabel(isObj(media) ? media.schema : undefined)}`);
     }
     lines.push(...propertyLines(root, body !== undefined ? body.schema : firstSchema(requestBody.content)));
+    lines.push(...exampleLine(root, body !== undefined ? body.schema : firstMedia(requestBody.content), ''));
   }
   if (isObj(op.responses)) {
     lines.push('', 'Responses:');
@@ -239,6 +255,8 @@ function operationLines(root: Obj, op: Obj, pathItem: Obj): string[] {
       if (!detailed && schema !== undefined && code.startsWith('2')) {
         detailed = true;
         lines.push(...propertyLines(root, schema, '    '));
+        lines.push(...exampleLine(root, r.content !== undefined ? firstMedia(r.content) : isObj(r.examples)
+          ? { example: Object.values(r.examples)[0] } : undefined, '    '));
       }
     }
   }
@@ -256,7 +274,8 @@ function operationLines(root: Obj, op: Obj, pathItem: Obj): string[] {
 }
 
 /** `operation` / `webhook` document for one operation. */
-function operationDocument(root: Obj, kind: string, heading: string, method: string, path: string, op: Obj, pathItem: Obj): ParsedDocument {
+function operationDocument(root: Obj, kind: string, heading: string, method: string, path: string, op: Obj,
+  pathItem: Obj): ParsedDocument {
   const summary = nonBlankString(op.summary) ?? nonBlankString(pathItem.summary);
   const title = summary ?? nonBlankString(op.operationId) ?? `${method} ${path}`;
   const lines = [heading];
@@ -294,36 +313,42 @@ function serverUrl(doc: Obj, swagger: boolean): string | undefined {
   return `${scheme}://${host}${nonBlankString(doc.basePath) ?? ''}`;
 }
 
-function overviewDocument(doc: Obj, title: string, versionLine: string, url: string | undefined): ParsedDocument {
-  const info = isObj(doc.info) ? doc.info : {};
+/** The first lines of an `overview` document: the title, `Version:`, `specLine` and the description of `info`. */
+export function overviewHead(info: Obj, title: string, specLine: string): string[] {
   const lines = [title];
   if (nonBlankString(info.version) !== undefined) lines.push(`Version: ${String(info.version)}`);
-  lines.push(versionLine);
+  lines.push(specLine);
   if (nonBlankString(info.description) !== undefined) lines.push('', String(info.description).trim());
+  return lines;
+}
+
+/** `Tags:` lines (`- name: description`) for a list of tag objects; none when it is not a non-empty array. */
+export function tagLines(tags: unknown): string[] {
+  if (!Array.isArray(tags) || tags.length === 0) return [];
+  const lines = ['', 'Tags:'];
+  for (const t of tags) if (isObj(t)) lines.push(`- ${String(t.name)}${nonBlankString(t.description) ? `: ${
+    listLine(t.description)}` : ''}`);
+  return lines;
+}
+
+function overviewDocument(doc: Obj, title: string, versionLine: string, url: string | undefined): ParsedDocument {
+  const lines = overviewHead(isObj(doc.info) ? doc.info : {}, title, versionLine);
   if (Array.isArray(doc.servers) && doc.servers.length > 0) {
     lines.push('', 'Servers:');
-    for (const s of doc.servers) if (isObj(s)) lines.push(`- ${String(s.url)}${nonBlankString(s.description) ? ` — ${listLine(s.description)}` : ''}`);
+    for (const s of doc.servers) if (isObj(s)) lines.push(`- ${String(s.url)}${nonBlankString(s.description) ? ` — ${
+      listLine(s.description)}` : ''}`);
   } else if (url !== undefined) {
     lines.push('', `Base URL: ${url}`);
   }
-  if (Array.isArray(doc.tags) && doc.tags.length > 0) {
-    lines.push('', 'Tags:');
-    for (const t of doc.tags) if (isObj(t)) lines.push(`- ${String(t.name)}${nonBlankString(t.description) ? `: ${listLine(t.description)}` : ''}`);
-  }
+  lines.push(...tagLines(doc.tags));
   return { kind: 'overview', title, text: clipText(lines.join('\n')) };
 }
 
 /**
- * Extracts endpoints and documents from a Swagger 2.0 or OpenAPI 3.0/3.1 document already
- * parsed from JSON or YAML (docs/sources.md#what-ingestion-extracts).
- *
- * Endpoints: every (method, path) under `paths` for get/put/post/delete/options/head/patch/trace,
- * method upper-cased, path as written, `documentIndex` → its `operation` document. Documents,
- * in order: `overview`; one `operation` per endpoint; one `webhook` per 3.1 `webhooks` operation;
- * one `schema` per `components.schemas` (3.x) or `definitions` (2.0) entry.
- *
- * @throws IngestError `OpenAPI: …` when `doc` is not an object or has no supported
- *   `openapi` (3.x) / `swagger` (2.0) version field.
+ * Endpoints and documents of a parsed Swagger 2.0 or OpenAPI 3.x document (docs/sources.md#what-ingestion-extracts):
+ * `overview`, one `operation` per endpoint, one `webhook` per 3.1 webhook, one `schema` per named schema.
+ * @throws IngestError `OpenAPI: …` when `doc` is not an object or has no supported `openapi` (3.x) / `swagger` (2.0)
+ *   version field.
  */
 export function parseOpenApi(doc: unknown): ParsedSource {
   if (!isObj(doc)) throw new IngestError('OpenAPI: the document is not an object');
@@ -340,33 +365,27 @@ export function parseOpenApi(doc: unknown): ParsedSource {
   const info = isObj(doc.info) ? doc.info : {};
   const title = nonBlankString(info.title)?.trim();
   const url = serverUrl(doc, swagger);
-  const documents: ParsedDocument[] = [overviewDocument(doc, title ?? 'API', swagger ? 'Swagger 2.0' : `OpenAPI ${version}`, url)];
+  const documents: ParsedDocument[] = [overviewDocument(doc, title ?? 'API',
+    swagger ? 'Swagger 2.0' : `OpenAPI ${version}`, url)];
   const endpoints: ParsedEndpoint[] = [];
-
-  if (isObj(doc.paths)) {
-    for (const [path, raw] of Object.entries(doc.paths)) {
-      const item = resolvePathItem(doc, raw);
-      if (item === undefined) continue;
-      for (const [method, op] of operationsOf(item)) {
-        endpoints.push({ method, path, documentIndex: documents.length });
-        documents.push(operationDocument(doc, 'operation', `${method} ${path}`, method, path, op, item));
-      }
-    }
+  for (const [path, method, op, item] of operationsIn(doc, doc.paths)) {
+    endpoints.push({ method, path, documentIndex: documents.length });
+    documents.push(operationDocument(doc, 'operation', `${method} ${path}`, method, path, op, item));
   }
-  if (isObj(doc.webhooks)) {
-    for (const [name, raw] of Object.entries(doc.webhooks)) {
-      const item = resolvePathItem(doc, raw);
-      if (item === undefined) continue;
-      for (const [method, op] of operationsOf(item)) {
-        documents.push(operationDocument(doc, 'webhook', `Webhook ${name}: ${method}`, method, name, op, item));
-      }
-    }
+  for (const [name, method, op, item] of operationsIn(doc, doc.webhooks)) {
+    documents.push(operationDocument(doc, 'webhook', `Webhook ${name}: ${method}`, method, name, op, item));
   }
   const schemas = swagger ? doc.definitions : isObj(doc.components) ? doc.components.schemas : undefined;
-  if (isObj(schemas)) for (const [name, schema] of Object.entries(schemas)) documents.push(schemaDocument(doc, name, schema));
+  if (isObj(schemas)) for (const [name, schema] of Object.entries(schemas)) documents.push(
+    schemaDocument(doc, name, schema));
+  return parsedSource(documents, endpoints, title, url);
+}
 
-  const result: ParsedSource = { documents, endpoints };
-  if (title !== undefined) result.title = title;
-  if (url !== undefined) result.serverUrl = url;
-  return result;
+/** `[key, METHOD, operation, path item]` for every operation of a Paths (or webhooks) object, in order. */
+function* operationsIn(root: Obj, paths: unknown): Generator<[string, string, Obj, Obj]> {
+  if (!isObj(paths)) return;
+  for (const [key, raw] of Object.entries(paths)) {
+    const item = resolvePathItem(root, raw);
+    if (item !== undefined) for (const [method, op] of operationsOf(item)) yield [key, method, op, item];
+  }
 }

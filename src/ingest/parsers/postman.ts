@@ -1,14 +1,8 @@
 /**
- * Postman collection parser (docs/sources.md#what-ingestion-extracts: postman v2.0/v2.1 → one endpoint per request,
- * documents `overview` + one `request` each).
- *
- * Follows the Postman Collection Format v2.0.0 / v2.1.0 JSON schemas
- * (https://schema.getpostman.com/json/collection/v2.1.0/collection.json): a collection is
- * `{info: {name, schema, description?}, item: Item[], variable?}`; an item with `request` is a
- * request, an item with `item` is a folder (item-group) and is recursed into.
+ * Postman collection v2.0/v2.1 parser (docs/sources.md#what-ingestion-extracts): one endpoint per request; an
+ * `overview` and one `request` document each. Folders (items with `item`) are recursed.
  */
-
-import { IngestError, type ParsedDocument, type ParsedEndpoint, type ParsedSource } from '../types.js';
+import { IngestError, parsedSource, type ParsedDocument, type ParsedEndpoint, type ParsedSource } from '../types.js';
 import { parseJsonText } from './json.js';
 import { clip, isObj, optionalString, type Obj } from './values.js';
 
@@ -26,36 +20,19 @@ function descriptionText(d: unknown): string {
   return '';
 }
 
-/**
- * Index just past a `{{…}}` variable starting at `i`, or `i` when none starts there.
- * An unterminated `{{` is treated as plain text.
- */
-function skipVariable(s: string, i: number): number {
-  if (s.startsWith('{{', i)) {
-    const end = s.indexOf('}}', i + 2);
-    if (end >= 0) return end + 2;
-  }
-  return i;
-}
-
-/** First index of one of `chars` in `s` from `from`, ignoring `{{…}}` variables; -1 if none. */
-function findOutsideVars(s: string, chars: string, from = 0): number {
-  let i = from;
-  while (i < s.length) {
-    const j = skipVariable(s, i);
-    if (j !== i) {
-      i = j;
-      continue;
-    }
-    if (chars.includes(s[i])) return i;
-    i++;
+/** First index of one of `chars` in `s` outside `{{…}}` variables (an unterminated `{{` is plain text); -1 if none. */
+function findOutsideVars(s: string, chars: string): number {
+  for (let i = 0; i < s.length; i++) {
+    const end = s.startsWith('{{', i) ? s.indexOf('}}', i + 2) : -1;
+    if (end >= 0) i = end + 1;
+    else if (chars.includes(s[i])) return i;
   }
   return -1;
 }
 
 /**
- * The path part of a raw Postman URL, `{{variables}}` kept as written.
- * `{{baseUrl}}/users/:id?x=1` → `/users/:id`; `https://api.x.com/v1/a` → `/v1/a`; no path → `/`.
+ * The path part of a raw Postman URL, `{{variables}}` kept as written. `{{baseUrl}}/users/:id?x=1` → `/users/:id`;
+ * `https://api.x.com/v1/a` → `/v1/a`; no path → `/`.
  */
 export function postmanRawPath(raw: string): string {
   let s = raw.trim();
@@ -82,12 +59,8 @@ function structuredPath(path: unknown): string | undefined {
   return `/${segs.join('/')}`;
 }
 
-interface UrlInfo {
-  /** The URL as shown to a reader. */
-  display: string;
-  path: string;
-  query: string[];
-}
+/** `display`: the URL as shown to a reader. */
+interface UrlInfo { display: string; path: string; query: string[] }
 
 /** Normalises a request `url` (string or object) to its display form, path and query params. */
 function urlInfo(url: unknown): UrlInfo {
@@ -97,9 +70,11 @@ function urlInfo(url: unknown): UrlInfo {
   const fromParts = structuredPath(url.path);
   let display = raw;
   if (!display) {
-    const host = Array.isArray(url.host) ? url.host.filter((h) => typeof h === 'string').join('.') : (optionalString(url.host) ?? '');
+    const host = Array.isArray(url.host) ? url.host.filter((h) => typeof h === 'string').join('.') : (
+      optionalString(url.host) ?? '');
     const proto = optionalString(url.protocol);
-    display = `${proto ? `${proto}://` : ''}${host}${url.port !== undefined ? `:${String(url.port)}` : ''}${fromParts ?? ''}`;
+    display = `${proto ? `${
+      proto}://` : ''}${host}${url.port !== undefined ? `:${String(url.port)}` : ''}${fromParts ?? ''}`;
   }
   const path = fromParts ?? (raw ? postmanRawPath(raw) : '/');
   let query: string[] = [];
@@ -128,12 +103,7 @@ function rawQuery(raw: string): string[] {
 
 /** Header names from a v2.x header list or a v2.0 `"Key: value\n…"` header string. */
 function headerNames(header: unknown): string[] {
-  if (typeof header === 'string') {
-    return header
-      .split(/\r?\n/)
-      .map((l) => l.split(':')[0].trim())
-      .filter((k) => k !== '');
-  }
+  if (typeof header === 'string') return header.split(/\r?\n/).map((l) => l.split(':')[0].trim()).filter(Boolean);
   if (!Array.isArray(header)) return [];
   const out: string[] = [];
   for (const h of header) {
@@ -151,12 +121,8 @@ function bodyText(body: unknown): string {
   if (mode === 'raw') detail = optionalString(body.raw) ?? '';
   else if (mode === 'urlencoded' || mode === 'formdata') {
     const list = body[mode];
-    if (Array.isArray(list)) {
-      detail = list
-        .filter((p): p is Obj => isObj(p) && typeof p.key === 'string' && p.disabled !== true)
-        .map((p) => String(p.key))
-        .join(', ');
-    }
+    if (Array.isArray(list)) detail = list.filter((p): p is Obj => isObj(p) && typeof p.key === 'string' &&
+      p.disabled !== true).map((p) => String(p.key)).join(', ');
   } else if (mode === 'graphql' && isObj(body.graphql)) {
     detail = [optionalString(body.graphql.query), optionalString(body.graphql.variables)].filter(Boolean).join('\n');
   } else if (mode === 'file' && isObj(body.file)) {
@@ -173,7 +139,8 @@ function schemaVersion(info: Obj): '2.0' | '2.1' {
   if (typeof schema !== 'string') throw new IngestError('Postman: info.schema must be a URL string');
   const m = /\/v?(\d+)\.(\d+)(?:\.\d+)?\//.exec(schema);
   if (m && m[1] === '2' && (m[2] === '0' || m[2] === '1')) return m[2] === '0' ? '2.0' : '2.1';
-  throw new IngestError(`Postman: unsupported collection schema ${JSON.stringify(schema)} (only v2.0 and v2.1 are supported)`);
+  throw new IngestError(
+    `Postman: unsupported collection schema ${JSON.stringify(schema)} (only v2.0 and v2.1 are supported)`);
 }
 
 /** The server URL named by a conventional collection variable (`baseUrl`, `url`…), if it is http(s). */
@@ -181,30 +148,17 @@ function serverUrlFrom(variables: unknown): string | undefined {
   if (!Array.isArray(variables)) return undefined;
   for (const v of variables) {
     if (!isObj(v) || typeof v.key !== 'string' || typeof v.value !== 'string') continue;
-    if (/^(base_?url|url|api_?url|host)$/i.test(v.key) && /^https?:\/\/\S+$/i.test(v.value.trim())) return v.value.trim();
+    if (/^(base_?url|url|api_?url|host)$/i.test(v.key) && /^https?:\/\/\S+$/i.test(
+      v.value.trim())) return v.value.trim();
   }
   return undefined;
 }
 
 /**
- * Parses a Postman collection (v2.0 or v2.1) into endpoints and documents.
- *
- * Input: the collection as an already-parsed JSON value, or its JSON text (a leading BOM is
- * ignored). Output ({@link ParsedSource}):
- * - `title`: `info.name`;
- * - `endpoints`: one `{method, path, documentIndex}` per item with a `request`, in document order,
- *   folders recursed; `method` upper-cased (default `GET`, also for a v2.0 plain-string request),
- *   `path` the URL's path with `{{variables}}` and `:params` kept (`{{baseUrl}}/users/:id?x=1` →
- *   `/users/:id`; no path → `/`), taken from the URL object's `path` when present, else from `raw`;
- * - `documents`: `overview` first (collection name, description, folder descriptions), then one
- *   `request` per request (title = item name; text = folder path, method + URL, description,
- *   query params, header names — never header values — and, for a non-empty body, its mode with
- *   the raw text (truncated to 2,000 chars) or form field names);
- * - `serverUrl`: an http(s) collection variable named `baseUrl`/`url`/`apiUrl`/`host`, if any.
- *
- * @throws IngestError when the value is not a collection (no `info` object / `item` array),
- *   declares a schema other than v2.0 / v2.1 (a missing `info.schema` is read as v2.1), nests
- *   folders deeper than 200, or the text is not JSON.
+ * A Postman collection (v2.0/v2.1, parsed or as text) as `overview` and `request` documents and one endpoint per
+ * request, `{{variables}}` and `:params` kept in paths, header values never (docs/sources.md#what-ingestion-extracts).
+ * @throws IngestError when the value is not a collection (no `info` object / `item` array), declares a schema other
+ *   than v2.0 / v2.1 (a missing `info.schema` is read as v2.1), nests folders deeper than 200, or the text is not JSON.
  */
 export function parsePostman(doc: unknown): ParsedSource {
   if (typeof doc === 'string') doc = parseJsonText(doc);
@@ -262,18 +216,15 @@ export function parsePostman(doc: unknown): ParsedSource {
   overview.push('', `${endpoints.length} request${endpoints.length === 1 ? '' : 's'}.`);
   documents[0].text = overview.join('\n');
 
-  const result: ParsedSource = { documents, endpoints };
-  if (title) result.title = title;
-  const serverUrl = serverUrlFrom(doc.variable ?? doc.variables);
-  if (serverUrl) result.serverUrl = serverUrl;
-  return result;
+  return parsedSource(documents, endpoints, title, serverUrlFrom(doc.variable ?? doc.variables));
 }
 
 /**
- * Detection of a collection (docs/sources.md#type-detection): an `info` object with an `item`
- * array, or whose `info.schema` names `getpostman.com`.
+ * Detection of a collection (docs/sources.md#type-detection): an `info` object with an `item` array, or whose
+ * `info.schema` names `getpostman.com`.
  */
 export function isPostmanCollection(v: Obj): boolean {
   const info = v.info;
-  return isObj(info) && (Array.isArray(v.item) || (typeof info.schema === 'string' && info.schema.includes('getpostman.com')));
+  return isObj(info) && (Array.isArray(v.item) || (typeof info.schema === 'string' && info.schema.includes(
+    'getpostman.com')));
 }

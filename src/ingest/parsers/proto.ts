@@ -1,16 +1,8 @@
 /**
- * Protocol Buffers (.proto) parser (docs/sources.md#what-ingestion-extracts: grpc → one `RPC` endpoint per rpc, `service` and
- * `message` documents).
- *
- * Follows the Protocol Buffers language specifications for proto2, proto3 and editions
- * (https://protobuf.dev/reference/protobuf/proto2-spec/, …/proto3-spec/, …/edition-2023-spec/):
- * lexical elements (identifiers, numbers, strings with escapes, `//` and `/* *\/` comments), `syntax`
- * / `edition`, `package`, `import`, `option` (including aggregate `{ … }` values), `message` (fields,
- * `map<K, V>`, `oneof`, proto2 `group`s, `reserved`, `extensions`, nested messages and enums),
- * `enum`, `extend` and `service` / `rpc`. Comments are attached like protoc does: the comment block
- * directly above a declaration is its leading comment, a comment on the same line after it trails it.
+ * Protocol Buffers parser for proto2, proto3 and editions (docs/sources.md#what-ingestion-extracts): one `RPC` endpoint
+ * per rpc, `service` and `message` documents. Comments attach as protoc attaches them: the block directly above a
+ * declaration leads it, one after it on the same line trails it.
  */
-
 import { tokenize, type Token } from './proto/tokenizer.js';
 import { IngestError, type ParsedDocument, type ParsedEndpoint, type ParsedSource } from '../types.js';
 import { oneLine } from './values.js';
@@ -34,7 +26,8 @@ class ProtoParser {
 
   private found(what: string): never {
     const t = this.tok;
-    return this.fail(`expected ${what}, found ${t.kind === 'eof' ? 'end of input' : t.kind === 'string' ? 'a string' : `'${t.value}'`}`);
+    return this.fail(`expected ${what}, found ` +
+      `${t.kind === 'eof' ? 'end of input' : t.kind === 'string' ? 'a string' : `'${t.value}'`}`);
   }
 
   private next(): Token {
@@ -52,7 +45,6 @@ class ProtoParser {
     return this.is(value) ? this.next() : this.found(`'${value}'`);
   }
 
-  /** Consumes `value` when it is the current token. */
   private eat(value: string): boolean {
     if (!this.is(value)) return false;
     this.next();
@@ -302,7 +294,8 @@ class ProtoParser {
       } else this.expect(';');
       const kind = clientStreaming && serverStreaming ? 'bidirectional streaming'
         : clientStreaming ? 'client streaming' : serverStreaming ? 'server streaming' : 'unary';
-      rpcs.push(`- rpc ${rpc}(${clientStreaming ? 'stream ' : ''}${input}) returns (${serverStreaming ? 'stream ' : ''}${output}) — ${kind}`);
+      rpcs.push(`- rpc ${rpc}(${clientStreaming ? 'stream ' : ''}${input}) returns ` +
+        `(${serverStreaming ? 'stream ' : ''}${output}) — ${kind}`);
       const rpcComment = ProtoParser.commentOf(start, end);
       if (rpcComment) rpcs.push(`  ${rpcComment}`);
       rpcs.push(...options);
@@ -341,18 +334,10 @@ class ProtoParser {
 }
 
 /**
- * Parses a `.proto` file (proto2, proto3 or editions).
- *
- * Returns `{title, documents, endpoints}`: one endpoint `{method: 'RPC', path:
- * '/package.Service/Method'}` (`/Service/Method` without a package) per rpc, linked to its
- * service's document; one `{kind: 'service', title: ServiceName}` document per service listing its
- * rpcs (request/response types, streaming kind, leading/trailing comments, rpc options such as
- * `google.api.http`), and one `{kind: 'message', title: 'Outer.Inner'}` document per message,
- * nested ones included, listing fields (label, type, number, options, comments), oneofs, nested
- * enums, reserved ranges and extensions. `title` is the package name, else the first service name.
- *
- * @throws {IngestError} `Proto: …` with line and column for lexical errors (unterminated string or
- *   comment, stray character) and syntax errors (e.g. `Proto: expected ';', found 'rpc'`).
+ * Parses a `.proto` file into one `RPC` endpoint `/package.Service/Method` per rpc, one `service` document per service
+ * and one `message` document per message, nested included (docs/sources.md#what-ingestion-extracts); `title` is the
+ * package name, else the first service name.
+ * @throws {IngestError} `Proto: …` with line and column for lexical and syntax errors.
  */
 export function parseProto(text: string): ParsedSource {
   return new ProtoParser(text, tokenize(text)).parseFile();

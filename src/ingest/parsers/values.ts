@@ -1,9 +1,7 @@
 /**
- * Small readers of parsed JSON/YAML values and of text, shared by the source parsers: a value
- * read from an untrusted document may be anything, so each helper says what it accepts and
- * what it gives back for anything else.
+ * Small readers of parsed JSON/YAML values and of text, shared by the source parsers: a value read from an untrusted
+ * document may be anything, so each helper says what it accepts and what it gives back for anything else.
  */
-
 /** A JSON/YAML object (a mapping): not null, not an array. */
 export type Obj = Record<string, unknown>;
 

@@ -1,15 +1,8 @@
 /**
- * WSDL 1.1 parser (docs/sources.md#what-ingestion-extracts: soap → one `SOAP` endpoint per portType operation, `service`
- * documents).
- *
- * Follows WSDL 1.1 (W3C Note, https://www.w3.org/TR/2001/NOTE-wsdl-20010315): `definitions`
- * holds `message`s (with `part`s), `portType`s (abstract `operation`s with `input`/`output`/
- * `fault` messages), `binding`s (a portType bound to SOAP 1.1, SOAP 1.2 or HTTP) and `service`s
- * (named `port`s, each a binding at an address). QName references (`tns:Foo`) are matched by
- * local name, which is unambiguous within one WSDL file.
+ * WSDL 1.1 parser (docs/sources.md#what-ingestion-extracts): one `SOAP` endpoint per portType operation, `service`
+ * documents. QName references (`tns:Foo`) are matched by local name, which is unambiguous within one WSDL file.
  */
-
-import { IngestError, type ParsedDocument, type ParsedEndpoint, type ParsedSource } from '../types.js';
+import { IngestError, parsedSource, type ParsedDocument, type ParsedEndpoint, type ParsedSource } from '../types.js';
 import { childElements, firstChild, parseXml, textContent, type XmlElement } from './xml.js';
 
 const WSDL_NS = 'http://schemas.xmlsoap.org/wsdl/';
@@ -21,7 +14,8 @@ const HTTP_NS = 'http://schemas.xmlsoap.org/wsdl/http/';
 interface MessageRef { name?: string; message: string }
 interface Operation { name: string; doc: string; input?: MessageRef; output?: MessageRef; faults: MessageRef[] }
 interface PortType { name: string; doc: string; operations: Operation[] }
-interface Binding { name: string; portType: string; protocol: string; style?: string; operations: string[]; actions: Map<string, string> }
+interface Binding { name: string; portType: string; protocol: string; style?: string; operations: string[];
+  actions: Map<string, string> }
 interface Import { namespace?: string; location?: string }
 interface Port { name: string; binding: string; address?: string; protocol?: string }
 interface Service { name: string; doc: string; ports: Port[] }
@@ -54,7 +48,8 @@ function protocolOf(el: XmlElement): string | undefined {
 }
 
 function readBinding(el: XmlElement): Binding {
-  const b: Binding = { name: el.attrs.name ?? '', portType: localName(el.attrs.type), protocol: 'unknown', operations: [], actions: new Map() };
+  const b: Binding = { name: el.attrs.name ?? '', portType: localName(el.attrs.type), protocol: 'unknown',
+    operations: [], actions: new Map() };
   for (const c of el.children) {
     if (c.local !== 'binding') continue;
     const p = protocolOf(c);
@@ -74,15 +69,14 @@ function readBinding(el: XmlElement): Binding {
   return b;
 }
 
+/** `Location` for an HTTP binding's action, else `SOAPAction`. */
+const actionLabel = (b: Binding): string => (b.protocol.startsWith('HTTP') ? 'Location' : 'SOAPAction');
+
 function readService(el: XmlElement): Service {
   const ports = childElements(el, 'port', WSDL_NS).map((p): Port => {
     const addr = p.children.find((c) => c.local === 'address' && protocolOf(c) !== undefined);
-    return {
-      name: p.attrs.name ?? '',
-      binding: localName(p.attrs.binding),
-      address: addr?.attrs.location,
-      protocol: addr ? protocolOf(addr) : undefined,
-    };
+    return { name: p.attrs.name ?? '', binding: localName(p.attrs.binding), address: addr?.attrs.location,
+      protocol: addr ? protocolOf(addr) : undefined };
   });
   return { name: el.attrs.name ?? '', doc: documentation(el), ports };
 }
@@ -125,7 +119,7 @@ function describeOperations(pt: PortType, bindings: Binding[], messages: Map<str
     for (const f of op.faults) lines.push(`  Fault${f.name ? ` ${f.name}` : ''}: ${describeMessage(f, messages)}`);
     for (const b of bindings) {
       const action = b.actions.get(op.name);
-      if (action) lines.push(`  ${b.protocol.startsWith('HTTP') ? 'Location' : 'SOAPAction'} (${b.name}): ${action}`);
+      if (action) lines.push(`  ${actionLabel(b)} (${b.name}): ${action}`);
     }
   }
   return lines;
@@ -133,20 +127,25 @@ function describeOperations(pt: PortType, bindings: Binding[], messages: Map<str
 
 /** The operations of a binding whose port type is not in this file: names and SOAP actions. */
 function describeBinding(b: Binding): string[] {
-  const lines = [`Operations (binding ${b.name}, ${b.protocol === 'unknown' ? 'unknown protocol' : b.protocol}${b.style ? `, ${b.style} style` : ''}; port type ${b.portType || '?'} is defined in another file):`];
+  const lines = [`Operations (binding ${b.name}, ` +
+    `${b.protocol === 'unknown' ? 'unknown protocol' : b.protocol}${b.style ? `, ${b.style} style` : ''}; port type ` +
+      `${b.portType || '?'} is defined in another file):`];
   for (const op of b.operations) {
     const action = b.actions.get(op);
     lines.push(`- ${op}`);
-    if (action) lines.push(`  ${b.protocol.startsWith('HTTP') ? 'Location' : 'SOAPAction'}: ${action}`);
+    if (action) lines.push(`  ${actionLabel(b)}: ${action}`);
   }
   if (b.operations.length === 0) lines.push('(none)');
   return lines;
 }
 
+/** `first`, then the target namespace line when there is one: how every document starts. */
+const heading = (first: string, targetNs: string | undefined): string[] =>
+  (targetNs ? [first, `Target namespace: ${targetNs}`] : [first]);
+
 /** A `message` document (for a message no operation of this file uses): its parts with their elements or types. */
 function messageDocument(name: string, el: XmlElement, targetNs: string | undefined): ParsedDocument {
-  const lines = [`Message ${name} (WSDL 1.1)`];
-  if (targetNs) lines.push(`Target namespace: ${targetNs}`);
+  const lines = heading(`Message ${name} (WSDL 1.1)`, targetNs);
   const doc = documentation(el);
   if (doc) lines.push('', doc);
   const parts = partsOf(el);
@@ -155,30 +154,23 @@ function messageDocument(name: string, el: XmlElement, targetNs: string | undefi
 }
 
 /**
- * Parses a WSDL 1.1 document.
- *
- * Returns `{title, serverUrl, documents, endpoints}` where endpoints are one
- * `{method: 'SOAP', path: operationName, documentIndex}` per `operation` of every `portType`
- * (document order), and documents are one `{kind: 'service', title: serviceName, text}` per
- * `wsdl:service` (its documentation, its ports with addresses and bindings, and the operations of
- * the port types it exposes with input/output/fault messages, SOAP actions and documentation), plus
- * one `service` document per portType that no service exposes. `title` is `definitions@name`, else
- * the first service's name; `serverUrl` is the first SOAP (1.1 or 1.2) `address@location`, else the
- * first HTTP-binding address.
- *
- * @throws {IngestError} `XML: …` (with line and column) for malformed XML; `WSDL: …` when the root
- *   element is not a WSDL 1.1 `definitions` element (e.g. a WSDL 2.0 `description`).
+ * Parses a WSDL 1.1 document: one `SOAP` endpoint (path: the operation name) per `portType` operation, in document
+ * order; one `service` document per `wsdl:service` (documentation, ports, the operations of the port types it exposes
+ * with messages, SOAP actions and documentation) and per port type no service exposes, then documents for what those
+ * leave out (bindings, unused messages, imports). `title` is `definitions@name`, else the first service's name;
+ * `serverUrl` the first SOAP (1.1 or 1.2) `address@location`, else the first HTTP-binding address.
+ * @throws {IngestError} `XML: …` (with line and column) for malformed XML; `WSDL: …` when the root element is not a
+ *   WSDL 1.1 `definitions` element (e.g. a WSDL 2.0 `description`).
  */
 export function parseWsdl(text: string): ParsedSource {
   const root = parseXml(text);
   if (root.ns === WSDL20_NS && root.local === 'description') {
-    throw new IngestError('WSDL: WSDL 2.0 <description> documents are not supported (expected WSDL 1.1 <definitions>)', root.line, root.column);
+    throw new IngestError('WSDL: WSDL 2.0 <description> documents are not supported (expected WSDL 1.1 <definitions>)',
+      root.line, root.column);
   }
   if (root.local !== 'definitions' || root.ns !== WSDL_NS) {
-    throw new IngestError(
-      `WSDL: root element <${root.name}>${root.ns ? ` in namespace ${root.ns}` : ''} is not a WSDL 1.1 <definitions> (namespace ${WSDL_NS})`,
-      root.line, root.column,
-    );
+    throw new IngestError(`WSDL: root element <${root.name}>${root.ns ? ` in namespace ${root.ns}` : ''} is not a `
+      + `WSDL 1.1 <definitions> (namespace ${WSDL_NS})`, root.line, root.column);
   }
 
   const messages = new Map<string, XmlElement>();
@@ -205,16 +197,17 @@ export function parseWsdl(text: string): ParsedSource {
   const targetNs = root.attrs.targetNamespace;
 
   for (const svc of services) {
-    const lines = [`Service ${svc.name} (WSDL 1.1)`];
-    if (targetNs) lines.push(`Target namespace: ${targetNs}`);
+    const lines = heading(`Service ${svc.name} (WSDL 1.1)`, targetNs);
     if (svc.doc) lines.push('', svc.doc);
     const exposed: PortType[] = [];
     if (svc.ports.length) lines.push('', 'Ports:');
     for (const port of svc.ports) {
       const binding = bindingByName.get(port.binding);
-      const protocol = binding && binding.protocol !== 'unknown' ? binding.protocol : port.protocol ?? 'unknown protocol';
+      const protocol = binding && binding.protocol !== 'unknown' ? binding.protocol : port.protocol ??
+        'unknown protocol';
       const style = binding?.style ? `, ${binding.style} style` : '';
-      lines.push(`- ${port.name}: ${port.address ?? '(no address)'} (${protocol}${style}, binding ${port.binding || '?'}${binding?.portType ? `, port type ${binding.portType}` : ''})`);
+      lines.push(`- ${port.name}: ${port.address ?? '(no address)'} (${protocol}${style}, binding ` +
+        `${port.binding || '?'}${binding?.portType ? `, port type ${binding.portType}` : ''})`);
       const pt = binding && portTypeByName.get(binding.portType);
       if (pt && !exposed.includes(pt)) exposed.push(pt);
     }
@@ -231,44 +224,35 @@ export function parseWsdl(text: string): ParsedSource {
   for (const pt of portTypes) {
     if (docOfPortType.has(pt.name)) continue;
     docOfPortType.set(pt.name, documents.length);
-    const lines = [`Port type ${pt.name} (WSDL 1.1, not exposed by any service)`];
-    if (targetNs) lines.push(`Target namespace: ${targetNs}`);
+    const lines = heading(`Port type ${pt.name} (WSDL 1.1, not exposed by any service)`, targetNs);
     lines.push('', ...describeOperations(pt, bindingsOf(pt), messages));
     documents.push({ kind: 'service', title: pt.name || 'Unnamed port type', text: lines.join('\n') });
   }
 
-  // What the documents above do not cover gets documents of its own, so a file that holds only
-  // some of the definitions (split WSDLs import one another) is still searchable.
+  // What the documents above do not cover gets documents of its own, so a file that holds only some of the definitions
+  // (split WSDLs import one another) is still searchable.
   for (const b of bindings) {
     if (portTypeByName.has(b.portType) || described.has(b)) continue;
-    const lines = [`Binding ${b.name} (WSDL 1.1, not exposed by any service)`];
-    if (targetNs) lines.push(`Target namespace: ${targetNs}`);
+    const lines = heading(`Binding ${b.name} (WSDL 1.1, not exposed by any service)`, targetNs);
     lines.push('', ...describeBinding(b));
     documents.push({ kind: 'binding', title: b.name || 'Unnamed binding', text: lines.join('\n') });
   }
-  const used = new Set(portTypes.flatMap((pt) => pt.operations.flatMap((op) => [op.input, op.output, ...op.faults].map((r) => r?.message))));
+  const used = new Set(portTypes.flatMap((pt) => pt.operations.flatMap((op) => [op.input, op.output, ...op.faults].map((
+    r) => r?.message))));
   for (const [name, el] of messages) if (!used.has(name)) documents.push(messageDocument(name, el, targetNs));
   for (const imp of imports) {
-    const lines = [`Import (WSDL 1.1) of namespace ${imp.namespace ?? '(none)'} from ${imp.location ?? '(no location)'}`];
-    if (targetNs) lines.push(`Target namespace: ${targetNs}`);
+    const lines = heading(`Import (WSDL 1.1) of namespace ${imp.namespace ?? '(none)'} from ` +
+      `${imp.location ?? '(no location)'}`, targetNs);
     lines.push('', 'The imported definitions are in that file, which is not fetched: add it as a source of its own.');
-    documents.push({ kind: 'import', title: imp.location || imp.namespace || 'Unnamed import', text: lines.join('\n') });
+    documents.push({ kind: 'import', title: imp.location || imp.namespace || 'Unnamed import',
+      text: lines.join('\n') });
   }
 
-  const endpoints: ParsedEndpoint[] = [];
-  for (const pt of portTypes) {
-    for (const op of pt.operations) {
-      endpoints.push({ method: 'SOAP', path: op.name, documentIndex: docOfPortType.get(pt.name) });
-    }
-  }
+  const endpoints: ParsedEndpoint[] = portTypes.flatMap((pt) => pt.operations.map((op) => ({ method: 'SOAP',
+    path: op.name, documentIndex: docOfPortType.get(pt.name) })));
 
   const ports = services.flatMap((s) => s.ports);
   const soapPort = ports.find((p) => p.address && p.protocol?.startsWith('SOAP'));
   const anyPort = ports.find((p) => p.address);
-  const result: ParsedSource = { documents, endpoints };
-  const title = root.attrs.name || services[0]?.name;
-  if (title) result.title = title;
-  const serverUrl = (soapPort ?? anyPort)?.address;
-  if (serverUrl) result.serverUrl = serverUrl;
-  return result;
+  return parsedSource(documents, endpoints, root.attrs.name || services[0]?.name, (soapPort ?? anyPort)?.address);
 }

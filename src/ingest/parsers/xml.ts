@@ -1,13 +1,8 @@
 /**
- * A small, safe XML 1.0 parser (enough for WSDL and similar API descriptions).
- *
- * Follows XML 1.0 (Fifth Edition, https://www.w3.org/TR/xml/) for the document syntax and
- * Namespaces in XML 1.0 (Third Edition, https://www.w3.org/TR/xml-names/) for prefix resolution.
- * Deliberate limits: the DOCTYPE is skipped without being read (no external entities are ever
- * fetched, internal entity declarations are ignored, so no entity-expansion attacks), only the five
- * predefined entities and numeric character references are decoded, and nesting is bounded.
+ * A small, safe XML 1.0 parser with namespaces, enough for WSDL (docs/security.md#untrusted-input). The DOCTYPE is
+ * skipped unread (no external entities, no entity expansion), only the predefined entities and character references are
+ * decoded, and nesting is bounded.
  */
-
 import { IngestError } from '../types.js';
 import { PositionCursor } from './position.js';
 
@@ -32,12 +27,6 @@ export interface XmlElement {
   column: number;
 }
 
-/** Options for {@link parseXml}. */
-export interface XmlParseOptions {
-  /** Deepest element nesting accepted (default 256). */
-  maxDepth?: number;
-}
-
 const XML_NS = 'http://www.w3.org/XML/1998/namespace';
 const PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', apos: "'", quot: '"' };
 const NAME_RE = /^[A-Za-z_:\u00C0-\uFFFF][A-Za-z0-9_:.\-\u00B7\u00C0-\uFFFF]*$/;
@@ -58,10 +47,8 @@ function isSpace(c: number): boolean {
 
 /** Whether `cp` is a legal XML 1.0 `Char`. */
 function isXmlChar(cp: number): boolean {
-  return (
-    cp === 9 || cp === 10 || cp === 13 || (cp >= 0x20 && cp <= 0xd7ff) ||
-    (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff)
-  );
+  return cp === 9 || cp === 10 || cp === 13 || (cp >= 0x20 && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd) ||
+    (cp >= 0x10000 && cp <= 0x10ffff);
 }
 
 /** Appends character data to `el.content` (merging adjacent runs); returns `t`. */
@@ -292,8 +279,8 @@ class XmlParser {
   }
 
   /**
-   * Decodes entity and character references in `raw` (found at `offset`); in attribute values
-   * literal tabs and newlines become spaces (attribute-value normalisation, XML §3.3.3).
+   * Decodes entity and character references in `raw` (found at `offset`); in attribute values literal tabs and newlines
+   * become spaces (attribute-value normalisation, XML §3.3.3).
    */
   private decode(raw: string, offset: number, attr: boolean): string {
     const ws = attr ? /[\t\n]/g : undefined;
@@ -330,19 +317,14 @@ class XmlParser {
 }
 
 /**
- * Parses an XML 1.0 document into its root {@link XmlElement} tree
- * (`{name, ns, local, attrs, children, text, content, line, column}`).
- *
- * Skips the XML declaration, processing instructions, comments and the DOCTYPE (never expanding
- * anything it declares); decodes `&lt; &gt; &amp; &apos; &quot;`, `&#10;` and `&#x1F;`; keeps CDATA
- * verbatim; resolves element prefixes through scoped `xmlns` / `xmlns:p` declarations. Line ends
- * are normalised to `\n`.
- *
- * @throws {IngestError} `XML: …` with 1-based line and column for malformed input: mismatched
- *   (`mismatched closing tag </b>, expected </a>`) or unclosed (`unclosed element <a>`) tags,
- *   undeclared prefixes, bad attributes or references, nesting deeper than `maxDepth`, no root.
+ * Parses an XML 1.0 document into its root {@link XmlElement} tree. Skips the XML declaration, processing
+ * instructions, comments and the DOCTYPE (expanding nothing it declares); decodes the predefined entities and character
+ * references; keeps CDATA verbatim; resolves prefixes through scoped `xmlns` declarations; line ends become `\n`.
+ * @throws {IngestError} `XML: …` with 1-based line and column for malformed input: mismatched (`mismatched closing tag
+ *   </b>, expected </a>`) or unclosed (`unclosed element <a>`) tags, undeclared prefixes, bad attributes or references,
+ *   nesting deeper than `options.maxDepth` (default 256), no root.
  */
-export function parseXml(input: string, options: XmlParseOptions = {}): XmlElement {
+export function parseXml(input: string, options: { maxDepth?: number } = {}): XmlElement {
   return new XmlParser(input, options.maxDepth ?? 256).parseDocument();
 }
 

@@ -1,15 +1,8 @@
 /**
- * Runs ingestion jobs on worker threads, so the main thread only fetches bytes and stores
- * results (README "Reliability": ingestion never stalls other requests).
- *
- * - Fairness: one queue per workspace; a free worker takes the next job of the queue served
- *   least recently (a queue never served first, then by arrival). So a workspace with ten
- *   queued jobs delays another workspace's single job by at most the one job already running.
- * - Deadline: a job running past `timeoutMs` has its worker terminated (the only way to stop
- *   synchronous code) and fails with an {@link IngestError} saying so; a fresh worker replaces
- *   it on the next job. A worker that crashes or runs out of heap fails only its job too.
- * - Results come back as transferred slices and are assembled on the main thread a few
- *   milliseconds at a time (src/ingest/workers/transfer.ts).
+ * Runs ingestion jobs on worker threads, so the main thread only fetches bytes and stores results
+ * (docs/reliability.md#ingestion-and-search, docs/sources.md#where-ingestion-runs). One queue per workspace, served
+ * least recently first; a job past `timeoutMs` has its worker terminated and fails with an {@link IngestError}; results
+ * are assembled a few ms at a time (transfer.ts).
  */
 import type { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
@@ -21,16 +14,11 @@ import { decodeResult } from './transfer.js';
 import type { Reply, Task } from './worker.js';
 import { startWorker } from '../../core/workerThread.js';
 
-export interface WorkerAnalyzerOptions {
-  /** A job running longer than this (ms) is stopped and fails (INGEST_TIMEOUT_MS); default 30,000. */
-  timeoutMs?: number;
-  /** Worker threads; default min(2, cores − 1), at least 1. */
-  workers?: number;
-  /** Each worker's old-generation heap cap, MiB. */
-  maxHeapMb?: number;
-  /** Test seam: URL of a module whose `beforeJob(job)` each worker runs before every job. */
-  hook?: string;
-}
+/**
+ * `timeoutMs`: a job running longer fails (INGEST_TIMEOUT_MS, default 30,000); `workers`: default min(2, cores − 1), at
+ * least 1; `maxHeapMb`: each worker's old-generation cap; `hook`: test seam module URL (see worker.ts).
+ */
+export interface WorkerAnalyzerOptions { timeoutMs?: number; workers?: number; maxHeapMb?: number; hook?: string }
 
 interface Pending {
   task: Task; transfer: ArrayBuffer[]; resolve: (r: Reply) => void; reject: (e: Error) => void;
@@ -47,19 +35,19 @@ interface Slot {
 interface Queue { jobs: Pending[]; served: number }
 
 /** "200 ms" under a second, else whole seconds ("30 s"). */
-export function formatDuration(ms: number): string {
+function formatDuration(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
 }
 
 /**
- * Fetched bytes are handed to the worker, not copied on the main thread: a body that owns its
- * whole ArrayBuffer is transferred (the caller's Buffer is detached: it is not used again), a
- * slice of a shared pool is copied first (a small body: cheap).
+ * Fetched bytes go to the worker uncopied: a body owning its whole ArrayBuffer is transferred (the caller's Buffer is
+ * detached: it is not used again), a slice of a shared pool is copied first (a small body: cheap).
  */
 function movable(job: AnalysisJob, transfer: ArrayBuffer[]): AnalysisJob {
   const own = <T extends FetchedBody>(b: T): T => {
     let body = b.body;
-    if (body.byteOffset !== 0 || body.byteLength !== body.buffer.byteLength || !(body.buffer instanceof ArrayBuffer)) body = new Uint8Array(body);
+    if (body.byteOffset !== 0 || body.byteLength !== body.buffer.byteLength ||
+      !(body.buffer instanceof ArrayBuffer)) body = new Uint8Array(body);
     transfer.push(body.buffer as ArrayBuffer);
     return { ...b, body };
   };
@@ -94,11 +82,6 @@ export class WorkerAnalyzer implements Analyzer {
     const reply = await this.submit({ id: 0, kind: 'links', job }, queue);
     if (!('links' in reply)) throw new Error('the ingestion worker answered a link extraction without links');
     return reply.links;
-  }
-
-  /** Jobs waiting (not running) per queue: for tests and diagnostics. */
-  waiting(): Map<string, number> {
-    return new Map([...this.queues].map(([k, q]) => [k, q.jobs.length]));
   }
 
   private submit(task: Task, queue: string): Promise<Reply> {
@@ -142,15 +125,15 @@ export class WorkerAnalyzer implements Analyzer {
       const w = slot.worker;
       slot.worker = null;
       void w?.terminate();
-      this.finish(slot, (j) => j.reject(detectedAs(new IngestError(`ingestion took longer than ${formatDuration(this.timeoutMs)} and was stopped`), j.detected)));
+      this.finish(slot, (j) => j.reject(detectedAs(new IngestError(
+        `ingestion took longer than ${formatDuration(this.timeoutMs)} and was stopped`), j.detected)));
     }, this.timeoutMs);
     slot.timer.unref();
   }
 
   /**
-   * Drops the queues once nothing runs or waits, so the map does not grow with every workspace
-   * ever seen. Not sooner: an emptied queue keeps when it was served, else a workspace that
-   * submits its next job while its last one runs would look never served and jump the line.
+   * Drops the queues once nothing runs or waits, so the map does not grow with every workspace seen. Not sooner: an
+   * emptied queue keeps when it was served, else a workspace submitting while its last job runs would jump the line.
    */
   private forgetIdleQueues(): void {
     if (this.slots.some((s) => s.job !== null)) return;
@@ -173,7 +156,8 @@ export class WorkerAnalyzer implements Analyzer {
       if ('detected' in reply) { slot.job.detected = reply.detected; return; }
       this.finish(slot, (p) => {
         if (reply.ok) p.resolve(reply);
-        else if (reply.ingestError) p.reject(detectedAs(new IngestError(reply.message), reply.sourceType ?? p.detected));
+        else if (reply.ingestError) p.reject(detectedAs(new IngestError(reply.message), reply.sourceType ??
+          p.detected));
         else p.reject(new Error(reply.message));
       });
     });
@@ -195,7 +179,8 @@ export class WorkerAnalyzer implements Analyzer {
     slot.worker = null;
     void w.terminate();
     const heap = /heap|memory/i.test(err.message);
-    this.finish(slot, (p) => p.reject(heap ? detectedAs(new IngestError('the content needs more memory to parse than allowed'), p.detected) : err));
+    this.finish(slot, (p) => p.reject(heap ? detectedAs(new IngestError(
+      'the content needs more memory to parse than allowed'), p.detected) : err));
   }
 
   async close(): Promise<void> {

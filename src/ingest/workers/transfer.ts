@@ -1,9 +1,7 @@
 /**
- * Moving a finished {@link IngestResult} from an ingestion worker to the main thread without a
- * long main-thread step. A structured-clone reply is deserialized in one go when its message
- * event fires (tens of milliseconds for 20,000 documents); instead the worker serializes the
- * result into many small `v8.serialize` slices and the typed arrays as they are, all
- * transferred (no copy), and the main thread deserializes and assembles them a few
+ * Moves a finished {@link IngestResult} from an ingestion worker to the main thread without a long main-thread step
+ * (docs/sources.md#where-ingestion-runs): a structured-clone reply is deserialized in one go, so the worker sends many
+ * small `v8.serialize` slices and the typed arrays, all transferred, and the main thread assembles them a few
  * milliseconds at a time, yielding to other requests in between.
  */
 import { deserialize, serialize } from 'node:v8';
@@ -16,10 +14,9 @@ import type { SourceIndexRec } from '../types.js';
 /** Items per slice of documents, endpoints and terms; chunk texts are sliced by size. */
 const SLICE_ITEMS = 2_000;
 /**
- * UTF-16 units of chunk text per slice. A slice's texts travel as one joined string, which at
- * this size V8 allocates in its large-object space: the main thread keeps each chunk text as a
- * slice of it (a small view), so the young-generation collector never copies the text itself —
- * with ten ingestions at once, copying the texts that survive made scavenges of 15–50 ms.
+ * UTF-16 units of chunk text per slice. A slice's texts travel as one joined string, at this size in V8's large-object
+ * space: the main thread keeps each text as a view of it, so scavenges never copy the text (with ten ingestions at
+ * once, copying surviving texts made scavenges of 15–50 ms).
  */
 const SLICE_CHARS = 256 * 1024;
 /** The main thread yields after this much work in one turn. */
@@ -62,8 +59,10 @@ export function encodeResult(r: IngestResult): { wire: WireResult; transfer: Arr
   const { record, prepared } = r;
   const slices: ArrayBuffer[] = [];
   const put = (p: Part) => slices.push(own(serialize(p)));
-  for (let i = 0; i < record.documents.length; i += SLICE_ITEMS) put({ k: 'doc', v: record.documents.slice(i, i + SLICE_ITEMS) });
-  for (let i = 0; i < record.endpoints.length; i += SLICE_ITEMS) put({ k: 'ep', v: record.endpoints.slice(i, i + SLICE_ITEMS) });
+  for (let i = 0; i < record.documents.length; i += SLICE_ITEMS) put(
+    { k: 'doc', v: record.documents.slice(i, i + SLICE_ITEMS) });
+  for (let i = 0; i < record.endpoints.length; i += SLICE_ITEMS) put(
+    { k: 'ep', v: record.endpoints.slice(i, i + SLICE_ITEMS) });
   let batch: string[] = [];
   let ends: number[] = [];
   let chars = 0;
@@ -82,23 +81,25 @@ export function encodeResult(r: IngestResult): { wire: WireResult; transfer: Arr
     if (batch.length >= SLICE_ITEMS * 5) { put({ k: 'term', v: batch }); batch = []; }
   }
   if (batch.length > 0) put({ k: 'term', v: batch });
-  const { documentIds: _d, titles: _t, texts: _x, lengths: _l, totalLength: _n, termIds: _i, offsets: _o, postings: _p, blockBounds: _b, ...rest } = prepared;
+  const { documentIds: _d, titles: _t, texts: _x, lengths: _l, totalLength: _n, termIds: _i, offsets: _o, postings: _p,
+    blockBounds: _b, ...rest } = prepared;
   if (Object.keys(rest).length > 0) put({ k: 'rest', v: rest });
   const chunkDocs = Int32Array.from(record.chunks, (c) => c.d);
   const recordJson = new TextEncoder().encode(JSON.stringify(record));
   const wire: WireResult = {
     type: r.type, totalLength: prepared.totalLength, slices, chunkDocs, recordJson,
-    lengths: prepared.lengths, offsets: prepared.offsets, postings: prepared.postings, blockBounds: prepared.blockBounds,
+    lengths: prepared.lengths, offsets: prepared.offsets, postings: prepared.postings,
+    blockBounds: prepared.blockBounds,
     ...(r.title !== undefined ? { title: r.title } : {}),
     ...(record.serverUrl !== undefined ? { serverUrl: record.serverUrl } : {}),
   };
-  return { wire, transfer: [...slices, chunkDocs.buffer, recordJson.buffer as ArrayBuffer, prepared.lengths.buffer, prepared.offsets.buffer, prepared.postings.buffer, prepared.blockBounds.buffer] as ArrayBuffer[] };
+  return { wire, transfer: [...slices, chunkDocs.buffer, recordJson.buffer as ArrayBuffer, prepared.lengths.buffer,
+    prepared.offsets.buffer, prepared.postings.buffer, prepared.blockBounds.buffer] as ArrayBuffer[] };
 }
 
-
 /**
- * Main-thread side: rebuilds the {@link IngestResult} of {@link encodeResult}, never working
- * more than about {@link TURN_MS} before yielding (one slice is the smallest step).
+ * Main-thread side: rebuilds the {@link IngestResult} of {@link encodeResult}, never working more than about {@link
+ * TURN_MS} before yielding (one slice is the smallest step).
  */
 export async function decodeResult(w: WireResult): Promise<IngestResult> {
   let t0 = performance.now();
@@ -132,7 +133,10 @@ export async function decodeResult(w: WireResult): Promise<IngestResult> {
     titles[i] = documents[d].title;
     if ((i & 4095) === 4095) await pace();
   }
-  const record: SourceIndexRec = { documents, endpoints, chunks, ...(w.serverUrl !== undefined ? { serverUrl: w.serverUrl } : {}) };
-  const prepared: SourceEntry = { ...rest, documentIds, titles, texts, lengths: w.lengths, totalLength: w.totalLength, termIds, offsets: w.offsets, postings: w.postings, blockBounds: w.blockBounds };
-  return { type: w.type, ...(w.title !== undefined ? { title: w.title } : {}), record, recordJson: w.recordJson, prepared };
+  const record: SourceIndexRec = { documents, endpoints, chunks, ...(w.serverUrl !== undefined ? {
+    serverUrl: w.serverUrl } : {}) };
+  const prepared: SourceEntry = { ...rest, documentIds, titles, texts, lengths: w.lengths, totalLength: w.totalLength,
+    termIds, offsets: w.offsets, postings: w.postings, blockBounds: w.blockBounds };
+  return { type: w.type, ...(w.title !== undefined ? { title: w.title } : {}), record, recordJson: w.recordJson,
+    prepared };
 }

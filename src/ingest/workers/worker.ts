@@ -1,12 +1,7 @@
 /**
- * An ingestion worker thread's entry: runs the jobs the main thread (src/ingest/workers/pool.ts) sends
- * and posts each result back serialized for a sliced hand-over (src/ingest/workers/transfer.ts), every
- * buffer transferred rather than copied.
- *
- * `workerData.hook`, when set, is the URL of a module imported before the first job whose
- * `beforeJob(job)` export runs before each job and `afterDetection(job, type)` once a job's
- * content type is known: a test seam (e.g. a job that never ends, to exercise the timeout)
- * with no effect on jobs when absent.
+ * An ingestion worker thread's entry (docs/sources.md#where-ingestion-runs): runs the jobs pool.ts sends and posts each
+ * result back for a sliced hand-over (transfer.ts), buffers transferred. `workerData.hook`, when set, is a test seam
+ * module whose `beforeJob(job)` and `afterDetection(job, type)` exports run around each job.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { pageLinks, analyzeJob, type AnalysisJob, type LinksJob, type PageLink } from '../analyze.js';
@@ -24,7 +19,8 @@ export type Reply =
   | { id: number; ok: false; ingestError: boolean; message: string; sourceType?: SourceType }
   | { id: number; detected: ContentType };
 
-type Hook = { beforeJob?: (job: AnalysisJob | LinksJob) => void; afterDetection?: (job: AnalysisJob, type: ContentType) => void };
+type Hook = { beforeJob?: (job: AnalysisJob | LinksJob) => void; afterDetection?: (job: AnalysisJob,
+  type: ContentType) => void };
 const hookUrl = (workerData as { hook?: string } | null)?.hook;
 const hook: Promise<Hook> = hookUrl ? import(hookUrl) as Promise<Hook> : Promise.resolve({});
 // Loaded: the pool starts counting a job's deadline from here (a worker's start-up is not the job's).
@@ -48,7 +44,8 @@ parentPort?.on('message', async (task: Task) => {
   } catch (e) {
     const err = e as Error;
     const reply: Reply = err instanceof IngestError
-      ? { id: task.id, ok: false, ingestError: true, message: err.message, ...(err.sourceType ? { sourceType: err.sourceType } : {}) }
+      ? { id: task.id, ok: false, ingestError: true, message: err.message,
+        ...(err.sourceType ? { sourceType: err.sourceType } : {}) }
       : { id: task.id, ok: false, ingestError: false, message: err?.stack ?? String(e) };
     parentPort!.postMessage(reply);
   }

@@ -1,12 +1,12 @@
 /**
- * GraphQL lexer (GraphQL October 2021 §2 Language): punctuators, names, numbers, strings and `"""`
- * block strings with the spec's BlockStringValue() dedent, `#` comments, insignificant commas.
+ * GraphQL lexer (GraphQL October 2021 §2 Language): punctuators, names, numbers, strings and `"""` block strings with
+ * the spec's BlockStringValue() dedent, `#` comments, insignificant commas.
  */
-
 import { IngestError } from '../../types.js';
 import { positionAt } from '../position.js';
 
-const STRING_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+const STRING_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r',
+  t: '\t' };
 
 /** The spec's BlockStringValue(): common indentation and blank leading/trailing lines removed. */
 function blockStringValue(raw: string): string {
@@ -113,7 +113,8 @@ export class SdlLexer {
       if (src.charCodeAt(++j) === 43 || src.charCodeAt(j) === 45) j++;
       digits();
     }
-    if (src.charCodeAt(j) === 46 || isNameStart(src.charCodeAt(j))) this.fail(`invalid number, unexpected ${JSON.stringify(src[j])}`, j);
+    if (src.charCodeAt(j) === 46 || isNameStart(src.charCodeAt(j))) this.fail(
+      `invalid number, unexpected ${JSON.stringify(src[j])}`, j);
     this.set(j === intEnd ? 'Int' : 'Float', src.slice(i, j));
     return j;
   }

@@ -2,7 +2,12 @@
 
 /** HTML 4 Latin-1 entity names, code points 160–255 in order. */
 const LATIN1 =
-  'nbsp iexcl cent pound curren yen brvbar sect uml copy ordf laquo not shy reg macr deg plusmn sup2 sup3 acute micro para middot cedil sup1 ordm raquo frac14 frac12 frac34 iquest Agrave Aacute Acirc Atilde Auml Aring AElig Ccedil Egrave Eacute Ecirc Euml Igrave Iacute Icirc Iuml ETH Ntilde Ograve Oacute Ocirc Otilde Ouml times Oslash Ugrave Uacute Ucirc Uuml Yacute THORN szlig agrave aacute acirc atilde auml aring aelig ccedil egrave eacute ecirc euml igrave iacute icirc iuml eth ntilde ograve oacute ocirc otilde ouml divide oslash ugrave uacute ucirc uuml yacute thorn yuml';
+  'nbsp iexcl cent pound curren yen brvbar sect uml copy ordf laquo not shy reg macr deg plusmn sup2 sup3 acute ' +
+    'micro para middot cedil sup1 ordm raquo frac14 frac12 frac34 iquest Agrave Aacute Acirc Atilde Auml Aring ' +
+    'AElig Ccedil Egrave Eacute Ecirc Euml Igrave Iacute Icirc Iuml ETH Ntilde Ograve Oacute Ocirc Otilde Ouml ' +
+    'times Oslash Ugrave Uacute Ucirc Uuml Yacute THORN szlig agrave aacute acirc atilde auml aring aelig ' +
+    'ccedil egrave eacute ecirc euml igrave iacute icirc iuml eth ntilde ograve oacute ocirc otilde ouml ' +
+    'divide oslash ugrave uacute ucirc uuml yacute thorn yuml';
 
 const NAMED: Record<string, number> = {
   amp: 38, lt: 60, gt: 62, quot: 34, apos: 39, Tab: 9, NewLine: 10, excl: 33, num: 35, dollar: 36,
@@ -29,10 +34,8 @@ const LEGACY = new Set(['amp', 'lt', 'gt', 'quot', 'nbsp', 'copy', 'reg']);
 const ENTITY = /&(#[0-9]{1,8}|#[xX][0-9a-fA-F]{1,7}|[A-Za-z][A-Za-z0-9]{1,31})(;?)/g;
 
 /**
- * Decodes HTML character references: the named ones in a built-in table of common entities
- * (`&amp; &lt; &gt; &quot; &apos; &nbsp; &mdash; &hellip; &copy;`, Latin-1 letters…; `;` required
- * except for a few legacy names not followed by `=`), decimal `&#39;` and hex `&#x27;`. Invalid code points become
- * U+FFFD; unknown names are left as written. Never throws.
+ * Decodes HTML character references: named ones from a table of common entities (`;` required except for a few legacy
+ * names), decimal and hex; invalid code points become U+FFFD, unknown names stay as written. Never throws.
  */
 export function decodeEntities(s: string): string {
   if (!s.includes('&')) return s;

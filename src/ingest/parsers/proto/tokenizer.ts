@@ -1,26 +1,19 @@
 /** Tokenizer of the Protocol Buffers language (lexical elements and comment attachment). */
-
 import { IngestError } from '../../types.js';
 
 export type Kind = 'ident' | 'number' | 'string' | 'sym' | 'eof';
 
+/** A token; `leading`: the comment block directly above it, `trailing`: a comment after it on its line. */
 export interface Token {
-  kind: Kind;
-  value: string;
-  start: number;
-  end: number;
-  line: number;
-  column: number;
-  /** Comment block directly above this token. */
-  leading: string;
-  /** Comment starting on this token's line after it. */
+  kind: Kind; value: string; start: number; end: number; line: number; column: number; leading: string;
   trailing: string;
 }
 
 interface Comment { text: string; startLine: number; endLine: number }
 
 const SYMBOLS = ';,.={}[]()<>:-+/';
-const ESCAPES: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+const ESCAPES: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\',
+  "'": "'", '"': '"', '?': '?' };
 const STRING_RE = /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'/y;
 const ESCAPE_RE = /\\(?:[xX]([0-9a-fA-F]{1,2})|([0-7]{1,3})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))/g;
 
@@ -28,12 +21,11 @@ const isDigit = (c: number): boolean => c >= 48 && c <= 57;
 const isIdentStart = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 const isHex = (c: number): boolean => isDigit(c) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
 const isIdentPart = (c: number): boolean => isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
-const isIdentOrDot = (c: number): boolean => isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 46;
+const isIdentOrDot = (c: number): boolean => isIdentPart(c) || c === 46;
 
 /**
- * The number literal at `i` (`0x1F`, `12`, `1.5`, `.5`, `1e-3`…) not followed by a letter, digit,
- * `_` or `.`; undefined when there is none. Scanned by hand in one pass: a regular expression
- * with adjacent digit quantifiers backtracks quadratically on a long digit run.
+ * The number literal at `i` (`0x1F`, `12`, `.5`, `1e-3`…) not followed by a letter, digit, `_` or `.`, else undefined.
+ * Scanned by hand: a regular expression with adjacent digit quantifiers backtracks quadratically on long digit runs.
  */
 function numberAt(src: string, i: number): string | undefined {
   let j = i;
@@ -112,7 +104,8 @@ export function tokenize(src: string): Token[] {
         lineStart = j + 1;
       }
       i = end + 2;
-      comment(src.slice(start + 2, end).split('\n').map((l) => l.replace(/^\s*\*? ?/, '').trimEnd()).join('\n').trim(), startLine);
+      comment(src.slice(start + 2, end).split('\n').map((l) => l.replace(/^\s*\*? ?/, '').trimEnd()).join('\n').trim(),
+        startLine);
       continue;
     } else if (isIdentStart(src.charCodeAt(i))) {
       kind = 'ident';

@@ -1,16 +1,13 @@
 /**
- * Block scalars (YAML 1.2.2 §8.1, https://yaml.org/spec/1.2.2/#81-block-scalar-styles):
- * literal `|` and folded `>` styles, chomping indicators and indentation indicators.
+ * Block scalars (YAML 1.2.2 §8.1, https://yaml.org/spec/1.2.2/#81-block-scalar-styles): literal `|` and folded `>`
+ * styles, chomping indicators and indentation indicators.
  */
-
 import { DASH, GT, LF, SPACE, TAB, isBlank, isWsOrEnd, type Scanner } from './scanner.js';
 
 /**
- * Literal (`|`) or folded (`>`) block scalar (§8.1) at `pos`, inside a block collection whose
- * entries are indented `n` spaces (-1 at the top level). Handles chomping (`-`, `+`, clip) and
- * an explicit indentation indicator (content indent = max(n,0) + indicator); otherwise the
- * indentation is that of the first non-empty line, which must exceed `n`. Leaves `pos` at the
- * start of the first line that is not part of the scalar.
+ * Literal (`|`) or folded (`>`) block scalar (§8.1) at `pos`, in a block collection indented `n` (-1 at the top).
+ * Chomping `-`/`+`/clip; content indentation max(n,0) + an explicit indicator, else the first non-empty line's (which
+ * must exceed `n`). Leaves `pos` at the first line after the scalar.
  */
 export function scanBlockScalar(sc: Scanner, n: number): string {
   const s = sc.src;
@@ -50,7 +47,8 @@ export function scanBlockScalar(sc: Scanner, n: number): string {
       break;
     }
     if (detected >= min) {
-      if (maxEmpty > detected) sc.fail('a leading empty line of a block scalar is indented more than its first content line');
+      if (maxEmpty > detected) sc.fail(
+        'a leading empty line of a block scalar is indented more than its first content line');
       indent = detected;
     } else {
       indent = Math.max(min, maxEmpty);
@@ -67,8 +65,8 @@ export function scanBlockScalar(sc: Scanner, n: number): string {
     const ls = p;
     while (p - ls < indent && s.charCodeAt(p) === SPACE) p++;
     const c = s.charCodeAt(p);
-    // Indentation and the empty lines around a block scalar are spaces only (§8.1.1.2): a tab
-    // before the content indentation is neither, and no enclosing node can take that line.
+    // Indentation and the empty lines around a block scalar are spaces only (§8.1.1.2): a tab before the content
+    // indentation is neither, and no enclosing node can take that line.
     if (c === TAB && p - ls < indent) sc.fail('tabs cannot be used for indentation', p);
     if (c === LF) {
       pending++;

@@ -1,20 +1,14 @@
 /**
- * Directives (YAML 1.2.2 §6.8, https://yaml.org/spec/1.2.2/#68-directives) and the resolution
- * of tag properties against the `%TAG` handles of the current document (§6.9.1).
+ * Directives (YAML 1.2.2 §6.8, https://yaml.org/spec/1.2.2/#68-directives) and the resolution of tag properties against
+ * the `%TAG` handles of the current document (§6.9.1).
  */
-
 import { HASH, LF, isBlank, isFlowIndicator, isWsOrEnd, type Scanner } from './scanner.js';
 
 /** The core schema's string tag; `!!str` resolves to it unless `%TAG !!` says otherwise. */
 export const STR_TAG = 'tag:yaml.org,2002:str';
 
-/** What the directives before one document declared. */
-export interface Directives {
-  /** A `%YAML` directive was read (a second one is an error). */
-  yaml: boolean;
-  /** Tag handle (`!`, `!!`, `!name!`) → prefix, from `%TAG`. */
-  handles: Map<string, string>;
-}
+/** What the directives before one document declared: whether `%YAML` was read, and `%TAG` handle → prefix. */
+export interface Directives { yaml: boolean; handles: Map<string, string> }
 
 /** A `%YAML` version: major.minor. */
 const VERSION = /^([0-9]+)\.[0-9]+$/;
@@ -45,13 +39,10 @@ function words(sc: Scanner): Array<{ text: string; at: number }> {
 }
 
 /**
- * Reads the directive line at `pos` (a `%` in column 1) into `into` and moves past the line.
- * `%YAML` takes one `1.x` version and may appear once; `%TAG` takes a handle and a prefix, each
- * handle once; any other directive is reserved and ignored (§6.8.1). A comment needs white
- * space before its `#`.
- *
- * @throws IngestError naming the offending word, e.g. `YAML: unexpected 'foo' after the %YAML
- *   version at line 1, column 11`.
+ * Reads the directive line at `pos` (a `%` in column 1) into `into` and moves past it. `%YAML` takes one `1.x` version,
+ * once; `%TAG` a handle and a prefix, each handle once; other directives are reserved and ignored (§6.8.1).
+ * @throws IngestError naming the offending word, e.g. `YAML: unexpected 'foo' after the %YAML version at line 1, column
+ *   11`.
  */
 export function readDirective(sc: Scanner, into: Directives): void {
   const start = sc.pos;
@@ -81,13 +72,11 @@ export function readDirective(sc: Scanner, into: Directives): void {
 }
 
 /**
- * The full tag a tag property's text stands for (§6.9.1): `!<…>` verbatim, `!` the
- * non-specific tag (returned as `!`), or a shorthand `!suffix`, `!!suffix`, `!name!suffix`
- * whose handle is expanded with the document's `%TAG` prefix (`!` → `!`, `!!` →
- * `tag:yaml.org,2002:` by default). The suffix is kept as written (not %-decoded).
- *
- * @throws IngestError `invalid verbatim tag`, `invalid tag`, or `undefined tag handle '!x!'`
- *   (a named handle no `%TAG` of this document declared), at `at`.
+ * The full tag a tag property stands for (§6.9.1): `!<…>` verbatim, `!` (non-specific) as `!`, or a shorthand whose
+ * handle is expanded with the document's `%TAG` prefix (defaults: `!` → `!`, `!!` → `tag:yaml.org,2002:`), the suffix
+ * kept as written.
+ * @throws IngestError `invalid verbatim tag`, `invalid tag`, or `undefined tag handle '!x!'` (a named handle no `%TAG`
+ *   of this document declared), at `at`.
  */
 export function resolveTag(sc: Scanner, text: string, at: number, handles: Map<string, string>): string {
   if (text.startsWith('!<')) {

@@ -1,8 +1,7 @@
 /**
- * Node properties, anchors and aliases (YAML 1.2.2 §6.9, §7.1) and flow collections (§7.4),
- * shared by the block parser. Values are composed straight into JSON-shaped data.
+ * Node properties, anchors and aliases (YAML 1.2.2 §6.9, §7.1) and flow collections (§7.4), shared by the block parser.
+ * Values are composed straight into JSON-shaped data.
  */
-
 import { STR_TAG, resolveTag } from './directives.js';
 import {
   AMP, BANG, COLON, COMMA, DASH, DQUOTE, HASH, LBRACE, LBRACKET, LF, QMARK, RBRACE, RBRACKET, SPACE,
@@ -10,23 +9,14 @@ import {
 } from './scanner.js';
 import { MAX_DEPTH, MAX_NODES, keyString, resolvePlain, setKey } from './schema.js';
 
-/** Node properties (§6.9) read so far for one node. */
-export interface Props {
-  anchor: string | null;
-  /** The resolved tag (`!` for the non-specific tag), or null. */
-  tag: string | null;
-  /**
-   * The node is tagged as a string (`!!str`) or with the non-specific `!`: a plain scalar stays a
-   * string (§6.9.1, §10.3.2). Other tags are ignored.
-   */
-  str: boolean;
-}
+/**
+ * Node properties (§6.9) read so far for one node: `tag` resolved (`!` for the non-specific tag); `str` when tagged
+ * `!!str` or `!`, so a plain scalar stays a string (§6.9.1, §10.3.2). Other tags are ignored.
+ */
+export interface Props { anchor: string | null; tag: string | null; str: boolean }
 
-interface Anchored {
-  value: unknown;
-  /** Nodes the anchored value expands to (aliases inside counted as copies). */
-  size: number;
-}
+/** An anchored value and the nodes it expands to (aliases inside counted as copies). */
+interface Anchored { value: unknown; size: number }
 
 /** Characters that cannot start a plain scalar (c-indicator, §5.3) apart from `-?:`. */
 const NOT_PLAIN_START = new Set([...',[]{}#&*!|>\'"%@`'].map((ch) => ch.charCodeAt(0)));
@@ -39,10 +29,7 @@ export class NodeReader extends Scanner {
   protected depth = 0;
   /** Whether the last flow node was quoted or a flow collection (allows `"a":b`, §7.4.2). */
   protected lastJsonLike = false;
-  /**
-   * Least indentation (spaces) of a line inside the current flow collection: one more than
-   * the block collection around it (§7.4, s-flow-line-prefix). A closing bracket may sit one less.
-   */
+  /** Least indentation of a line in the current flow collection (§7.4); a closing bracket may sit one less. */
   protected flowMin = 0;
   /** `%TAG` handles of the current document (§6.8.2). */
   protected tagHandles = new Map<string, string>();
@@ -75,11 +62,10 @@ export class NodeReader extends Scanner {
   }
 
   /**
-   * Node properties (§6.9): an anchor and/or a tag, in either order, added to a copy of `outer`
-   * (properties already read on an earlier line for the same node). Each must be followed by
-   * white space or, in flow context, by `,` `]` `}`.
-   * @throws IngestError on a second anchor or tag, an undefined tag handle, or a property run into
-   *   the content (`!!str,x`).
+   * Node properties (§6.9): an anchor and/or a tag, either order, added to a copy of `outer` (read on an earlier line
+   * for the same node). Each is followed by white space or, in flow, by `,` `]` `}`.
+   * @throws IngestError on a second anchor or tag, an undefined tag handle, or a property run into the content
+   *   (`!!str,x`).
    */
   protected readProps(flow: boolean, outer: Props | null = null): Props {
     const props: Props = outer === null ? { anchor: null, tag: null, str: false } : { ...outer };
@@ -115,10 +101,7 @@ export class NodeReader extends Scanner {
     }
   }
 
-  /**
-   * Alias node `*name` (§7.1): the anchored value itself, shared, counted as a full copy.
-   * `props` are properties read before it, which an alias cannot have.
-   */
+  /** Alias `*name` (§7.1): the anchored value, shared, counted as a full copy; `props` read before it must be null. */
   protected alias(props: Props | null): unknown {
     if (props !== null) this.fail('an alias cannot have an anchor or a tag');
     const start = this.pos;
@@ -127,7 +110,8 @@ export class NodeReader extends Scanner {
     const target = this.anchors.get(name);
     if (target === undefined) this.fail(`unknown alias '*${name}'`, start);
     this.nodes += target.size;
-    if (this.nodes > MAX_NODES) this.fail(`the document expands to more than ${MAX_NODES} nodes through aliases`, start);
+    if (this.nodes > MAX_NODES) this.fail(`the document expands to more than ${MAX_NODES} nodes through aliases`,
+      start);
     return target.value;
   }
 
@@ -145,10 +129,7 @@ export class NodeReader extends Scanner {
     this.fail(`unexpected '${this.src[this.pos]}'`);
   }
 
-  /**
-   * Skips white space, line breaks and comments inside a flow collection. A line where content
-   * resumes must be indented at least {@link flowMin} spaces (a closing bracket one less).
-   */
+  /** Skips white space, breaks and comments in a flow collection; content resumes indented at least {@link flowMin}. */
   protected skipFlowSpace(): void {
     const s = this.src;
     let p = this.pos;
@@ -200,7 +181,8 @@ export class NodeReader extends Scanner {
     } else {
       json = false;
       if (c === STAR) value = this.alias(props);
-      else if (c !== c || c === COMMA || c === RBRACKET || c === RBRACE || (c === COLON && (isWsOrEnd(n) || isFlowIndicator(n)))) {
+      else if (c !== c || c === COMMA || c === RBRACKET || c === RBRACE ||
+        (c === COLON && (isWsOrEnd(n) || isFlowIndicator(n)))) {
         value = this.empty(str);
       } else {
         this.checkPlainStart(true);
@@ -215,9 +197,8 @@ export class NodeReader extends Scanner {
   }
 
   /**
-   * One flow entry up to (not including) the following `,` or closing bracket: a node, or a
-   * `key: value` pair (explicit `? k : v`, implicit `k: v`, JSON-like `"k":v`, empty-key `: v`).
-   * In a flow sequence (`inSeq`) an implicit key and its `:` must be on one line (§7.4.1).
+   * One flow entry up to the next `,` or closing bracket: a node, or a pair (`? k : v`, `k: v`, `"k":v`, `: v`). In a
+   * flow sequence (`inSeq`) an implicit key and its `:` must be on one line (§7.4.1).
    */
   protected flowEntry(inSeq: boolean): { key: unknown; value: unknown; pair: boolean } {
     const keyStart = this.pos;
@@ -240,7 +221,8 @@ export class NodeReader extends Scanner {
     const json = this.lastJsonLike;
     this.skipFlowSpace();
     if (this.code(this.pos) === COLON && (explicit || json || sep(this.code(this.pos + 1)))) {
-      if (inSeq && !explicit && this.lastBreak > keyStart) this.fail("an implicit key in a flow sequence must be on one line with its ':'");
+      if (inSeq && !explicit && this.lastBreak > keyStart) this.fail(
+        "an implicit key in a flow sequence must be on one line with its ':'");
       this.pos++;
       this.skipFlowSpace();
       const d = this.code(this.pos);
@@ -251,7 +233,8 @@ export class NodeReader extends Scanner {
   }
 
   /** Walks a flow collection's entries up to `close`, calling `add` for each. */
-  protected flowEntries(close: number, what: string, add: (e: { key: unknown; value: unknown; pair: boolean }) => void): void {
+  protected flowEntries(close: number, what: string, add: (e: { key: unknown; value: unknown; pair: boolean }) =>
+    void): void {
     this.enter();
     this.nodes++;
     const start = this.pos;

@@ -1,14 +1,9 @@
 /**
- * Structure of a YAML 1.2.2 stream (https://yaml.org/spec/1.2.2/): documents and directives
- * (§9), block sequences and mappings with compact and explicit-key forms (§8.2), flow
- * collections (§7.4), node properties, anchors and aliases (§6.9, §7.1), composed straight
- * into JSON-shaped values.
- *
- * Recursive descent over the {@link Scanner}; flow nodes come from {@link NodeReader}. `n` is always the indentation of the enclosing
- * block collection (-1 at the top level); a node's content must be indented more than `n`,
- * except a block sequence that is the value of a mapping entry, which may sit at `n`.
+ * Structure of a YAML 1.2.2 stream (documents, block and flow collections, anchors and aliases), composed straight into
+ * JSON-shaped values by recursive descent over the {@link Scanner}. `n` is always the indentation of the enclosing
+ * block collection (-1 at the top level); content must be indented more than `n`, except a block sequence that is a
+ * mapping entry's value.
  */
-
 import { scanBlockScalar } from './block-scalar.js';
 import { readDirective, type Directives } from './directives.js';
 import { NodeReader, type Props } from './flow.js';
@@ -20,10 +15,7 @@ import { keyString, resolvePlain, setKey } from './schema.js';
 
 /** Parser for one YAML text; `parseStream` may be called once. */
 export class YamlParser extends NodeReader {
-  /**
-   * Parses the whole stream (§9.2). Returns each document's value and the position where it
-   * starts. Throws IngestError on malformed input.
-   */
+  /** Parses the whole stream (§9.2): each document's value and start. @throws IngestError on malformed input. */
   parseStream(): { values: unknown[]; starts: number[] } {
     const values: unknown[] = [];
     const starts: number[] = [];
@@ -75,30 +67,23 @@ export class YamlParser extends NodeReader {
     return this.isSeqEntry(p) || (this.code(p) === QMARK && isWsOrEnd(this.code(p + 1))) || this.keyAhead(p);
   }
 
-  /**
-   * Throws when the content line {@link nextContent} stopped at, where a block collection entry
-   * starts, is indented with a tab (§6.1).
-   */
+  /** Throws when the line {@link nextContent} stopped at, starting a block collection entry, is tab-indented (§6.1). */
   private noTabIndent(): void {
     if (this.indentTab >= 0) this.fail('tabs cannot be used for indentation', this.indentTab);
   }
 
-  /**
-   * The node after `---` on its line (§9.1.3). A block collection cannot start there: its
-   * entries begin on the following lines.
-   */
+  /** The node after `---` on its line (§9.1.3); a block collection cannot start there. */
   private afterDocStart(): unknown {
     this.skipInline();
     const p = this.pos;
-    if (this.collectionAt(p)) this.fail(`a block ${this.isSeqEntry(p) ? 'sequence' : 'mapping'} cannot start on the '---' line`, p);
+    if (this.collectionAt(p)) this.fail(
+      `a block ${this.isSeqEntry(p) ? 'sequence' : 'mapping'} cannot start on the '---' line`, p);
     return this.withProps(-1, false, null);
   }
 
   /**
-   * Node after an indicator (`-`, `?`, `:`) on the same line. `compact` allows a block
-   * sequence or mapping to start on this line (`- - a`, `- k: v`), after spaces only (a tab
-   * there would indent it); `seqAtN` allows a block sequence on the next lines at indentation
-   * `n` (a mapping value).
+   * Node after an indicator (`-`, `?`, `:`). `compact` lets a block collection start on this line (`- - a`, `- k: v`),
+   * after spaces only; `seqAtN` lets a block sequence follow at indentation `n` (a mapping value).
    */
   private blockValue(n: number, compact: boolean, seqAtN: boolean): unknown {
     const from = this.pos;
@@ -111,10 +96,7 @@ export class YamlParser extends NodeReader {
     return this.withProps(n, seqAtN, null);
   }
 
-  /**
-   * Node whose first line is the current content line, indented `ind` (> n) spaces. `props`
-   * were read on an earlier line for this node (they apply to a collection starting here).
-   */
+  /** Node starting on the current content line, indented `ind` (> n); `props` were read on an earlier line for it. */
   private blockNodeAt(ind: number, n: number, seqAtN: boolean, props: Props | null): unknown {
     const p = this.pos;
     if (this.collectionAt(p)) {
@@ -124,17 +106,15 @@ export class YamlParser extends NodeReader {
     return this.withProps(n, seqAtN, props);
   }
 
-  /**
-   * Optional properties (joining `outer`, read on an earlier line for the same node), then the
-   * node's content on this line or on the following lines.
-   */
+  /** Optional properties (joining `outer`, read earlier for the same node), then the node's content. */
   private withProps(n: number, seqAtN: boolean, outer: Props | null): unknown {
     const before = this.nodes;
     const c = this.code(this.pos);
     const props = c === AMP || c === BANG ? this.readProps(false, outer) : outer;
     const value = this.blockRest(n, seqAtN, props);
     // An anchor read by the caller's line is registered there.
-    if (props !== null && props.anchor !== null && props.anchor !== outer?.anchor) this.register(props.anchor, value, before);
+    if (props !== null && props.anchor !== null && props.anchor !== outer?.anchor) this.register(props.anchor, value,
+      before);
     return value;
   }
 
@@ -159,10 +139,7 @@ export class YamlParser extends NodeReader {
     return value;
   }
 
-  /**
-   * A flow collection, quoted or plain scalar, or alias inside block context; continuation
-   * lines must be indented at least `minIndent` spaces.
-   */
+  /** A flow collection, scalar or alias in block context; continuation lines indented at least `minIndent`. */
   private flowInBlock(minIndent: number, props: Props | null): unknown {
     const c = this.code(this.pos);
     const str = props !== null && props.str;
@@ -248,11 +225,7 @@ export class YamlParser extends NodeReader {
     return key;
   }
 
-  /**
-   * Lookahead, without side effects: does the line from `p` hold an implicit key (properties,
-   * then a single-line alias, quoted scalar, flow collection or plain scalar) followed by `:`
-   * and white space?
-   */
+  /** Lookahead: does the line from `p` hold an implicit key (properties, a one-line node) and `:` + white space? */
   private keyAhead(p: number): boolean {
     const s = this.src;
     const len = this.len;
@@ -282,7 +255,8 @@ export class YamlParser extends NodeReader {
         if (d === LF || p >= len) return false;
         if (d === DQUOTE || d === SQUOTE) {
           // Skip a quoted scalar so brackets inside it do not count.
-          for (p++; p < len && s.charCodeAt(p) !== d && s.charCodeAt(p) !== LF; p++) if (d === DQUOTE && s.charCodeAt(p) === BACKSLASH) p++;
+          for (p++; p < len && s.charCodeAt(p) !== d && s.charCodeAt(p) !== LF; p++) if (d === DQUOTE &&
+            s.charCodeAt(p) === BACKSLASH) p++;
         } else if (d === LBRACKET || d === LBRACE) depth++;
         else if ((d === RBRACKET || d === RBRACE) && --depth === 0) break;
       }
@@ -301,5 +275,4 @@ export class YamlParser extends NodeReader {
     while (isBlank(s.charCodeAt(p))) p++;
     return s.charCodeAt(p) === COLON && isWsOrEnd(s.charCodeAt(p + 1));
   }
-
 }

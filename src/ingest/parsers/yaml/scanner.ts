@@ -1,13 +1,8 @@
 /**
- * Character-level scanning for the YAML 1.2.2 parser (https://yaml.org/spec/1.2.2/):
- * line structure, comments (§6.6) and the three flow scalar styles with line folding
- * (§7.3, §6.5). Block scalars (§8.1) are in `block-scalar.ts`.
- *
- * The scanner walks one string with index arithmetic and `charCodeAt`; it slices only whole
- * runs of content, never character by character. Positions past the end read as `NaN`, which
- * every class test below treats as "end of input".
+ * Character-level scanning for the YAML parser: line structure, comments and the flow scalar styles with line folding
+ * (block scalars are in `block-scalar.ts`). It walks one string with `charCodeAt`; positions past the end read as
+ * `NaN`, which every class test treats as the end.
  */
-
 import { IngestError } from '../../types.js';
 import { positionAt, type Position } from '../position.js';
 
@@ -58,31 +53,22 @@ const ESCAPES: Record<string, string> = {
 const HEX_ESCAPES: Record<string, number> = { x: 2, u: 4, U: 8 };
 
 /**
- * Low-level cursor over a YAML text. Line breaks are normalised to `\n` and a leading BOM is
- * dropped on construction; errors are {@link IngestError}s prefixed `YAML: ` with the 1-based
- * line and column of the offending character.
+ * Low-level cursor over a YAML text. Line breaks are normalised to `\n` and a leading BOM is dropped on construction;
+ * errors are {@link IngestError}s prefixed `YAML: ` with the 1-based line and column of the offending character.
  */
 export class Scanner {
   readonly src: string;
   readonly len: number;
   pos = 0;
-  /**
-   * Position of the last line break the plain and quoted scalar scanners or the flow white
-   * space skipper passed (0 before any). A flow pair whose key started before it spans lines,
-   * which a flow sequence does not allow (§7.4.1).
-   */
+  /** The last line break a scalar scan or flow white space passed: a flow pair spanning it is refused (§7.4.1). */
   lastBreak = 0;
-  /**
-   * Position of a tab in the white space before the content {@link nextContent} last stopped
-   * at, or -1. Indentation is spaces only (§6.1), so a block collection entry there is rejected.
-   */
+  /** A tab before the content {@link nextContent} last stopped at, or -1: indentation is spaces only (§6.1). */
   indentTab = -1;
 
   constructor(text: string) {
     let s = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
     if (s.indexOf('\r') >= 0) s = s.replace(/\r\n?/g, '\n');
-    // The end of input ends the last line as a line break would (as the yaml-test-suite reads
-    // it): a block scalar's last line keeps its break under clip and keep chomping.
+    // The end of input ends the last line as a break would (as the yaml-test-suite reads it, for block scalars).
     if (s.length > 0 && s.charCodeAt(s.length - 1) !== LF) s += '\n';
     this.src = s;
     this.len = s.length;
@@ -126,10 +112,7 @@ export class Scanner {
     while (isBlank(this.code(this.pos))) this.pos++;
   }
 
-  /**
-   * Consumes the rest of the current line, which may only hold white space and a comment, and
-   * its line break. Throws for anything else (`a: b: c`, `"x"# y`).
-   */
+  /** Consumes the rest of the line (white space and a comment only) and its break; throws for anything else. */
   endOfLine(): void {
     this.skipInline();
     const c = this.code(this.pos);
@@ -148,9 +131,8 @@ export class Scanner {
   }
 
   /**
-   * Skips blank and comment-only lines up to the next content character. Returns the number of
-   * leading spaces of that character's line (its indentation), or -1 at the end of input or at a
-   * document marker (`pos` is left on the marker). Calling it again without moving is a no-op.
+   * Skips blank and comment lines to the next content character; returns its line's indentation, or -1 at the end or at
+   * a document marker (`pos` left on it). Calling it again without moving is a no-op.
    */
   nextContent(): number {
     const s = this.src;
@@ -180,10 +162,8 @@ export class Scanner {
   }
 
   /**
-   * Plain scalar (§7.3.3) starting at `pos`, folded over continuation lines indented at least
-   * `minIndent` spaces (§6.5: one break → space, n empty lines → n line feeds). Stops before
-   * `: `, ` #`, a comment line, a document marker and, in flow context, flow indicators.
-   * Leaves `pos` just after the last content character. Returns the folded text.
+   * Plain scalar (§7.3.3) at `pos`, folded over continuation lines indented at least `minIndent` (§6.5). Stops before
+   * `: `, ` #`, a comment line, a document marker and, in flow, flow indicators; `pos` ends after the last content.
    */
   scanPlain(minIndent: number, flow: boolean): string {
     const s = this.src;
@@ -242,9 +222,8 @@ export class Scanner {
   }
 
   /**
-   * At a line feed inside a quoted scalar: skips it and any empty lines, then the next line's
-   * leading white space. Returns the number of empty lines (§6.5 line folding). Throws at the
-   * end of input, at a document marker, or when the line is indented less than `minIndent`.
+   * At a line feed in a quoted scalar: skips it, empty lines and the next line's leading blanks; returns the number of
+   * empty lines (§6.5). Throws at the end, at a document marker, or for a line indented less than `minIndent`.
    */
   private foldQuoted(minIndent: number, start: number, style: string): number {
     const s = this.src;
@@ -268,11 +247,7 @@ export class Scanner {
     }
   }
 
-  /**
-   * A line break inside a quoted scalar at `p` (§7.3.1, §7.3.2): the text of the line from
-   * `chunk` without its trailing blanks, then the fold — a space, or one newline per empty
-   * line. Leaves `pos` at the next line's first non-blank character.
-   */
+  /** A break in a quoted scalar at `p` (§7.3.1–2): the line from `chunk` without trailing blanks, then the fold. */
   private foldLine(chunk: number, p: number, minIndent: number, start: number, style: string): string {
     let e = p;
     while (e > chunk && isBlank(this.src.charCodeAt(e - 1))) e--;

@@ -1,8 +1,4 @@
-/**
- * The YAML 1.2.2 core schema (§10.3.2) for plain scalars, and the JSON-compatible shaping of
- * mapping keys.
- */
-
+/** The YAML 1.2.2 core schema (§10.3.2) for plain scalars, and the JSON-compatible shaping of mapping keys. */
 /** Most nodes a stream may expand to once aliases are counted as copies (billion-laughs guard). */
 export const MAX_NODES = 1_000_000;
 /** Deepest collection nesting accepted (guards the recursion). */
@@ -16,10 +12,9 @@ const INF = /^[-+]?\.(?:inf|Inf|INF)$/;
 const NAN = /^\.(?:nan|NaN|NAN)$/;
 
 /**
- * Resolves a plain scalar by the core schema (§10.3.2): `null`/`Null`/`NULL`/`~`/empty → null;
- * `true`/`True`/`TRUE`/`false`/`False`/`FALSE` → boolean; decimal, `0o` octal and `0x` hex
- * integers and floats (`1.5`, `1e3`, `.5`, `.inf`, `-.Inf`, `.nan`) → number (integers beyond
- * 2^53 lose precision); anything else → the text itself.
+ * Resolves a plain scalar by the core schema (§10.3.2): `null`/`Null`/`NULL`/`~`/empty → null; `true`…`FALSE` →
+ * boolean; decimal, `0o` and `0x` integers and floats (`1e3`, `.5`, `.inf`, `.nan`) → number (past 2^53 imprecise);
+ * anything else → the text.
  */
 export function resolvePlain(text: string): unknown {
   const n = text.length;
@@ -45,11 +40,7 @@ export function resolvePlain(text: string): unknown {
   return text;
 }
 
-/**
- * The string form of a mapping key, so the result stays JSON-shaped: strings as they are,
- * null → `"null"`, numbers and booleans via `String` (`1.0` → `"1"`, `0x10` → `"16"`),
- * collections via `JSON.stringify`.
- */
+/** A mapping key as a string, so the result stays JSON-shaped: null → `"null"`, collections JSON, others `String`. */
 export function keyString(key: unknown): string {
   if (typeof key === 'string') return key;
   if (key === null || key === undefined) return 'null';
@@ -57,11 +48,7 @@ export function keyString(key: unknown): string {
   return String(key);
 }
 
-/**
- * Sets `obj[key] = value` as an own, enumerable property. A later duplicate key replaces the
- * earlier value (like `JSON.parse`). `__proto__` is defined, never assigned, so it cannot
- * replace the prototype.
- */
+/** `obj[key] = value` as an own property (a later duplicate wins); `__proto__` is defined, never assigned. */
 export function setKey(obj: Record<string, unknown>, key: string, value: unknown): void {
   if (key === '__proto__') {
     Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
