@@ -2,8 +2,9 @@
  * The settings area in a real browser (docs/web.md): headless Chromium over the DevTools pipe
  * (test/helpers/browser.ts) walks activation → sign in → create, use and revoke a key; then every
  * settings page at 390 and 1280 px (no sideways scroll), a source added, rescanned, published and
- * deleted, a reloaded new-key page, an invite, a password change. Screenshots go to test/artifacts/
- * (git-ignored), or docs/screenshots/ with UPDATE_SCREENSHOTS=1. Without Chromium: skipped, saying why.
+ * deleted, a reloaded new-key page, an invite, a password change, the invited member signed in (403 on users).
+ * Screenshots go to test/artifacts/ (git-ignored), or docs/screenshots/ with UPDATE_SCREENSHOTS=1. Without
+ * Chromium: skipped, saying why.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -92,11 +93,13 @@ const SPEC = JSON.stringify({ openapi: '3.0.3', info: { title: 'Petstore', versi
   '/pets/{petId}': { get: { summary: 'Info for a specific pet, with a rather long summary that must wrap on a phone',
     tags: ['pets'], responses: { 200: { description: 'OK' } } } } } });
 const NEW_PASSWORD = 'a much longer passphrase 42';
+const MEMBER_PASSWORD = 'ada invited passphrase 7';
 
-test('in Chromium: every settings page fits 390 px and 1280 px; a source added, opened, rescanned, published and deleted; a reloaded new-key page; a password changed', { skip: 'reason' in chromium ? chromium.reason : false, timeout: 240_000 }, async () => {
+test('in Chromium: every settings page fits 390 px and 1280 px; a source added, opened, rescanned, published and deleted; a reloaded new-key page; a password changed; an invited member who may not manage users', { skip: 'reason' in chromium ? chromium.reason : false, timeout: 240_000 }, async () => {
   const srv = await startTestServer({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
   srv.watch(PASSWORD);
   srv.watch(NEW_PASSWORD);
+  srv.watch(MEMBER_PASSWORD);
   let browser: Browser | undefined;
   try {
     browser = await Browser.launch((chromium as { path: string }).path, { width: 1280 });
@@ -206,6 +209,24 @@ test('in Chromium: every settings page fits 390 px and 1280 px; a source added, 
     await b.fill('#password', NEW_PASSWORD);
     await b.clickAndWait('button[type=submit]');
     assert.equal(new URL((await b.state()).url).pathname, '/settings/keys');
+
+    // The invited member: signed out, activates through the link, signs in, and may not manage users.
+    await b.clickAndWait('header form button[type=submit]');
+    await b.goto(link);
+    await b.fill('#password', MEMBER_PASSWORD);
+    await b.clickAndWait('button[type=submit]');
+    assert.equal(new URL((await b.state()).url).pathname, '/settings/login');
+    await b.fill('#email', 'ada@example.com');
+    await b.fill('#password', MEMBER_PASSWORD);
+    await b.clickAndWait('button[type=submit]');
+    s = await b.state();
+    assert.equal(new URL(s.url).pathname, '/settings/keys');
+    assert.match(s.text, /ada@example\.com/);
+    await b.goto(srv.url + '/settings/users');
+    s = await b.state();
+    assert.match(s.title, /Forbidden/);
+    assert.match(s.text, /Only an owner of this workspace can manage its users\./);
+    assert.equal(await b.eval('document.querySelector(\'form[action="/settings/users"]\')'), null);
   } finally {
     await browser?.close();
     await srv.close();
