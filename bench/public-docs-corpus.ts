@@ -13,8 +13,14 @@ import { docsPagesHtml } from '../src/web/docsPage.js';
 
 const FILE = new URL('../test/fixtures/corpus/openapi/adyen-management-v3.json', import.meta.url);
 
-/** Prints the figures; `serves`: how many cached serves are timed. */
-export async function corpusFigures(serves: number): Promise<void> {
+/** What {@link corpusFigures} measured (ms, bytes). */
+export interface CorpusFigures {
+  endpoints: number; pages: number; bytes: number; firstMs: number; blockMs: number; p50: number; p99: number;
+  serves: number;
+}
+
+/** Prints and returns the figures; `serves`: how many cached serves are timed. */
+export async function corpusFigures(serves: number): Promise<CorpusFigures> {
   const text = readFileSync(FILE, 'utf8');
   const { record } = analyzeJob({ op: 'text', type: 'auto', text });
   const src = { id: 'adyen', name: 'Adyen Management API', publicDocs: { slug: 'adyen' } };
@@ -41,9 +47,12 @@ export async function corpusFigures(serves: number): Promise<void> {
     times.push(performance.now() - t);
   }
   times.sort((a, b) => a - b);
-  const q = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))].toFixed(3);
+  const at = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))];
+  const q = (p: number) => at(p).toFixed(3);
   console.log(`public docs, ${record.endpoints.length} endpoints (adyen-management-v3.json): first render ` +
     `${first.toFixed(0)} ms wall, ${rendered.pages.length} pages, ${(bytes / 1024).toFixed(0)} KiB; longest event-loop ` +
     `block ${(h.max / 1e6).toFixed(1)} ms (target ≤ 50 ms); from the cache p50 ${q(0.5)} ms, p99 ${q(0.99)} ms over ` +
     `${serves} serves (target ≤ 20 ms)`);
+  return { endpoints: record.endpoints.length, pages: rendered.pages.length, bytes, firstMs: first, blockMs: h.max / 1e6,
+    p50: at(0.5), p99: at(0.99), serves };
 }

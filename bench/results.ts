@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 
 /** The benchmarks, in the order `npm run bench` runs them and RESULTS.md lists them. */
-export const BENCHMARKS = ['reads', 'list', 'writes', 'sources', 'webhooks', 'startup', 'search', 'hostile'] as const;
+export const BENCHMARKS = ['reads', 'list', 'writes', 'sources', 'webhooks', 'startup', 'search', 'hostile', 'docs'] as const;
 export type Benchmark = (typeof BENCHMARKS)[number];
 
 /** What each section measures, one line under its heading. */
@@ -19,6 +19,7 @@ const ABOUT: Record<Benchmark, string> = {
   webhooks: '`PATCH` with one subscribed webhook endpoint against none, and the deliveries\' rate.',
   startup: 'Start-up from an empty data dir and from a log of a million records; compaction of a churned log.',
   search: 'BM25 search over a 1,000,000-chunk index, the pruned scan against the exhaustive one.',
+  docs: 'Public docs pages: the largest corpus document\'s first render and cached serve, a 1,000-endpoint source\'s pages.',
   hostile: 'API reads and durable writes while one address loops over a large docs page, one floods the sign-in and one key bursts analytics on 100,000 records.',
 };
 

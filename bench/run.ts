@@ -11,7 +11,8 @@
  * Options: --seconds N (measurement per run, default 5), --warmup S (default 1),
  * --rounds N (A/B rounds, default 3), --connections N (default 50), --records N (start-up
  * log size, default 1,000,000), --log-level L (server LOG_LEVEL, default info),
- * --only reads,list,writes,webhooks,sources,startup,search,hostile, --quick (1 s runs, 1 round, 100,000 records,
+ * --only reads,list,writes,webhooks,sources,startup,search,hostile,docs, --quick (1 s runs, 1 round, 100,000
+ * records,
  * a 200,000-chunk search index: a smoke test; writes no results file unless --out is given), --keep
  * (keep the temp dir), --out FILE (default bench/RESULTS.md), --against DIR (another build beside ours in reads, list, writes and webhooks), --receiver raw|http
  * (the webhooks receiver), --pin on|off (reads and list: servers on CPU 0, the load generator on
@@ -63,7 +64,7 @@ const opts = {
   readConnections: num(argv['read-connections'], 10),
   records: num(argv.records, quick ? 100_000 : 1_000_000),
   logLevel: argv['log-level'] ?? 'info',
-  only: new Set((argv.only ?? 'reads,list,writes,webhooks,sources,startup,search,hostile').split(',')),
+  only: new Set((argv.only ?? 'reads,list,writes,webhooks,sources,startup,search,hostile,docs').split(',')),
   ingestions: quick ? 2 : 5,
   startRounds: quick ? 1 : 2,
   /** Where the sections are written; a --quick run writes none unless --out is given. */
@@ -453,7 +454,7 @@ async function main(): Promise<void> {
     const scenarios: Record<Benchmark, () => Promise<void>> = {
       reads: () => reads(ctx, readsKit('reads')), list: () => reads(ctx, readsKit('list')),
       writes: () => writes(ctx, writesKit), sources: () => sources(ctx), webhooks: () => webhooks(ctx, writesKit),
-      startup: () => startup(ctx), search: () => search(),
+      startup: () => startup(ctx), search: () => search(), docs: () => docsPages(),
       hostile: () => hostile({ tmp, seconds: quick ? 5 : 30, rows, notes,
         startServer: (label, dataDir, env) => startServer(label, dataDir, 'always', false, { LOG_LEVEL: 'info', ...env }) }),
     };
@@ -650,6 +651,19 @@ async function startup(c: Ctx): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Search: a 1,000,000-chunk BM25 index built and queried by bench/search.ts in a child process
 // (its ~1.6 GiB stays out of this one), pruned scan against the exhaustive one
+
+/** The public docs pages (bench/public-docs.ts, in a child process: a heap of its own). */
+async function docsPages(): Promise<void> {
+  log('\n## Public docs (bench/public-docs.ts, in a child process)');
+  const child = fork(join(ROOT, 'bench', 'public-docs.ts'), quick ? ['--runs', '3', '--serves', '200'] : [], {
+    cwd: ROOT, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  let report: SearchReport | undefined;
+  child.on('message', (m) => { report = m as SearchReport; });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (!report) throw new Error(`bench/public-docs.ts exited with ${code} without a report`);
+  rows.push(...report.rows);
+}
 
 async function search(): Promise<void> {
   log('\n## Search (bench/search.ts, in a child process)');

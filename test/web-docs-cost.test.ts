@@ -15,6 +15,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { startTestServer, type Space, type TestServer } from './helpers/server.js';
 import { parseRawResponse, within, type RawResponse } from './helpers/raw.js';
+import { PAGE_SECTIONS as P } from '../src/web/docsModel.js';
 
 const MiB = 1024 * 1024;
 /** The bound on the longest event-loop stall while a page is first rendered (ms). */
@@ -120,9 +121,11 @@ async function stallOf<T>(fn: () => Promise<T>): Promise<{ value: T; cpuMs: numb
 const stallText = (s: { cpuMs: number; wallMs: number }) =>
   `longest event-loop stall ${s.cpuMs.toFixed(1)} ms of CPU (${s.wallMs.toFixed(0)} ms of wall time)`;
 
+/** The last page of 6,000 one-line sections. */
+const LAST = 6000 / P;
 const ids = (page: string) => [...page.matchAll(/<section class="op" id="([^"]+)"/g)].map((m) => m[1]);
 
-test('6,000 identical headings: linear GitHub-style anchors over 6 pages of 1,000, first render stalls the loop '
+test(`6,000 identical headings: linear GitHub-style anchors over ${6000 / P} pages of ${P}, first render stalls the loop `
   + '<= 50 ms, then one cached buffer with an ETag', async (t) => {
   const srv = await server();
   const w = await srv.space();
@@ -139,19 +142,19 @@ test('6,000 identical headings: linear GitHub-style anchors over 6 pages of 1,00
   assert.equal(first.headers['content-type'], 'text/html; charset=utf-8');
   assert.equal(first.headers['cache-control'], 'no-cache');
   assert.match(first.headers.etag, /^"[A-Za-z0-9_-]{27}"$/);
-  assert.deepEqual(ids(first.text), ['section-a', ...Array.from({ length: 999 }, (_, i) => `section-a-${i + 1}`)]);
+  assert.deepEqual(ids(first.text), ['section-a', ...Array.from({ length: P - 1 }, (_, i) => `section-a-${i + 1}`)]);
   assert.match(first.text, /<a rel="next" href="\/docs\/heads\?page=2">Next page<\/a>/);
   assert.match(first.text, /<li><span aria-current="page">1<\/span><\/li>/);
-  assert.match(first.text, /<li><a href="\/docs\/heads\?page=6">6<\/a><\/li>/);
-  const last = await rawGet(srv, '/docs/heads?page=6');
+  assert.ok(first.text.includes(`<li><a href="/docs/heads?page=${LAST}">${LAST}</a></li>`));
+  const last = await rawGet(srv, `/docs/heads?page=${LAST}`);
   assert.equal(last.status, 200);
-  assert.deepEqual(ids(last.text), Array.from({ length: 1000 }, (_, i) => `section-a-${5000 + i}`));
+  assert.deepEqual(ids(last.text), Array.from({ length: P }, (_, i) => `section-a-${6000 - P + i}`));
   assert.match(last.text, /<h2>Other documents <span class="hint">\(continued\)<\/span><\/h2>/);
-  assert.match(last.text, /<a rel="prev" href="\/docs\/heads\?page=5">Previous page<\/a>/);
+  assert.ok(last.text.includes(`<a rel="prev" href="/docs/heads?page=${LAST - 1}">Previous page</a>`));
   assert.ok(!last.text.includes('rel="next"'));
   // The contents link to where the documents start, from every page.
   assert.match(last.text, /<a href="\/docs\/heads#documents">Other documents<\/a>/);
-  for (const bad of ['?page=7', '?page=0', '?page=x', '?page=01', '?page=1e1']) {
+  for (const bad of [`?page=${LAST + 1}`, '?page=0', '?page=x', '?page=01', '?page=1e1']) {
     assert.equal((await rawGet(srv, `/docs/heads${bad}`)).status, 404, bad);
   }
 
@@ -176,12 +179,12 @@ test('anchors: a heading that spells a suffix another one would take is skipped 
   assert.deepEqual(ids((await rawGet(srv, '/docs/suffix-first')).text), ['section-a-1', 'section-a', 'section-a-2']);
 });
 
-/** `n` distinct headings, each with a paragraph of about 400 characters. */
+/** `n` distinct headings, each with a paragraph of about 560 characters. */
 const distinct = (n: number) =>
-  Array.from({ length: n }, (_, i) => `# heading ${i}\n\n${`Paragraph ${i} about the wombat feeder. `.repeat(10)}\n`)
+  Array.from({ length: n }, (_, i) => `# heading ${i}\n\n${`Paragraph ${i} about the wombat feeder. `.repeat(14)}\n`)
     .join('');
 
-test('40 parallel first visitors share one render and one buffer; 40 connections pipelining it without reading '
+test('40 parallel first visitors share one render and one buffer; 120 connections pipelining it without reading '
   + 'hold no copies, and the memory is back once they close', async (t) => {
   const srv = await server();
   const w = await srv.space();
@@ -194,21 +197,21 @@ test('40 parallel first visitors share one render and one buffer; 40 connections
   assert.equal(new Set(answers.map((a) => a.text)).size, 1);
   assert.ok(cold.cpuMs <= STALL_MS, `the event loop stalled ${cold.cpuMs.toFixed(1)} ms`);
   const page = await rawGet(srv, '/docs/wide');
-  assert.equal(ids(page.text).length, 1000);
-  assert.ok(page.size > 400_000 && page.size < 1.5 * MiB, `${page.size} bytes`);
+  assert.equal(ids(page.text).length, P);
+  assert.ok(page.size > 200_000 && page.size < 1.5 * MiB, `${page.size} bytes`);
 
-  // 40 connections, 50 pipelined GETs each, never reading.
+  // 120 connections, 50 pipelined GETs each, never reading.
   const rssBefore = settledRss();
   const request = 'GET /docs/wide HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(50);
   const clients: net.Socket[] = [];
-  for (let i = 0; i < 40; i++) {
+  for (let i = 0; i < 120; i++) {
     const s = net.connect(srv.port, '127.0.0.1');
     s.pause();
     sockets.push(s);
     clients.push(s);
     s.write(request);
   }
-  await until(() => srv.connections.stats().holding === 40, 30_000, 'every connection to be held back for its output');
+  await until(() => srv.connections.stats().holding === 120, 30_000, 'every connection to be held back for its output');
   const held = settledRss();
   const stats = srv.connections.stats();
   for (const s of clients) s.destroy();
@@ -216,11 +219,11 @@ test('40 parallel first visitors share one render and one buffer; 40 connections
   const after = settledRss();
   const grown = (held - rssBefore) / MiB;
   const left = (after - rssBefore) / MiB;
-  t.diagnostic(`40 pipelining connections of a ${(page.size / 1024).toFixed(0)} KiB page: `
+  t.diagnostic(`120 pipelining connections of a ${(page.size / 1024).toFixed(0)} KiB page: `
     + `${(stats.unsentBytes / MiB).toFixed(1)} MiB unsent, RSS +${grown.toFixed(1)} MB held, `
     + `+${left.toFixed(1)} MB after they closed`);
   assert.ok(stats.maxUnsentBytes <= MiB + page.size, `one connection holds ${stats.maxUnsentBytes} bytes`);
-  // A copy per answer would be 40 × 2-3 answers × ~0.5 MB; the shared buffer costs next to nothing.
+  // A copy per answer would be 120 × 2-3 answers × ~0.23 MB; the shared buffer costs next to nothing.
   assert.ok(grown < 24, `RSS grew by ${grown.toFixed(1)} MB while they were held`);
   assert.ok(left < 24, `RSS is ${left.toFixed(1)} MB above where it was after they closed`);
   assert.equal((await rawGet(srv, '/healthz')).status, 200);
@@ -237,11 +240,12 @@ test('the search page of a large source: cold, it stalls the loop <= 50 ms; its 
   assert.ok(cold.cpuMs <= STALL_MS, `the event loop stalled ${cold.cpuMs.toFixed(1)} ms`);
   const s = await rawGet(srv, '/docs/findme/search?q=paragraph+2500');
   assert.equal(s.status, 200);
-  const hit = '<ol class="results"><li><a href="/docs/findme?page=3#section-heading-2500">heading 2500</a>';
+  const at = Math.floor(2500 / P) + 1;
+  const hit = `<ol class="results"><li><a href="/docs/findme?page=${at}#section-heading-2500">heading 2500</a>`;
   assert.ok(s.text.includes(hit), s.text);
   const early = await rawGet(srv, '/docs/findme/search?q=paragraph+7');
   assert.match(early.text, /<ol class="results"><li><a href="\/docs\/findme#section-heading-7">heading 7<\/a>/);
-  const target = await rawGet(srv, '/docs/findme?page=3');
+  const target = await rawGet(srv, `/docs/findme?page=${at}`);
   assert.ok(target.text.includes('<section class="op" id="section-heading-2500"'));
 
   // A rename shows at once; a rescan renders anew; unpublished → 404, published again → 200.

@@ -49,9 +49,9 @@ export interface DocsModel {
 }
 
 /** Most sections (operations and other documents) on one docs page. */
-export const PAGE_SECTIONS = 1000;
+export const PAGE_SECTIONS = 300;
 /** Characters of text past which a page takes no further section (it always takes one). */
-export const PAGE_CHARS = 512 * 1024;
+export const PAGE_CHARS = 256 * 1024;
 
 /** What the pages take from a source record: its name (the title) and slug (the links). */
 export interface DocsSource { name: string; publicDocs: { slug: string | null } }
