@@ -2,7 +2,7 @@
  * GET /api/v1/events/stream (docs/api.md#event-stream), black-box over HTTP: events as Server-Sent Events in the list's
  * order, each the event the API retrieves; `type` filter; `Last-Event-ID` resume across a restart gives exactly the
  * missed events; scope and key checks; the SSE_MAX_STREAMS bound; a stream that never reads holds a bounded output
- * and is closed by the stall sweep; heartbeats.
+ * and is closed by the stall sweep; a slow reader catches up beside live ones; heartbeats.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,15 +18,19 @@ class SseClient {
   private waiters: Array<() => void> = [];
   private constructor(readonly res: Response, private readonly abort: AbortController) {}
 
-  static async open(srv: TestServer, o: { key?: string; query?: string; lastEventId?: string } = {}): Promise<SseClient> {
+  static async open(srv: TestServer,
+    o: { key?: string; query?: string; lastEventId?: string; paused?: boolean } = {}): Promise<SseClient> {
     const abort = new AbortController();
     const headers: Record<string, string> = { Authorization: `Bearer ${o.key ?? srv.key}` };
     if (o.lastEventId) headers['Last-Event-ID'] = o.lastEventId;
     const res = await fetch(`${srv.url}/api/v1/events/stream${o.query ?? ''}`, { headers, signal: abort.signal });
     const c = new SseClient(res, abort);
-    if (res.status === 200) void c.read();
+    if (res.status === 200 && !o.paused) void c.read();
     return c;
   }
+
+  /** Starts reading a stream opened with `paused` (until then its socket fills up and the server waits). */
+  resume(): void { void this.read(); }
 
   private async read(): Promise<void> {
     const dec = new TextDecoder();
@@ -54,9 +58,9 @@ class SseClient {
   /** The event frames (not comments, not the retry line). */
   events(): Frame[] { return this.frames.filter((f) => f.event !== undefined); }
 
-  /** Resolves once `n` event frames have come (rejects after 5 s). */
-  async until(n: number, what = `${n} events`): Promise<Frame[]> {
-    const deadline = setTimeout(() => { for (const w of this.waiters.splice(0)) w(); }, 5000);
+  /** Resolves once `n` event frames have come (rejects after `ms`, 5 s by default). */
+  async until(n: number, what = `${n} events`, ms = 5000): Promise<Frame[]> {
+    const deadline = setTimeout(() => { for (const w of this.waiters.splice(0)) w(); }, ms);
     try {
       while (this.events().length < n) {
         await new Promise<void>((r) => this.waiters.push(r));
@@ -185,6 +189,38 @@ test('a stream that never reads holds at most ~64 KiB of output and is closed by
     for (let i = 0; i < 200 && srv.streams.open > 0; i++) await new Promise((r) => setImmediate(r));
     assert.equal(srv.streams.open, 0, 'closed');
     sock.destroy();
+  } finally { await srv.close(); }
+});
+
+test('a reader that falls behind catches up beside live readers: every event once, in order', async () => {
+  const srv = await startTestServer({ env: { RATE_LIMIT_BURST: '100000', RATE_LIMIT_PER_MINUTE: '1000000' } });
+  try {
+    const live = await SseClient.open(srv);
+    const sameFilter = await SseClient.open(srv);
+    const messages = await SseClient.open(srv, { query: '?type=message.created' });
+    const slow = await SseClient.open(srv, { paused: true });
+    const c = await srv.call<{ conversation: { id: string } }>('POST', '/api/v1/conversations', { body: convBody(0) });
+    // 300 messages of 15 KB: more than the socket buffers hold, so the slow stream falls behind and waits.
+    const text = 'y'.repeat(15_000);
+    for (let i = 0; i < 300; i++) {
+      const m = await srv.call('POST', `/api/v1/conversations/${c.body.conversation.id}/messages`,
+        { body: { role: 'user', body: `${i} ${text}` } });
+      assert.equal(m.status, 201);
+    }
+    const all = await live.until(601, 'the live stream', 20_000);
+    assert.ok(srv.connections.stats().maxUnsentBytes > 64 * 1024, 'the slow stream had output waiting');
+    slow.resume();
+    const caughtUp = await slow.until(601, 'the slow stream', 20_000);
+    const ids = (fs: Frame[]) => fs.map((f) => f.id);
+    assert.equal(new Set(ids(all)).size, 601);
+    assert.deepEqual(ids(caughtUp), ids(all));
+    assert.deepEqual(ids(await sameFilter.until(601)), ids(all));
+    assert.deepEqual(ids(await messages.until(300)), ids(all.filter((f) => f.event === 'message.created')));
+    // A message written now reaches the caught-up stream once, live.
+    await srv.call('POST', `/api/v1/conversations/${c.body.conversation.id}/messages`, { body: { role: 'user', body: 'z' } });
+    assert.equal((await slow.until(603)).length, 603);
+    assert.equal(new Set(ids(slow.events())).size, 603);
+    for (const s of [live, sameFilter, messages, slow]) s.close();
   } finally { await srv.close(); }
 });
 
