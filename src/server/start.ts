@@ -30,6 +30,8 @@ import { ClientAddresses } from '../http/clientAddress.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { StoreFs } from '../store/log/fs.js';
+import { AutoReplies } from '../areas/answers/autoReply.js';
+import type { RouteDeps } from '../areas/common.js';
 
 export interface ServerDeps {
   clock: Clock;
@@ -68,6 +70,8 @@ export interface RunningServer {
   connections: ConnectionGuard;
   /** The open event streams (docs/api.md#event-stream). */
   streams: EventStreams;
+  /** The agents' answers to live-chat customers (docs/api.md#agent-modes). */
+  replies: AutoReplies;
   /** The admin socket's server (docs/storage.md#admin-socket). */
   adminSocket: http.Server;
   /** The route table this server serves. */
@@ -122,6 +126,8 @@ interface Services {
   secrets: SecretBox;
   /** The open event streams (docs/api.md#event-stream). */
   streams: EventStreams;
+  /** The agents' answers to live-chat customers (docs/api.md#agent-modes). */
+  replies: AutoReplies;
 }
 
 /**
@@ -173,11 +179,15 @@ async function openServices(config: Config, deps: ServerDeps, publicUrl: string)
     usage = new UsageCounter(store, clock, logger);
     usage.start();
     const streams = new EventStreams(config.sseMaxStreams);
-    const routes = buildRoutes({ store, config, secrets, logger, analyzer, usage, publicUrl, streams,
-      docsLinks: (src, idx) => docsModel(src, idx).links });
+    const routeDeps: RouteDeps = { store, config, secrets, logger, analyzer, usage, publicUrl, streams,
+      docsLinks: (src, idx) => docsModel(src, idx).links };
+    const routes = buildRoutes(routeDeps);
+    // Agents in `reply` or `suggest` mode answer live-chat customers (docs/api.md#agent-modes).
+    const replies = new AutoReplies(routeDeps, () => clock.now());
+    store.eachWorkspace((ws) => replies.watch(ws));
     const adminServer = await listenAdminSocket(config.dataDir, admin, logger);
     const webhooks = new WebhookDispatcher({ store, clock, logger, secrets, config, random: deps.webhookRandom });
-    return { store, admin, analyzer, usage, routes, adminServer, webhooks, secrets, streams };
+    return { store, admin, analyzer, usage, routes, adminServer, webhooks, secrets, streams, replies };
   } catch (e) {
     if (!deps.analyzer) await analyzer?.close().catch(() => {});
     await usage?.close().catch(() => {});
@@ -281,7 +291,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     connections.close();
     throw e;
   }
-  const { store, admin, analyzer, usage, routes, adminServer, webhooks, secrets, streams } = services;
+  const { store, admin, analyzer, usage, routes, adminServer, webhooks, secrets, streams, replies } = services;
   const bodyParser = new WorkerBodyParser();
   const theApp = new App({ store, config, clock, logger, routes, bodyParser, onAuthenticated: (wsId) =>
     usage.countRequest(wsId) });
@@ -316,6 +326,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     await Promise.race([Promise.all([theApp.whenIdle(), web?.whenIdle()]), deadline]);
     server.closeAllConnections();
     connections.close();
+    await replies.settled();
     await webhooks.close();
     await analyzer.close();
     await bodyParser.close();
@@ -324,7 +335,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     logger.info('stopped', {});
   })();
   return { url, port, app: theApp, web, publicUrl, store, admin, http: server, adminSocket: adminServer, routes, usage,
-    connections, webhooks, streams, close };
+    connections, webhooks, streams, replies, close };
 }
 
 /**

@@ -98,6 +98,8 @@ export class WorkspaceUnavailableError extends Error {
 }
 
 export class Store<W extends ServedWorkspace = ServedWorkspace> {
+  /** Of {@link eachWorkspace}; typed apart from `W` so that a Store<Workspace> is a Store of its base type. */
+  private readonly watchers: Array<(ws: never) => void> = [];
   system!: Db<SystemRecords>;
   /** The workspaces being served, by id. */
   readonly workspaces = new Map<string, W>();
@@ -161,7 +163,14 @@ export class Store<W extends ServedWorkspace = ServedWorkspace> {
   private async openWorkspace(id: string): Promise<W> {
     const ws = await this.opts.openWorkspace(id, this.workspaceLog(id), this.logOptions());
     this.workspaces.set(id, ws);
+    for (const fn of this.watchers) (fn as (ws: W) => void)(ws);
     return ws;
+  }
+
+  /** Calls `fn` with every open workspace now and with each one opened (created) from now on. */
+  eachWorkspace(fn: (ws: W) => void): void {
+    this.watchers.push(fn);
+    for (const ws of this.workspaces.values()) fn(ws);
   }
 
   /** True when no workspace exists yet (bootstrap decides on this). */

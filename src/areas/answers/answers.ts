@@ -7,7 +7,7 @@ import { s } from '../../http/schema.js';
 import { ApiError } from '../../http/errors.js';
 import { iso } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
-import { route, type Ctx } from '../../domain/route.js';
+import { route } from '../../domain/route.js';
 import type { Workspace } from '../../domain/workspace.js';
 import type { SourceIndexRec } from '../../ingest/types.js';
 import { agentSettings, type Agent } from '../agents.js';
@@ -90,44 +90,8 @@ export function answerRoutes(deps: RouteDeps) {
         const conv = ctx.ws.get('conversation', ctx.params.conversationId);
         if (!conv) throw notFound();
         const agent = agentFor(ctx.ws, ctx.body.agentId);
-        const recent = recentMessages(ctx);
-        const asked = recent.filter((m) => m.role === 'user');
-        if (asked.length === 0) throw new ApiError('conflict', 'the conversation has no customer message to answer');
-        const question = asked.slice(0, QUESTION_MESSAGES).map((m) => m.body).join('\n');
-        const sources = sourcesOf(ctx.ws, agent);
-        const found = retrieve(sources, question);
-        const bySource = new Map(sources.map((x) => [x.id, x]));
-        const cite = (p: Passage): Citation => {
-          const x = bySource.get(p.sourceId)!;
-          return { sourceId: p.sourceId, documentId: p.documentId, endpointId: p.endpointId, method: p.method,
-            path: p.path, title: p.title, url: citationUrl(deps, x.src, x.idx, p.documentId),
-            score: Math.round(p.score * 1000) / 1000 };
-        };
-        let outcome: AnswerOutcome = outcomeOf(found);
-        let text = extractiveText(outcome, found, question);
-        let citations = found.passages.map(cite);
-        let model: string | null = null;
-        const llm = deps.config.agentLlm;
-        if (llm && outcome !== 'no_sources') {
-          const redact = redactorOf(ctx.ws, deps);
-          const safe = found.passages.map((p) => ({ ...p, title: redact(p.title), text: redact(p.text) }));
-          const transcript = recent.slice(0, TRANSCRIPT_MESSAGES).reverse().map((m) => ({ customer: m.role === 'user',
-            body: redact(m.body) }));
-          const reply = await askModel(llm, promptOf(redact(agentSettings(agent).instructions), safe, transcript));
-          model = llm.model;
-          const cited = reply.ok && !reply.refusal ? citedNumbers(reply.text, found.passages.length) : [];
-          if (reply.ok && cited.length > 0) {
-            outcome = 'answered';
-            text = reply.text;
-            citations = cited.map((n) => cite(found.passages[n - 1]));
-          } else {
-            outcome = 'uncertain';
-            text = reply.ok && reply.text !== '' && !/^UNCERTAIN\b/.test(reply.text) ? reply.text : UNCERTAIN_TEXT;
-          }
-        }
-        const now = ctx.now;
-        const answer: Answer = { id: newId(now), conversationId: conv.id, messageId: asked[0].id, agentId: agent.id,
-          outcome, text, citations, model, createdAt: iso(now) };
+        const answer = await composeAnswer(ctx.ws, deps, conv.id, agent, ctx.now);
+        if (answer === null) throw new ApiError('conflict', 'the conversation has no customer message to answer');
         ctx.tx().put('answer', answer.id, answer);
         return { status: 201, body: { answer: answerView(answer) } };
       },
@@ -149,13 +113,60 @@ export function answerRoutes(deps: RouteDeps) {
   ];
 }
 
+/**
+ * Answers the customer's recent messages of conversation `conversationId` as `agent` (docs/api.md#answers):
+ * retrieval over the agent's sources, then the extractive text or, with `AGENT_LLM_URL`, the model's (20 s at most;
+ * no valid citation, a refusal or a timeout → `uncertain`). The answer is not stored; null when the conversation has
+ * no customer message. `now`: ms. Used by the answers route and by the agents' modes (autoReply.ts).
+ */
+export async function composeAnswer(ws: Workspace, deps: RouteDeps, conversationId: string, agent: Agent,
+  now: number): Promise<Answer | null> {
+  const recent = recentMessages(ws, conversationId);
+  const asked = recent.filter((m) => m.role === 'user');
+  if (asked.length === 0) return null;
+  const question = asked.slice(0, QUESTION_MESSAGES).map((m) => m.body).join('\n');
+  const sources = sourcesOf(ws, agent);
+  const found = retrieve(sources, question);
+  const bySource = new Map(sources.map((x) => [x.id, x]));
+  const cite = (p: Passage): Citation => {
+    const x = bySource.get(p.sourceId)!;
+    return { sourceId: p.sourceId, documentId: p.documentId, endpointId: p.endpointId, method: p.method,
+      path: p.path, title: p.title, url: citationUrl(deps, x.src, x.idx, p.documentId),
+      score: Math.round(p.score * 1000) / 1000 };
+  };
+  let outcome: AnswerOutcome = outcomeOf(found);
+  let text = extractiveText(outcome, found, question);
+  let citations = found.passages.map(cite);
+  let model: string | null = null;
+  const llm = deps.config.agentLlm;
+  if (llm && outcome !== 'no_sources') {
+    const redact = redactorOf(ws, deps);
+    const safe = found.passages.map((p) => ({ ...p, title: redact(p.title), text: redact(p.text) }));
+    const transcript = recent.slice(0, TRANSCRIPT_MESSAGES).reverse().map((m) => ({ customer: m.role === 'user',
+      body: redact(m.body) }));
+    const reply = await askModel(llm, promptOf(redact(agentSettings(agent).instructions), safe, transcript));
+    model = llm.model;
+    const cited = reply.ok && !reply.refusal ? citedNumbers(reply.text, found.passages.length) : [];
+    if (reply.ok && cited.length > 0) {
+      outcome = 'answered';
+      text = reply.text;
+      citations = cited.map((n) => cite(found.passages[n - 1]));
+    } else {
+      outcome = 'uncertain';
+      text = reply.ok && reply.text !== '' && !/^UNCERTAIN\b/.test(reply.text) ? reply.text : UNCERTAIN_TEXT;
+    }
+  }
+  return { id: newId(now), conversationId, messageId: asked[0].id, agentId: agent.id, outcome, text, citations, model,
+    createdAt: iso(now) };
+}
+
 /** The conversation's newest messages, newest first (at most {@link TRANSCRIPT_MESSAGES}). */
-function recentMessages(ctx: Ctx<unknown, unknown>) {
-  const index = ctx.ws.conversations.messages.of(ctx.params.conversationId);
+function recentMessages(ws: Workspace, conversationId: string) {
+  const index = ws.conversations.messages.of(conversationId);
   const out = [];
   if (index) {
     for (const at of index.desc()) {
-      const m = ctx.ws.get('message', index.idAt(at));
+      const m = ws.get('message', index.idAt(at));
       if (m) out.push(m);
       if (out.length === TRANSCRIPT_MESSAGES) break;
     }

@@ -24,6 +24,8 @@ export interface Conversation {
   createdAt: string; updatedAt: string; lastMessageAt?: string; closedAt?: string;
   /** Internal (not returned): first agent reply, for analytics' first-response time. */
   firstResponseAt?: string;
+  /** Internal (not returned): a person's last reply since the conversation was last solved; the bot is silent then. */
+  humanRepliedAt?: string;
 }
 export interface Message { id: string; conversationId: string; role: 'user' | 'agent'; body: string; createdAt: string }
 /** The record types of the conversations area. */
@@ -211,23 +213,27 @@ export function createConversation(
 function withStatus(conv: Conversation, status: ConversationStatus, now: string): Conversation {
   if (status === conv.status) return conv;
   const next = { ...conv, status };
-  if (status === 'solved') next.closedAt = now; else delete next.closedAt;
+  if (status === 'solved') { next.closedAt = now; delete next.humanRepliedAt; } else delete next.closedAt;
   return next;
 }
 
 /**
  * Adds a message and applies its effects: preview, `lastMessageAt`, and status — a `user` message reopens a
  * `waiting`/`solved` conversation, an `agent` message on an `open` one makes it `waiting` (docs/api.md#status-changes).
+ * An `agent` message not `by` the bot is a person's: it sets the first response and silences the bot until solved.
  */
 export function addMessage(tx: Tx<ConversationRecords>, conv: Conversation, input: Static<typeof messageInput>,
-  at: number): { message: Message; conversation: Conversation } {
+  at: number, by?: 'bot'): { message: Message; conversation: Conversation } {
   const now = iso(at);
   const message: Message = { id: newId(), conversationId: conv.id, role: input.role, body: input.body, createdAt: now };
   let next: Conversation = { ...conv, preview: preview(input.body), lastMessageAt: now, updatedAt: now };
   if (input.role === 'user' && conv.status !== 'open') next = withStatus(next, 'open', now);
   if (input.role === 'agent') {
     if (conv.status === 'open') next = withStatus(next, 'waiting', now);
-    if (!conv.firstResponseAt) next.firstResponseAt = now;
+    if (by !== 'bot') {
+      if (!conv.firstResponseAt) next.firstResponseAt = now;
+      next.humanRepliedAt = now;
+    }
   }
   tx.put('message', message.id, message);
   tx.put('conversation', next.id, next);

@@ -1,0 +1,99 @@
+/**
+ * Agents' modes (docs/api.md#agent-modes): with `reply`, each customer message of a `live-chat` conversation that
+ * reaches the disk is answered from the agent's sources as a bot message; with `suggest`, the answer is stored for the
+ * inbox only. Once a person has replied, the bot writes no message in that conversation until it is solved: checked
+ * in the same synchronous write that puts the bot's message, so a bot message never lands after a person's.
+ */
+import { agentSettings, type Agent } from '../agents.js';
+import { addMessage, type Conversation } from '../conversations/conversations.js';
+import type { RouteDeps } from '../common.js';
+import type { Workspace } from '../../domain/workspace.js';
+import { composeAnswer } from './answers.js';
+import type { Answer } from './model.js';
+
+/** The bot message of `answer`: its text, then the cited parts with their public docs address when published. */
+export function botMessageText(answer: Answer): string {
+  if (answer.outcome !== 'answered' || answer.citations.length === 0) return answer.text;
+  const cited = answer.citations.map((c, i) => `[${i + 1}] ${c.method && c.path ? `${c.method} ${c.path}` : c.title}`
+    + (c.url ? ` — ${c.url}` : ''));
+  return `${answer.text}\n\nSources:\n${cited.join('\n')}`.slice(0, 4000);
+}
+
+/** The agent that answers `conv`: its own when it names one, else the oldest enabled agent whose mode is not off. */
+function agentOf(ws: Workspace, conv: Conversation): Agent | undefined {
+  const own = (conv as { agentId?: string }).agentId;
+  if (own !== undefined) return ws.get('agent', own);
+  for (const at of ws.agents.order.asc()) {
+    const a = ws.get('agent', ws.agents.order.idAt(at));
+    if (a?.enabled && agentSettings(a).mode !== 'off') return a;
+  }
+  return undefined;
+}
+
+export class AutoReplies {
+  private readonly watched = new WeakSet<Workspace>();
+  /** `workspace/conversation` → whether another customer message came while its answer was being made. */
+  private readonly running = new Map<string, boolean>();
+  private readonly inFlight = new Set<Promise<void>>();
+
+  /** `now`: the clock (ms). */
+  constructor(private readonly deps: RouteDeps, private readonly now: () => number) {}
+
+  /** Answers `ws`'s customer messages from now on (idempotent). */
+  watch(ws: Workspace): void {
+    if (this.watched.has(ws)) return;
+    this.watched.add(ws);
+    ws.db.afterCommit((tx) => {
+      for (const op of tx.ops) {
+        if (op[0] !== 'p' || op[1] !== 'message') continue;
+        const m = ws.get('message', op[2]);
+        if (m?.role === 'user') this.consider(ws, m.conversationId);
+      }
+    });
+  }
+
+  /** Resolves once every answer being made has been written (tests, shutdown). */
+  async settled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+  }
+
+  /** One answer at a time per conversation; a message that comes meanwhile is answered after it, once. */
+  private consider(ws: Workspace, conversationId: string): void {
+    const key = `${ws.id}/${conversationId}`;
+    if (this.running.has(key)) { this.running.set(key, true); return; }
+    this.running.set(key, false);
+    const run = (async () => {
+      try {
+        do {
+          this.running.set(key, false);
+          await this.answer(ws, conversationId);
+        } while (this.running.get(key) === true);
+      } catch (e) {
+        this.deps.logger.error('agent answer failed', { workspace: ws.id, error: (e as Error).message });
+      } finally {
+        this.running.delete(key);
+      }
+    })();
+    this.inFlight.add(run);
+    void run.finally(() => this.inFlight.delete(run));
+  }
+
+  private async answer(ws: Workspace, conversationId: string): Promise<void> {
+    const conv = ws.get('conversation', conversationId);
+    if (!conv || conv.channel !== 'live-chat') return;
+    const agent = agentOf(ws, conv);
+    if (!agent || !agent.enabled) return;
+    const mode = agentSettings(agent).mode;
+    if (mode === 'off') return;
+    const answer = await composeAnswer(ws, this.deps, conversationId, agent, this.now());
+    if (answer === null) return;
+    // The check and the puts in one synchronous step: a person's message put before it silences the bot.
+    const tx = ws.db.begin();
+    tx.put('answer', answer.id, answer);
+    const current = ws.get('conversation', conversationId);
+    if (mode === 'reply' && current && !current.humanRepliedAt) {
+      addMessage(tx, current, { role: 'agent', body: botMessageText(answer) }, this.now(), 'bot');
+    }
+    await ws.db.commit(tx);
+  }
+}
