@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { Admin, AdminError, repairView } from './admin/operations.js';
 import { callAdminSocket } from './admin/socket.js';
 import { restoreFrom } from './admin/backup.js';
+import { writeHaproxy } from './admin/cellsFiles.js';
 import { cliMessage } from './admin/cliMessages.js';
 import { LockedError, acquireLock, lockHolder } from './store/log/lock.js';
 import { repairLog } from './store/log/repair.js';
@@ -37,7 +38,9 @@ const USAGE = `usage: cli.js <command> [--data-dir DIR]
   compact --workspace ID | --system
   export --workspace ID
   backup --to DIR
-  restore --from DIR --data-dir NEW`;
+  restore --from DIR --data-dir NEW
+  cells routes --cell NAME
+  cells haproxy --cells NAME=HOST:PORT,… --routes FILE,… --out DIR [--bind ADDR] [--runtime ADDR] [--maps-dir DIR]`;
 
 class UsageError extends Error {}
 
@@ -45,6 +48,8 @@ class UsageError extends Error {}
 const SYSTEM_REPAIR = 'system.repair';
 /** `restore`: runs in the CLI itself, into a data dir no server holds (it must be empty). */
 const RESTORE = 'restore';
+/** `cells haproxy`: runs in the CLI itself, on the proxy's machine, from the cells' `cells routes` files. */
+const CELLS_HAPROXY = 'cells.haproxy';
 
 function plan(argv: string[]): { dataDir: string; op: string; args: Record<string, unknown> } {
   const { values, positionals } = parseArgs({
@@ -55,6 +60,8 @@ function plan(argv: string[]): { dataDir: string; op: string; args: Record<strin
       label: { type: 'string' }, type: { type: 'string' }, 'fill-mode': { type: 'string' },
         description: { type: 'string' }, options: { type: 'string' },
       system: { type: 'boolean' }, email: { type: 'string' }, to: { type: 'string' }, from: { type: 'string' },
+      cell: { type: 'string' }, cells: { type: 'string' }, routes: { type: 'string' }, out: { type: 'string' },
+      bind: { type: 'string' }, runtime: { type: 'string' }, 'maps-dir': { type: 'string' },
     },
   });
   if (values.help) throw new UsageError('');
@@ -91,6 +98,14 @@ function plan(argv: string[]): { dataDir: string; op: string; args: Record<strin
   if (area === 'restore' && verb === undefined) {
     if (values['data-dir'] === undefined) throw new UsageError('--data-dir NEW is required');
     return { dataDir, op: RESTORE, args: { from: resolve(need(values.from, '--from')) } };
+  }
+  if (area === 'cells' && verb === 'routes') return { dataDir, op: 'cells.routes',
+    args: { cell: need(values.cell, '--cell') } };
+  if (area === 'cells' && verb === 'haproxy') {
+    const out = resolve(need(values.out, '--out'));
+    return { dataDir, op: CELLS_HAPROXY, args: { cells: need(values.cells, '--cells'), out,
+      routes: need(values.routes, '--routes').split(',').filter(Boolean), bind: values.bind ?? '0.0.0.0:80',
+      runtime: values.runtime ?? '127.0.0.1:9999', mapsDir: resolve(values['maps-dir'] ?? out) } };
   }
   if (area === 'secrets' && verb === 'rotate') return { dataDir, op: 'secrets.rotate', args: {} };
   if (area === 'repair' && verb === undefined) {
@@ -187,6 +202,10 @@ export async function runCli(argv: string[], out = process.stdout, err = process
     // Whoever can write the data dir can replace its logs or admin socket: the CLI trusts it no more than the server.
     if (p.op === RESTORE) {
       out.write(JSON.stringify(await restoreFrom(String(p.args.from), p.dataDir), null, 2) + '\n');
+      return 0;
+    }
+    if (p.op === CELLS_HAPROXY) {
+      out.write(JSON.stringify(writeHaproxy(p.args as Parameters<typeof writeHaproxy>[0]), null, 2) + '\n');
       return 0;
     }
     refuseWritableByOthers(p.dataDir);

@@ -21,6 +21,7 @@ import { agentInput, agentView, checkSources, createAgent, type Agent } from '..
 import { endpointView, secretContext } from '../areas/webhooks/model.js';
 import { activationUrl, addUser, newActivationLink, userView, OWNER_EMAIL } from '../web/users.js';
 import { importFile } from './import.js';
+import { cellRoutes } from './cells.js';
 import { BackupError, backupTo } from './backup.js';
 import { exportWorkspace } from './export.js';
 
@@ -105,6 +106,8 @@ export class Admin {
       case 'user.link': return this.userLink(String(args.email ?? ''));
       case 'import': return this.importData(String(args.workspace ?? ''), args.data);
       case 'secrets.rotate': return this.rotateSecrets();
+      case 'cells.routes': return Promise.resolve({ object: 'cell_routes', cell: String(args.cell ?? ''),
+        routes: cellRoutes(this.store, this.clock.now()) });
       case 'export': { const ws = this.store.workspace(String(args.workspace ?? ''));
         if (!ws) return Promise.reject(noWorkspace(String(args.workspace ?? '')));
         return Promise.resolve(exportWorkspace(ws)); }

@@ -58,6 +58,8 @@ export interface Config {
   startupSnapshot: 'use' | 'ignore';
   /** The model agents' answers use (docs/configuration.md#agent-model); null: extractive answers, no model. */
   agentLlm: AgentLlmConfig | null;
+  /** CELL_NAME, CELL_HAPROXY_RUNTIME, CELL_MAPS_DIR (docs/deployment.md#several-machines); null outside a cell. */
+  cell: CellConfig | null;
 }
 
 /** An OpenAI-compatible chat-completions endpoint: `url` ends in `/v1/chat/completions`. */
@@ -206,7 +208,32 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: env.PUBLIC_URL === undefined || env.PUBLIC_URL === '' ? null : httpUrl(env, 'PUBLIC_URL', ''),
     startupSnapshot: oneOf(env, 'STARTUP_SNAPSHOT', 'use', ['use', 'ignore'] as const),
     agentLlm: agentLlmSetting(env),
+    cell: cellSetting(env),
   };
+}
+
+/** A cell's settings: its name, the HAProxy runtime APIs (`host:port`) it updates, where HAProxy reads the maps. */
+export interface CellConfig { name: string; haproxyRuntime: string[]; mapsDir: string }
+
+/**
+ * CELL_NAME (`[a-z0-9-]{1,32}`), CELL_HAPROXY_RUNTIME (`host:port,…`, may be empty), CELL_MAPS_DIR (absolute; default
+ * `/etc/haproxy/support-workspace`): null without a name. @throws ConfigError naming the bad value.
+ */
+function cellSetting(env: Env): CellConfig | null {
+  const name = env.CELL_NAME;
+  if (name === undefined || name === '') {
+    if (env.CELL_HAPROXY_RUNTIME) throw new ConfigError('CELL_HAPROXY_RUNTIME is set but CELL_NAME is not');
+    return null;
+  }
+  if (!/^[a-z0-9-]{1,32}$/.test(name)) throw new ConfigError(`CELL_NAME must match [a-z0-9-]{1,32}, got ${
+    JSON.stringify(name)}`);
+  const haproxyRuntime = (env.CELL_HAPROXY_RUNTIME ?? '').split(',').filter((a) => a !== '');
+  for (const a of haproxyRuntime) if (!/^[A-Za-z0-9.-]+:\d{1,5}$/.test(a)) throw new ConfigError(
+    `CELL_HAPROXY_RUNTIME must be host:port entries, got ${JSON.stringify(a)}`);
+  const mapsDir = env.CELL_MAPS_DIR ?? '/etc/haproxy/support-workspace';
+  if (!mapsDir.startsWith('/')) throw new ConfigError(`CELL_MAPS_DIR must be an absolute path, got ${
+    JSON.stringify(mapsDir)}`);
+  return { name, haproxyRuntime, mapsDir };
 }
 
 /**

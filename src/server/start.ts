@@ -31,6 +31,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { StoreFs } from '../store/log/fs.js';
 import { AutoReplies } from '../areas/answers/autoReply.js';
+import { CellSync } from './cellSync.js';
 import type { RouteDeps } from '../areas/common.js';
 
 export interface ServerDeps {
@@ -128,6 +129,7 @@ interface Services {
   streams: EventStreams;
   /** The agents' answers to live-chat customers (docs/api.md#agent-modes). */
   replies: AutoReplies;
+  cellSync: CellSync | null;
 }
 
 /**
@@ -185,9 +187,12 @@ async function openServices(config: Config, deps: ServerDeps, publicUrl: string)
     // Agents in `reply` or `suggest` mode answer live-chat customers (docs/api.md#agent-modes).
     const replies = new AutoReplies(routeDeps, () => clock.now());
     store.eachWorkspace((ws) => replies.watch(ws));
+    // A cell tells HAProxy of what it now owns (docs/deployment.md#several-machines).
+    const cellSync = config.cell ? new CellSync(config.cell, logger) : null;
+    cellSync?.watch(store);
     const adminServer = await listenAdminSocket(config.dataDir, admin, logger);
     const webhooks = new WebhookDispatcher({ store, clock, logger, secrets, config, random: deps.webhookRandom });
-    return { store, admin, analyzer, usage, routes, adminServer, webhooks, secrets, streams, replies };
+    return { store, admin, analyzer, usage, routes, adminServer, webhooks, secrets, streams, replies, cellSync };
   } catch (e) {
     if (!deps.analyzer) await analyzer?.close().catch(() => {});
     await usage?.close().catch(() => {});
@@ -291,7 +296,8 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     connections.close();
     throw e;
   }
-  const { store, admin, analyzer, usage, routes, adminServer, webhooks, secrets, streams, replies } = services;
+  const { store, admin, analyzer, usage, routes, adminServer, webhooks, secrets, streams, replies, cellSync } =
+    services;
   const bodyParser = new WorkerBodyParser();
   const theApp = new App({ store, config, clock, logger, routes, bodyParser, onAuthenticated: (wsId) =>
     usage.countRequest(wsId) });
@@ -327,6 +333,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     server.closeAllConnections();
     connections.close();
     await replies.settled();
+    cellSync?.close();
     await webhooks.close();
     await analyzer.close();
     await bodyParser.close();
