@@ -66,6 +66,7 @@ test('a cycle is found and shown as an import chain', () => {
  */
 export const LAYERS: { name: string; paths: string[] }[] = [
   { name: 'core', paths: ['core/'] },
+  { name: 'metrics', paths: ['metrics/'] },
   { name: 'store', paths: ['store/'] },
   { name: 'search', paths: ['search/'] },
   { name: 'ingest', paths: ['ingest/'] },

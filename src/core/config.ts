@@ -60,6 +60,10 @@ export interface Config {
   agentLlm: AgentLlmConfig | null;
   /** CELL_NAME, CELL_HAPROXY_RUNTIME, CELL_MAPS_DIR (docs/deployment.md#several-machines); null outside a cell. */
   cell: CellConfig | null;
+  /** The port of `GET /metrics` (docs/deployment.md#monitoring); null (the default): no metrics port. */
+  metricsPort: number | null;
+  /** The address the metrics port listens on (default 127.0.0.1). */
+  metricsHost: string;
 }
 
 /** An OpenAI-compatible chat-completions endpoint: `url` ends in `/v1/chat/completions`. */
@@ -152,19 +156,19 @@ function cidrList(env: Env, name: string): string[] {
 const HOST_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 
 /**
- * `HOST`: an IP address (IPv6 without brackets) or a DNS host name of at most 253 characters. Whether it names this
- * machine is known only by listening, done before the data dir is touched
+ * `HOST` (or `METRICS_HOST`): an IP address (IPv6 without brackets) or a DNS host name of at most 253 characters.
+ * Whether it names this machine is known only by listening, done before the data dir is touched
  * (docs/configuration.md#starting-and-stopping).
  */
-function hostSetting(env: Env): string {
-  const raw = env.HOST;
+function hostSetting(env: Env, setting: 'HOST' | 'METRICS_HOST' = 'HOST'): string {
+  const raw = env[setting];
   // Unlike most settings, an empty HOST is refused rather than defaulted (as DATA_DIR is).
   if (raw === undefined) return '127.0.0.1';
   if (isIP(raw)) return raw;
   const name = raw.endsWith('.') ? raw.slice(0, -1) : raw;
   if (name.length > 0 && name.length <= 253 && name.split('.').every((l) => HOST_LABEL.test(l))) return raw;
   throw new ConfigError(
-    `HOST must be an IP address (127.0.0.1, 0.0.0.0, ::) or a host name, got ${JSON.stringify(raw)}`);
+    `${setting} must be an IP address (127.0.0.1, 0.0.0.0, ::) or a host name, got ${JSON.stringify(raw)}`);
 }
 
 /**
@@ -209,6 +213,9 @@ export function loadConfig(env: Env = process.env): Config {
     startupSnapshot: oneOf(env, 'STARTUP_SNAPSHOT', 'use', ['use', 'ignore'] as const),
     agentLlm: agentLlmSetting(env),
     cell: cellSetting(env),
+    metricsPort: env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? null
+      : int(env, 'METRICS_PORT', 0, 0, 65535),
+    metricsHost: hostSetting(env, 'METRICS_HOST'),
   };
 }
 

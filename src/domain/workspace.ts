@@ -69,7 +69,7 @@ export class Workspace {
   /** Replays the workspace's log at `path` into memory and opens it for writing. */
   static async open(id: string, path: string, opts: LogOptions): Promise<Workspace> {
     const db = Db.create<Records>(path, { fs: opts.fs, sync: opts.sync, now: opts.now, onError: opts.onError,
-      compactionSlack: opts.compactionSlack, snapshot: opts.snapshot });
+      compactionSlack: opts.compactionSlack, snapshot: opts.snapshot, onBatch: opts.onBatch });
     const ws = new Workspace(id, db, opts.now);
     await db.load();
     ws.clients.loaded();

@@ -41,7 +41,15 @@ export interface AppOptions {
   onAuthenticated?: (workspaceId: string) => void;
   /** Parses bodies over 256 KiB off the main thread (src/http/largeBody.ts); without one, in turns of their own. */
   bodyParser?: BodyParser;
+  /** Told of each answered request (metrics): its route's path template (null: none matched), status, ms. */
+  onAnswered?: Answered;
 }
+
+/**
+ * Told of one answered request: `method` as received, `template` the matched route's path template (null: none),
+ * `status` the answer's (499: the client left before one), `ms` from arrival to the answer written.
+ */
+export type Answered = (method: string, template: string | null, status: number, ms: number) => void;
 
 export class App {
   readonly router = new Router<Route>();
@@ -90,7 +98,7 @@ export class App {
     const requestId = ownId ? randomUUID() : given as string;
     // Response headers are gathered here and written with one writeHead (no per-header setHeader).
     const exchange: Exchange = { req, res, headers: ['X-Request-Id', requestId, 'Api-Version', API_VERSION], requestId,
-      ownId, started: performance.now(), route: '-' };
+      ownId, started: performance.now(), route: '-', template: null };
     let pending: Promise<void> | void = undefined;
     // A request that declares a body goes async from the start, so an early answer (401, 404…) is sent after the parser
     // took in what already arrived: a body that came with the headers keeps the connection alive.
@@ -106,6 +114,8 @@ export class App {
   private done(exchange: Exchange): void {
     this.inFlight--;
     if (this.inFlight === 0 && this.idle) { const r = this.idle; this.idle = null; r(); }
+    if (this.opts.onAnswered) this.opts.onAnswered(exchange.req.method ?? '-', exchange.template,
+      exchange.res.headersSent ? exchange.res.statusCode : 499, performance.now() - exchange.started);
     if (this.accessLog) {
       // The method is a token the parser accepted; the logger escapes a client's X-Request-Id when JSON needs it.
       this.opts.logger.request(exchange.requestId, exchange.req.method ?? '-', exchange.route, exchange.res.statusCode,
@@ -133,6 +143,7 @@ export class App {
     }
     const route = match.value;
     exchange.route = this.routeNames.get(route)!;
+    exchange.template = route.path;
     if (route.scope === null) {
       validateApiVersion(req);
       const result = route.handler({ params: match.params, now: this.opts.clock.now(),
@@ -306,6 +317,8 @@ interface Exchange {
   started: number;
   /** The matched route as `METHOD /template` (access log), `-` before routing. */
   route: string;
+  /** The matched route's path template (metrics), null before routing. */
+  template: string | null;
 }
 
 /** What the handler is called with, once authenticated and validated. */

@@ -13,6 +13,9 @@ import { ConnectionGuard, type Handler } from '../http/connections.js';
 import { Admin } from '../admin/operations.js';
 import { adminSocketPath, listenAdminSocket } from '../admin/socket.js';
 import { buildRoutes } from './routes.js';
+import { countingAnalyzer } from './metrics.js';
+import { ServerMetrics } from '../metrics/serverMetrics.js';
+import { listenMetrics } from '../metrics/listener.js';
 import { SecretBox } from '../core/secrets.js';
 import { WorkerAnalyzer } from '../ingest/workers/pool.js';
 import { WorkerBodyParser } from '../http/largeBody.js';
@@ -79,6 +82,8 @@ export interface RunningServer {
   routes: Route[];
   /** Sends webhook deliveries (docs/api.md#webhook-deliveries); tests call `runDue()` after advancing the clock. */
   webhooks: WebhookDispatcher;
+  /** The bound port of `GET /metrics` (docs/deployment.md#monitoring); null without `METRICS_PORT`. */
+  metricsPort: number | null;
   /** Graceful stop: refuse new requests (503), finish in-flight ones, flush, close. */
   close(): Promise<void>;
 }
@@ -98,16 +103,19 @@ const RAW_SECURITY_HEADERS = Object.entries(SECURITY_HEADERS).map(([k, v]) => `$
 /** Thrown when the HTTP port cannot be listened on; the message names the setting at fault. */
 export class ListenError extends Error {}
 
-/** Why `host`:`port` cannot be listened on, naming HOST or PORT. */
-function listenFailure(e: NodeJS.ErrnoException, host: string, port: number): ListenError {
-  const h = JSON.stringify(host);
+/** Why `host`:`port` cannot be listened on, naming HOST or PORT (`METRICS_`: METRICS_HOST or METRICS_PORT). */
+function listenFailure(e: NodeJS.ErrnoException, host: string, port: number, prefix: '' | 'METRICS_' = ''):
+  ListenError {
+  const h = `${prefix}HOST ${JSON.stringify(host)}`;
+  const p = `${prefix}PORT ${port}`;
   switch (e.code) {
     case 'ENOTFOUND': case 'EAI_NONAME': case 'EAI_AGAIN': case 'EAI_FAIL': case 'EAI_NODATA':
-      return new ListenError(`HOST ${h} does not resolve to an address (${e.code})`);
-    case 'EADDRNOTAVAIL': return new ListenError(`HOST ${h} is not an address of this machine (EADDRNOTAVAIL)`);
-    case 'EADDRINUSE': return new ListenError(`PORT ${port} is already in use on ${h} (EADDRINUSE)`);
-    case 'EACCES': return new ListenError(`PORT ${port} on ${h} needs privileges this process does not have (EACCES)`);
-    default: return new ListenError(`cannot listen on HOST ${h}, PORT ${port}: ${e.message}`);
+      return new ListenError(`${h} does not resolve to an address (${e.code})`);
+    case 'EADDRNOTAVAIL': return new ListenError(`${h} is not an address of this machine (EADDRNOTAVAIL)`);
+    case 'EADDRINUSE': return new ListenError(`${p} is already in use on ${JSON.stringify(host)} (EADDRINUSE)`);
+    case 'EACCES': return new ListenError(
+      `${p} on ${JSON.stringify(host)} needs privileges this process does not have (EACCES)`);
+    default: return new ListenError(`cannot listen on ${h}, ${p}: ${e.message}`);
   }
 }
 
@@ -137,7 +145,8 @@ interface Services {
  * table and admin socket. On failure it closes what it opened, the lock included, and rethrows.
  * @throws LockedError, DataDirError, CorruptLogError (system log), or a failure to listen on the admin socket.
  */
-async function openServices(config: Config, deps: ServerDeps, publicUrl: string): Promise<Services> {
+async function openServices(config: Config, deps: ServerDeps, publicUrl: string, metrics: ServerMetrics | null):
+  Promise<Services> {
   const { clock, logger } = deps;
   let store: Store<Workspace> | undefined;
   let analyzer: Analyzer | undefined;
@@ -145,7 +154,7 @@ async function openServices(config: Config, deps: ServerDeps, publicUrl: string)
   try {
     store = await openStore({ dataDir: config.dataDir, sync: config.sync === 'always', clock, fs: deps.fs,
       onError: (e) => logger.error('background store error', { error: e.message }),
-        compactionSlack: deps.compactionSlack, snapshot: config.startupSnapshot });
+        compactionSlack: deps.compactionSlack, snapshot: config.startupSnapshot, onBatch: metrics?.batch });
     for (const db of [store.system, ...[...store.workspaces.values()].map((w) => w.db)]) {
       const r = db.replay;
       const l = db.loadInfo;
@@ -181,7 +190,8 @@ async function openServices(config: Config, deps: ServerDeps, publicUrl: string)
     usage = new UsageCounter(store, clock, logger);
     usage.start();
     const streams = new EventStreams(config.sseMaxStreams);
-    const routeDeps: RouteDeps = { store, config, secrets, logger, analyzer, usage, publicUrl, streams,
+    const routeDeps: RouteDeps = { store, config, secrets, logger, usage, publicUrl, streams,
+      analyzer: metrics ? countingAnalyzer(analyzer, metrics) : analyzer,
       docsLinks: (src, idx) => docsModel(src, idx).links };
     const routes = buildRoutes(routeDeps);
     // Agents in `reply` or `suggest` mode answer live-chat customers (docs/api.md#agent-modes).
@@ -191,7 +201,10 @@ async function openServices(config: Config, deps: ServerDeps, publicUrl: string)
     const cellSync = config.cell ? new CellSync(config.cell, logger) : null;
     cellSync?.watch(store);
     const adminServer = await listenAdminSocket(config.dataDir, admin, logger);
-    const webhooks = new WebhookDispatcher({ store, clock, logger, secrets, config, random: deps.webhookRandom });
+    const webhooks = new WebhookDispatcher({ store, clock, logger, secrets, config, random: deps.webhookRandom,
+      onOutcome: metrics ? (s) => metrics.webhookOutcome(s === 'pending' ? 'retrying' : s) : undefined });
+    if (metrics) metrics.sources = { ...metrics.sources, webhookQueue: () => webhooks.queued(),
+      webhooksInFlight: () => webhooks.inFlight, streams: () => streams.open };
     return { store, admin, analyzer, usage, routes, adminServer, webhooks, secrets, streams, replies, cellSync };
   } catch (e) {
     if (!deps.analyzer) await analyzer?.close().catch(() => {});
@@ -281,14 +294,31 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     connections.close();
     throw listenFailure(e as NodeJS.ErrnoException, config.host, config.port);
   }
+  // The metrics port, off the API port (docs/deployment.md#monitoring), is bound before the data dir is touched too.
+  const metrics = config.metricsPort === null ? null : new ServerMetrics();
+  let metricsServer: { server: http.Server; port: number } | null = null;
+  if (metrics) {
+    try { metricsServer = await listenMetrics(metrics, config.metricsHost, config.metricsPort!); } catch (e) {
+      metrics.close();
+      server.close();
+      connections.close();
+      throw listenFailure(e as NodeJS.ErrnoException, config.metricsHost, config.metricsPort!, 'METRICS_');
+    }
+  }
+  const closeMetrics = () => {
+    metrics?.close();
+    metricsServer?.server.close();
+    metricsServer?.server.closeAllConnections();
+  };
 
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const publicUrl = publicBaseUrl(config, port);
   let services: Services;
   try {
-    services = await openServices(config, deps, publicUrl);
+    services = await openServices(config, deps, publicUrl, metrics);
   } catch (e) {
+    closeMetrics();
     // Release the port and the connections that came meanwhile (openServices released the data dir).
     failed(e);
     server.close();
@@ -300,11 +330,11 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     services;
   const bodyParser = new WorkerBodyParser();
   const theApp = new App({ store, config, clock, logger, routes, bodyParser, onAuthenticated: (wsId) =>
-    usage.countRequest(wsId) });
+    usage.countRequest(wsId), onAnswered: metrics?.request });
   // The settings area answers its own paths; every other request goes to the API.
   const web = config.webUi ? new WebApp({ store, clock, logger, clients: new ClientAddresses(config.trustProxy),
     publicUrl, secrets, webhookAllowPrivate: config.webhookAllowPrivate,
-    docsViewsPerMinute: config.docsViewsPerMinute, routes }) : null;
+    docsViewsPerMinute: config.docsViewsPerMinute, routes, onAnswered: metrics?.request }) : null;
   const front: Front = web
     ? { handle: (req, res) => (WebApp.claims(req.url ?? '/') ? web.handle(req, res) : theApp.handle(req, res)) }
     : theApp;
@@ -313,6 +343,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
   logger.info('listening', { url, port, dataDir: config.dataDir, sync: config.sync });
+  if (metricsServer) logger.info('metrics listening', { host: config.metricsHost, port: metricsServer.port });
   // Printed links (activation, docs URLs) use PUBLIC_URL; without it they name the bound address, which on
   // 0.0.0.0 or a private address is not what people open (docs/deployment.md#public-url).
   if (config.publicUrl === null && !isLoopback(config.host)) logger.warn('PUBLIC_URL is not set', { host: config.host,
@@ -339,10 +370,11 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     await bodyParser.close();
     await usage.close();
     await store.close();
+    closeMetrics();
     logger.info('stopped', {});
   })();
   return { url, port, app: theApp, web, publicUrl, store, admin, http: server, adminSocket: adminServer, routes, usage,
-    connections, webhooks, streams, replies, close };
+    connections, webhooks, streams, replies, metricsPort: metricsServer?.port ?? null, close };
 }
 
 /**

@@ -90,7 +90,7 @@ export class Db<R extends RecordMap<R> = Untyped> implements TxOwner<R> {
     // Synced writes go through O_DSYNC where there is one (docs/decisions.md#durable-writes-in-one-system-call).
     const synced = opts.sync && opts.fs.openSynced !== undefined;
     const fd = synced ? await opts.fs.openSynced!(path) : await opts.fs.open(path);
-    this.log = new AppendLog(path, fd, this.replay.size, opts.fs, opts.sync, synced);
+    this.log = new AppendLog(path, fd, this.replay.size, opts.fs, opts.sync, synced, opts.onBatch ?? null);
     this.loadInfo.ms = performance.now() - t0;
     return this;
   }

@@ -4,6 +4,7 @@
  * parts (tx.ts, txText.ts); db.ts re-exports every name.
  */
 import type { StoreFs } from './log/fs.js';
+import type { BatchTiming } from './log/log.js';
 
 /** A stored record: a JSON object, never mutated after it was put. */
 export type Rec = Readonly<Record<string, unknown>>;
@@ -34,6 +35,8 @@ export type Change<V> = (id: string, prev: V | undefined, next: V | undefined, p
 
 export interface DbOptions {
   fs: StoreFs;
+  /** Told of each group-commit batch's durations (metrics; {@link BatchTiming}). */
+  onBatch?: BatchTiming;
   /** fdatasync every batch (SYNC=always). */
   sync: boolean;
   /** Listeners of every change of every type (tests and tools; indexes use {@link Db.on}). */

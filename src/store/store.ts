@@ -11,6 +11,7 @@ import { Db, type Tx } from './db.js';
 import { nodeFs, type StoreFs } from './log/fs.js';
 import { acquireLock } from './log/lock.js';
 import { CorruptLogError } from './log/recovery.js';
+import type { BatchTiming } from './log/log.js';
 import { repairLog, type RepairResult } from './log/repair.js';
 import { attachIndexes, uniqueBy, type Built } from './indexes.js';
 import type { Clock } from '../core/clock.js';
@@ -63,6 +64,8 @@ export interface LogOptions {
   compactionSlack?: number;
   /** `ignore`: load with a full replay, the snapshot block unused (docs/storage.md#snapshots). */
   snapshot?: 'use' | 'ignore';
+  /** Told of each group-commit batch's durations (metrics, docs/deployment.md#monitoring). */
+  onBatch?: BatchTiming;
 }
 
 /** The store's settings: those of every log (`snapshot` from `STARTUP_SNAPSHOT`), and the data dir's. */
@@ -157,7 +160,7 @@ export class Store<W extends ServedWorkspace = ServedWorkspace> {
   private logOptions(): LogOptions {
     const { opts } = this;
     return { fs: opts.fs ?? nodeFs, sync: opts.sync, now: () => opts.clock.now(), onError: opts.onError,
-      compactionSlack: opts.compactionSlack, snapshot: opts.snapshot };
+      compactionSlack: opts.compactionSlack, snapshot: opts.snapshot, onBatch: opts.onBatch };
   }
 
   private async openWorkspace(id: string): Promise<W> {

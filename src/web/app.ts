@@ -29,6 +29,7 @@ import { ShownOnce } from './shownOnce.js';
 import { Operations } from './operations.js';
 import { CursorCodec } from '../http/cursor.js';
 import type { Route } from '../http/route.js';
+import type { Answered } from '../http/pipeline.js';
 import { COPY_JS, STYLE_CSS } from './assets.js';
 import type { ClientAddresses } from '../http/clientAddress.js';
 import type { Store } from '../store/store.js';
@@ -135,6 +136,8 @@ export interface WebAppOptions {
   routes: readonly Route[];
   /** `DOCS_VIEWS_PER_MINUTE` (docs/security.md#public-docs). */
   docsViewsPerMinute: number;
+  /** Told of each answered request (metrics): the page's path template (null: no page matched), status, ms. */
+  onAnswered?: Answered;
 }
 
 /**
@@ -199,6 +202,7 @@ export class WebApp {
     const given = req.headers['x-request-id'];
     const requestId = typeof given === 'string' && /^[\x20-\x7e]{1,128}$/.test(given) ? given : randomUUID();
     let routeName = '-';
+    let template: string | null = null;
     try {
       const url = req.url ?? '/';
       const q = url.indexOf('?');
@@ -206,7 +210,7 @@ export class WebApp {
       const method = req.method === 'HEAD' ? 'GET' : req.method ?? 'GET';
       const asset = ASSETS.get(path);
       if (asset) {
-        routeName = path;
+        routeName = template = path;
         this.sendAsset(req, res, requestId, asset, method);
         return;
       }
@@ -215,7 +219,8 @@ export class WebApp {
         requestId, this.opts.clients.clientKey(req));
       let answer: Answer;
       try {
-        answer = await this.dispatch(ctx, method, path, (name) => { routeName = name; });
+        answer = await this.dispatch(ctx, method, path,
+          (name) => { template = name; routeName = `${method} ${name}`; });
       } catch (e) {
         answer = this.failure(ctx, e);
       }
@@ -229,6 +234,8 @@ export class WebApp {
     } finally {
       this.inFlight--;
       if (this.inFlight === 0 && this.idle) { const r = this.idle; this.idle = null; r(); }
+      this.opts.onAnswered?.(req.method ?? '-', template, res.headersSent ? res.statusCode : 499,
+        performance.now() - started);
       if (this.accessLog) {
         const ms = Math.round((performance.now() - started) * 100) / 100;
         this.opts.logger.info('request', { requestId, method: req.method, route: routeName, status: res.statusCode,
@@ -243,7 +250,7 @@ export class WebApp {
     for (const route of ROUTES) {
       const m = route.pattern.exec(path);
       if (!m) continue;
-      named(`${method} ${route.name}`);
+      named(route.name);
       if (route.name.startsWith('/docs/')) this.admitDocsView(ctx);
       const handler = method === 'GET' ? route.GET : method === 'POST' ? route.POST : undefined;
       if (!handler) {

@@ -48,6 +48,8 @@ export interface DispatcherOptions {
     | 'webhookConcurrencyPerEndpoint'>;
   /** A number in [0, 1) for the jitter (default Math.random; tests make it fixed). */
   random?: () => number;
+  /** Told of each attempt whose outcome was written: `pending` when it will be tried again (metrics). */
+  onOutcome?: (status: DeliveryRec['status']) => void;
 }
 
 /** One turn's outcomes of one workspace: their transaction, what to do once it is written, the endpoints whose cursor
@@ -160,8 +162,15 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Attempts in flight (tests). */
+  /** Attempts in flight (tests, metrics). */
   get inFlight(): number { return this.running.size; }
+
+  /** Deliveries owed (no attempt recorded yet) and retries scheduled, over every workspace (metrics). */
+  queued(): { owed: number; retries: number } {
+    const q = { owed: 0, retries: 0 };
+    for (const ws of this.opts.store.workspaces.values()) ws.webhooks.countQueued(q);
+    return q;
+  }
 
   private arm(delayMs: number): void {
     if (delayMs <= 0) delayMs = this.lastPass + MIN_PASS_GAP_MS - performance.now();
@@ -444,6 +453,7 @@ export class WebhookDispatcher {
     // Once the batch is written (or failed): one callback per outcome, no promise of its own.
     batch.after.push((err) => {
       if (err === null) {
+        this.opts.onOutcome?.(next.status);
         if (this.holdUntil.size > 0) this.holdUntil.delete(cur.id);
         if (!outcome.ok) this.opts.logger.info('webhook delivery attempt failed', fields());
         else if (this.opts.logger.enabled('debug')) this.opts.logger.debug('webhook delivered', fields());

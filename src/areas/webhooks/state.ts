@@ -184,6 +184,12 @@ export class WebhookState {
   /** Endpoint `id`'s owed deliveries, oldest on disk first (a live view: do not change it), or undefined. */
   owedOf(id: string): ReadonlyMap<string, Owed> | undefined { return this.owed.get(id); }
 
+  /** Adds this workspace's owed deliveries and scheduled retries to `q` (metrics). */
+  countQueued(q: { owed: number; retries: number }): void {
+    for (const m of this.owed.values()) q.owed += m.size;
+    for (const i of this.dueByEndpoint.values()) q.retries += i.size;
+  }
+
   /** The number of deliveries owed to endpoint `id`. */
   owedCount(id: string): number { return this.owed.get(id)?.size ?? 0; }
 

@@ -38,6 +38,12 @@ export const LAZY_WRITE_MS = 20;
 const ignore = () => {};
 
 /**
+ * Told of each group-commit batch written (docs/deployment.md#monitoring): seconds from its write to durable, and of
+ * them the fdatasync's (on an `O_DSYNC` file, the write's; null without sync). Unset: no clock is read.
+ */
+export type BatchTiming = (commitSeconds: number, fsyncSeconds: number | null) => void;
+
+/**
  * A log file opened for appending at byte `size`. `append` rejects with the file-system error when
  * the write fails (the partial batch cut away first); after an `fdatasync` failure, a failed write
  * on a `synced` file other than for lack of space, or a failed truncate, it and every later one
@@ -93,6 +99,7 @@ export class AppendLog {
      * ({@link StoreFs.openSynced}): a write returns once it is durable, so none is fdatasync'd.
      */
     readonly synced = false,
+    private readonly timing: BatchTiming | null = null,
   ) { this.handedEnd = size; this.committedEnd = size; }
 
   /** Stops accepting writes for good (a durability failure seen elsewhere, e.g. a folder fsync). */
@@ -208,6 +215,9 @@ export class AppendLog {
     }
     let end = start;
     for (const buf of writes) end += buf.length;
+    const timed = this.timing !== null;
+    const t0 = timed ? performance.now() : 0;
+    let fsyncMs: number | null = null;
     try {
       // One write of the batch's buffers: on a synchronized file, one device flush.
       if (writes.length > 0) await this.fs.write(this.fd, writes, start);
@@ -260,10 +270,13 @@ export class AppendLog {
     this.size = end;
     this.openFrameAt = frameAt;
     released();
+    if (timed && this.synced) fsyncMs = performance.now() - t0;
     // A batch that wrote nothing (changes that cancel out) has nothing to sync, but settles in order.
     if (this.sync && !this.synced && end > start) {
+      const s0 = timed ? performance.now() : 0;
       try {
         await this.fs.fdatasync(this.fd);
+        if (timed) fsyncMs = performance.now() - s0;
       } catch (err) {
         this.failures++;
         // After a failed fdatasync the page cache may claim data the disk lost: never retry
@@ -286,6 +299,7 @@ export class AppendLog {
       return true;
     }
     if (boundary !== null) this.committedEnd = boundary;
+    if (timed && end > start) this.timing!((performance.now() - t0) / 1000, fsyncMs === null ? null : fsyncMs / 1000);
     for (const p of batch) p.resolve();
     return false;
   }
