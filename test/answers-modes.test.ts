@@ -156,3 +156,53 @@ test('200 races of a person\'s reply against a bot answer: never a bot message a
     await new Promise((r) => llm.close(r));
   }
 });
+
+test('hand-over: the customer asks for a person, or answers stay uncertain, or the API asks; the event follows',
+  async () => {
+    await mode('reply');
+    const asks = await conversation();
+    await say(asks, 'user', 'Can I talk to a person please?');
+    await srv.replies.settled();
+    let c = (await w.call<any>('GET', `/api/v1/conversations/${asks}`)).body.conversation;
+    assert.equal(c.handoff.reason, 'customer');
+    assert.equal(c.status, 'waiting'); // the bot's hand-over message is an agent message
+    const ms = await messages(asks);
+    assert.deepEqual(ms.map((m) => m.body), ['Can I talk to a person please?',
+      'I am asking a person from the team to help; they will answer here.']);
+    assert.equal((await answers(asks)).length, 0);
+    const ev = await w.call<any>('GET', '/api/v1/events?type=conversation.handoff_requested');
+    assert.equal(ev.body.events.filter((e: any) => e.data.object.id === asks).length, 1);
+    // Pending: the bot writes no more messages, its answers are kept for the person.
+    await say(asks, 'user', 'How do I create a customer?');
+    await srv.replies.settled();
+    assert.equal((await messages(asks)).length, 3);
+    assert.equal((await answers(asks)).length, 1);
+
+    // Two uncertain answers in a row (handoffAfterUncertain 2): the second hands over.
+    const lost = await conversation();
+    await say(lost, 'user', 'Why is the sky blue over the ocean?');
+    await srv.replies.settled();
+    assert.equal((await w.call<any>('GET', `/api/v1/conversations/${lost}`)).body.conversation.handoff, undefined);
+    await say(lost, 'user', 'What about sunsets over mountains?');
+    await srv.replies.settled();
+    c = (await w.call<any>('GET', `/api/v1/conversations/${lost}`)).body.conversation;
+    assert.equal(c.handoff.reason, 'uncertain');
+    assert.match((await messages(lost)).at(-1).body, /I am asking a person from the team to help/);
+
+    // Through the API: 200 with the conversation; a pending one keeps its time and reason; solved clears it.
+    const api = await conversation('email');
+    const r = await w.call<any>('POST', `/api/v1/conversations/${api}/handoff`);
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.conversation.handoff.reason, 'api');
+    assert.equal(r.body.conversation.status, 'open');
+    const again = await w.call<any>('POST', `/api/v1/conversations/${api}/handoff`);
+    assert.deepEqual(again.body.conversation.handoff, r.body.conversation.handoff);
+    assert.equal((await w.call<any>('PATCH', `/api/v1/conversations/${api}`, { body: { status: 'solved' } }))
+      .body.conversation.handoff, undefined);
+    assert.deepEqual((await w.call<any>('POST', '/api/v1/conversations/nope/handoff')).body,
+      { code: 'not_found', error: 'Record not found.' });
+    const reader = await srv.newKey({ scopes: 'conversations:read', workspaceId: w.workspaceId });
+    const refused = await w.call<any>('POST', `/api/v1/conversations/${api}/handoff`, { key: reader });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.code, 'insufficient_scope');
+  });

@@ -173,6 +173,8 @@ export const EXAMPLES: Record<string, OperationExample> = {
   retrieveConversation: { response: { conversation } },
   updateConversation: { request: { status: 'solved' }, response: { conversation: { ...conversation, status: 'solved',
     updatedAt: T2, closedAt: T2 } } },
+  requestHandoff: { response: { conversation: { ...conversation, status: 'open', updatedAt: T2,
+    handoff: { requestedAt: T2, reason: 'api' } } } },
   addMessage: { request: { role: 'user', body: message.body }, response: { message } },
   listMessages: { response: page('messages', [message]) },
 

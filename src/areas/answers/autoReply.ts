@@ -5,11 +5,19 @@
  * in the same synchronous write that puts the bot's message, so a bot message never lands after a person's.
  */
 import { agentSettings, type Agent } from '../agents.js';
-import { addMessage, type Conversation } from '../conversations/conversations.js';
+import { addMessage, requestHandoff, type Conversation } from '../conversations/conversations.js';
 import type { RouteDeps } from '../common.js';
 import type { Workspace } from '../../domain/workspace.js';
 import { composeAnswer } from './answers.js';
 import type { Answer } from './model.js';
+
+/** A customer message that asks for a person ("talk to a person", "a human please", "agent!"…). */
+export const ASKS_FOR_PERSON = new RegExp(
+  String.raw`\b(?:talk|speak|chat)\s+(?:to|with)\s+(?:a\s+|an\s+|your\s+)?(?:real\s+)?(?:person|human|agent|`
+  + String.raw`someone|representative|staff)\b|^(?:a\s+)?(?:real\s+)?(?:person|human|agent|representative)`
+  + String.raw`(?:\s+please)?[\s!.]*$|\boperator\b`, 'i');
+/** The bot's message when it hands over. */
+export const HANDOFF_TEXT = 'I am asking a person from the team to help; they will answer here.';
 
 /** The bot message of `answer`: its text, then the cited parts with their public docs address when published. */
 export function botMessageText(answer: Answer): string {
@@ -83,17 +91,57 @@ export class AutoReplies {
     if (!conv || conv.channel !== 'live-chat') return;
     const agent = agentOf(ws, conv);
     if (!agent || !agent.enabled) return;
-    const mode = agentSettings(agent).mode;
+    const { mode, handoffAfterUncertain } = agentSettings(agent);
     if (mode === 'off') return;
+    const asked = newestCustomerMessage(ws, conversationId);
+    if (asked !== undefined && ASKS_FOR_PERSON.test(asked.trim())) {
+      const tx = ws.db.begin();
+      const current = ws.get('conversation', conversationId)!;
+      if (!current.handoff) {
+        const next = requestHandoff(tx, current, 'customer', this.now());
+        if (mode === 'reply' && !next.humanRepliedAt) addMessage(tx, next, { role: 'agent', body: HANDOFF_TEXT },
+          this.now(), 'bot');
+      }
+      await ws.db.commit(tx);
+      return;
+    }
     const answer = await composeAnswer(ws, this.deps, conversationId, agent, this.now());
     if (answer === null) return;
     // The check and the puts in one synchronous step: a person's message put before it silences the bot.
+    let current = ws.get('conversation', conversationId);
+    const handOver = answer.outcome !== 'answered' && !current?.handoff
+      && uncertainInARow(ws, conversationId) + 1 >= handoffAfterUncertain;
     const tx = ws.db.begin();
     tx.put('answer', answer.id, answer);
-    const current = ws.get('conversation', conversationId);
-    if (mode === 'reply' && current && !current.humanRepliedAt) {
-      addMessage(tx, current, { role: 'agent', body: botMessageText(answer) }, this.now(), 'bot');
+    if (current && handOver) current = requestHandoff(tx, current, 'uncertain', this.now());
+    if (mode === 'reply' && current && !current.humanRepliedAt && (!current.handoff || handOver)) {
+      const body = handOver ? `${answer.text}\n\n${HANDOFF_TEXT}`.slice(0, 4000) : botMessageText(answer);
+      addMessage(tx, current, { role: 'agent', body }, this.now(), 'bot');
     }
     await ws.db.commit(tx);
   }
+}
+
+/** The body of the conversation's newest message when it is the customer's. */
+function newestCustomerMessage(ws: Workspace, conversationId: string): string | undefined {
+  const index = ws.conversations.messages.of(conversationId);
+  if (!index) return undefined;
+  for (const at of index.desc()) {
+    const m = ws.get('message', index.idAt(at));
+    return m?.role === 'user' ? m.body : undefined;
+  }
+  return undefined;
+}
+
+/** How many of the conversation's newest answers, in a row, were not `answered`. */
+function uncertainInARow(ws: Workspace, conversationId: string): number {
+  const index = ws.answers.of(conversationId);
+  let n = 0;
+  if (index) {
+    for (const at of index.desc()) {
+      if (ws.get('answer', index.idAt(at))?.outcome === 'answered') break;
+      n++;
+    }
+  }
+  return n;
 }

@@ -26,7 +26,12 @@ export interface Conversation {
   firstResponseAt?: string;
   /** Internal (not returned): a person's last reply since the conversation was last solved; the bot is silent then. */
   humanRepliedAt?: string;
+  /** A person was asked for (docs/api.md#hand-over); kept until the conversation is solved. */
+  handoff?: Handoff;
 }
+/** Why a person was asked for: by the customer, after uncertain answers, or through the API. */
+export type HandoffReason = 'customer' | 'uncertain' | 'api';
+export interface Handoff { requestedAt: string; reason: HandoffReason }
 export interface Message { id: string; conversationId: string; role: 'user' | 'agent'; body: string; createdAt: string }
 /** The record types of the conversations area. */
 export interface ConversationRecords { conversation: Conversation; message: Message }
@@ -139,6 +144,11 @@ export const conversationSchema = s.named('Conversation', s.object({
   })),
   createdAt: isoSchema, updatedAt: isoSchema, lastMessageAt: s.optional(isoSchema),
   closedAt: s.optional({ ...isoSchema, description: 'When it was solved; absent unless `status` is `solved`.' }),
+  handoff: s.optional(s.named('Handoff', s.object({
+    requestedAt: isoSchema,
+    reason: s.enum(['customer', 'uncertain', 'api'] as const, { description: '`customer`: the customer asked; '
+      + '`uncertain`: the agent\'s answers were uncertain too many times in a row; `api`: asked through the API.' }),
+  }, { description: 'A person was asked for; absent until then, and again once the conversation is solved.' }))),
 }));
 export const messageSchema = s.named('Message', s.object({
   object: s.enum(['message'] as const), id: s.string(), conversationId: s.string(),
@@ -156,7 +166,7 @@ export function conversationView(c: Conversation): Record<string, unknown> {
     object: 'conversation', id: c.id, externalId: c.externalId, status: c.status, channel: c.channel,
       priority: c.priority,
     subject: c.subject, preview: c.preview, customer: c.customer, createdAt: c.createdAt, updatedAt: c.updatedAt,
-    lastMessageAt: c.lastMessageAt, closedAt: c.closedAt,
+    lastMessageAt: c.lastMessageAt, closedAt: c.closedAt, handoff: c.handoff,
   };
 }
 /** The API view of a message. */
@@ -213,7 +223,11 @@ export function createConversation(
 function withStatus(conv: Conversation, status: ConversationStatus, now: string): Conversation {
   if (status === conv.status) return conv;
   const next = { ...conv, status };
-  if (status === 'solved') { next.closedAt = now; delete next.humanRepliedAt; } else delete next.closedAt;
+  if (status === 'solved') {
+    next.closedAt = now;
+    delete next.humanRepliedAt;
+    delete next.handoff;
+  } else delete next.closedAt;
   return next;
 }
 
@@ -238,6 +252,19 @@ export function addMessage(tx: Tx<ConversationRecords>, conv: Conversation, inpu
   tx.put('message', message.id, message);
   tx.put('conversation', next.id, next);
   return { message, conversation: next };
+}
+
+/**
+ * Asks for a person (docs/api.md#hand-over): `handoff` set and the conversation `open`; a hand-over already pending
+ * keeps its time and reason. Returns the conversation as it now is (unchanged when one was pending).
+ */
+export function requestHandoff(tx: Tx<ConversationRecords>, conv: Conversation, reason: HandoffReason,
+  at: number): Conversation {
+  if (conv.handoff) return conv;
+  const now = iso(at);
+  const next = { ...withStatus(conv, 'open', now), handoff: { requestedAt: now, reason }, updatedAt: now };
+  tx.put('conversation', conv.id, next);
+  return next;
 }
 
 function load(ctx: Ctx<unknown, unknown>): Conversation {
@@ -315,6 +342,20 @@ export const conversationRoutes = [
     success: { status: 201, schema: messageResponse, description: 'The added message.' },
     handler: (ctx) => ({ status: 201, body: { message: messageView(addMessage(ctx.tx(), load(ctx), ctx.body,
       ctx.now).message) } }),
+  }),
+  route({
+    method: 'POST', path: `${base}/{conversationId}/handoff`, operationId: 'requestHandoff', tag: 'Conversations',
+      scope: 'conversations:write',
+    summary: 'Ask for a person: `handoff` {requestedAt, reason:"api"} and status `open`; the agent\'s bot writes no '
+      + 'more messages once a person replies. A pending hand-over is kept as it is. Event '
+      + '`conversation.handoff_requested`.',
+    success: { status: 200, schema: conversationResponse, description: 'The conversation.' },
+    handler: (ctx) => {
+      const conv = load(ctx);
+      const next = requestHandoff(ctx.tx(), conv, 'api', ctx.now);
+      return { status: 200, body: null, json: next === conv ? conversationJson.answer(conv)
+        : conversationJson.answerText(next) };
+    },
   }),
   route({
     method: 'GET', path: `${base}/{conversationId}/messages`, operationId: 'listMessages', tag: 'Conversations',
