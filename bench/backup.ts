@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as os from 'node:os';
 import { join } from 'node:path';
 import { generateLog } from './seed.js';
 import { int, ms, mb, secs, log } from './figures.js';
@@ -111,6 +112,7 @@ export async function backup(c: Ctx, kit: Pick<WritesKit, 'rows' | 'notes' | 'co
   log(`  seeded ${int(seeded.records)} records (log ${mb(seeded.fileBytes)}) in ${secs(seeded.seconds)}: ` +
     `${int(rate)} records/s`);
   if (seeded.seconds > MAX_SEED_S) kit.notes.push(`Seeding ran ${secs(seeded.seconds)} (${int(rate)} records/s).`);
+  const load0 = os.loadavg();
   const t0 = performance.now();
   const server = await kit.startServer('backup', dir, 'always').ready(600_000);
   const startS = (performance.now() - t0) / 1000;
@@ -164,6 +166,10 @@ export async function backup(c: Ctx, kit: Pick<WritesKit, 'rows' | 'notes' | 'co
       target: 'printed', status: '' });
     kit.notes.push(`The writes are sent open-loop by the bench process (each at its time, ` +
       'answered or not), so a stall shows as latency rather than as fewer requests.');
+    const avg = (l: number[]) => l.map((x) => x.toFixed(2)).join(' / ');
+    kit.notes.push(`Load average ${avg(load0)} when the server started, ${avg(os.loadavg())} at the end, on ` +
+      `${os.cpus().length} cores: other processes shared the machine (the writes benchmark's rate on it is the ` +
+      'reference of what one core sustains).');
   } finally {
     await load.stop().catch(() => {});
     await server.stop();
