@@ -8,7 +8,9 @@
  *
  *   node --import tsx bench/instructions.ts --seed DIR [--target ours|fastify|bare|buffer]
  *     [--log-level info|warn] [--dist DIR] [--warmup N] [--requests N] [--times K]
- *     [--request get|patch] [--endpoint] [--out FILE]
+ *     [--request get|patch] [--endpoint] [--metrics] [--out FILE]
+ *
+ * `--metrics`: ours with `METRICS_PORT` set (docs/deployment.md#monitoring), for the counters' cost.
  *
  * `--out FILE`: the main thread's callgrind profile of the (last) run is kept there, for
  * `callgrind_annotate --inclusive=yes FILE` (which functions the instructions are in). JIT code
@@ -51,6 +53,7 @@ import { fixedLoad, freePort } from './fixedLoad.js';
 const { values: a } = parseArgs({ options: {
   seed: { type: 'string' }, target: { type: 'string' }, 'log-level': { type: 'string' }, dist: { type: 'string' },
   warmup: { type: 'string' }, requests: { type: 'string' }, times: { type: 'string' }, request: { type: 'string' }, out: { type: 'string' }, 'perf-map': { type: 'boolean' }, endpoint: { type: 'boolean' },
+  metrics: { type: 'boolean' },
 } });
 if (!a.seed) throw new Error('--seed DIR (a reads run kept with --keep) is required');
 const seed = a.seed;
@@ -88,6 +91,7 @@ async function once(): Promise<number> {
     // A server killed on the seed may have left its admin socket: not copied (cpSync refuses sockets).
     fs.cpSync(join(seed, 'reads'), join(work, 'data'), { recursive: true, filter: (f) => !fs.lstatSync(f).isSocket() });
     Object.assign(env, { DATA_DIR: join(work, 'data'), LOG_LEVEL: level, SYNC: 'always', BOOTSTRAP: 'false', RATE_LIMIT_BURST: '10000000', RATE_LIMIT_PER_MINUTE: '10000000', WEBHOOK_ALLOW_PRIVATE: 'true' });
+    if (a.metrics) env.METRICS_PORT = String(await freePort());
     args = [...vg, process.execPath, ...(a['perf-map'] ? ['--perf-basic-prof'] : []), join(dist, 'server.js')];
   } else {
     Object.assign(env, { PEER_DIR, PEER_DATA: join(seed, 'peer-data.json'), BASELINE_MODE: target === 'buffer' ? 'buffer' : 'stringify' });
@@ -141,5 +145,5 @@ const got: number[] = [];
 /** Deliveries the receiver got while each count ran (with `--endpoint`). */
 const deliveries: number[] = [];
 for (let i = 0; i < times; i++) got.push(await once());
-const label = `${target === 'ours' ? `ours (${dist}, LOG_LEVEL=${level})` : target}, ${request === 'get' ? 'GET issue' : `PATCH conversation (SYNC=always${endpoint ? `, one webhook endpoint: ${deliveries.map((d) => d.toLocaleString('en-US')).join(', ')} deliveries received while counting` : ''})`}`;
+const label = `${target === 'ours' ? `ours (${dist}, LOG_LEVEL=${level}${a.metrics ? ", METRICS_PORT set" : ""})` : target}, ${request === 'get' ? 'GET issue' : `PATCH conversation (SYNC=always${endpoint ? `, one webhook endpoint: ${deliveries.map((d) => d.toLocaleString('en-US')).join(', ')} deliveries received while counting` : ''})`}`;
 console.log(`${label}: ${got.map((g) => Math.round(g).toLocaleString('en-US')).join(', ')} instructions per request on the main thread (${requests.toLocaleString('en-US')} requests after ${warmup.toLocaleString('en-US')}; ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version})`);

@@ -11,7 +11,7 @@
  * Options: --seconds N (measurement per run, default 5), --warmup S (default 1),
  * --rounds N (A/B rounds, default 3), --connections N (default 50), --records N (start-up
  * log size, default 1,000,000), --log-level L (server LOG_LEVEL, default info),
- * --only reads,list,writes,webhooks,sources,startup,search,hostile,docs,streams, --quick (1 s runs, 1 round, 100,000
+ * --only reads,list,writes,webhooks,sources,startup,search,hostile,docs,streams,backup, --quick (1 s runs, 1 round, 100,000
  * records,
  * a 200,000-chunk search index: a smoke test; writes no results file unless --out is given), --keep
  * (keep the temp dir), --out FILE (default bench/RESULTS.md), --against DIR (another build beside ours in reads, list, writes and webhooks), --receiver raw|http
@@ -31,6 +31,7 @@ import { parseArgs } from 'node:util';
 import { ROOT, useCli, makeBase, writeImportFile, importFile, liveIds, generateLog, syntheticOpenApi } from './seed.js';
 import { startupHistories } from './startup-histories.js';
 import { streams } from './streams.js';
+import { backup } from './backup.js';
 import type { Job, JobResult, GroupSpec } from './load.js';
 import type { SearchReport } from './search.js';
 import { median, int, ms, secs, mb, mb1, pct, verdict, log, DISTURBED, runLine, type Run } from './figures.js';
@@ -65,7 +66,8 @@ const opts = {
   readConnections: num(argv['read-connections'], 10),
   records: num(argv.records, quick ? 100_000 : 1_000_000),
   logLevel: argv['log-level'] ?? 'info',
-  only: new Set((argv.only ?? 'reads,list,writes,webhooks,sources,startup,search,hostile,docs,streams').split(',')),
+  only: new Set((argv.only ?? 'reads,list,writes,webhooks,sources,startup,search,hostile,docs,streams,backup')
+    .split(',')),
   ingestions: quick ? 2 : 5,
   startRounds: quick ? 1 : 2,
   /** Where the sections are written; a --quick run writes none unless --out is given. */
@@ -457,6 +459,7 @@ async function main(): Promise<void> {
       writes: () => writes(ctx, writesKit), sources: () => sources(ctx), webhooks: () => webhooks(ctx, writesKit),
       startup: () => startup(ctx), search: () => search(), docs: () => docsPages(),
       streams: () => streams(ctx, writesKit),
+      backup: () => backup(ctx, writesKit, opts.records),
       hostile: () => hostile({ tmp, seconds: quick ? 5 : 30, rows, notes,
         startServer: (label, dataDir, env) => startServer(label, dataDir, 'always', false, { LOG_LEVEL: 'info', ...env }) }),
     };

@@ -8,9 +8,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { request, Agent } from 'node:http';
-import { startTestServer, type TestServer } from './helpers/server.js';
+import { createServer, type AddressInfo } from 'node:net';
+import { readdirSync } from 'node:fs';
+import { startTestServer, tempDir, type TestServer } from './helpers/server.js';
 import { escapeLabel, Histogram, labelSet } from '../src/metrics/exposition.js';
 import { loadConfig, ConfigError } from '../src/core/config.js';
+import { ListenError } from '../src/server/start.js';
 
 /** One sample line: name, labels, value. */
 interface Sample { name: string; labels: Record<string, string>; value: number }
@@ -57,6 +60,18 @@ test('METRICS_PORT unset: no metrics port; METRICS_PORT and METRICS_HOST are val
     e.message === 'METRICS_HOST must be an IP address (127.0.0.1, 0.0.0.0, ::) or a host name, got "a b"');
   const srv = await startTestServer();
   try { assert.equal(srv.metricsPort, null); } finally { await srv.close(); }
+});
+
+test('a METRICS_PORT in use stops the start with a ListenError naming it, the data dir untouched', async () => {
+  const busy = createServer();
+  await new Promise<void>((ok) => busy.listen(0, '127.0.0.1', ok));
+  const port = (busy.address() as AddressInfo).port;
+  const dataDir = tempDir();
+  try {
+    await assert.rejects(startTestServer({ dataDir, env: { METRICS_PORT: String(port) } }), (e: Error) =>
+      e instanceof ListenError && e.message === `METRICS_PORT ${port} is already in use on "127.0.0.1" (EADDRINUSE)`);
+    assert.deepEqual(readdirSync(dataDir), []);
+  } finally { busy.close(); }
 });
 
 test('label values are escaped (backslash, quote, line feed); histogram buckets are cumulative', () => {

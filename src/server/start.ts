@@ -100,7 +100,7 @@ function rawError(socket: Socket, code: ErrorCode, detail: string | undefined, r
 /** The pages' security headers (docs/security.md#headers), also on answers written before a request was read. */
 const RAW_SECURITY_HEADERS = Object.entries(SECURITY_HEADERS).map(([k, v]) => `${k}: ${v}\r\n`).join('');
 
-/** Thrown when the HTTP port cannot be listened on; the message names the setting at fault. */
+/** Thrown when the HTTP port or the metrics port cannot be listened on; the message names the setting at fault. */
 export class ListenError extends Error {}
 
 /** Why `host`:`port` cannot be listened on, naming HOST or PORT (`METRICS_`: METRICS_HOST or METRICS_PORT). */
