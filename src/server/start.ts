@@ -289,7 +289,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   // The settings area answers its own paths; every other request goes to the API.
   const web = config.webUi ? new WebApp({ store, clock, logger, clients: new ClientAddresses(config.trustProxy),
     publicUrl, secrets, webhookAllowPrivate: config.webhookAllowPrivate,
-    docsViewsPerMinute: config.docsViewsPerMinute, routes }) : null;
+    docsViewsPerMinute: config.docsViewsPerMinute, routes, streams }) : null;
   // The widget script is public and served with or without the settings area (docs/widget.md#the-script).
   const front: Front = { handle: (req, res) => {
     const url = req.url ?? '/';
