@@ -33,7 +33,8 @@ export function parseOrigins(text: string): { origins: string[] } | { problem: s
     try { u = new URL(given); } catch { return bad; }
     const rest = /^https?:\/\//i.test(given) ? given.slice(given.indexOf('//') + 2).replace(/\/$/, '') : '/';
     if ((u.protocol !== 'https:' && u.protocol !== 'http:') || u.username !== '' || u.password !== ''
-      || u.pathname !== '/' || u.search !== '' || u.hash !== '' || /[/?#]/.test(rest)) return bad;
+      || u.pathname !== '/' || u.search !== '' || u.hash !== '' || /[/?#]/.test(rest)
+      || !/^(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])$/.test(u.hostname)) return bad;
     if (!out.includes(u.origin)) out.push(u.origin);
   }
   if (out.length > MAX_ORIGINS) return { problem: `An agent takes at most ${MAX_ORIGINS} origins.` };
