@@ -79,7 +79,7 @@ ${origins.length === 0 && !o.problem ? message('warn',
 </form>
 <h3>Snippet</h3>
 <p class="hint">Paste it into the pages of an allowed origin, before <code>&lt;/body&gt;</code>.</p>
-<div class="secret snippet"><textarea id="snippet-${a.id}" readonly rows="2" aria-label="The snippet of ${a.name}"
+<div class="secret snippet"><textarea id="snippet-${a.id}" readonly rows="3" aria-label="The snippet of ${a.name}"
   spellcheck="false">${snippetOf(ctx.services.publicUrl, a)}</textarea><button type="button" class="secondary"
   data-copy="snippet-${a.id}" hidden>Copy</button></div>
 </section>`;

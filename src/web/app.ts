@@ -128,7 +128,8 @@ export interface PageRoute {
  * (docs/security.md#tenant-isolation).
  */
 export const PAGE_ROUTES: ReadonlyArray<PageRoute> = Object.freeze([
-  ...routesOf(() => { throw new Error('a description serves nothing'); }).map((r): PageRoute => ({ name: r.name, methods: [...(r.GET ? ['GET' as const] : []), ...(r.POST ? [
+  ...routesOf(() => { throw new Error('a description serves nothing'); }).map((r): PageRoute => ({ name: r.name,
+    methods: [...(r.GET ? ['GET' as const] : []), ...(r.POST ? [
     'POST' as const] : [])], public: r.public === true })),
   ...[...ASSETS.keys()].map((name): PageRoute => ({ name, methods: ['GET'], public: true })),
 ]);

@@ -45,6 +45,7 @@ ul.citations { margin: 0.4rem 0 0; padding-left: 1.2rem; font-size: 0.9rem; over
 .status-form label { margin: 0; }
 .status-form select { width: auto; }
 .reply textarea { font-family: inherit; font-size: 1rem; }
+.agent { margin-top: 1.25rem; }
 .agent h2 { margin-top: 0; overflow-wrap: anywhere; }
 .snippet textarea { font-size: 0.82rem; }
 @media (max-width: 50rem) {

@@ -43,7 +43,7 @@ function authorOf(m: Message, c: Conversation): { kind: string; label: string } 
   const type = a?.type ?? (m.role === 'user' ? 'customer' : 'api');
   const customer = c.customer.name ? `${c.customer.name} (customer)` : `${c.customer.email} (customer)`;
   const label = type === 'customer' ? customer : type === 'user' ? (a?.name ?? 'A person of the workspace')
-    : type === 'bot' ? `${a?.name ?? 'Agent'} (bot)` : (a?.name ?? 'Support (API)');
+    : type === 'bot' ? `${a?.name ?? 'Agent'} (bot)` : (a?.name ?? 'Support');
   return { kind: type, label };
 }
 

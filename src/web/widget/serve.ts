@@ -52,7 +52,8 @@ export function serveWidgetScript(req: IncomingMessage, res: ServerResponse, log
   } else {
     Object.assign(headers, { ETag: ETAG, 'Cache-Control': 'public, max-age=300', Vary: 'Accept-Encoding' });
     const asked = req.headers['if-none-match'];
-    if (asked !== undefined && asked.split(',').some((t) => t.trim().replace(/^W\//, '') === ETAG || t.trim() === '*')) {
+    const named = (t: string) => t.trim() === '*' || t.trim().replace(/^W\//, '') === ETAG;
+    if (asked !== undefined && asked.split(',').some(named)) {
       res.writeHead(304, headers).end();
     } else {
       const gzip = takesGzip(String(req.headers['accept-encoding'] ?? ''));

@@ -44,7 +44,15 @@ const SCRIPT = String.raw`(function () {
   }
   var launcher = el("button", { type: "button", class: "launcher", "aria-expanded": "false",
     "aria-controls": "sw-panel", "aria-label": "Open chat" });
-  launcher.appendChild(el("span", { class: "icon", "aria-hidden": "true" }, "\uD83D\uDCAC"));
+  var NS = "http://www.w3.org/2000/svg";
+  var icon = document.createElementNS(NS, "svg");
+  icon.setAttribute("viewBox", "0 0 24 24"); icon.setAttribute("width", "28"); icon.setAttribute("height", "28");
+  icon.setAttribute("aria-hidden", "true"); icon.setAttribute("focusable", "false");
+  var bubble = document.createElementNS(NS, "path");
+  bubble.setAttribute("fill", "currentColor");
+  bubble.setAttribute("d", "M4 3h16a2 2 0 0 1 2 2v11a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2z");
+  icon.appendChild(bubble);
+  launcher.appendChild(icon);
   var badge = el("span", { class: "badge", hidden: "" });
   launcher.appendChild(badge);
   var panel = el("div", { id: "sw-panel", class: "panel", role: "dialog", "aria-labelledby": "sw-title", hidden: "" });

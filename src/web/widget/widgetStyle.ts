@@ -14,7 +14,6 @@ export const WIDGET_CSS = `
 .launcher { position: fixed; right: 20px; bottom: 20px; z-index: 2147483646; width: 56px; height: 56px;
   border-radius: 50%; border: 0; background: #0a5bd3; color: #ffffff; cursor: pointer;
   box-shadow: 0 4px 14px rgba(0, 0, 0, 0.25); display: flex; align-items: center; justify-content: center; }
-.launcher .icon { font-size: 26px; line-height: 1; }
 .launcher .badge { position: absolute; top: -4px; right: -4px; min-width: 20px; height: 20px; padding: 0 5px;
   border-radius: 10px; background: #b42318; color: #ffffff; font-size: 12px; font-weight: 700; line-height: 20px;
   text-align: center; }
