@@ -24,6 +24,8 @@ interface Seeded {
   keyId: string;
   sourceId: string;
   webhookId: string;
+  conversationId: string;
+  agentId: string;
   /** A user of the workspace besides the signed-in one (an invited member). */
   userId: string;
   /** A slug of one of its sources that is not published (docs/web.md#public-docs). */
@@ -37,7 +39,9 @@ interface Seeded {
  * The seeded value of each path parameter, by the page route's name up to that parameter (the
  * record kind it names). A page route with a parameter not listed here fails the sweep.
  */
-const PARAMS: Record<string, 'keyId' | 'sourceId' | 'webhookId' | 'userId' | 'hiddenSlug'> = {
+const PARAMS: Record<string, 'keyId' | 'sourceId' | 'webhookId' | 'userId' | 'hiddenSlug' | 'conversationId' | 'agentId'> = {
+  '/settings/inbox/{id}': 'conversationId',
+  '/settings/agents/{id}': 'agentId',
   '/settings/keys/{id}': 'keyId',
   '/settings/sources/{id}': 'sourceId',
   '/settings/webhooks/{id}': 'webhookId',
@@ -73,12 +77,17 @@ async function seed(srv: TestServer, tag: 'a' | 'b', workspaceId: string, key: s
     webhookId = h.body.webhookEndpoint.id;
     marks.push(`hook-of-${tag}-${i}`, `webhook-of-${tag}-${i}`, webhookId);
   }
+  const conv = await srv.call<{ conversation: { id: string } }>('POST', '/api/v1/conversations', { key, body: { subject: `conversation-of-${tag}`, customer: { email: `customer-of-${tag}@example.com` } } });
+  assert.equal(conv.status, 201, conv.text);
+  const agent = await srv.call<{ agent: { id: string; widgetKey: string } }>('POST', '/api/v1/agents', { key, body: { name: `agent-of-${tag}` } });
+  assert.equal(agent.status, 201, agent.text);
+  marks.push(`conversation-of-${tag}`, `customer-of-${tag}@example.com`, conv.body.conversation.id, `agent-of-${tag}`, agent.body.agent.id, agent.body.agent.widgetKey);
   const member = `member-of-${tag}@example.com`;
   const u = await srv.admin.execute('user.create', { workspace: workspaceId, email: member }) as { id: string; activationUrl: string };
   srv.watch(new URL(u.activationUrl).searchParams.get('token')!);
   marks.push(member, u.id);
   // The hidden slug is the second source's: its id is `sourceId`, and it is not published.
-  return { client, workspaceId, keyId, sourceId, webhookId, userId: u.id, hiddenSlug: `${tag}-hidden`, publicSlug: `${tag}-public`, marks };
+  return { client, workspaceId, keyId, sourceId, webhookId, conversationId: conv.body.conversation.id, agentId: agent.body.agent.id, userId: u.id, hiddenSlug: `${tag}-hidden`, publicSlug: `${tag}-public`, marks };
 }
 
 /**
@@ -95,7 +104,7 @@ function normalized(p: WebPage): { status: number; headers: Array<[string, strin
 function snapshot(srv: TestServer, workspaceId: string): string {
   const ws = srv.store.workspace(workspaceId)!;
   const keys = [...srv.store.system.table('key').values()].filter((k) => k.workspaceId === workspaceId);
-  return JSON.stringify([keys, [...ws.db.table('source').values()], [...ws.db.table('webhook_endpoint').values()]]);
+  return JSON.stringify([keys, [...ws.db.table('source').values()], [...ws.db.table('webhook_endpoint').values()], [...ws.db.table('conversation').values()], [...ws.db.table('message').values()], [...ws.db.table('agent').values()]]);
 }
 
 /** The route's path with each parameter taken from `values` by the record kind it names. */
@@ -173,7 +182,7 @@ test('pages: another workspace\'s id or unpublished slug answers exactly like a 
       assert.ok(pages >= 16, `${pages} pages`);
       // And the lists do show the workspace's own records (the check above is not vacuous).
       const own = (await me.client.get('/settings/keys')).text + (await me.client.get('/settings/sources')).text + (await me.client.get('/settings/webhooks')).text
-        + (await me.client.get('/settings/users')).text;
+        + (await me.client.get('/settings/users')).text + (await me.client.get('/settings/inbox')).text + (await me.client.get('/settings/agents')).text;
       for (const mark of me.marks.filter((x) => /-of-/.test(x) && !x.startsWith('spec-'))) assert.ok(own.includes(mark), `${mark} is listed for its own workspace`);
     }
 

@@ -29,6 +29,7 @@ import { openStore, type Workspace } from '../domain/workspace.js';
 import { ERRORS, errorMessage, type ErrorCode } from '../http/errors.js';
 import { publicBaseUrl, type Config } from '../core/config.js';
 import { SECURITY_HEADERS, WebApp } from '../web/app.js';
+import { isWidgetScript, serveWidgetScript } from '../web/widget/serve.js';
 import { ClientAddresses } from '../http/clientAddress.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
@@ -334,10 +335,13 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   // The settings area answers its own paths; every other request goes to the API.
   const web = config.webUi ? new WebApp({ store, clock, logger, clients: new ClientAddresses(config.trustProxy),
     publicUrl, secrets, webhookAllowPrivate: config.webhookAllowPrivate,
-    docsViewsPerMinute: config.docsViewsPerMinute, routes, onAnswered: metrics?.request }) : null;
-  const front: Front = web
-    ? { handle: (req, res) => (WebApp.claims(req.url ?? '/') ? web.handle(req, res) : theApp.handle(req, res)) }
-    : theApp;
+    docsViewsPerMinute: config.docsViewsPerMinute, routes, streams, onAnswered: metrics?.request }) : null;
+  // The widget script is public and served with or without the settings area (docs/widget.md#the-script).
+  const front: Front = { handle: (req, res) => {
+    const url = req.url ?? '/';
+    if (isWidgetScript(url)) { serveWidgetScript(req, res, logger); return undefined; }
+    return web && WebApp.claims(url) ? web.handle(req, res) : theApp.handle(req, res);
+  } };
   app = front;
   ready(front);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;

@@ -25,12 +25,16 @@ import { getWebhookCreated, getWebhooks, postDeleteWebhook, postSetEnabled, post
 import { getAccount, postAccountEmail, postAccountPassword } from './accountPage.js';
 import { getInvited, getRemoveUser, getUsers, postRemoveUser, postUsers } from './usersPage.js';
 import { getHome } from './homePage.js';
+import { getConversation, getInbox, getInboxStream, postReply, postStatus, type StreamAnswer } from './inboxPage.js';
+import { getAgents, postAgentOrigins } from './agentsPage.js';
 import { ShownOnce } from './shownOnce.js';
 import { Operations } from './operations.js';
 import { CursorCodec } from '../http/cursor.js';
 import type { Route } from '../http/route.js';
 import type { Answered } from '../http/pipeline.js';
 import { COPY_JS, STYLE_CSS } from './assets.js';
+import { INBOX_CSS, INBOX_JS } from './inboxAssets.js';
+import type { EventStreams } from '../areas/events/stream.js';
 import type { ClientAddresses } from '../http/clientAddress.js';
 import type { Store } from '../store/store.js';
 import type { Clock } from '../core/clock.js';
@@ -44,8 +48,8 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Referrer-Policy': 'same-origin',
 };
 
-/** What a route answers: a page or a redirect, or a cached docs page sent as its shared buffer. */
-type Answer = WebAnswer | SharedPage;
+/** What a route answers: a page or a redirect, a cached docs page sent as its shared buffer, or an event stream. */
+type Answer = WebAnswer | SharedPage | StreamAnswer;
 type Handler = (ctx: WebCtx, param: string) => Answer | Promise<Answer>;
 /** A page route; `public`: it answers without a session (the others send a visitor without one to the sign-in page). */
 interface WebRoute { pattern: RegExp; name: string; GET?: Handler; POST?: Handler; public?: true }
@@ -54,13 +58,21 @@ interface WebRoute { pattern: RegExp; name: string; GET?: Handler; POST?: Handle
 const ID = '([^/]{1,100})';
 const at = (path: string) => new RegExp(`^${path.replace(/\//g, '\\/')}$`);
 
-const ROUTES: WebRoute[] = [
+/** The page routes; `streams`: the server's event streams (only the inbox's stream asks for them). */
+const routesOf = (streams: () => EventStreams): WebRoute[] => [
   { pattern: /^\/$/, name: '/', public: true, GET: getHome },
   { pattern: /^\/settings\/?$/, name: '/settings', GET: (ctx) =>
     redirect(ctx.session() ? '/settings/keys' : '/settings/login') },
   { pattern: at('/settings/login'), name: '/settings/login', public: true, GET: getLogin, POST: postLogin },
   { pattern: at('/settings/logout'), name: '/settings/logout', POST: postLogout },
   { pattern: at('/settings/activate'), name: '/settings/activate', public: true, GET: getActivate, POST: postActivate },
+  { pattern: at('/settings/inbox'), name: '/settings/inbox', GET: getInbox },
+  { pattern: at('/settings/inbox/stream'), name: '/settings/inbox/stream', GET: getInboxStream(streams) },
+  { pattern: at(`/settings/inbox/${ID}`), name: '/settings/inbox/{id}', GET: getConversation },
+  { pattern: at(`/settings/inbox/${ID}/reply`), name: '/settings/inbox/{id}/reply', POST: postReply },
+  { pattern: at(`/settings/inbox/${ID}/status`), name: '/settings/inbox/{id}/status', POST: postStatus },
+  { pattern: at('/settings/agents'), name: '/settings/agents', GET: getAgents },
+  { pattern: at(`/settings/agents/${ID}/origins`), name: '/settings/agents/{id}/origins', POST: postAgentOrigins },
   { pattern: at('/settings/keys'), name: '/settings/keys', GET: getKeys, POST: postKeys },
   { pattern: at(`/settings/keys/${ID}/created`), name: '/settings/keys/{id}/created', GET: getKeyCreated },
   { pattern: at(`/settings/keys/${ID}/revoke`), name: '/settings/keys/{id}/revoke', GET: getRevoke, POST: postRevoke },
@@ -94,8 +106,9 @@ const ROUTES: WebRoute[] = [
 
 /** The static files: path → type and body (src/web/assets.ts). */
 const ASSETS = new Map<string, { type: string; body: Buffer }>([
-  ['/assets/style.css', { type: 'text/css; charset=utf-8', body: Buffer.from(STYLE_CSS) }],
+  ['/assets/style.css', { type: 'text/css; charset=utf-8', body: Buffer.from(STYLE_CSS + INBOX_CSS) }],
   ['/assets/copy.js', { type: 'text/javascript; charset=utf-8', body: Buffer.from(COPY_JS) }],
+  ['/assets/inbox.js', { type: 'text/javascript; charset=utf-8', body: Buffer.from(INBOX_JS) }],
 ]);
 
 /** One route of the settings area and the public docs, as {@link PAGE_ROUTES} describes it. */
@@ -116,7 +129,8 @@ export interface PageRoute {
  * (docs/security.md#tenant-isolation).
  */
 export const PAGE_ROUTES: ReadonlyArray<PageRoute> = Object.freeze([
-  ...ROUTES.map((r): PageRoute => ({ name: r.name, methods: [...(r.GET ? ['GET' as const] : []), ...(r.POST ? [
+  ...routesOf(() => { throw new Error('a description serves nothing'); }).map((r): PageRoute => ({ name: r.name,
+    methods: [...(r.GET ? ['GET' as const] : []), ...(r.POST ? [
     'POST' as const] : [])], public: r.public === true })),
   ...[...ASSETS.keys()].map((name): PageRoute => ({ name, methods: ['GET'], public: true })),
 ]);
@@ -138,6 +152,8 @@ export interface WebAppOptions {
   docsViewsPerMinute: number;
   /** Told of each answered request (metrics): the page's path template (null: no page matched), status, ms. */
   onAnswered?: Answered;
+  /** The server's event streams (`SSE_MAX_STREAMS`), which the inbox's stream joins (docs/web.md#inbox). */
+  streams: EventStreams;
 }
 
 /**
@@ -168,6 +184,7 @@ export class WebApp {
   private readonly accessLog: boolean;
   /** Public docs pages per client address: a bucket of half `DOCS_VIEWS_PER_MINUTE`, refilled at that rate. */
   private readonly docsViews: TokenBucketLimiter;
+  private readonly routes: WebRoute[];
 
   constructor(private readonly opts: WebAppOptions) {
     const sessions = new Sessions(opts.store, opts.clock, opts.logger, opts.store.secret);
@@ -177,6 +194,7 @@ export class WebApp {
       secrets: opts.secrets, webhookAllowPrivate: opts.webhookAllowPrivate, shownOnce: new ShownOnce(),
       operations: new Operations(opts.routes, opts.store, new CursorCodec(opts.store.secret)) };
     this.accessLog = opts.logger.enabled('info');
+    this.routes = routesOf(() => opts.streams);
     this.docsViews = new TokenBucketLimiter(Math.max(1, Math.floor(opts.docsViewsPerMinute / 2)),
       opts.docsViewsPerMinute, opts.clock);
   }
@@ -247,7 +265,7 @@ export class WebApp {
   private async dispatch(ctx: WebCtx, method: string, path: string, named: (name: string) => void): Promise<Answer> {
     if (this.draining) throw new WebError(503, 'The server is shutting down. Try again in a moment.',
       { Connection: 'close' });
-    for (const route of ROUTES) {
+    for (const route of this.routes) {
       const m = route.pattern.exec(path);
       if (!m) continue;
       named(route.name);
@@ -290,6 +308,13 @@ export class WebApp {
 
   private send(req: IncomingMessage, res: ServerResponse, requestId: string, answer: Answer, cookies: string[]): void {
     if (answer.kind === 'shared') { this.sendShared(req, res, requestId, answer); return; }
+    if (answer.kind === 'stream') {
+      res.writeHead(200, { ...SECURITY_HEADERS, 'X-Request-Id': requestId, 'Cache-Control': 'no-store',
+        'Content-Type': 'text/event-stream; charset=utf-8', 'X-Accel-Buffering': 'no' });
+      if (req.method === 'HEAD') { res.end(); return; }
+      answer.start(res);
+      return;
+    }
     const headers: Record<string, string | string[]> = { ...SECURITY_HEADERS, 'X-Request-Id': requestId,
       'Cache-Control': 'no-store' };
     if (cookies.length) headers['Set-Cookie'] = cookies;

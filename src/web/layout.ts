@@ -11,12 +11,17 @@ export interface Viewer { email: string; csrf: string; owner: boolean }
 
 /** The pages of the top bar's navigation; `owner`: shown to owners only. */
 const NAV: ReadonlyArray<{ path: string; label: string; owner?: true }> = [
+  { path: '/settings/inbox', label: 'Inbox' }, { path: '/settings/agents', label: 'Agents' },
   { path: '/settings/keys', label: 'API keys' }, { path: '/settings/sources', label: 'Sources' },
   { path: '/settings/webhooks', label: 'Webhooks' }, { path: '/settings/users', label: 'Users', owner: true },
   { path: '/settings/account', label: 'Account' }];
 
-/** A whole page: `<title>` is `title · Support Workspace`; `current` marks the navigation item. */
-export function page(o: { title: string; content: Html; viewer?: Viewer; current?: string; narrow?: boolean }): Html {
+/**
+ * A whole page: `<title>` is `title · Support Workspace`; `current` marks the navigation item; `scripts`: more of
+ * our own scripts (paths under /assets/), loaded deferred after the copy button's.
+ */
+export function page(o: { title: string; content: Html; viewer?: Viewer; current?: string; narrow?: boolean;
+  scripts?: readonly string[] }): Html {
   const top = o.viewer
     ? html`<header class="top"><a class="brand" href="/settings/keys">Support Workspace</a>
 <nav aria-label="Settings">${NAV.filter((n) => !n.owner || o.viewer?.owner).map((n) =>
@@ -33,7 +38,8 @@ export function page(o: { title: string; content: Html; viewer?: Viewer; current
 <title>${o.title} · Support Workspace</title>
 <link rel="stylesheet" href="/assets/style.css">
 <script src="/assets/copy.js" defer></script>
-</head>
+${(o.scripts ?? []).map((src) => html`<script src="${src}" defer></script>
+`)}</head>
 <body>
 ${top}
 <main${o.narrow ? html` class="narrow"` : ''}>

@@ -82,11 +82,13 @@ export interface PageDraft {
 }
 
 /** The path parameter kinds the fuzzer can fill, by the page route's name up to the parameter. */
-const PARAM_KINDS: Record<string, 'key' | 'source' | 'webhook' | 'user' | 'slug'> = {
+const PARAM_KINDS: Record<string, 'key' | 'source' | 'webhook' | 'user' | 'conversation' | 'agent' | 'slug'> = {
   '/settings/keys/{id}': 'key',
   '/settings/sources/{id}': 'source',
   '/settings/webhooks/{id}': 'webhook',
   '/settings/users/{id}': 'user',
+  '/settings/inbox/{id}': 'conversation',
+  '/settings/agents/{id}': 'agent',
   '/docs/{slug}': 'slug',
 };
 
@@ -164,7 +166,7 @@ export async function setupPages(f: Fuzzer): Promise<void> {
 // ───────── drafts ─────────
 
 /** The ids a path parameter of `kind` can take in workspace `ws` (`forChange`: only what a page request may change). */
-export function idsOf(f: Fuzzer, kind: 'key' | 'source' | 'webhook' | 'user', ws: WsTag, forChange = false): string[] {
+export function idsOf(f: Fuzzer, kind: 'key' | 'source' | 'webhook' | 'user' | 'conversation' | 'agent', ws: WsTag, forChange = false): string[] {
   if (kind === 'user') {
     // The run's own users (signed in, signing in, the pending link) are never removed by a page request.
     const own = new Set([...Object.values(f.pages!.sessions).map((b) => b.email), f.pages!.signin.email, 'pending@fuzz.example']);
@@ -173,6 +175,7 @@ export function idsOf(f: Fuzzer, kind: 'key' | 'source' | 'webhook' | 'user', ws
   if (kind === 'key') {
     return [...f.srv.store.system.table('key').values()].filter((k) => k.workspaceId === f.wsId[ws] && !k.revokedAt && (!forChange || !f.pages!.protectedKeys.has(k.id))).map((k) => k.id);
   }
+  if (kind === 'conversation' || kind === 'agent') return [...f.workspace(ws).db.table(kind).keys()];
   return [...f.workspace(ws).db.table(kind === 'source' ? 'source' : 'webhook_endpoint').keys()];
 }
 
@@ -187,7 +190,7 @@ export function slugsOf(f: Fuzzer, ws: WsTag, served: boolean): string[] {
 }
 
 /** The kind of record path parameter `param` of `route` names. @throws Error for a parameter the fuzzer does not know */
-export function paramKindOf(route: PageRoute, param: string): 'key' | 'source' | 'webhook' | 'user' | 'slug' {
+export function paramKindOf(route: PageRoute, param: string): 'key' | 'source' | 'webhook' | 'user' | 'conversation' | 'agent' | 'slug' {
   const at = route.name.indexOf(`{${param}}`);
   const kind = PARAM_KINDS[route.name.slice(0, at + param.length + 2)];
   if (!kind) throw new Error(`the page fuzzer does not know the path parameter {${param}} of ${route.name}: add it to PARAM_KINDS`);
@@ -253,8 +256,20 @@ export function pageDraft(f: Fuzzer, route: PageRoute, valid: boolean, ws: WsTag
     }
   }
   if (d.muts.length === 0) d.muts.push('none');
+  // Every page is refused at least once whatever the seed's luck: its first mutated request also has a method it
+  // does not take (405).
+  const refused = refusedOnce.get(f) ?? new Set<string>();
+  refusedOnce.set(f, refused);
+  if (!refused.has(route.name)) {
+    refused.add(route.name);
+    d.method = 'PUT';
+    d.muts.push('method.PUT');
+  }
   return d;
 }
+
+/** Per fuzzer run: the pages that had their first mutated request. */
+const refusedOnce = new WeakMap<Fuzzer, Set<string>>();
 
 // ───────── one request ─────────
 
