@@ -91,7 +91,7 @@ const agent: Static<typeof agentSchema> = {
   object: 'agent', id: ID.agent, name: 'Helpdesk assistant', description: 'Answers questions about the Petstore API.',
     enabled: true,
   widgetKey: 'svcw_4fT9kQ2mZx7Lr1Vb8Nc3Hs6Pd0Wy5Ja', sources: [ID.source], mode: 'suggest', instructions: '',
-  handoffAfterUncertain: 2, createdAt: T0, updatedAt: T0,
+  handoffAfterUncertain: 2, allowedOrigins: ['https://shop.example'], createdAt: T0, updatedAt: T0,
 };
 const answer = {
   object: 'answer', id: ID.answer, conversationId: ID.conversation, messageId: ID.message, agentId: ID.agent,
