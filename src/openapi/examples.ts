@@ -56,7 +56,7 @@ const conversation: Static<typeof conversationSchema> = {
     lastMessageAt: T1,
 };
 const message: Static<typeof messageSchema> = {
-  object: 'message', id: ID.message, conversationId: ID.conversation, role: 'user',
+  object: 'message', id: ID.message, conversationId: ID.conversation, role: 'user', author: { type: 'api' },
     body: 'I cannot log in since I reset my password yesterday.', createdAt: T1,
 };
 const issue: Static<typeof issueSchema> = {

@@ -13,6 +13,7 @@ import { ConnectionGuard, type Handler } from '../http/connections.js';
 import { Admin } from '../admin/operations.js';
 import { adminSocketPath, listenAdminSocket } from '../admin/socket.js';
 import { buildRoutes } from './routes.js';
+import { widgetPreflight } from '../areas/widget/widget.js';
 import { SecretBox } from '../core/secrets.js';
 import { WorkerAnalyzer } from '../ingest/workers/pool.js';
 import { WorkerBodyParser } from '../http/largeBody.js';
@@ -173,7 +174,8 @@ async function openServices(config: Config, deps: ServerDeps, publicUrl: string)
     usage = new UsageCounter(store, clock, logger);
     usage.start();
     const streams = new EventStreams(config.sseMaxStreams);
-    const routes = buildRoutes({ store, config, secrets, logger, analyzer, usage, publicUrl, streams,
+    const routes = buildRoutes({ store, config, secrets, logger, analyzer, usage, publicUrl, streams, clock,
+      clients: new ClientAddresses(config.trustProxy),
       docsLinks: (src, idx) => docsModel(src, idx).links });
     const adminServer = await listenAdminSocket(config.dataDir, admin, logger);
     const webhooks = new WebhookDispatcher({ store, clock, logger, secrets, config, random: deps.webhookRandom });
@@ -284,7 +286,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   const { store, admin, analyzer, usage, routes, adminServer, webhooks, secrets, streams } = services;
   const bodyParser = new WorkerBodyParser();
   const theApp = new App({ store, config, clock, logger, routes, bodyParser, onAuthenticated: (wsId) =>
-    usage.countRequest(wsId) });
+    usage.countRequest(wsId), preflight: widgetPreflight(store) });
   // The settings area answers its own paths; every other request goes to the API.
   const web = config.webUi ? new WebApp({ store, clock, logger, clients: new ClientAddresses(config.trustProxy),
     publicUrl, secrets, webhookAllowPrivate: config.webhookAllowPrivate,

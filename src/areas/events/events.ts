@@ -23,7 +23,7 @@ import { listSchema, notFound, pageParams, paginate } from '../common.js';
 
 /** The resources events are about, and their event types (docs/api.md#event-types). */
 export const EVENT_TYPES = [
-  'conversation.created', 'conversation.updated', 'message.created',
+  'conversation.created', 'conversation.updated', 'conversation.handoff_requested', 'message.created',
   'issue.created', 'issue.updated', 'source.created', 'source.updated', 'source.deleted', 'answer.created',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -46,9 +46,9 @@ export interface EventRec {
 /** The record types of the events area. */
 export interface EventRecords { event: EventRec }
 
-/** An event type in PascalCase (`conversation.updated` → `ConversationUpdated`), for schema and operation names. */
-export const pascalType = (type: EventType): string => type.split('.').map((w) => w[0].toUpperCase() + w.slice(1)).join(
-  '');
+/** An event type in PascalCase (`conversation.handoff_requested` → `ConversationHandoffRequested`), for schema names. */
+export const pascalType = (type: EventType): string => type.split(/[._]/).map((w) => w[0].toUpperCase() + w.slice(1))
+  .join('');
 
 /** The resource an event type is about (`conversation.updated` → `conversation`). */
 export const resourceOf = (type: string): string => type.slice(0, type.indexOf('.'));
@@ -126,7 +126,13 @@ export function attachEvents(ws: Workspace, db: Db<EventRecords & ConversationRe
     const changed = previousAttributes(view(prev), after);
     if (Object.keys(changed).length > 0) emit(tx, `${resource}.updated` as EventType, after, changed, json?.(next));
   };
-  db.derive('conversation', change('conversation', conversationView, conversationViewJson));
+  const conversationChange = change('conversation', conversationView, conversationViewJson);
+  db.derive('conversation', (tx, id, prev, next) => {
+    conversationChange(tx, id, prev, next);
+    // A new hand-over request (docs/api.md#hand-over): after the update that carries it.
+    if (next.handoff && next.handoff.requestedAt !== prev?.handoff?.requestedAt) emit(tx,
+      'conversation.handoff_requested', conversationView(next), undefined, conversationViewJson(next));
+  });
   db.derive('message', (tx, id, prev, next) => { if (prev === undefined) emit(tx, 'message.created', messageView(next),
     undefined, messageViewJson(next)); });
   db.derive('issue', change('issue', (i) => issueView(ws, i)));
