@@ -126,9 +126,8 @@ export function widgetRoutes(deps: WidgetDeps) {
         const conv: Conversation = { id: newId(), status: 'open', channel: 'live-chat', priority: 'medium',
           subject: ctx.body.subject ?? ctx.body.body.slice(0, 80), preview: '',
           customer: { ...sess.customer, identitySource: sess.identitySource }, createdAt: now, updatedAt: now };
-        const tx = ctx.tx();
-        tx.put('conversation', conv.id, conv);
-        const { conversation } = addMessage(tx, conv, { role: 'user', body: ctx.body.body }, ctx.now,
+        // addMessage puts the conversation with its preview: one put, so one conversation.created event.
+        const { conversation } = addMessage(ctx.tx(), conv, { role: 'user', body: ctx.body.body }, ctx.now,
           compact({ type: 'customer' as const, id: sess.customer.id, name: sess.customer.name }));
         return { status: 201, body: { conversation: widgetConversationView(conversation) } };
       },
