@@ -190,7 +190,7 @@ describe('GET /api/v1/events filters', () => {
     const w = await srv.space();
     const bad = await w.call('GET', `${E}?type=conversation.deleted`);
     assert.equal(bad.status, 400);
-    assert.deepEqual(bad.body, { code: 'invalid_request', error: 'Query parameter type must be one of conversation.created, conversation.updated, message.created, issue.created, issue.updated, source.created, source.updated, source.deleted, answer.created, conversation.*, message.*, issue.*, source.*, answer.*.' });
+    assert.deepEqual(bad.body, { code: 'invalid_request', error: 'Query parameter type must be one of conversation.created, conversation.updated, conversation.handoff_requested, message.created, issue.created, issue.updated, source.created, source.updated, source.deleted, answer.created, conversation.*, message.*, issue.*, source.*, answer.*.' });
     const star = await w.call('GET', `${E}?type=*`);
     assert.equal(star.status, 400);
     const date = await w.call('GET', `${E}?createdAfter=yesterday`);

@@ -163,7 +163,8 @@ export class App {
 
     validateApiVersion(req);
     const query = parseQuery(route.query, q === -1 ? '' : url.slice(q + 1));
-    const input: Input = { route, ws, key, principal: principal?.data, params: match.params, query, path, body: undefined, json: NO_MEMBERS,
+    const input: Input = { route, ws, key, principal: principal?.data, params: match.params, query, path,
+      body: undefined, json: NO_MEMBERS,
       fingerprint: () => requestFingerprint(`${route.method} ${path}`) };
     if (!route.body) return this.execute(exchange, input);
     // A request without a body is judged on its absence, whatever its Content-Type says: a route that needs a body

@@ -70,6 +70,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Webhooks: 'Manage webhook endpoints: the events they receive, signed per Standard Webhooks, and their deliveries.',
   Events: 'Read the workspace\'s events: every change to conversations, messages, issues and sources, kept 30 days.',
   Meta: 'This document.',
+  'Live chat': 'The widget API under `/widget/v1`: visitor sessions opened with an agent\'s widget key, the '
+    + 'visitor\'s conversations, messages, hand-over and stream (CORS for the agent\'s `allowedOrigins`).',
 };
 
 const errorSchema = {

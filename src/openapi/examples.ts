@@ -243,4 +243,32 @@ export const EXAMPLES: Record<string, OperationExample> = {
   retrieveEvent: { response: { event: conversationUpdated } },
   streamEvents: { response: `retry: 2000\n\nid: ${messageCreated.id}\nevent: message.created\ndata: ${
     JSON.stringify(messageCreated)}\n\n` },
+  requestHandoff: { response: { conversation: { ...conversation, status: 'open', updatedAt: T2,
+    handoff: { requestedAt: T2, reason: 'api' } } } },
+  ...widgetExamples(),
 };
+
+/** The widget API's examples (docs/api.md#live-chat). */
+function widgetExamples(): Record<string, OperationExample> {
+  const conv = { object: 'conversation', id: ID.conversation, status: 'open', subject: 'Where is my order?',
+    preview: 'Where is my order?', createdAt: T1, updatedAt: T1, lastMessageAt: T1 };
+  const msg = { object: 'message', id: ID.message, conversationId: ID.conversation, author: { type: 'customer' },
+    body: 'Where is my order?', createdAt: T1 };
+  const visitorId = 'vis_4fT9kQ2mZx7Lr1Vb8Nc3Hs';
+  const created = { object: 'event', id: '0197b5e2-6a10-7f02-8b44-51d9e0a7c3b3', type: 'message.created',
+    createdAt: T1, data: { object: msg } };
+  return {
+    createWidgetSession: { request: { visitorId }, response: { session: {
+      token: 'svcs_0197b5e2-0000-7000-8000-000000000001_4fT9kQ2mZx7Lr1Vb8Nc3Hs6Pd0Wy5JaXXXXXXXXXXXX',
+      expiresAt: T2, visitorId, customer: { id: visitorId, name: null, email: null, identitySource: 'anonymous' } } } },
+    createWidgetConversation: { request: { body: 'Where is my order?' }, response: { conversation: conv } },
+    listWidgetConversations: { response: page('conversations', [conv]) },
+    listWidgetMessages: { response: page('messages', [msg]) },
+    createWidgetMessage: { request: { body: 'Where is my order?' }, response: { message: msg } },
+    requestWidgetHandoff: { response: { conversation: { ...conv, handoff: { requestedAt: T2, reason: 'customer' } } } },
+    createWidgetFeedback: { request: { helpful: true }, response: { feedback: { answerId: ID.answer, helpful: true,
+      createdAt: T2 } } },
+    streamWidgetEvents: { response: `retry: 2000\n\nid: ${created.id}\nevent: message.created\ndata: ${
+      JSON.stringify(created)}\n\n` },
+  };
+}

@@ -353,7 +353,7 @@ export const conversationRoutes = [
     body: messageInput,
     success: { status: 201, schema: messageResponse, description: 'The added message.' },
     handler: (ctx) => ({ status: 201, body: { message: messageView(addMessage(ctx.tx(), load(ctx), ctx.body,
-      ctx.now, { type: 'api', id: ctx.key.id }).message) } }),
+      ctx.now, { type: 'api' }).message) } }),
   }),
   route({
     method: 'POST', path: `${base}/{conversationId}/handoff`, operationId: 'requestHandoff', tag: 'Conversations',

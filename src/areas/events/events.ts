@@ -46,7 +46,7 @@ export interface EventRec {
 /** The record types of the events area. */
 export interface EventRecords { event: EventRec }
 
-/** An event type in PascalCase (`conversation.handoff_requested` → `ConversationHandoffRequested`), for schema names. */
+/** An event type in PascalCase (`conversation.handoff_requested` → `ConversationHandoffRequested`), for names. */
 export const pascalType = (type: EventType): string => type.split(/[._]/).map((w) => w[0].toUpperCase() + w.slice(1))
   .join('');
 

@@ -44,7 +44,8 @@ const sessionResponse = s.named('WidgetSessionResponse', s.object({ session: s.o
   customer: s.object({ id: s.string(), name: s.nullable(s.string()), email: s.nullable(s.string()),
     identitySource: s.enum(['anonymous', 'verified'] as const) }),
 }) }));
-const conversationResponse = s.named('WidgetConversationResponse', s.object({ conversation: widgetConversationSchema }));
+const conversationResponse = s.named('WidgetConversationResponse', s.object({
+  conversation: widgetConversationSchema }));
 const messageResponse = s.named('WidgetMessageResponse', s.object({ message: widgetMessageSchema }));
 const createConversationBody = s.named('CreateWidgetConversationRequest', s.object({
   subject: s.optional(s.string({ minLength: 1, maxLength: 200 })), body }));
