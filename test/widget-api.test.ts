@@ -268,3 +268,25 @@ describe('CORS', () => {
     assert.deepEqual(await no.json(), { code: 'origin_not_allowed', error: 'This origin is not allowed to use this widget: no widget on this server allows this origin.' });
   });
 });
+
+describe('session lifetime and feedback', () => {
+  test('a session 24 h old → 401 the session has expired', async () => {
+    const w = await widget();
+    const a = await session(w);
+    srv.clock.advance(24 * 3600_000);
+    const r = await srv.call('GET', `${W}/conversations`, as(a.token));
+    assert.equal(r.status, 401);
+    assert.deepEqual(r.body, WIDGET_UNAUTHORIZED('the session has expired; open a new one.'));
+  });
+
+  test('feedback on an unknown answer → 404; helpful not a boolean → 400 exact', async () => {
+    const w = await widget();
+    const a = await session(w);
+    const nf = await srv.call('POST', `${W}/answers/00000000-0000-4000-8000-000000000000/feedback`, { ...as(a.token), body: { helpful: true } });
+    assert.equal(nf.status, 404);
+    assert.deepEqual(nf.body, NOT_FOUND);
+    const bad = await srv.call('POST', `${W}/answers/x/feedback`, { ...as(a.token), body: { helpful: 'yes' } });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(bad.body, { code: 'invalid_request', error: 'Request body is invalid: helpful must be true or false.' });
+  });
+});
