@@ -238,7 +238,7 @@ export function mutatedDraft(f: Fuzzer, route: Route): Draft {
 /** Requests no route serves: unknown paths, other methods, odd request targets. */
 export function unmatchedDraft(f: Fuzzer): Draft {
   const g = f.rng;
-  const r = g.pick(f.srv.routes);
+  const r = g.pick(f.apiRoutes());
   const d = validDraft(f, r, 'A');
   d.valid = false;
   d.route = undefined;
@@ -267,7 +267,7 @@ export function unmatchedDraft(f: Fuzzer): Draft {
 /** Malformed HTTP on a fresh connection: the parser must answer 400/431 (or close) and never hang. */
 export function protocolDraft(f: Fuzzer): Draft {
   const g = f.rng;
-  const r = g.pick(f.srv.routes.filter((x) => x.scope !== null));
+  const r = g.pick(f.apiRoutes().filter((x) => x.scope !== null));
   const d = validDraft(f, r, 'A');
   d.valid = false;
   d.routeKey = 'protocol';
