@@ -89,7 +89,7 @@ test('every refusal of a create or update, with its exact body', () => withServe
     [{ url: 'http://10.0.0.7/hook', events: ['*'] }, invalid('the host of http://10.0.0.7/hook cannot be reached from this server')],
     [{ url: 'http://no-such-host.invalid/hook', events: ['*'] }, invalid('the host of http://no-such-host.invalid/hook cannot be reached from this server')],
     [{ url: 'http://127.0.0.1/hook', events: ['conversation.deleted'] },
-      invalid('events[0] must be one of conversation.created, conversation.updated, message.created, issue.created, issue.updated, source.created, source.updated, source.deleted, answer.created, *')],
+      invalid('events[0] must be one of conversation.created, conversation.updated, conversation.handoff_requested, message.created, issue.created, issue.updated, source.created, source.updated, source.deleted, answer.created, *')],
     [{ url: 'http://127.0.0.1/hook', events: [] }, invalid('events must have at least 1 item')],
     [{ url: 'http://127.0.0.1/hook' }, invalid('events is required')],
     [{ events: ['*'] }, invalid('url is required')],

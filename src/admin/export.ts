@@ -30,7 +30,8 @@ export function exportWorkspace(ws: Workspace): ImportFile {
   const tags = table<{ id: string; name: string; createdAt: string; enabled?: boolean }>('tag')
     .filter((t) => t.enabled !== false).sort(byCreated).map((t) => ({ name: t.name }));
   const agents = table<Row & { id: string; createdAt: string }>('agent').sort(byCreated)
-    .map((a) => defined({ name: a.name, description: a.description, enabled: a.enabled, allowedOrigins: a.allowedOrigins,
+    .map((a) => defined({ name: a.name, description: a.description, enabled: a.enabled,
+      allowedOrigins: a.allowedOrigins,
       createdAt: a.createdAt, updatedAt: a.updatedAt }));
   const messages = new Map<string, Message[]>();
   for (const m of table<Message>('message')) {
