@@ -253,7 +253,8 @@ export function unmatchedDraft(f: Fuzzer): Draft {
     d.method = g.pick(['GET', 'POST', 'PATCH', 'DELETE', 'PUT', 'OPTIONS', 'HEAD', 'TRACE']);
     d.muts.push(`method.${d.method}`);
   } else {
-    d.rawPath = g.pick(['/', '/api', '/api/v1', '/api/v1/', '/api/v2/conversations', '/api/v1/unknown', '/API/V1/CONVERSATIONS', '//api/v1/conversations',
+    // Not `/`: with WEB_UI it is the landing page (src/web/homePage.ts), whose other methods answer 405.
+    d.rawPath = g.pick(['/api', '/api/v1', '/api/v1/', '/api/v2/conversations', '/api/v1/unknown', '/API/V1/CONVERSATIONS', '//api/v1/conversations',
       '/api/v1/conversations/', '/api/v1/conversations/x/y/z', '/api/v1/sources/search/x', '/api/v1/issues/%2F', '/api/v1//issues', '/healthz/',
       '/%00', '/api/v1/conversations%00', '/api/v1/%2e%2e/healthz', '/api/v1/./conversations', '/api/v1/../v1/conversations', '/api/v1/openapi.json/x',
       `/api/v1/${'a'.repeat(g.pick([300, 5000]))}`, '/api/v1/conversations;a=b', '/robots.txt', '/.env', '/favicon.ico', '/api/v1/conversations/%',
