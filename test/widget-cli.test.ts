@@ -21,12 +21,14 @@ test('workspace identity-secret → svci_ shown once, sealed on disk, a second o
   assert.equal(a.code, 0, a.stderr);
   assert.deepEqual(Object.keys(a.json), ['object', 'workspaceId', 'secret', 'createdAt']);
   assert.equal(a.json.object, 'identity_secret');
-  assert.match(a.json.secret, /^svci_[0-9A-Za-z]{43}$/);
+  const secretA = String(a.json.secret);
+  assert.match(secretA, /^svci_[0-9A-Za-z]{43}$/);
   const b = await runCli<CliOutput>(dataDir, ['workspace', 'identity-secret', '--workspace', ws.id]);
-  assert.notEqual(b.json.secret, a.json.secret);
+  const secretB = String(b.json.secret);
+  assert.notEqual(secretB, secretA);
   for (const f of files(dataDir)) {
     const text = readFileSync(f, 'latin1');
-    assert.ok(!text.includes(a.json.secret) && !text.includes(b.json.secret), `${f} holds an identity secret`);
+    assert.ok(!text.includes(secretA) && !text.includes(secretB), `${f} holds an identity secret`);
   }
   const none = await runCli<CliOutput>(dataDir, ['workspace', 'identity-secret', '--workspace', '00000000-0000-4000-8000-000000000000']);
   assert.equal(none.code, 1);
