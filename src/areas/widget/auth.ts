@@ -29,9 +29,13 @@ export interface WidgetCaller { ws: Workspace; agent: Agent; session?: WidgetSes
 const unauthorized = (detail: string) => new ApiError('widget_unauthorized', detail);
 
 export class WidgetAuth {
-  /** `newSession(req, agentId)` spends a new session of the request's client (the limit, 429 past it). */
+  /**
+   * `newSession(req, agentId)` spends a new session of the request's client (the limit, 429 past it); `client(req)`
+   * names the client address, so that the visitors of one widget key do not share one request bucket.
+   */
   constructor(private readonly store: Store<Workspace>, private readonly clock: Clock,
-    private readonly newSession: (req: IncomingMessage, agentId: string) => void) {}
+    private readonly newSession: (req: IncomingMessage, agentId: string) => void,
+    private readonly client: (req: IncomingMessage) => string = () => '') {}
 
   /** `Authorization: Bearer svcw_…`: opens sessions (POST /widget/v1/sessions). */
   readonly key: RouteAuth = { scheme: 'widgetKey', authenticate: (req, headers) => {
@@ -39,7 +43,8 @@ export class WidgetAuth {
     const found = m === null ? undefined : this.agentOfKey(m[1]);
     if (!found) { this.unknownCaller(req, headers); throw unauthorized('send Authorization: Bearer svcw_… (the '
       + "agent's widget key)"); }
-    const p = this.principal(req, headers, found.ws, found.agent, undefined, `widget-key:${found.agent.id}`);
+    const p = this.principal(req, headers, found.ws, found.agent, undefined,
+      `widget-key:${found.agent.id}:${this.client(req)}`);
     this.newSession(req, found.agent.id);
     return p;
   } };

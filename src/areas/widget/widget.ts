@@ -93,7 +93,7 @@ function visitor(ctx: Ctx<unknown, Static<typeof sessionBody>>, secrets: SecretB
 export function widgetRoutes(deps: WidgetDeps) {
   const limits = new WidgetLimits(deps.clock);
   const auth = new WidgetAuth(deps.store as Store<Workspace>, deps.clock, (req, agentId) =>
-    limits.session(deps.clients.clientKey(req), agentId));
+    limits.session(deps.clients.clientKey(req), agentId), (req) => deps.clients.clientKey(req));
   const session = auth.session(false);
   const base = '/widget/v1';
   const routes = [
