@@ -22,6 +22,7 @@ import { SecretBox } from './core/secrets.js';
 const USAGE = `usage: cli.js <command> [--data-dir DIR]
   workspace create --name NAME
   workspace list
+  workspace identity-secret --workspace ID
   key create --workspace ID [--name N] [--scopes s1,s2|*] [--expires-at ISO]
   key list --workspace ID
   key revoke KEY_ID
@@ -72,6 +73,8 @@ function plan(argv: string[]): { dataDir: string; op: string; args: Record<strin
   if (area === 'workspace' && verb === 'create') return { dataDir, op: 'workspace.create',
     args: { name: need(values.name, '--name') } };
   if (area === 'workspace' && verb === 'list') return { dataDir, op: 'workspace.list', args: {} };
+  if (area === 'workspace' && verb === 'identity-secret') return { dataDir, op: 'workspace.identitySecret',
+    args: { workspace: need(values.workspace, '--workspace') } };
   if (area === 'key' && verb === 'create') return { dataDir, op: 'key.create',
     args: { workspace: need(values.workspace, '--workspace'), name: values.name, scopes: values.scopes,
     expiresAt: values['expires-at'] } };

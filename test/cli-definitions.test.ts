@@ -98,9 +98,9 @@ test('agent create → the agent with its new widgetKey (svcw_…), description 
   const r = await runCli<CliOutput>(dataDir, ['agent', 'create', '--workspace', ws, '--name', 'Front desk', '--description', 'First line']);
   assert.match(r.json?.widgetKey, WIDGET_KEY);
   assert.match(r.json.createdAt, ISO_MS);
-  printed(r, { object: 'agent', id: r.json.id, name: 'Front desk', description: 'First line', enabled: true, widgetKey: r.json.widgetKey, sources: [], mode: 'off', instructions: '', handoffAfterUncertain: 2, createdAt: r.json.createdAt, updatedAt: r.json.createdAt });
+  printed(r, { object: 'agent', id: r.json.id, name: 'Front desk', description: 'First line', enabled: true, widgetKey: r.json.widgetKey, sources: [], mode: 'off', instructions: '', handoffAfterUncertain: 2, allowedOrigins: [], createdAt: r.json.createdAt, updatedAt: r.json.createdAt });
   const bare = await runCli<CliOutput>(dataDir, ['agent', 'create', '--workspace', ws, '--name', 'Second']);
-  printed(bare, { object: 'agent', id: bare.json.id, name: 'Second', description: '', enabled: true, widgetKey: bare.json.widgetKey, sources: [], mode: 'off', instructions: '', handoffAfterUncertain: 2, createdAt: bare.json.createdAt, updatedAt: bare.json.createdAt });
+  printed(bare, { object: 'agent', id: bare.json.id, name: 'Second', description: '', enabled: true, widgetKey: bare.json.widgetKey, sources: [], mode: 'off', instructions: '', handoffAfterUncertain: 2, allowedOrigins: [], createdAt: bare.json.createdAt, updatedAt: bare.json.createdAt });
   assert.notEqual(bare.json.widgetKey, r.json.widgetKey);
 });
 

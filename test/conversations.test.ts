@@ -652,7 +652,7 @@ describe('POST /api/v1/conversations/:id/messages', () => {
     const r = await w.call<MessageAnswer>('POST', `${C}/${c.id}/messages`, { body: { role: 'user', body: 'My login fails' } });
     assert.equal(r.status, 201);
     assert.match(r.body.message.id, UUID);
-    assert.deepEqual(r.body, { message: { object: 'message', id: r.body.message.id, conversationId: c.id, role: 'user', body: 'My login fails', createdAt: t } });
+    assert.deepEqual(r.body, { message: { object: 'message', id: r.body.message.id, conversationId: c.id, role: 'user', author: { type: 'api' }, body: 'My login fails', createdAt: t } });
     assert.deepEqual(await get(w, c.id), { ...c, preview: 'My login fails', lastMessageAt: t, updatedAt: t });
   });
 

@@ -137,7 +137,7 @@ describe('what the descriptions and shapes say', () => {
     walk(doc);
     assert.ok(named.length > 30);
     assert.deepEqual([...new Set(named.filter((x) => !(SCOPES as readonly string[]).includes(x)))], []);
-    for (const r of srv.routes) if (r.scope !== null) assert.ok((SCOPES as readonly string[]).includes(r.scope), r.operationId);
+    for (const r of srv.routes) if (r.scope !== null && !r.auth) assert.ok((SCOPES as readonly string[]).includes(r.scope), r.operationId);
     assert.match(op('listTags').description, /Requires an API key with scope `definitions:read`, or `\*`\./);
     assert.match(op('listConversations').description, /`conversations:read` \(or `conversations:write`, which implies it\)/);
   });

@@ -31,6 +31,7 @@ export function exportWorkspace(ws: Workspace): ImportFile {
     .filter((t) => t.enabled !== false).sort(byCreated).map((t) => ({ name: t.name }));
   const agents = table<Row & { id: string; createdAt: string }>('agent').sort(byCreated)
     .map((a) => defined({ name: a.name, description: a.description, enabled: a.enabled,
+      allowedOrigins: a.allowedOrigins,
       createdAt: a.createdAt, updatedAt: a.updatedAt }));
   const messages = new Map<string, Message[]>();
   for (const m of table<Message>('message')) {

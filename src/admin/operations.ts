@@ -10,6 +10,7 @@ import { makeKey, revokeKey, type NewKeyInput } from '../auth/keyRecords.js';
 import { s, validateInput, type Static } from '../http/schema.js';
 import { ConflictError, InvalidInputError, NotFoundError } from '../core/errors.js';
 import { SecretBox, type Sealed } from '../core/secrets.js';
+import { rotateIdentitySecret } from '../areas/widget/identity.js';
 import { WorkspaceUnavailableError, type KeyRec, type Store } from '../store/store.js';
 import type { Workspace } from '../domain/workspace.js';
 import { isOutOfSpace } from '../store/log/fs.js';
@@ -97,6 +98,7 @@ export class Admin {
       case 'log.compact': return this.compactLog(args.system === true ? null : String(args.workspace ?? ''));
       case 'workspace.create': return this.createWorkspace(String(args.name ?? ''));
       case 'workspace.list': return Promise.resolve(this.listWorkspaces());
+      case 'workspace.identitySecret': return this.identitySecret(String(args.workspace ?? ''));
       case 'key.create': return this.createKey(args as Parameters<Admin['createKey']>[0]);
       case 'key.list': return Promise.resolve(this.listKeys(String(args.workspace ?? '')));
       case 'key.revoke': return this.revokeKey(String(args.id ?? ''));
@@ -178,6 +180,18 @@ export class Admin {
   listWorkspaces() {
     return { object: 'list', workspaces: [...this.store.system.table('workspace').values()].map((w) => ({
       object: 'workspace', ...w })) };
+  }
+
+  /**
+   * Makes workspace `workspaceId`'s identity secret for verified widget visitors (docs/api.md#identity-verification),
+   * replacing the one before; the only answer that ever holds it. @throws NotFoundError for an unknown workspace.
+   */
+  async identitySecret(workspaceId: string) {
+    const ws = this.store.workspace(workspaceId);
+    if (!ws) throw noWorkspace(workspaceId);
+    if (!this.secrets) throw new AdminError('secrets are not available here');
+    const made = await rotateIdentitySecret(ws.db, ws.id, this.secrets, this.clock.now());
+    return { object: 'identity_secret', workspaceId: ws.id, secret: made.secret, createdAt: made.createdAt };
   }
 
   /** Creates a key; the only answer that ever holds the full `key`. */

@@ -13,6 +13,7 @@ import { route } from '../domain/route.js';
 import { invalid } from '../http/errors.js';
 import type { Ctx } from '../domain/route.js';
 import { listAnswer, listSchema, notFound, pageParams, paginate } from './common.js';
+import { checkOrigins, MAX_ALLOWED_ORIGINS } from './widget/origins.js';
 
 /** What an agent does with customers' messages (docs/api.md#answers): nothing, suggest answers, or reply. */
 export const AGENT_MODES = ['off', 'suggest', 'reply'] as const;
@@ -25,7 +26,9 @@ export interface Agent {
   id: string; name: string; description: string; enabled: boolean; widgetKey: string; createdAt: string;
     updatedAt: string;
   /** Source ids the agent answers from; empty: every ready source. Absent in older records (= defaults). */
-  sources?: string[]; mode?: AgentMode; instructions?: string; handoffAfterUncertain?: number }
+  sources?: string[]; mode?: AgentMode; instructions?: string; handoffAfterUncertain?: number;
+  /** Exact origins the widget may be embedded on (docs/api.md#live-chat); absent or empty: the widget is refused. */
+  allowedOrigins?: string[] }
 /** The record types of the agents area. */
 export interface AgentRecords { agent: Agent }
 /** The indexes of agents (docs/storage.md#indexes): by (createdAt, id), the list order. */
@@ -39,6 +42,9 @@ const settingFields = {
   instructions: s.optional(s.string({ maxLength: 4000, description: 'Guidance given to the model (≤ 4,000).' })),
   handoffAfterUncertain: s.optional(s.integer({ minimum: 1, maximum: 20,
     description: 'Uncertain answers in a row after which a person is asked for (default 2).' })),
+  allowedOrigins: s.optional(s.array(s.string({ maxLength: 300 }), { maxItems: MAX_ALLOWED_ORIGINS,
+    description: 'Exact origins (`https://shop.example`, http or https, optional port, no path) the widget may be '
+      + 'embedded on, at most 20; empty (default): the widget is refused.' })),
 };
 /** The fields of a new agent (also the import file's, src/admin/import.ts). */
 export const agentInputFields = {
@@ -75,7 +81,8 @@ export function createAgent(tx: Tx<AgentRecords>, input: Static<typeof agentInpu
   const a: Agent = { id: newId(), name: input.name, description: input.description ?? '', enabled: input.enabled ??
     true, widgetKey: generateWidgetKey(), createdAt: now, updatedAt: now,
     sources: input.sources ? [...new Set(input.sources)] : [], mode: input.mode ?? 'off',
-    instructions: input.instructions ?? '', handoffAfterUncertain: input.handoffAfterUncertain ?? 2 };
+    instructions: input.instructions ?? '', handoffAfterUncertain: input.handoffAfterUncertain ?? 2,
+    allowedOrigins: checkOrigins(input.allowedOrigins ?? []) };
   tx.put('agent', a.id, a);
   return a;
 }
@@ -93,11 +100,13 @@ export const agentSchema = s.named('Agent', s.object({
     description: 'The public key (`svcw_…`) for embedding the agent\'s widget; never accepted as an API key.' }),
   sources: s.array(s.string(), { description: 'Source ids it answers from; empty: every ready source.' }),
   mode: s.enum(AGENT_MODES), instructions: s.string(), handoffAfterUncertain: s.integer(),
+  allowedOrigins: s.array(s.string(), { description: 'Origins the widget may be embedded on; empty: refused.' }),
   createdAt: isoSchema, updatedAt: isoSchema,
 }));
 /** The API view of an agent: every field, the answer settings' defaults filled in. */
 export const agentView = (a: Agent) => ({ object: 'agent', id: a.id, name: a.name, description: a.description,
-  enabled: a.enabled, widgetKey: a.widgetKey, ...agentSettings(a), createdAt: a.createdAt, updatedAt: a.updatedAt });
+  enabled: a.enabled, widgetKey: a.widgetKey, ...agentSettings(a), allowedOrigins: a.allowedOrigins ?? [],
+  createdAt: a.createdAt, updatedAt: a.updatedAt });
 const agentResponse = s.named('AgentResponse', s.object({ agent: agentSchema }));
 const hasSource = (ctx: Ctx<unknown, unknown>) => (id: string): boolean => ctx.ws.get('source', id) !== undefined;
 
@@ -136,7 +145,7 @@ export const agentRoutes = [
   route({
     method: 'PATCH', path: '/api/v1/agents/{agentId}', operationId: 'updateAgent', tag: 'Agents',
     scope: 'agents:write',
-    summary: 'Update an agent; `sources` replaces the list (empty: every ready source).',
+    summary: 'Update an agent; `sources` and `allowedOrigins` replace their lists.',
     body: updateAgentBody,
     success: { status: 200, schema: agentResponse, description: 'The updated agent.' },
     handler: (ctx) => {
@@ -151,6 +160,7 @@ export const agentRoutes = [
       if (b.mode !== undefined) next.mode = b.mode;
       if (b.instructions !== undefined) next.instructions = b.instructions;
       if (b.handoffAfterUncertain !== undefined) next.handoffAfterUncertain = b.handoffAfterUncertain;
+      if (b.allowedOrigins !== undefined) next.allowedOrigins = checkOrigins(b.allowedOrigins);
       if (JSON.stringify(agentView(next)) === JSON.stringify(agentView(a))) return { status: 200,
         body: { agent: agentView(a) } };
       next.updatedAt = iso(ctx.now);

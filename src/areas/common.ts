@@ -12,6 +12,8 @@ import type { Store } from '../store/store.js';
 import type { Config } from '../core/config.js';
 import type { SecretBox } from '../core/secrets.js';
 import type { Logger } from '../core/logger.js';
+import type { Clock } from '../core/clock.js';
+import type { ClientAddresses } from '../http/clientAddress.js';
 import type { Analyzer } from '../ingest/analyze.js';
 import type { UsageCounter } from './usage/counter.js';
 import type { SourceIndexRec } from '../ingest/types.js';
@@ -23,6 +25,8 @@ export interface RouteDeps {
   publicUrl: string;
   /** The open event streams (docs/api.md#event-stream). */
   streams: EventStreams;
+  /** The clock (the widget's sessions and limits); client addresses (`TRUST_PROXY`) for per-address limits. */
+  clock: Clock; clients: ClientAddresses;
   /**
    * Where each document's section is on a source's public docs pages (src/web/docsModel.ts `links`), given by the
    * server so that answers' citations link there; without it citations carry no url.

@@ -21,12 +21,14 @@ import { attachWebhooks } from '../areas/webhooks/attach.js';
 import type { WebhookState } from '../areas/webhooks/state.js';
 import type { WebhookRecords } from '../areas/webhooks/model.js';
 import { AnswersByConversation, type AnswerRecords } from '../areas/answers/model.js';
+import { WidgetState, type WidgetRecords } from '../areas/widget/model.js';
 
 export type { SourceIndexRec } from '../ingest/types.js';
 
 /** Every record type of a workspace log, as each area declares it (docs/storage.md#record-types). */
 export interface Records extends ConversationRecords, IssueRecords, DefinitionRecords, AgentRecords,
-  SourceRecords, AnalyticsRecords, UsageRecords, IdempotencyRecords, EventRecords, WebhookRecords, AnswerRecords {}
+  SourceRecords, AnalyticsRecords, UsageRecords, IdempotencyRecords, EventRecords, WebhookRecords, AnswerRecords,
+  WidgetRecords {}
 
 /** One workspace: its log and the state each area keeps of it. */
 export class Workspace {
@@ -49,6 +51,8 @@ export class Workspace {
   readonly analytics: AnalyticsByDay;
   /** Client aggregates: counts, times and the list order (docs/api.md#client-object). */
   readonly clients: ClientIndex;
+  /** The live-chat widget: agents by widget key, allowed origins, visitors' conversations (docs/api.md#live-chat). */
+  readonly widget: WidgetState;
 
   /** Registers every area's state on `db` (before its replay, so that the replay fills it). */
   private constructor(readonly id: string, readonly db: Db<Records>, now: () => number) {
@@ -64,6 +68,7 @@ export class Workspace {
     expireIdempotency(db, now);
     this.events = attachEvents(this, db, now);
     this.webhooks = attachWebhooks(db, this.events, now);
+    this.widget = new WidgetState(db, now);
   }
 
   /** Replays the workspace's log at `path` into memory and opens it for writing. */

@@ -17,7 +17,7 @@ import { CursorCodec } from './cursor.js';
 import { Idempotency, requestFingerprint, type IdempotencyTicket } from './idempotency.js';
 import { Authenticator } from '../auth/authenticate.js';
 import { ClientAddresses } from './clientAddress.js';
-import { MiB, type Ctx, type Result, type Route, type WorkspaceLike } from './route.js';
+import { MiB, type Ctx, type Principal, type Result, type Route, type WorkspaceLike } from './route.js';
 import { StorageFailedError } from '../store/log/log.js';
 import { isOutOfSpace } from '../store/log/fs.js';
 import type { Tx } from '../store/db.js';
@@ -43,6 +43,8 @@ export interface AppOptions {
   bodyParser?: BodyParser;
   /** Told of each answered request (metrics): its route's path template (null: none matched), status, ms. */
   onAnswered?: Answered;
+  /** Answers an `OPTIONS` (CORS preflight) for `path`, or undefined to leave it to the router (405). */
+  preflight?: (req: IncomingMessage, path: string) => Result | undefined;
 }
 
 /**
@@ -135,6 +137,10 @@ export class App {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
+    if (req.method === 'OPTIONS' && this.opts.preflight) {
+      const answer = this.opts.preflight(req, path);
+      if (answer) return this.send(exchange, answer);
+    }
     const match = this.router.find(req.method ?? 'GET', path);
     if (match.kind === 'not_found') throw new ApiError('not_found',
       `no route matches ${req.method} ${path.length > 200 ? path.slice(0, 200) + '…' : path}`);
@@ -152,7 +158,9 @@ export class App {
       return this.send(exchange, result);
     }
 
-    const key = this.auth.authenticate(req);
+    // A route with its own authentication (the widget API) names its principal; it never takes an API key.
+    const principal = route.auth?.authenticate(req, headers);
+    const key = principal ? principalKey(principal) : this.auth.authenticate(req);
     const ws = this.opts.store.workspace(key.workspaceId);
     if (!ws) throw new ApiError('unauthorized');
     // Usage counts every authenticated request, and every authenticated answer spends a token, a 403 included: a key
@@ -161,12 +169,13 @@ export class App {
     const rl = this.limiter.take(key.id);
     this.setRateHeaders(headers, rl);
     if (!rl.allowed) throw new ApiError('rate_limited', undefined, { 'Retry-After': String(rl.retryAfterSeconds) });
-    if (!this.auth.hasScope(key, route.scope)) throw new ApiError('insufficient_scope',
+    if (!principal && !this.auth.hasScope(key, route.scope)) throw new ApiError('insufficient_scope',
       `this operation needs ${route.scope}`);
 
     validateApiVersion(req);
     const query = parseQuery(route.query, q === -1 ? '' : url.slice(q + 1));
-    const input: Input = { route, ws, key, params: match.params, query, path, body: undefined, json: NO_MEMBERS,
+    const input: Input = { route, ws, key, principal: principal?.data, params: match.params, query, path,
+      body: undefined, json: NO_MEMBERS,
       fingerprint: () => requestFingerprint(`${route.method} ${path}`) };
     if (!route.body) return this.execute(exchange, input);
     // A request without a body is judged on its absence, whatever its Content-Type says: a route that needs a body
@@ -202,7 +211,7 @@ export class App {
       ws, key: input.key, store: this.opts.store, params: input.params, query: input.query, body: input.body,
         bodyJson: input.json,
       now: this.opts.clock.now(), requestId: exchange.requestId, tx: () => (tx ??= ws.db.begin()),
-        cursors: this.cursors,
+        cursors: this.cursors, principal: input.principal,
       // A durable step mid-request: what was written so far, then a new transaction for the rest.
       commit: async () => { const done = tx; tx = undefined; if (done) await ws.db.commit(done); },
     };
@@ -326,6 +335,8 @@ interface Input {
   route: Route;
   ws: WorkspaceLike;
   key: KeyRec;
+  /** What a route's own authentication found ({@link RouteAuth}). */
+  principal: unknown;
   params: Record<string, string>;
   query: unknown;
   path: string;
@@ -334,6 +345,15 @@ interface Input {
   fingerprint: () => string;
   /** The JSON text of the body's long top-level string members (see {@link Ctx.bodyJson}). */
   json: ReadonlyMap<string, Uint8Array>;
+}
+
+/**
+ * A principal as the key record the rate limit and idempotency are kept by: its `limitKey` as id, no scopes (its
+ * route checks none).
+ */
+function principalKey(p: Principal): KeyRec {
+  return { id: p.limitKey, workspaceId: p.workspaceId, name: null, prefix: '', hash: '', scopes: [], createdAt: '',
+    expiresAt: null, revokedAt: null, lastUsedAt: null };
 }
 
 /** Whether the request announces a body (`Content-Length` other than 0, or `Transfer-Encoding`). */

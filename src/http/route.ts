@@ -42,6 +42,20 @@ export interface Ctx<Q = unknown, B = unknown, W extends WorkspaceLike = Workspa
    */
   commit(): Promise<void>;
   cursors: CursorCodec;
+  /** Who a route with its own {@link RouteAuth} authenticated (a widget session); undefined on API-key routes. */
+  principal?: unknown;
+}
+
+/** Whom a {@link RouteAuth} found: the workspace, the id its requests are limited by, and what the handler reads. */
+export interface Principal { workspaceId: string; limitKey: string; data: unknown }
+
+/**
+ * A route's own authentication instead of API keys (the widget API, docs/api.md#live-chat): `scheme` names the
+ * OpenAPI security scheme; `authenticate` may add answer headers (CORS) to `headers`, kept on error answers too.
+ */
+export interface RouteAuth {
+  scheme: string;
+  authenticate(req: IncomingMessage, headers: string[]): Principal;
 }
 
 export interface Result {
@@ -65,6 +79,8 @@ interface RouteBase {
   tag: string;
   /** Required scope; null for routes without authentication. */
   scope: string | null;
+  /** Authentication other than API keys (then `scope` is only a label, never checked). */
+  auth?: RouteAuth;
   /** The body may be left out entirely (then it is `{}`); when sent it must match `body`. */
   bodyOptional?: boolean;
   /** Body byte limit (docs/api.md#request-bodies: 1 MiB, 16 MiB for create source). */

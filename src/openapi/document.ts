@@ -70,6 +70,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Webhooks: 'Manage webhook endpoints: the events they receive, signed per Standard Webhooks, and their deliveries.',
   Events: 'Read the workspace\'s events: every change to conversations, messages, issues and sources, kept 30 days.',
   Meta: 'This document.',
+  'Live chat': 'The widget API under `/widget/v1`: visitor sessions opened with an agent\'s widget key, the '
+    + 'visitor\'s conversations, messages, hand-over and stream (CORS for the agent\'s `allowedOrigins`).',
 };
 
 const errorSchema = {
@@ -92,6 +94,13 @@ const NAMES: Record<number, string> = {
   400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 413: 'PayloadTooLarge',
   415: 'UnsupportedMediaType', 422: 'IdempotencyKeyReused', 429: 'TooManyRequests', 500: 'InternalError',
     503: 'ServiceUnavailable',
+};
+
+/** Why the widget API's 401 and 403 happen. */
+const WIDGET_WHY: Record<number, string> = {
+  401: 'The widget key or session token is missing, unknown or expired, or the agent is disabled; on '
+    + '`POST /widget/v1/sessions` also an identity token that does not verify (`invalid_identity`).',
+  403: 'The request\'s Origin is not in the agent\'s `allowedOrigins` (or the agent allows none).',
 };
 
 /** Why each error status can happen, for the response descriptions. */
@@ -147,6 +156,10 @@ function codesFor(r: Route, status: number): ErrorCode[] {
     if (c === 'conflict') return r.errors?.includes(409) ?? false;
     // Both concern the API key's workspace: only an authenticated operation reaches one.
     if (c === 'storage_failed' || c === 'storage_full') return r.scope !== null;
+    // The widget API has its own authentication (docs/api.md#live-chat); API keys have theirs.
+    if (c === 'widget_unauthorized' || c === 'origin_not_allowed') return r.auth !== undefined;
+    if (c === 'invalid_identity') return r.auth?.scheme === 'widgetKey';
+    if (c === 'unauthorized' || c === 'key_expired' || c === 'insufficient_scope') return r.auth === undefined;
     return true;
   });
 }
@@ -236,11 +249,14 @@ function scopeNote(scope: string): string {
 
 function operation(r: Route, refs: Map<string, TSchema>, shared: ResponseComponents): Json {
   const notes: string[] = [r.summary];
-  if (r.scope !== null) notes.push(scopeNote(r.scope));
+  if (r.auth) notes.push(r.auth.scheme === 'widgetKey' ? 'Requires the agent\'s widget key (`Bearer svcw_…`); API '
+    + 'keys are refused.' : 'Requires a widget session token (`Bearer svcs_…`); API keys are refused.');
+  else if (r.scope !== null) notes.push(scopeNote(r.scope));
   else notes.push('No authentication.');
   if (r.body) notes.push(`Body limit ${(r.bodyLimit ?? MiB) / MiB} MiB.`);
   const op: Json = { operationId: r.operationId, summary: r.summary, description: notes.join('\n\n'), tags: [r.tag] };
   if (r.scope === null) op.security = [];
+  else if (r.auth) op.security = [{ [r.auth.scheme]: [] }];
   else { op.security = [{ bearerAuth: [r.scope] }]; op['x-required-scope'] = r.scope; }
   op.parameters = parameters(r, refs);
   const example = EXAMPLES[r.operationId];
@@ -263,8 +279,11 @@ function operation(r: Route, refs: Map<string, TSchema>, shared: ResponseCompone
   };
   for (const st of errorStatuses(r)) {
     const before = BEFORE_ROUTING[st];
-    responses[String(st)] = before ? { $ref: `#/components/responses/${before}` } : shared.error(st, authenticated,
-      codesFor(r, st));
+    // The widget API's own answers are named apart (`WidgetUnauthorized`, `WidgetKeyUnauthorized`, …).
+    const widget = r.auth && [401, 403].includes(st) ? `${r.auth.scheme === 'widgetKey' ? 'WidgetKey' : 'Widget'}${
+      NAMES[st]}` : undefined;
+    responses[String(st)] = before ? { $ref: `#/components/responses/${before}` } : shared.error(st,
+      authenticated && !widget, codesFor(r, st), widget ? WIDGET_WHY[st] : undefined, widget);
   }
   op.responses = responses;
   return op;
@@ -368,6 +387,15 @@ export function buildOpenApiDocument(routes: Route[]): object {
           type: 'http', scheme: 'bearer',
           description: 'A workspace API key, `svck_…`, created with the admin CLI (`key create`). Server-side use ' +
             'only. A public widget key (`svcw_…`) is not accepted.',
+        },
+        widgetKey: {
+          type: 'http', scheme: 'bearer',
+          description: 'An agent\'s public widget key, `svcw_…`: opens visitor sessions under `/widget/v1` only.',
+        },
+        widgetSession: {
+          type: 'http', scheme: 'bearer',
+          description: 'A visitor session token, `svcs_…` (24 h), from `POST /widget/v1/sessions`; on the stream also '
+            + 'as `?session=`.',
         },
       },
       // Alphabetical, so a generated client lists its types in an order a reader can search.

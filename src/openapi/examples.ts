@@ -56,7 +56,7 @@ const conversation: Static<typeof conversationSchema> = {
     lastMessageAt: T1,
 };
 const message: Static<typeof messageSchema> = {
-  object: 'message', id: ID.message, conversationId: ID.conversation, role: 'user',
+  object: 'message', id: ID.message, conversationId: ID.conversation, role: 'user', author: { type: 'api' },
     body: 'I cannot log in since I reset my password yesterday.', createdAt: T1,
 };
 const issue: Static<typeof issueSchema> = {
@@ -91,7 +91,7 @@ const agent: Static<typeof agentSchema> = {
   object: 'agent', id: ID.agent, name: 'Helpdesk assistant', description: 'Answers questions about the Petstore API.',
     enabled: true,
   widgetKey: 'svcw_4fT9kQ2mZx7Lr1Vb8Nc3Hs6Pd0Wy5Ja', sources: [ID.source], mode: 'suggest', instructions: '',
-  handoffAfterUncertain: 2, createdAt: T0, updatedAt: T0,
+  handoffAfterUncertain: 2, allowedOrigins: ['https://shop.example'], createdAt: T0, updatedAt: T0,
 };
 const answer = {
   object: 'answer', id: ID.answer, conversationId: ID.conversation, messageId: ID.message, agentId: ID.agent,
@@ -173,8 +173,6 @@ export const EXAMPLES: Record<string, OperationExample> = {
   retrieveConversation: { response: { conversation } },
   updateConversation: { request: { status: 'solved' }, response: { conversation: { ...conversation, status: 'solved',
     updatedAt: T2, closedAt: T2 } } },
-  requestHandoff: { response: { conversation: { ...conversation, status: 'open', updatedAt: T2,
-    handoff: { requestedAt: T2, reason: 'api' } } } },
   addMessage: { request: { role: 'user', body: message.body }, response: { message } },
   listMessages: { response: page('messages', [message]) },
 
@@ -245,4 +243,32 @@ export const EXAMPLES: Record<string, OperationExample> = {
   retrieveEvent: { response: { event: conversationUpdated } },
   streamEvents: { response: `retry: 2000\n\nid: ${messageCreated.id}\nevent: message.created\ndata: ${
     JSON.stringify(messageCreated)}\n\n` },
+  requestHandoff: { response: { conversation: { ...conversation, status: 'open', updatedAt: T2,
+    handoff: { requestedAt: T2, reason: 'api' } } } },
+  ...widgetExamples(),
 };
+
+/** The widget API's examples (docs/api.md#live-chat). */
+function widgetExamples(): Record<string, OperationExample> {
+  const conv = { object: 'conversation', id: ID.conversation, status: 'open', subject: 'Where is my order?',
+    preview: 'Where is my order?', createdAt: T1, updatedAt: T1, lastMessageAt: T1 };
+  const msg = { object: 'message', id: ID.message, conversationId: ID.conversation, author: { type: 'customer' },
+    body: 'Where is my order?', createdAt: T1 };
+  const visitorId = 'vis_4fT9kQ2mZx7Lr1Vb8Nc3Hs';
+  const created = { object: 'event', id: '0197b5e2-6a10-7f02-8b44-51d9e0a7c3b3', type: 'message.created',
+    createdAt: T1, data: { object: msg } };
+  return {
+    createWidgetSession: { request: { visitorId }, response: { session: {
+      token: 'svcs_0197b5e2-0000-7000-8000-000000000001_4fT9kQ2mZx7Lr1Vb8Nc3Hs6Pd0Wy5JaXXXXXXXXXXXX',
+      expiresAt: T2, visitorId, customer: { id: visitorId, name: null, email: null, identitySource: 'anonymous' } } } },
+    createWidgetConversation: { request: { body: 'Where is my order?' }, response: { conversation: conv } },
+    listWidgetConversations: { response: page('conversations', [conv]) },
+    listWidgetMessages: { response: page('messages', [msg]) },
+    createWidgetMessage: { request: { body: 'Where is my order?' }, response: { message: msg } },
+    requestWidgetHandoff: { response: { conversation: { ...conv, handoff: { requestedAt: T2, reason: 'customer' } } } },
+    createWidgetFeedback: { request: { helpful: true }, response: { feedback: { answerId: ID.answer, helpful: true,
+      createdAt: T2 } } },
+    streamWidgetEvents: { response: `retry: 2000\n\nid: ${created.id}\nevent: message.created\ndata: ${
+      JSON.stringify(created)}\n\n` },
+  };
+}

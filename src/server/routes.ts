@@ -16,13 +16,14 @@ import { eventRoutes } from '../areas/events/events.js';
 import { eventStreamRoutes } from '../areas/events/streamRoute.js';
 import { webhookRoutes } from '../areas/webhooks/webhooks.js';
 import { answerRoutes } from '../areas/answers/answers.js';
+import { widgetRoutes } from '../areas/widget/widget.js';
 
 
 export function buildRoutes(deps: RouteDeps): Route[] {
   const routes: Route[] = [...healthRoutes(deps.store), ...conversationRoutes, ...issueRoutes, ...definitionRoutes,
     ...definitionListRoutes, ...agentRoutes, ...clientRoutes, ...analyticsRoutes, ...sourceRoutes(deps),
     ...usageRoutes(deps.usage), ...liveCheckRoutes(deps), ...eventStreamRoutes(deps.streams), ...eventRoutes,
-    ...webhookRoutes(deps), ...answerRoutes(deps)];
+    ...webhookRoutes(deps), ...answerRoutes(deps), ...widgetRoutes(deps)];
   // The document describes the whole table, its own route included.
   routes.push(...openapiRoutes(() => routes));
   return routes;

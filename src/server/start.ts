@@ -16,6 +16,7 @@ import { buildRoutes } from './routes.js';
 import { countingAnalyzer } from './metrics.js';
 import { ServerMetrics } from '../metrics/serverMetrics.js';
 import { listenMetrics } from '../metrics/listener.js';
+import { widgetPreflight } from '../areas/widget/widget.js';
 import { SecretBox } from '../core/secrets.js';
 import { WorkerAnalyzer } from '../ingest/workers/pool.js';
 import { WorkerBodyParser } from '../http/largeBody.js';
@@ -191,7 +192,8 @@ async function openServices(config: Config, deps: ServerDeps, publicUrl: string,
     usage = new UsageCounter(store, clock, logger);
     usage.start();
     const streams = new EventStreams(config.sseMaxStreams);
-    const routeDeps: RouteDeps = { store, config, secrets, logger, usage, publicUrl, streams,
+    const routeDeps: RouteDeps = { store, config, secrets, logger, usage, publicUrl, streams, clock,
+      clients: new ClientAddresses(config.trustProxy),
       analyzer: metrics ? countingAnalyzer(analyzer, metrics) : analyzer,
       docsLinks: (src, idx) => docsModel(src, idx).links };
     const routes = buildRoutes(routeDeps);
@@ -331,7 +333,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     services;
   const bodyParser = new WorkerBodyParser();
   const theApp = new App({ store, config, clock, logger, routes, bodyParser, onAuthenticated: (wsId) =>
-    usage.countRequest(wsId), onAnswered: metrics?.request });
+    usage.countRequest(wsId), onAnswered: metrics?.request, preflight: widgetPreflight(store) });
   // The settings area answers its own paths; every other request goes to the API.
   const web = config.webUi ? new WebApp({ store, clock, logger, clients: new ClientAddresses(config.trustProxy),
     publicUrl, secrets, webhookAllowPrivate: config.webhookAllowPrivate,

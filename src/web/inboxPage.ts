@@ -12,8 +12,8 @@ import { pageAnswer, redirect, type WebAnswer, type WebCtx } from './context.js'
 import { WebError } from './forms.js';
 import type { SignedIn } from './sessions.js';
 import { workspaceOf } from './sourcesPage.js';
-import { addMessage, CHANNELS, CONVERSATION_STATUSES, type Conversation, type ConversationStatus,
-  type Message } from '../areas/conversations/conversations.js';
+import { addMessage, authorOf as authorOfMessage, CHANNELS, CONVERSATION_STATUSES, type Conversation,
+  type ConversationStatus, type Message } from '../areas/conversations/conversations.js';
 import type { Answer } from '../areas/answers/model.js';
 import type { EventStreams } from '../areas/events/stream.js';
 import type { Workspace } from '../domain/workspace.js';
@@ -36,14 +36,13 @@ const handoffOf = (c: Conversation): Handoff | undefined =>
 /** Whether a person is asked for and not yet given: a hand-over requested on a conversation that is not solved. */
 export const needsPerson = (c: Conversation): boolean => handoffOf(c) !== undefined && c.status !== 'solved';
 
-/** Who wrote a message, as the inbox shows it: the `author` where the record has one, else from `role`. */
-interface Author { type: string; id?: string; name?: string }
+/** Who wrote a message, as the inbox shows it: the customer for `role` user, else its `author`'s kind and name. */
 function authorOf(m: Message, c: Conversation): { kind: string; label: string } {
-  const a = (m as Message & { author?: Author }).author;
-  const type = a?.type ?? (m.role === 'user' ? 'customer' : 'api');
-  const customer = c.customer.name ? `${c.customer.name} (customer)` : `${c.customer.email} (customer)`;
-  const label = type === 'customer' ? customer : type === 'user' ? (a?.name ?? 'A person of the workspace')
-    : type === 'bot' ? `${a?.name ?? 'Agent'} (bot)` : (a?.name ?? 'Support');
+  const a = authorOfMessage(m);
+  const type = m.role === 'user' ? 'customer' : a.type;
+  const customer = c.customer.name ? `${c.customer.name} (customer)` : `${c.customer.email ?? 'visitor'} (customer)`;
+  const label = type === 'customer' ? customer : type === 'user' ? (a.name ?? 'A person of the workspace')
+    : type === 'bot' ? `${a.name ?? 'Agent'} (bot)` : (a.name ?? 'Support');
   return { kind: type, label };
 }
 
@@ -247,7 +246,8 @@ export async function postReply(ctx: WebCtx, id: string): Promise<WebAnswer> {
     problem: `A reply must be at most ${MAX_REPLY} characters long.` });
   const tx = ws.db.begin();
   const at = ctx.services.clock.now();
-  const { message: m } = addMessage(tx, c, { role: 'agent', body }, at);
+  const { message: m } = addMessage(tx, c, { role: 'agent', body }, at,
+    { type: 'user', id: s.user.id, name: s.user.email });
   await ws.db.commit(tx);
   return redirect(`/settings/inbox/${encodeURIComponent(c.id)}#m-${encodeURIComponent(m.id)}`);
 }

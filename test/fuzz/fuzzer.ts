@@ -214,7 +214,7 @@ export class Fuzzer {
       }
     }
     // Every list once per workspace with a small page: cursors and the ids lists show (agents, clients).
-    for (const r of this.srv.routes) {
+    for (const r of this.apiRoutes()) {
       if (r.method !== 'GET' || !r.query || !r.query.properties.cursor) continue;
       for (const ws of ['A', 'B'] as const) {
         const d = validDraft(this, r, ws);
@@ -233,8 +233,14 @@ export class Fuzzer {
   /** The routes to fuzz (all, or those matching the `route` option). */
   targetRoutes(): Route[] {
     const f = this.opts.route;
-    return this.srv.routes.filter((r) => !f || `${r.method} ${r.path}`.includes(f));
+    return this.apiRoutes().filter((r) => !f || `${r.method} ${r.path}`.includes(f));
   }
+
+  /**
+   * The routes that take API keys: the widget API's (`Route.auth`, sessions instead of keys) is not fuzzed here;
+   * test/widget-*.test.ts checks its refusals.
+   */
+  apiRoutes(): Route[] { return this.srv.routes.filter((r) => !r.auth); }
 
   /** The iterations: each picks a slot (a route, a page route, unmatched or protocol) in a seeded shuffled order and sends one draft. */
   async mainLoop(): Promise<void> {

@@ -238,7 +238,7 @@ export function mutatedDraft(f: Fuzzer, route: Route): Draft {
 /** Requests no route serves: unknown paths, other methods, odd request targets. */
 export function unmatchedDraft(f: Fuzzer): Draft {
   const g = f.rng;
-  const r = g.pick(f.srv.routes);
+  const r = g.pick(f.apiRoutes());
   const d = validDraft(f, r, 'A');
   d.valid = false;
   d.route = undefined;
@@ -253,7 +253,7 @@ export function unmatchedDraft(f: Fuzzer): Draft {
     d.method = g.pick(['GET', 'POST', 'PATCH', 'DELETE', 'PUT', 'OPTIONS', 'HEAD', 'TRACE']);
     d.muts.push(`method.${d.method}`);
   } else {
-    // `/` is the landing page (test/fuzz/pages.ts visits it).
+    // Not `/`: with WEB_UI it is the landing page (src/web/homePage.ts), whose other methods answer 405.
     d.rawPath = g.pick(['/api', '/api/v1', '/api/v1/', '/api/v2/conversations', '/api/v1/unknown', '/API/V1/CONVERSATIONS', '//api/v1/conversations',
       '/api/v1/conversations/', '/api/v1/conversations/x/y/z', '/api/v1/sources/search/x', '/api/v1/issues/%2F', '/api/v1//issues', '/healthz/',
       '/%00', '/api/v1/conversations%00', '/api/v1/%2e%2e/healthz', '/api/v1/./conversations', '/api/v1/../v1/conversations', '/api/v1/openapi.json/x',
@@ -268,7 +268,7 @@ export function unmatchedDraft(f: Fuzzer): Draft {
 /** Malformed HTTP on a fresh connection: the parser must answer 400/431 (or close) and never hang. */
 export function protocolDraft(f: Fuzzer): Draft {
   const g = f.rng;
-  const r = g.pick(f.srv.routes.filter((x) => x.scope !== null));
+  const r = g.pick(f.apiRoutes().filter((x) => x.scope !== null));
   const d = validDraft(f, r, 'A');
   d.valid = false;
   d.routeKey = 'protocol';

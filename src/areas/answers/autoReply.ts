@@ -5,7 +5,7 @@
  * in the same synchronous write that puts the bot's message, so a bot message never lands after a person's.
  */
 import { agentSettings, type Agent } from '../agents.js';
-import { addMessage, requestHandoff, type Conversation } from '../conversations/conversations.js';
+import { addMessage, requestHandoff, type Author, type Conversation } from '../conversations/conversations.js';
 import type { RouteDeps } from '../common.js';
 import type { Workspace } from '../../domain/workspace.js';
 import { composeAnswer } from './answers.js';
@@ -26,6 +26,9 @@ export function botMessageText(answer: Answer): string {
     + (c.url ? ` — ${c.url}` : ''));
   return `${answer.text}\n\nSources:\n${cited.join('\n')}`.slice(0, 4000);
 }
+
+/** The author of the agent's bot messages. */
+const botOf = (agent: Agent): Author => ({ type: 'bot', id: agent.id, name: agent.name });
 
 /** The agent that answers `conv`: its own when it names one, else the oldest enabled agent whose mode is not off. */
 function agentOf(ws: Workspace, conv: Conversation): Agent | undefined {
@@ -100,7 +103,7 @@ export class AutoReplies {
       if (!current.handoff) {
         const next = requestHandoff(tx, current, 'customer', this.now());
         if (mode === 'reply' && !next.humanRepliedAt) addMessage(tx, next, { role: 'agent', body: HANDOFF_TEXT },
-          this.now(), 'bot');
+          this.now(), botOf(agent));
       }
       await ws.db.commit(tx);
       return;
@@ -116,7 +119,7 @@ export class AutoReplies {
     if (current && handOver) current = requestHandoff(tx, current, 'uncertain', this.now());
     if (mode === 'reply' && current && !current.humanRepliedAt && (!current.handoff || handOver)) {
       const body = handOver ? `${answer.text}\n\n${HANDOFF_TEXT}`.slice(0, 4000) : botMessageText(answer);
-      addMessage(tx, current, { role: 'agent', body }, this.now(), 'bot');
+      addMessage(tx, current, { role: 'agent', body }, this.now(), botOf(agent));
     }
     await ws.db.commit(tx);
   }

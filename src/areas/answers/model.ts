@@ -20,6 +20,8 @@ export interface Citation {
 export interface Answer {
   id: string; conversationId: string; messageId: string; agentId: string; outcome: AnswerOutcome; text: string;
   citations: Citation[]; model: string | null; createdAt: string;
+  /** The visitor's say on it (the widget, docs/api.md#live-chat); absent until given. */
+  feedback?: { helpful: boolean; createdAt: string };
 }
 /** The record types of the answers area. */
 export interface AnswerRecords { answer: Answer }

@@ -17,7 +17,14 @@ export const CHANNELS = ['api', 'live-chat', 'email', 'discord'] as const;
 export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 export type Channel = (typeof CHANNELS)[number];
 
-export interface Customer { id: string; name?: string; email: string; company?: string; identitySource: string }
+/** A conversation's customer; `email` is absent for an anonymous widget visitor (docs/api.md#live-chat). */
+export interface Customer { id: string; name?: string; email?: string; company?: string; identitySource: string }
+/** Why a person was asked for (docs/api.md#hand-over). */
+export const HANDOFF_REASONS = ['customer', 'uncertain', 'api'] as const;
+export interface Handoff { requestedAt: string; reason: (typeof HANDOFF_REASONS)[number] }
+/** Who wrote a message (docs/api.md#message-author). */
+export const AUTHOR_TYPES = ['customer', 'user', 'bot', 'api'] as const;
+export interface Author { type: (typeof AUTHOR_TYPES)[number]; id?: string; name?: string }
 export interface Conversation {
   id: string; externalId?: string; status: ConversationStatus; channel: Channel; priority: Priority;
   subject: string; preview: string; customer: Customer;
@@ -26,13 +33,16 @@ export interface Conversation {
   firstResponseAt?: string;
   /** Internal (not returned): a person's last reply since the conversation was last solved; the bot is silent then. */
   humanRepliedAt?: string;
-  /** A person was asked for (docs/api.md#hand-over); kept until the conversation is solved. */
+  /** Set when a person was asked for; kept while the conversation is not solved (docs/api.md#hand-over). */
   handoff?: Handoff;
 }
-/** Why a person was asked for: by the customer, after uncertain answers, or through the API. */
-export type HandoffReason = 'customer' | 'uncertain' | 'api';
-export interface Handoff { requestedAt: string; reason: HandoffReason }
-export interface Message { id: string; conversationId: string; role: 'user' | 'agent'; body: string; createdAt: string }
+export interface Message {
+  id: string; conversationId: string; role: 'user' | 'agent'; body: string; createdAt: string;
+  /** Absent in records written before authors existed: read as `{type:"api"}` ({@link authorOf}). */
+  author?: Author }
+
+/** The author of `m`, derived for older records (all written through the API or import). */
+export const authorOf = (m: Message): Author => m.author ?? { type: 'api' };
 /** The record types of the conversations area. */
 export interface ConversationRecords { conversation: Conversation; message: Message }
 
@@ -128,6 +138,18 @@ const listQuery = s.object({
 });
 
 const isoSchema = s.string({ format: 'date-time' });
+/** The hand-over request of a conversation (docs/api.md#hand-over). */
+export const handoffSchema = s.named('Handoff', s.object({
+  requestedAt: isoSchema,
+  reason: s.enum(HANDOFF_REASONS, { description: '`customer` (asked in the widget), `uncertain` (the agent was unsure '
+    + 'too often) or `api`.' }),
+}, { description: 'A person was asked for; absent otherwise.' }));
+/** Who wrote a message (docs/api.md#message-author). */
+export const authorSchema = s.named('MessageAuthor', s.object({
+  type: s.enum(AUTHOR_TYPES, { description: '`customer` (the widget), `user` (a person of the workspace), `bot` (an '
+    + 'agent), `api` (through the API or import).' }),
+  id: s.optional(s.string()), name: s.optional(s.string()),
+}));
 export const conversationSchema = s.named('Conversation', s.object({
   object: s.enum(['conversation'] as const),
   id: s.string(),
@@ -139,20 +161,17 @@ export const conversationSchema = s.named('Conversation', s.object({
   preview: s.string({ description: 'The start of the last message (at most 160 characters); empty before the first ' +
     'one.' }),
   customer: s.named('Customer', s.object({
-    id: s.string(), name: s.optional(s.string()), email: s.string({ format: 'email' }),
+    id: s.string(), name: s.optional(s.string()), email: s.optional(s.string({ format: 'email',
+      description: 'Absent for an anonymous live-chat visitor.' })),
     company: s.optional(s.string()), identitySource: s.string(),
   })),
   createdAt: isoSchema, updatedAt: isoSchema, lastMessageAt: s.optional(isoSchema),
   closedAt: s.optional({ ...isoSchema, description: 'When it was solved; absent unless `status` is `solved`.' }),
-  handoff: s.optional(s.named('Handoff', s.object({
-    requestedAt: isoSchema,
-    reason: s.enum(['customer', 'uncertain', 'api'] as const, { description: '`customer`: the customer asked; '
-      + '`uncertain`: the agent\'s answers were uncertain too many times in a row; `api`: asked through the API.' }),
-  }, { description: 'A person was asked for; absent until then, and again once the conversation is solved.' }))),
+  handoff: s.optional(handoffSchema),
 }));
 export const messageSchema = s.named('Message', s.object({
   object: s.enum(['message'] as const), id: s.string(), conversationId: s.string(),
-  role: s.enum(['user', 'agent'] as const), body: s.string(), createdAt: isoSchema,
+  role: s.enum(['user', 'agent'] as const), author: authorSchema, body: s.string(), createdAt: isoSchema,
 }));
 const conversationResponse = s.named('ConversationResponse', s.object({ conversation: conversationSchema }));
 const messageResponse = s.named('MessageResponse', s.object({ message: messageSchema }));
@@ -169,8 +188,9 @@ export function conversationView(c: Conversation): Record<string, unknown> {
     lastMessageAt: c.lastMessageAt, closedAt: c.closedAt, handoff: c.handoff,
   };
 }
-/** The API view of a message. */
-export const messageView = (m: Message): Record<string, unknown> => ({ object: 'message', ...m });
+/** The API view of a message: its author derived for older records. */
+export const messageView = (m: Message): Record<string, unknown> => ({ object: 'message', id: m.id,
+  conversationId: m.conversationId, role: m.role, author: authorOf(m), body: m.body, createdAt: m.createdAt });
 const conversationJson = new ViewCache<Conversation>(conversationView, 'conversation');
 const messageJson = new ViewCache<Message>(messageView, 'message');
 /** The JSON text of a conversation's API view, made once per stored record (reads and its events share it). */
@@ -232,19 +252,35 @@ function withStatus(conv: Conversation, status: ConversationStatus, now: string)
 }
 
 /**
+ * Asks for a person (docs/api.md#hand-over): `handoff` set and status `open`; a request while one is pending keeps
+ * the first `requestedAt` and reason. Returns the conversation as it is after (the same object when unchanged).
+ */
+export function requestHandoff(tx: Tx<ConversationRecords>, conv: Conversation, reason: Handoff['reason'],
+  at: number): Conversation {
+  if (conv.handoff && conv.status === 'open') return conv;
+  const now = iso(at);
+  const next: Conversation = { ...withStatus(conv, 'open', now), handoff: conv.handoff ?? { requestedAt: now, reason },
+    updatedAt: now };
+  tx.put('conversation', next.id, next);
+  return next;
+}
+
+/**
  * Adds a message and applies its effects: preview, `lastMessageAt`, and status — a `user` message reopens a
  * `waiting`/`solved` conversation, an `agent` message on an `open` one makes it `waiting` (docs/api.md#status-changes).
- * An `agent` message not `by` the bot is a person's: it sets the first response and silences the bot until solved.
+ * An `agent` message whose author is not the bot is a person's: it sets the first response and silences the bot
+ * until the conversation is solved.
  */
 export function addMessage(tx: Tx<ConversationRecords>, conv: Conversation, input: Static<typeof messageInput>,
-  at: number, by?: 'bot'): { message: Message; conversation: Conversation } {
+  at: number, author: Author = { type: 'api' }): { message: Message; conversation: Conversation } {
   const now = iso(at);
-  const message: Message = { id: newId(), conversationId: conv.id, role: input.role, body: input.body, createdAt: now };
+  const message: Message = { id: newId(), conversationId: conv.id, role: input.role, body: input.body, createdAt: now,
+    author };
   let next: Conversation = { ...conv, preview: preview(input.body), lastMessageAt: now, updatedAt: now };
   if (input.role === 'user' && conv.status !== 'open') next = withStatus(next, 'open', now);
   if (input.role === 'agent') {
     if (conv.status === 'open') next = withStatus(next, 'waiting', now);
-    if (by !== 'bot') {
+    if (author.type !== 'bot') {
       if (!conv.firstResponseAt) next.firstResponseAt = now;
       next.humanRepliedAt = now;
     }
@@ -252,19 +288,6 @@ export function addMessage(tx: Tx<ConversationRecords>, conv: Conversation, inpu
   tx.put('message', message.id, message);
   tx.put('conversation', next.id, next);
   return { message, conversation: next };
-}
-
-/**
- * Asks for a person (docs/api.md#hand-over): `handoff` set and the conversation `open`; a hand-over already pending
- * keeps its time and reason. Returns the conversation as it now is (unchanged when one was pending).
- */
-export function requestHandoff(tx: Tx<ConversationRecords>, conv: Conversation, reason: HandoffReason,
-  at: number): Conversation {
-  if (conv.handoff) return conv;
-  const now = iso(at);
-  const next = { ...withStatus(conv, 'open', now), handoff: { requestedAt: now, reason }, updatedAt: now };
-  tx.put('conversation', conv.id, next);
-  return next;
 }
 
 function load(ctx: Ctx<unknown, unknown>): Conversation {
@@ -341,21 +364,16 @@ export const conversationRoutes = [
     body: messageInput,
     success: { status: 201, schema: messageResponse, description: 'The added message.' },
     handler: (ctx) => ({ status: 201, body: { message: messageView(addMessage(ctx.tx(), load(ctx), ctx.body,
-      ctx.now).message) } }),
+      ctx.now, { type: 'api' }).message) } }),
   }),
   route({
     method: 'POST', path: `${base}/{conversationId}/handoff`, operationId: 'requestHandoff', tag: 'Conversations',
       scope: 'conversations:write',
-    summary: 'Ask for a person: `handoff` {requestedAt, reason:"api"} and status `open`; the agent\'s bot writes no '
-      + 'more messages once a person replies. A pending hand-over is kept as it is. Event '
-      + '`conversation.handoff_requested`.',
+    summary: 'Ask for a person: `handoff` `{requestedAt, reason:"api"}` and status `open`, event '
+      + '`conversation.handoff_requested`; while one is pending, a second request changes nothing.',
     success: { status: 200, schema: conversationResponse, description: 'The conversation.' },
-    handler: (ctx) => {
-      const conv = load(ctx);
-      const next = requestHandoff(ctx.tx(), conv, 'api', ctx.now);
-      return { status: 200, body: null, json: next === conv ? conversationJson.answer(conv)
-        : conversationJson.answerText(next) };
-    },
+    handler: (ctx) => ({ status: 200, body: { conversation: conversationView(requestHandoff(ctx.tx(), load(ctx), 'api',
+      ctx.now)) } }),
   }),
   route({
     method: 'GET', path: `${base}/{conversationId}/messages`, operationId: 'listMessages', tag: 'Conversations',

@@ -37,10 +37,11 @@ export class CustomerIds {
   get size(): number { return this.byEmail.size; }
 
   /** Applies a change of a conversation's customer from `before` to `after` (undefined: created or deleted). */
-  apply(before: { id: string; email: string } | undefined, after: { id: string; email: string } | undefined): void {
+  apply(before: { id: string; email?: string } | undefined, after: { id: string; email?: string } | undefined): void {
     if (before !== undefined && after !== undefined && before.id === after.id && before.email === after.email) return;
-    if (before !== undefined) this.remove(before.email, before.id);
-    if (after !== undefined) this.add(after.email, after.id);
+    // An anonymous visitor (no email) has no entry.
+    if (before?.email !== undefined) this.remove(before.email, before.id);
+    if (after?.email !== undefined) this.add(after.email, after.id);
   }
 
   /** The customer id `email` has in the workspace, or undefined when no conversation has it. */

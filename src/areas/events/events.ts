@@ -46,10 +46,7 @@ export interface EventRec {
 /** The record types of the events area. */
 export interface EventRecords { event: EventRec }
 
-/**
- * An event type in PascalCase (`conversation.updated` → `ConversationUpdated`, `conversation.handoff_requested` →
- * `ConversationHandoffRequested`), for schema and operation names.
- */
+/** An event type in PascalCase (`conversation.handoff_requested` → `ConversationHandoffRequested`), for names. */
 export const pascalType = (type: EventType): string => type.split(/[._]/).map((w) => w[0].toUpperCase() + w.slice(1))
   .join('');
 
@@ -132,10 +129,9 @@ export function attachEvents(ws: Workspace, db: Db<EventRecords & ConversationRe
   const conversationChange = change('conversation', conversationView, conversationViewJson);
   db.derive('conversation', (tx, id, prev, next) => {
     conversationChange(tx, id, prev, next);
-    // A new hand-over is an event of its own (docs/api.md#hand-over), after the change it is part of.
-    if (next.handoff && next.handoff.requestedAt !== prev?.handoff?.requestedAt) {
-      emit(tx, 'conversation.handoff_requested', conversationView(next), undefined, conversationViewJson(next));
-    }
+    // A new hand-over request (docs/api.md#hand-over): after the update that carries it.
+    if (next.handoff && next.handoff.requestedAt !== prev?.handoff?.requestedAt) emit(tx,
+      'conversation.handoff_requested', conversationView(next), undefined, conversationViewJson(next));
   });
   db.derive('message', (tx, id, prev, next) => { if (prev === undefined) emit(tx, 'message.created', messageView(next),
     undefined, messageViewJson(next)); });
