@@ -4,8 +4,7 @@
  * writes; the message shows in a signed-in person's open inbox within 1 s without a reload; the reply shows in the
  * widget within 1 s; a reload shows the whole thread; a page on an origin not allowed gets no session (CORS). The
  * inbox and agents pages fit 390 and 1280 px. Screenshots to test/artifacts/ (docs/screenshots/ with
- * UPDATE_SCREENSHOTS=1). Without Chromium: skipped, saying why. Without the server's widget API routes the test runs
- * against test/helpers/widgetShim.ts and says so.
+ * UPDATE_SCREENSHOTS=1). Without Chromium: skipped, saying why.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +12,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { Browser, browserOrLoudSkip, screenshotDir } from '../helpers/browser.js';
-import { startWidgetShim } from '../helpers/widgetShim.js';
 
 const SHOTS = screenshotDir();
 const PASSWORD = 'correct horse battery staple';
@@ -64,14 +62,7 @@ test('in Chromium: the widget on another origin, the inbox live both ways, reloa
     const made = await srv.call<{ agent: { id: string; widgetKey: string } }>('POST', '/api/v1/agents', { body: { name: 'Shop helper' } });
     assert.equal(made.status, 201);
     const { id: agentId, widgetKey } = made.body.agent;
-    const probe = await fetch(`${srv.url}/widget/v1/sessions`, { method: 'POST' });
-    let api = srv.url;
-    if (probe.status === 404) {
-      const shim = await startWidgetShim(srv, agentId);
-      closers.push(shim.close);
-      api = shim.url;
-      process.stderr.write(`\n!! The server has no /widget/v1 routes: the widget talks to the stand-in test/helpers/widgetShim.ts (${api}).\n\n`);
-    }
+    const api = srv.url;
     const snippet = `<script src="${api}/widget.js" data-key="${widgetKey}" async></script>`;
     const site = await hostSite(snippet, api);
     const refused = await hostSite(snippet, api);
