@@ -1,7 +1,7 @@
 /**
  * Cells behind a real HAProxy (docs/deployment.md#several-machines), on loopback: 3 cells (`node dist/server.js`,
  * data dirs of their own sharing `secret` and `master.keys`), 30 workspaces spread over them, `cli cells routes` on
- * each and `cli cells haproxy` writing the configuration; then API keys, widget keys, docs slugs, activation links
+ * each and `cli cells haproxy` writing the configuration; then API keys, widget keys and sessions, docs slugs, activation links
  * and the sign-in form through HAProxy all reach the owning cell (no cell answers 401 or 404 for one); a key, a slug
  * and a user made after HAProxy started are routed within 1 s through its runtime API. Without `haproxy`: skipped
  * with a banner.
@@ -47,6 +47,7 @@ async function within(ms: number, what: string, check: () => Promise<boolean>): 
 const SPEC = JSON.stringify({ openapi: '3.0.3', info: { title: 'Cell API', version: '1' }, paths: {
   '/things': { get: { summary: 'List things', responses: { 200: { description: 'OK' } } } } } });
 const PASSWORD = 'a long cell passphrase 9';
+const SHOP = 'https://shop.example';
 
 test('3 cells behind HAProxy: every request reaches the owning cell; new credentials routable within 1 s',
   { skip: missing ? 'haproxy is not installed' : false, timeout: 180_000 }, async (t) => {
@@ -82,7 +83,8 @@ test('3 cells behind HAProxy: every request reaches the owning cell; new credent
         const base = cells[cell].url;
         const headers = { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' };
         const agent = await (await fetch(`${base}/api/v1/agents`, { method: 'POST', headers,
-          body: JSON.stringify({ name: `Agent ${i}` }) })).json() as any;
+          body: JSON.stringify({ name: `Agent ${i}`, allowedOrigins: [SHOP] }) })).json() as any;
+        assert.ok(agent.agent?.widgetKey, JSON.stringify(agent));
         const ws: Ws = { cell, id: w.id, key: k.key, widgetKey: agent.agent.widgetKey };
         if (i % 3 === 0) {
           const s = await (await fetch(`${base}/api/v1/sources`, { method: 'POST', headers,
@@ -126,7 +128,19 @@ test('3 cells behind HAProxy: every request reaches the owning cell; new credent
         assert.equal(made.status, 201, `${ws.cell}: ${await made.text()}`);
         const list = await (await fetch(`${url}/api/v1/conversations`, { headers })).json() as any;
         assert.equal(list.conversations.length, 1);
-        sent += 2;
+        // The widget: a session by the widget key, then the visitor's conversations by the session token.
+        const widgetHeaders = (token: string) => ({ authorization: `Bearer ${token}`, origin: SHOP,
+          'content-type': 'application/json' });
+        const session = await fetch(`${url}/widget/v1/sessions`, { method: 'POST', headers: widgetHeaders(ws.widgetKey),
+          body: '{}' });
+        assert.equal(session.status, 201, `${ws.cell}: ${await session.clone().text()}`);
+        const token = ((await session.json()) as any).session.token as string;
+        const chat = await fetch(`${url}/widget/v1/conversations`, { method: 'POST', headers: widgetHeaders(token),
+          body: JSON.stringify({ body: 'Hello from the shop' }) });
+        assert.equal(chat.status, 201, `${ws.cell}: ${await chat.text()}`);
+        const mine = await fetch(`${url}/widget/v1/conversations`, { headers: widgetHeaders(token) });
+        assert.equal(((await mine.json()) as any).conversations.length, 1);
+        sent += 5;
         if (ws.slug) {
           const page = await fetch(`${url}/docs/${ws.slug}`);
           assert.equal(page.status, 200, ws.slug);
