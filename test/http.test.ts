@@ -211,8 +211,9 @@ test('POST without a Content-Type → 415 unsupported_media_type', () => withSer
 
 test('every route whose body is required: no body (no Content-Type, or one that is not JSON) → 400 "a JSON body is required"; a route whose body is optional takes none', () => withServer(async (srv) => {
   const NO_BODY = { code: 'invalid_request', error: 'Request body is invalid: a JSON body is required.' };
-  const required = srv.routes.filter((r) => r.body && !r.bodyOptional);
-  const optional = srv.routes.filter((r) => r.body && r.bodyOptional);
+  // The widget API answers 401 before the body without a session (test/widget-api.test.ts covers its bodies).
+  const required = srv.routes.filter((r) => r.body && !r.bodyOptional && r.auth === undefined);
+  const optional = srv.routes.filter((r) => r.body && r.bodyOptional && r.auth === undefined);
   assert.ok(required.length >= 6 && optional.length >= 1, `${required.length} required, ${optional.length} optional`);
   for (const r of required) {
     // Validation comes before existence: a made-up id is fine here.

@@ -4,6 +4,8 @@
  * agents by widget key, the origins agents allow, and each visitor's conversations.
  */
 import type { Db } from '../../store/db.js';
+import { SortedIndex } from '../../store/memory/sorted.js';
+import { persistSortedMap } from '../../store/indexes.js';
 import type { Sealed } from '../../core/secrets.js';
 import type { Agent, AgentRecords } from '../agents.js';
 import type { Conversation, ConversationRecords } from '../conversations/conversations.js';
@@ -36,23 +38,30 @@ export class WidgetState {
   readonly agentByKey = new Map<string, string>();
   /** Origin → how many enabled agents allow it (the preflight's answer). */
   readonly origins = new Map<string, number>();
-  /** Owner key → its conversations' ids. */
-  readonly byOwner = new Map<string, Set<string>>();
+  /** Owner key → its conversations by (createdAt, id). */
+  readonly byOwner = new Map<string, SortedIndex>();
 
   constructor(db: Db<AgentRecords & ConversationRecords & WidgetRecords>, now: () => number) {
     db.on('agent', (id, prev, next) => {
       if (prev) { this.agentByKey.delete(prev.widgetKey); this.count(prev, -1); }
       if (next) { this.agentByKey.set(next.widgetKey, id); this.count(next, 1); }
     });
+    // Saved in the snapshot block (docs/storage.md#snapshots): a start restores it without replaying conversations.
     db.on('conversation', (id, prev, next) => {
       const before = prev && ownerOf(prev);
       const after = next && ownerOf(next);
       if (before === after) return;
-      if (before !== undefined) { const g = this.byOwner.get(before); g?.delete(id); if (g?.size === 0)
-        this.byOwner.delete(before); }
-      if (after !== undefined) { let g = this.byOwner.get(after); if (!g) this.byOwner.set(after, g = new Set());
-        g.add(id); }
-    });
+      if (before !== undefined) {
+        const g = this.byOwner.get(before);
+        g?.remove(prev!.createdAt, id);
+        if (g?.size === 0) this.byOwner.delete(before);
+      }
+      if (after !== undefined) {
+        let g = this.byOwner.get(after);
+        if (!g) this.byOwner.set(after, g = new SortedIndex());
+        g.add(next!.createdAt, id);
+      }
+    }, persistSortedMap('widget.byOwner/1', 'conversation', () => this.byOwner, () => new SortedIndex()));
     db.retain('widget_session', (s) => Date.parse(s.expiresAt) > now());
   }
 

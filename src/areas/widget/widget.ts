@@ -140,9 +140,13 @@ export function widgetRoutes(deps: WidgetDeps) {
       success: { status: 200, schema: listSchema('conversations', widgetConversationSchema),
         description: 'The visitor\'s conversations.' },
       handler: (ctx) => {
-        const ids = ctx.ws.widget.byOwner.get(ownerOfSession(callerOf(ctx).session)) ?? new Set<string>();
-        const list = [...ids].map((id) => ctx.ws.get('conversation', id)!).filter(Boolean)
-          .sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1));
+        const index = ctx.ws.widget.byOwner.get(ownerOfSession(callerOf(ctx).session));
+        const list = [];
+        for (const at of index?.desc() ?? []) {
+          const c = ctx.ws.get('conversation', index!.idAt(at));
+          if (c) list.push(c);
+          if (list.length > 100) break;
+        }
         return { status: 200, body: { object: 'list', hasMore: list.length > 100, nextCursor: null,
           conversations: list.slice(0, 100).map(widgetConversationView) } };
       },
