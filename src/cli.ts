@@ -10,6 +10,7 @@ import { Admin, AdminError, repairView } from './admin/operations.js';
 import { callAdminSocket } from './admin/socket.js';
 import { restoreFrom } from './admin/backup.js';
 import { writeHaproxy } from './admin/cellsFiles.js';
+import { parseCells } from './admin/cells.js';
 import { cliMessage } from './admin/cliMessages.js';
 import { LockedError, acquireLock, lockHolder } from './store/log/lock.js';
 import { repairLog } from './store/log/repair.js';
@@ -41,6 +42,7 @@ const USAGE = `usage: cli.js <command> [--data-dir DIR]
   backup --to DIR
   restore --from DIR --data-dir NEW
   cells routes --cell NAME
+  workspace move --workspace ID --to NAME --cells NAME=HOST:PORT,…
   cells haproxy --cells NAME=HOST:PORT,… --routes FILE,… --out DIR [--bind ADDR] [--runtime ADDR] [--maps-dir DIR]`;
 
 class UsageError extends Error {}
@@ -72,6 +74,12 @@ function plan(argv: string[]): { dataDir: string; op: string; args: Record<strin
     `${flag} is required`); return v; };
   if (area === 'workspace' && verb === 'create') return { dataDir, op: 'workspace.create',
     args: { name: need(values.name, '--name') } };
+  if (area === 'workspace' && verb === 'move') {
+    const name = need(values.to, '--to');
+    const to = parseCells(need(values.cells, '--cells')).find((c) => c.name === name);
+    if (to === undefined) throw new UsageError(`--to ${name} is not one of --cells`);
+    return { dataDir, op: 'workspace.move', args: { workspace: need(values.workspace, '--workspace'), to } };
+  }
   if (area === 'workspace' && verb === 'list') return { dataDir, op: 'workspace.list', args: {} };
   if (area === 'workspace' && verb === 'identity-secret') return { dataDir, op: 'workspace.identitySecret',
     args: { workspace: need(values.workspace, '--workspace') } };

@@ -51,7 +51,11 @@ test('haproxy.cfg: the runtime API, the routing rules in order, a checked backen
   assert.match(cfg, /^ {2}bind 0\.0\.0\.0:80$/m);
   const rules = cfg.split('\n').filter((l) => l.includes('set-var(txn.cell)')).map((l) => /map\(\/m\/([a-z-]+)\.map\)/
     .exec(l)?.[1]);
-  assert.deepEqual(rules, ['tokens', 'widget-keys', 'workspaces', 'tokens', 'tokens', 'emails', 'slugs']);
+  assert.deepEqual(rules, ['tokens', 'widget-keys', 'workspaces', 'tokens', undefined, 'tokens', 'emails', 'slugs']);
+  // A session too new for the maps goes to the cell its sw_cell cookie names, one of the cells only.
+  assert.match(cfg, /set-var\(txn\.cell\) req\.cook\(sw_cell\) if !\{ var\(txn\.cell\) -m found \} \{ req\.cook\(sw_cell\) -m str cell_a cell_b \}/);
+  // The cells' own API is not reachable through the proxy.
+  assert.match(cfg, /http-request deny deny_status 404 if \{ path_beg \/cell\/ \}/);
   assert.match(cfg, /use_backend %\[var\(txn\.cell\)\] if \{ var\(txn\.cell\) -m found \}\n {2}default_backend cell_a/);
   assert.match(cfg, /backend cell_b\n {2}option httpchk GET \/healthz\n {2}server b 10\.0\.0\.2:3000 check/);
 });

@@ -8,41 +8,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import * as net from 'node:net';
-import { join } from 'node:path';
-import { callAdminSocket } from '../src/admin/socket.js';
-import { runCli, startServer, tempDir, type RunningChild } from './helpers/child.js';
+import { runCli } from './helpers/child.js';
+import { haproxyMissing, startCells, within } from './helpers/cells.js';
 import { WebClient } from './helpers/web.js';
 import type { TestServer } from './helpers/server.js';
 
-const haproxy = spawnSync('haproxy', ['-v'], { encoding: 'utf8' });
-const missing = haproxy.status !== 0;
-if (missing) {
-  const line = '!'.repeat(78);
-  process.stderr.write(`${line}\n!!! SKIPPED: haproxy is not installed: the cells were NOT tested behind HAProxy `
-    + `(apt-get install haproxy)\n${line}\n`);
-}
-
-/** A free loopback port (bound and released). */
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-/** Retries `check` until it holds, at most `ms` (a real proxy's state, not time made to pass). */
-async function within(ms: number, what: string, check: () => Promise<boolean>): Promise<number> {
-  const t0 = performance.now();
-  for (;;) {
-    if (await check()) return performance.now() - t0;
-    if (performance.now() - t0 > ms) assert.fail(`${what} not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const missing = haproxyMissing('the cells were');
 
 const SPEC = JSON.stringify({ openapi: '3.0.3', info: { title: 'Cell API', version: '1' }, paths: {
   '/things': { get: { summary: 'List things', responses: { 200: { description: 'OK' } } } } } });
@@ -51,27 +22,10 @@ const SHOP = 'https://shop.example';
 
 test('3 cells behind HAProxy: every request reaches the owning cell; new credentials routable within 1 s',
   { skip: missing ? 'haproxy is not installed' : false, timeout: 180_000 }, async (t) => {
-    const runtime = await freePort();
-    const front = await freePort();
-    const confDir = tempDir('sw-cells-haproxy-');
     const names = ['a', 'b', 'c'];
-    const cells: Record<string, RunningChild> = {};
-    let proxy: ChildProcess | undefined;
+    const deployment = await startCells(names);
+    const { cells, admin, url } = deployment;
     try {
-      const env = (name: string) => ({ CELL_NAME: name, CELL_HAPROXY_RUNTIME: `127.0.0.1:${runtime}`,
-        CELL_MAPS_DIR: confDir, PUBLIC_URL: `http://127.0.0.1:${front}`, BOOTSTRAP: 'false', LOG_LEVEL: 'info',
-        RATE_LIMIT_BURST: '100000',
-        RATE_LIMIT_PER_MINUTE: '1000000', WEBHOOK_ALLOW_PRIVATE: 'true' });
-      cells.a = await startServer({ env: env('a') });
-      // The cells of one deployment share the data dir's two secrets (docs/deployment.md#several-machines).
-      for (const name of ['b', 'c']) {
-        const dir = tempDir(`sw-cell-${name}-`);
-        for (const f of ['secret', 'master.keys']) copyFileSync(join(cells.a.dataDir, f), join(dir, f));
-        cells[name] = await startServer({ dataDir: dir, env: env(name) });
-      }
-      const admin = (cell: string, op: string, args: Record<string, unknown>) =>
-        callAdminSocket(cells[cell].dataDir, op, args) as Promise<any>;
-
       // 30 workspaces, 10 a cell: a key each, an agent (its widget key), every third a published docs page and a user.
       interface Ws { cell: string; id: string; key: string; widgetKey: string; slug?: string; email?: string;
         link?: string }
@@ -100,24 +54,7 @@ test('3 cells behind HAProxy: every request reaches the owning cell; new credent
       }
 
       // The proxy's files from each cell's routes, as an operator runs it.
-      const files: string[] = [];
-      for (const name of names) {
-        const r = await runCli(cells[name].dataDir, ['cells', 'routes', '--cell', name]);
-        assert.equal(r.code, 0, r.stderr);
-        const file = join(confDir, `${name}.routes.json`);
-        writeFileSync(file, r.stdout);
-        files.push(file);
-      }
-      const written = await runCli(null, ['cells', 'haproxy', '--cells', names.map((n) =>
-        `${n}=127.0.0.1:${cells[n].port}`).join(','), '--routes', files.join(','), '--out', confDir, '--bind',
-      `127.0.0.1:${front}`, '--runtime', `127.0.0.1:${runtime}`]);
-      assert.equal(written.code, 0, written.stderr);
-      const check = spawnSync('haproxy', ['-c', '-f', join(confDir, 'haproxy.cfg')], { encoding: 'utf8' });
-      assert.equal(check.status, 0, check.stdout + check.stderr);
-      proxy = spawn('haproxy', ['-db', '-f', join(confDir, 'haproxy.cfg')], { stdio: ['ignore', 'ignore', 'pipe'] });
-      const url = `http://127.0.0.1:${front}`;
-      await within(10_000, 'HAProxy answering', async () =>
-        (await fetch(`${url}/healthz`).catch(() => null))?.status === 200);
+      await deployment.startProxy();
 
       // The client mix, through HAProxy.
       let sent = 0;
@@ -181,7 +118,6 @@ test('3 cells behind HAProxy: every request reaches the owning cell; new credent
         slugMs.toFixed(0)} ms; ${sent} requests in the mix`);
 
     } finally {
-      proxy?.kill('SIGKILL');
-      for (const c of Object.values(cells)) await c.stop();
+      await deployment.stop();
     }
   });

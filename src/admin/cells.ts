@@ -55,23 +55,32 @@ export function parseCells(text: string): Cell[] {
   return cells;
 }
 
-/** The routing keys of the workspaces `store` holds (revoked keys, used or expired activations left out). */
-export function cellRoutes(store: Store<Workspace>, now: number): CellRoutes {
+/**
+ * The routing keys of the workspaces `store` serves, or of workspace `only` (revoked keys, used or expired
+ * activations left out; a workspace moved away is another cell's).
+ */
+export function cellRoutes(store: Store<Workspace>, now: number, only?: string): CellRoutes {
   const sys = store.system;
+  const mine = (id: string) => (only === undefined ? store.workspaces.has(id) || store.quarantined.has(id)
+    : id === only);
+  const users = [...sys.table('user').values()].filter((u) => mine(u.workspaceId));
+  const userIds = new Set(users.map((u) => u.id));
   const tokens = [
-    ...[...sys.table('key').values()].filter((k) => k.revokedAt === null).map((k) => k.hash),
-    ...[...sys.table('session').values()].map((s) => s.id),
-    ...[...sys.table('activation').values()].filter((a) => a.usedAt === null && Date.parse(a.expiresAt) > now)
-      .map((a) => a.id),
+    ...[...sys.table('key').values()].filter((k) => k.revokedAt === null && mine(k.workspaceId)).map((k) => k.hash),
+    ...[...sys.table('session').values()].filter((s) => mine(s.workspaceId)).map((s) => s.id),
+    ...[...sys.table('activation').values()].filter((a) => a.usedAt === null && Date.parse(a.expiresAt) > now
+      && userIds.has(a.userId)).map((a) => a.id),
   ];
   const widgetKeys: string[] = [];
   const slugs: string[] = [];
-  for (const ws of store.workspaces.values()) {
+  const workspaces = only === undefined ? [...store.workspaces.keys()] : [only];
+  for (const id of workspaces) {
+    const ws = store.workspaces.get(id);
+    if (ws === undefined) continue;
     for (const a of ws.db.table('agent').values()) widgetKeys.push(a.widgetKey);
     for (const src of ws.db.table('source').values()) if (src.publicDocs.slug) slugs.push(src.publicDocs.slug);
   }
-  return { tokens, widgetKeys, emails: [...sys.table('user').values()].map((u) => u.email.toLowerCase()), slugs,
-    workspaces: [...store.workspaces.keys()] };
+  return { tokens, widgetKeys, emails: users.map((u) => u.email.toLowerCase()), slugs, workspaces };
 }
 
 /** The text of each map file for cells' routes (`cell name → routes`): one `key backend` line per entry. */
@@ -89,7 +98,8 @@ export function mapFiles(routes: ReadonlyMap<string, CellRoutes>): Record<string
  * The HAProxy (2.6+) configuration: one frontend on `bind`, the runtime API on `runtime` (level admin, for the cells'
  * updates), one backend per cell with a `/healthz` check. A request goes to the cell of, in order: its bearer
  * credential (an API key by its SHA-256, a widget key as is, a widget session by the workspace id it starts with),
- * its `sw_session` cookie, an activation link's token, the sign-in form's email, or a docs slug; else to the first
+ * its `sw_session` cookie, the `sw_cell` cookie of the cell that signed it in (a session too new for the maps), an
+ * activation link's token, the sign-in form's email, or a docs slug; else to the first
  * cell (health checks, the landing page, unknown credentials, which every cell refuses alike).
  */
 export function haproxyConfig(o: { cells: Cell[]; mapsDir: string; bind: string; runtime: string }): string {
@@ -118,6 +128,7 @@ defaults
 frontend support_workspace
   bind ${o.bind}
   option http-buffer-request
+  http-request deny deny_status 404 if { path_beg /cell/ }
   http-request set-var(txn.cred) req.hdr(authorization),word(2,' ')
   http-request set-var(txn.cell) var(txn.cred),sha2(256),hex,lower,${map('tokens')} if { var(txn.cred) -m beg svck_ }
   http-request set-var(txn.cell) var(txn.cred),${map('widgetKeys')} if { var(txn.cred) -m beg svcw_ }
@@ -125,6 +136,7 @@ frontend support_workspace
   http-request set-var(txn.sess) var(txn.cred) if { var(txn.cred) -m beg svcs_ }
   http-request set-var(txn.cell) var(txn.sess),field(2,_),field(1,.),${map('workspaces')} if { var(txn.sess) -m found }
   ${unset('req.cook(sw_session),sha2(256),hex,lower,' + map('tokens'), '{ req.cook(sw_session) -m found }')}
+  ${unset('req.cook(sw_cell)', `{ req.cook(sw_cell) -m str ${o.cells.map((c) => backendOf(c.name)).join(' ')} }`)}
   ${unset('url_param(token),sha2(256),hex,lower,' + map('tokens'), '{ path /settings/activate }')}
   ${unset('req.body_param(email),url_dec,lower,' + map('emails'), '{ path /settings/login } METH_POST')}
   ${unset('path,field(3,/),' + map('slugs'), '{ path_beg /docs/ }')}

@@ -22,7 +22,7 @@ import { agentInput, agentView, checkSources, createAgent, type Agent } from '..
 import { endpointView, secretContext } from '../areas/webhooks/model.js';
 import { activationUrl, addUser, newActivationLink, userView, OWNER_EMAIL } from '../web/users.js';
 import { importFile } from './import.js';
-import { cellRoutes } from './cells.js';
+import { cellRoutes, type Cell } from './cells.js';
 import { BackupError, backupTo } from './backup.js';
 import { exportWorkspace } from './export.js';
 
@@ -70,6 +70,9 @@ export const keyView = (k: KeyRec) => ({
 
 /** The admin commands, by name, with their arguments as the CLI passes them. */
 export class Admin {
+  /** Moves a workspace to another cell (set by the running server, src/server/cellMove.ts). */
+  mover?: (workspaceId: string, to: Cell) => Promise<unknown>;
+
   /** `publicUrl`: the base of printed activation links (docs/configuration.md#settings), no trailing slash. */
   constructor(private readonly store: Store<Workspace>, private readonly clock: Clock,
     private readonly secrets?: SecretBox,
@@ -97,6 +100,12 @@ export class Admin {
       case 'workspace.repair': return this.repairWorkspace(String(args.workspace ?? ''));
       case 'log.compact': return this.compactLog(args.system === true ? null : String(args.workspace ?? ''));
       case 'workspace.create': return this.createWorkspace(String(args.name ?? ''));
+      case 'workspace.move': {
+        const to = args.to as Cell;
+        if (this.mover === undefined) return Promise.reject(new AdminError(
+          'moving a workspace needs its running server (the source cell): start it, then run the move again'));
+        return this.mover(String(args.workspace ?? ''), to);
+      }
       case 'workspace.list': return Promise.resolve(this.listWorkspaces());
       case 'workspace.identitySecret': return this.identitySecret(String(args.workspace ?? ''));
       case 'key.create': return this.createKey(args as Parameters<Admin['createKey']>[0]);

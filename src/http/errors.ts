@@ -26,11 +26,16 @@ export const ERRORS = {
   internal_error: { status: 500, message: 'The API request could not be completed.' },
   service_unavailable: { status: 503, message: 'The server is shutting down or cannot accept writes right now.' },
   storage_failed: { status: 503, message: "This workspace's data could not be read; see the server log." },
+  workspace_moving: { status: 503, message: 'This workspace is being moved to another machine; try again shortly.' },
+  workspace_moved: { status: 503, message: 'This workspace has moved to another machine; try again shortly.' },
   storage_full: { status: 503, message: 'The server is out of disk space and saved nothing; try again later.' },
 } as const;
 
 /** `Retry-After` (seconds) of a `storage_full` answer: not hammering a full disk, back soon once freed. */
 export const STORAGE_FULL_RETRY_AFTER_SECONDS = 30;
+
+/** `Retry-After` (seconds) while a workspace moves between cells (docs/deployment.md#moving-a-workspace). */
+export const MOVE_RETRY_AFTER_SECONDS = 1;
 
 export type ErrorCode = keyof typeof ERRORS;
 

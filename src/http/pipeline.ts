@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { ApiError, STORAGE_FULL_RETRY_AFTER_SECONDS, domainAnswer, invalid, type ErrorCode } from './errors.js';
+import { ApiError, MOVE_RETRY_AFTER_SECONDS, STORAGE_FULL_RETRY_AFTER_SECONDS, domainAnswer, invalid, type ErrorCode } from './errors.js';
 import { DomainError, InvalidInputError } from '../core/errors.js';
 import { Router } from './router.js';
 import { ClientAbortError, bodyRequired, validateBodyHeaders, readJsonBody } from './body.js';
@@ -21,7 +21,7 @@ import { MiB, type Ctx, type Principal, type Result, type Route, type WorkspaceL
 import { StorageFailedError } from '../store/log/log.js';
 import { isOutOfSpace } from '../store/log/fs.js';
 import type { Tx } from '../store/db.js';
-import { WorkspaceUnavailableError, type KeyRec, type Store } from '../store/store.js';
+import { WorkspaceMovedError, WorkspaceUnavailableError, type KeyRec, type Store } from '../store/store.js';
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
@@ -163,6 +163,10 @@ export class App {
     const key = principal ? principalKey(principal) : this.auth.authenticate(req);
     const ws = this.opts.store.workspace(key.workspaceId);
     if (!ws) throw new ApiError('unauthorized');
+    // A workspace moving to another cell reads on, but writes wait for it there (docs/deployment.md).
+    if (req.method !== 'GET' && req.method !== 'HEAD' && this.opts.store.moving.has(ws.id)) {
+      throw new WorkspaceMovedError(ws.id, true);
+    }
     // Usage counts every authenticated request, and every authenticated answer spends a token, a 403 included: a key
     // hammering routes outside its scopes is limited like any other.
     this.opts.onAuthenticated?.(ws.id);
@@ -297,6 +301,9 @@ export class App {
       // Logged with file, line and offset once, when the workspace was quarantined at start.
       this.opts.logger.debug('workspace offline', { requestId, workspaceId: err.workspaceId });
       apiErr = new ApiError('storage_failed');
+    } else if (err instanceof WorkspaceMovedError) {
+      apiErr = new ApiError(err.moving ? 'workspace_moving' : 'workspace_moved', undefined,
+        { 'Retry-After': String(MOVE_RETRY_AFTER_SECONDS) });
     } else if (isOutOfSpace(err)) {
       // The log cut the failed write back and stays writable: a 503 to retry once space is freed, not a 500.
       this.opts.logger.warn('write refused: out of disk space', { requestId, error: (err as Error).message });

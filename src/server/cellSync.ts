@@ -54,6 +54,40 @@ export class CellSync {
     }));
   }
 
+  /**
+   * Points every key of `routes` at this cell on every runtime API (`set map`, or `add map` where HAProxy has no
+   * entry for it), after a workspace moved here (docs/deployment.md#moving-a-workspace): 8 commands at a time per
+   * runtime, each runtime tried for up to `deadlineMs`. @returns the runtime APIs told and those that could not be.
+   */
+  async claim(routes: CellRoutes, deadlineMs = 3000): Promise<{ told: string[]; missed: string[] }> {
+    const commands: Array<[string, string]> = [];
+    for (const [field, file] of Object.entries(MAP_FILES) as Array<[keyof CellRoutes, string]>) {
+      for (const key of routes[field]) commands.push([`${this.cell.mapsDir}/${file}`, key]);
+    }
+    const backend = backendOf(this.cell.name);
+    const told: string[] = [];
+    const missed: string[] = [];
+    await Promise.all(this.cell.haproxyRuntime.map(async (address) => {
+      const until = Date.now() + deadlineMs;
+      let next = 0;
+      const worker = async () => {
+        while (next < commands.length) {
+          const [map, key] = commands[next++];
+          const answer = await runtimeCommand(address, `set map ${map} ${key} ${backend}`, until);
+          if (/not found/i.test(answer)) await runtimeCommand(address, `add map ${map} ${key} ${backend}`, until);
+        }
+      };
+      try {
+        await Promise.all(Array.from({ length: 8 }, worker));
+        told.push(address);
+      } catch (e) {
+        this.logger.warn('HAProxy runtime API not told of a moved workspace', { address, error: (e as Error).message });
+        missed.push(address);
+      }
+    }));
+    return { told, missed };
+  }
+
   /** Stops retrying (shutdown). */
   close(): void { this.closed = true; clearTimeout(this.timer); }
 
@@ -99,5 +133,29 @@ export class CellSync {
       } else this.flush(address);
     });
     socket.end(`${batch.join('; ')}\n`);
+  }
+}
+
+/**
+ * Sends one command to the HAProxy runtime API at `address` (`host:port`) and resolves with its answer; retried every
+ * 100 ms while unreachable, until `until` (ms since the epoch). @throws Error once `until` passed.
+ */
+async function runtimeCommand(address: string, command: string, until: number): Promise<string> {
+  const at = address.lastIndexOf(':');
+  for (;;) {
+    try {
+      return await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(Number(address.slice(at + 1)), address.slice(0, at));
+        const chunks: Buffer[] = [];
+        socket.setTimeout(Math.max(100, until - Date.now()), () => socket.destroy(new Error('timed out')));
+        socket.on('data', (c: Buffer) => chunks.push(c));
+        socket.on('error', reject);
+        socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        socket.end(`${command}\n`);
+      });
+    } catch (e) {
+      if (Date.now() + 100 > until) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 }

@@ -37,6 +37,7 @@ import type { Logger } from '../core/logger.js';
 import type { StoreFs } from '../store/log/fs.js';
 import { AutoReplies } from '../areas/answers/autoReply.js';
 import { CellSync } from './cellSync.js';
+import { CellApi, moveWorkspace } from './cellMove.js';
 import type { RouteDeps } from '../areas/common.js';
 
 export interface ServerDeps {
@@ -203,6 +204,7 @@ async function openServices(config: Config, deps: ServerDeps, publicUrl: string,
     // A cell tells HAProxy of what it now owns (docs/deployment.md#several-machines).
     const cellSync = config.cell ? new CellSync(config.cell, logger) : null;
     cellSync?.watch(store);
+    admin.mover = (id, to) => moveWorkspace({ store: store!, cell: config.cell, streams, clock, logger }, id, to);
     const adminServer = await listenAdminSocket(config.dataDir, admin, logger);
     const webhooks = new WebhookDispatcher({ store, clock, logger, secrets, config, random: deps.webhookRandom,
       onOutcome: metrics ? (s) => metrics.webhookOutcome(s === 'pending' ? 'retrying' : s) : undefined });
@@ -337,10 +339,14 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   // The settings area answers its own paths; every other request goes to the API.
   const web = config.webUi ? new WebApp({ store, clock, logger, clients: new ClientAddresses(config.trustProxy),
     publicUrl, secrets, webhookAllowPrivate: config.webhookAllowPrivate,
-    docsViewsPerMinute: config.docsViewsPerMinute, routes, streams, onAnswered: metrics?.request }) : null;
+    docsViewsPerMinute: config.docsViewsPerMinute, routes, streams, onAnswered: metrics?.request,
+    cell: config.cell?.name ?? null }) : null;
+  // Cells move workspaces to each other over /cell/v1/ (docs/deployment.md#moving-a-workspace).
+  const cellApi = config.cell ? new CellApi(store, cellSync, clock, logger) : null;
   // The widget script is public and served with or without the settings area (docs/widget.md#the-script).
   const front: Front = { handle: (req, res) => {
     const url = req.url ?? '/';
+    if (cellApi && CellApi.claims(url)) { cellApi.handle(req, res); return undefined; }
     if (isWidgetScript(url)) { serveWidgetScript(req, res, logger); return undefined; }
     return web && WebApp.claims(url) ? web.handle(req, res) : theApp.handle(req, res);
   } };

@@ -57,6 +57,12 @@ export class Db<R extends RecordMap<R> = Untyped> implements TxOwner<R> {
   private capturing: { handed: number; after: number } | null = null;
   private compacting: Promise<void> | null = null;
   private closing = false;
+  /** Why commits are refused now (a workspace being moved, docs/deployment.md#moving-a-workspace), or null. */
+  private refusal: Error | null = null;
+  /** Checks every commit passes first (see {@link checkCommits}). */
+  private readonly checks: Array<(tx: Tx<R>) => void> = [];
+  /** Resolvers waiting for no transaction to be in flight. */
+  private drainWaiters: Array<() => void> = [];
   replay!: ReplayResult;
   loadInfo!: LoadInfo;
 
@@ -266,6 +272,8 @@ export class Db<R extends RecordMap<R> = Untyped> implements TxOwner<R> {
   async commit(tx: Tx<R>): Promise<void> {
     if (tx.undone) throw new Error('transaction was aborted');
     if (tx.ops.length === 0) return;
+    if (this.refusal !== null) { tx.abort(); throw this.refusal; }
+    try { for (const check of this.checks) check(tx); } catch (e) { tx.abort(); throw e; }
     this.inflight.add(tx);
     let n = 0;
     let handed = 0;
@@ -295,6 +303,11 @@ export class Db<R extends RecordMap<R> = Untyped> implements TxOwner<R> {
       throw err;
     } finally {
       this.inflight.delete(tx);
+      if (this.inflight.size === 0 && this.drainWaiters.length > 0) {
+        const w = this.drainWaiters;
+        this.drainWaiters = [];
+        for (const f of w) f();
+      }
     }
     // The records `tx` put, now on disk, become bytes where the table still holds that object.
     if (!tx.undone) {
@@ -391,6 +404,20 @@ export class Db<R extends RecordMap<R> = Untyped> implements TxOwner<R> {
    */
   backupCut(): { fd: number; end: number } | null {
     return this.log.isPaused ? null : { fd: this.log.descriptor, end: this.log.committedEnd };
+  }
+
+  /** Runs `check` before each commit: what it throws refuses the transaction (undone in memory, then thrown). */
+  checkCommits(check: (tx: Tx<R>) => void): void { this.checks.push(check); }
+
+  /**
+   * Refuses every commit from now on with `err` (undone in memory, `err` thrown), or accepts them again (`null`);
+   * resolves once no transaction handed to the log before is still waiting for the disk, so the file's
+   * {@link backupCut} then holds every answered one (docs/deployment.md#moving-a-workspace).
+   */
+  refuseWrites(err: Error | null): Promise<void> {
+    this.refusal = err;
+    if (err === null || this.inflight.size === 0) return Promise.resolve();
+    return new Promise((r) => this.drainWaiters.push(r));
   }
 
   /** Settles when the compaction running now (if any) has swapped its file in or failed; never rejects. */

@@ -43,15 +43,25 @@ export interface ActivationRec {
  * token, which is never stored. `lastSeenAt` is written at most once a minute.
  */
 export interface SessionRec { id: string; userId: string; workspaceId: string; createdAt: string; lastSeenAt: string }
+/**
+ * A workspace that moved to another cell (docs/deployment.md#moving-a-workspace): this cell answers its requests 503
+ * `workspace_moved` (the tombstone) and keeps its routing keys that are not credentials, to know them for its own.
+ */
+export interface MovedRec { id: string; to: string; movedAt: string; widgetKeys: string[]; slugs: string[] }
 /** The record types of the system log. */
 export interface SystemRecords {
-  workspace: WorkspaceRec; key: KeyRec; user: UserRec; activation: ActivationRec; session: SessionRec }
+  workspace: WorkspaceRec; key: KeyRec; user: UserRec; activation: ActivationRec; session: SessionRec;
+  moved: MovedRec }
+/** A workspace's records in the system log: what moves with it to another cell. */
+export interface WorkspaceSystemRecords {
+  workspace: WorkspaceRec; keys: KeyRec[]; users: UserRec[]; activations: ActivationRec[]; sessions: SessionRec[] }
 
 /** What the store needs of a workspace it serves: its id and its log. */
 export interface ServedWorkspace {
   readonly id: string;
   readonly db: Pick<Db,
-    'path' | 'replay' | 'loadInfo' | 'failed' | 'close' | 'compact' | 'backupCut' | 'compactionSettled'>;
+    'path' | 'replay' | 'loadInfo' | 'failed' | 'close' | 'compact' | 'backupCut' | 'compactionSettled'
+    | 'refuseWrites'>;
 }
 
 /** How a workspace's log is opened. */
@@ -100,6 +110,17 @@ export class WorkspaceUnavailableError extends Error {
   }
 }
 
+/**
+ * A workspace this cell does not serve now (docs/deployment.md#moving-a-workspace): being moved (`moving`: its writes
+ * paused, 503 `workspace_moving`) or moved away (503 `workspace_moved`, until the routers send it elsewhere).
+ */
+export class WorkspaceMovedError extends Error {
+  constructor(readonly workspaceId: string, readonly moving: boolean) {
+    super(moving ? `workspace ${workspaceId} is being moved to another cell` : `workspace ${workspaceId} has moved`);
+    this.name = 'WorkspaceMovedError';
+  }
+}
+
 export class Store<W extends ServedWorkspace = ServedWorkspace> {
   /** Of {@link eachWorkspace}; typed apart from `W` so that a Store<Workspace> is a Store of its base type. */
   private readonly watchers: Array<(ws: never) => void> = [];
@@ -108,6 +129,8 @@ export class Store<W extends ServedWorkspace = ServedWorkspace> {
   readonly workspaces = new Map<string, W>();
   /** Workspaces whose log could not be replayed (a corrupt line), by id: offline until repaired. */
   readonly quarantined = new Map<string, CorruptLogError>();
+  /** Workspaces whose writes are paused while they move to another cell (docs/deployment.md#moving-a-workspace). */
+  readonly moving = new Set<string>();
   /** Workspaces a repair is bringing back (their logs are being cut and replayed). */
   private readonly repairing = new Set<string>();
   private keys!: Built<typeof keyIndexes>;
@@ -140,7 +163,9 @@ export class Store<W extends ServedWorkspace = ServedWorkspace> {
       st.keys = attachIndexes(system, 'key', keyIndexes);
       st.users = attachIndexes(system, 'user', userIndexes);
       st.system = await loadSystemLog(system);
+      system.checkCommits((tx) => st.refuseMovedChanges(tx));
       for (const id of st.system.table('workspace').keys()) {
+        if (st.system.get('moved', id) !== undefined) continue;
         try { await st.openWorkspace(id); } catch (e) {
           if (!(e instanceof CorruptLogError)) throw e;
           st.quarantined.set(id, e);
@@ -203,7 +228,87 @@ export class Store<W extends ServedWorkspace = ServedWorkspace> {
     if (ws !== undefined) return ws;
     const bad = this.quarantined.get(id);
     if (bad !== undefined) throw new WorkspaceUnavailableError(id, bad);
+    if (this.system.get('moved', id) !== undefined) throw new WorkspaceMovedError(id, false);
     return undefined;
+  }
+
+  /** Whether workspace `id`'s writes are refused because it is moving or has moved (docs/deployment.md). */
+  movedOrMoving(id: string): WorkspaceMovedError | null {
+    if (this.moving.has(id)) return new WorkspaceMovedError(id, true);
+    return this.system.get('moved', id) !== undefined ? new WorkspaceMovedError(id, false) : null;
+  }
+
+  /**
+   * Refuses a system-log change to a key, user, session or activation of a workspace that is moving or moved: its
+   * records went with it (docs/deployment.md#moving-a-workspace). @throws WorkspaceMovedError
+   */
+  private refuseMovedChanges(tx: Tx<SystemRecords>): void {
+    if (this.moving.size === 0 && this.system.table('moved').size === 0) return;
+    for (const op of tx.ops) {
+      const [, type, id] = op;
+      const rec = (op[0] === 'p' ? op[3] : this.system.get(type as keyof SystemRecords, id)) as
+        { workspaceId?: string; userId?: string } | undefined;
+      let wsId = rec?.workspaceId;
+      if (type === 'activation' && rec?.userId !== undefined) wsId = this.system.get('user', rec.userId)?.workspaceId;
+      if (type === 'workspace') wsId = id;
+      if (type === 'moved' || wsId === undefined) continue;
+      const refusal = this.movedOrMoving(wsId);
+      if (refusal !== null) throw refusal;
+    }
+  }
+
+  /** The tombstone holding widget key or docs slug `value`, if a workspace with it moved away. */
+  movedWith(field: 'widgetKeys' | 'slugs', value: string): MovedRec | undefined {
+    for (const m of this.system.table('moved').values()) if (m[field].includes(value)) return m;
+    return undefined;
+  }
+
+  /** Workspace `id`'s records in the system log (docs/deployment.md#moving-a-workspace); undefined for none. */
+  systemRecordsOf(id: string): WorkspaceSystemRecords | undefined {
+    const workspace = this.workspaceRec(id);
+    if (workspace === undefined) return undefined;
+    const sys = this.system;
+    const users = [...sys.table('user').values()].filter((u) => u.workspaceId === id);
+    const userIds = new Set(users.map((u) => u.id));
+    return { workspace, keys: [...sys.table('key').values()].filter((k) => k.workspaceId === id), users,
+      activations: [...sys.table('activation').values()].filter((a) => userIds.has(a.userId)),
+      sessions: [...sys.table('session').values()].filter((s) => s.workspaceId === id) };
+  }
+
+  /**
+   * Serves a workspace moved here (docs/deployment.md#moving-a-workspace): its log is already at
+   * {@link workspaceLog}; opens it, then writes its system records (and drops a tombstone of an earlier move away)
+   * in one transaction. @throws Error when the workspace is served here already; the log's open errors.
+   */
+  async adoptWorkspace(rec: WorkspaceSystemRecords): Promise<W> {
+    const id = rec.workspace.id;
+    if (this.workspaces.has(id)) throw new Error(`workspace ${id} is served here already`);
+    const ws = await this.openWorkspace(id);
+    const tx = this.system.begin();
+    tx.put('workspace', id, rec.workspace);
+    for (const k of rec.keys) tx.put('key', k.id, k);
+    for (const u of rec.users) tx.put('user', u.id, u);
+    for (const a of rec.activations) tx.put('activation', a.id, a);
+    for (const s of rec.sessions) tx.put('session', s.id, s);
+    if (this.system.get('moved', id) !== undefined) tx.del('moved', id);
+    await this.system.commit(tx);
+    return ws;
+  }
+
+  /**
+   * Stops serving workspace `id`, moved to another cell: writes its tombstone, closes its log and keeps the file
+   * beside the logs as `<id>.log.moved` (docs/deployment.md#moving-a-workspace). Its other system records stay.
+   */
+  async retireWorkspace(moved: MovedRec): Promise<void> {
+    const ws = this.workspaces.get(moved.id);
+    const tx = this.system.begin();
+    tx.put('moved', moved.id, moved);
+    await this.system.commit(tx);
+    this.workspaces.delete(moved.id);
+    this.moving.delete(moved.id);
+    if (ws === undefined) return;
+    await ws.db.close();
+    fs.renameSync(this.workspaceLog(moved.id), `${this.workspaceLog(moved.id)}.moved`);
   }
 
   /**

@@ -36,7 +36,8 @@ import { COPY_JS, STYLE_CSS } from './assets.js';
 import { INBOX_CSS, INBOX_JS } from './inboxAssets.js';
 import type { EventStreams } from '../areas/events/stream.js';
 import type { ClientAddresses } from '../http/clientAddress.js';
-import type { Store } from '../store/store.js';
+import { WorkspaceMovedError, type Store } from '../store/store.js';
+import { MOVE_RETRY_AFTER_SECONDS } from '../http/errors.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { SecretBox } from '../core/secrets.js';
@@ -150,6 +151,8 @@ export interface WebAppOptions {
   routes: readonly Route[];
   /** `DOCS_VIEWS_PER_MINUTE` (docs/security.md#public-docs). */
   docsViewsPerMinute: number;
+  /** `CELL_NAME` (docs/deployment.md#several-machines), or null outside a cell. */
+  cell?: string | null;
   /** Told of each answered request (metrics): the page's path template (null: no page matched), status, ms. */
   onAnswered?: Answered;
   /** The server's event streams (`SSE_MAX_STREAMS`), which the inbox's stream joins (docs/web.md#inbox). */
@@ -191,7 +194,7 @@ export class WebApp {
     this.services = { store: opts.store, clock: opts.clock, logger: opts.logger, sessions,
       limits: new SignInLimits(opts.clock), eventLogBudget: new TokenBucketLimiter(1, 1, opts.clock, 10_000),
       passwords: new Passwords(sharedHashLanes()), publicUrl: opts.publicUrl,
-      secrets: opts.secrets, webhookAllowPrivate: opts.webhookAllowPrivate, shownOnce: new ShownOnce(),
+      secrets: opts.secrets, webhookAllowPrivate: opts.webhookAllowPrivate, cell: opts.cell ?? null, shownOnce: new ShownOnce(),
       operations: new Operations(opts.routes, opts.store, new CursorCodec(opts.store.secret)) };
     this.accessLog = opts.logger.enabled('info');
     this.routes = routesOf(() => opts.streams);
@@ -275,6 +278,11 @@ export class WebApp {
         const allow = [route.GET ? 'GET, HEAD' : '', route.POST ? 'POST' : ''].filter(Boolean).join(', ');
         throw new WebError(405, `This page does not take ${method} requests.`, { Allow: allow });
       }
+      // A workspace moving to another cell reads on; its changes wait for it there (docs/deployment.md).
+      const signedIn = method === 'POST' ? ctx.session() : undefined;
+      if (signedIn && this.opts.store.moving.has(signedIn.user.workspaceId)) {
+        throw new WorkspaceMovedError(signedIn.user.workspaceId, true);
+      }
       let param = m[1] ?? '';
       try { param = decodeURIComponent(param); } catch { throw new WebError(404, 'There is no page here.'); }
       return handler(ctx, param);
@@ -300,6 +308,10 @@ export class WebApp {
     const viewer = (() => { try { const s = ctx.session(); return s ? ctx.viewer(s) : undefined; } catch {
       return undefined; } })();
     if (e instanceof WebError) return pageAnswer(e.status, errorPage(e.status, e.message, viewer), e.headers);
+    if (e instanceof WorkspaceMovedError) return pageAnswer(503, errorPage(503, e.moving
+      ? 'This workspace is being moved to another machine. Try again in a moment.'
+      : 'This workspace has moved to another machine. Try again in a moment.', viewer),
+    { 'Retry-After': String(MOVE_RETRY_AFTER_SECONDS) });
     this.opts.logger.error('unexpected error in the settings area',
       { requestId: ctx.requestId, error: (e as Error)?.stack ?? String(e) });
     return pageAnswer(500, errorPage(500,

@@ -7,7 +7,7 @@
 import { html } from './html.js';
 import { csrfField, message, page } from './layout.js';
 import { pageAnswer, redirect, type WebAnswer, type WebCtx } from './context.js';
-import { SESSION_COOKIE, PRE_COOKIE, DEVICE_COOKIE, DEVICE_TTL_MS } from './sessions.js';
+import { CELL_COOKIE, SESSION_COOKIE, PRE_COOKIE, DEVICE_COOKIE, DEVICE_TTL_MS } from './sessions.js';
 import { LOCKOUT, type Attempt, type Refusal } from './signInLimits.js';
 import { HashBusy } from './hashLanes.js';
 import { PASSWORD_MIN } from './passwords.js';
@@ -95,6 +95,7 @@ export async function postLogin(ctx: WebCtx): Promise<WebAnswer> {
   limits.succeed(attempt);
   const token = await sessions.create(user);
   ctx.cookie(SESSION_COOKIE, token);
+  if (ctx.services.cell) ctx.cookie(CELL_COOKIE, `cell_${ctx.services.cell}`);
   ctx.cookie(PRE_COOKIE, '', 0);
   ctx.cookie(DEVICE_COOKIE, sessions.deviceToken(user), DEVICE_TTL_MS / 1000, DEVICE_PATH);
   ctx.security('signin.ok', who);

@@ -51,6 +51,8 @@ export interface WebServices {
   secrets: SecretBox;
   /** `WEBHOOK_ALLOW_PRIVATE`. */
   webhookAllowPrivate: boolean;
+  /** `CELL_NAME` (docs/deployment.md#several-machines), or null outside a cell. */
+  cell?: string | null;
   /** Secrets waiting for the one page that shows them (docs/web.md#shown-once). */
   shownOnce: ShownOnce;
   /** The API's operations, run for the sources pages (docs/web.md#sources-in-the-browser). */

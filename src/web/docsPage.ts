@@ -17,7 +17,7 @@ import { markdown } from './markdown.js';
 import { operationHtml, type OpContext } from './docsOperation.js';
 import { namedSchema, schemaTree } from './docsSchema.js';
 import { searchOneSource } from '../areas/sources/state.js';
-import type { Store } from '../store/store.js';
+import { WorkspaceMovedError, type Store } from '../store/store.js';
 import type { Workspace } from '../domain/workspace.js';
 import type { SourceIndexRec } from '../ingest/types.js';
 
@@ -41,10 +41,17 @@ function docsCacheOf(services: WebServices): DocsCache {
   return c;
 }
 
+/** The refusal for a slug no served workspace publishes: 503 when its workspace moved to another cell, else 404. */
+function notPublished(ctx: WebCtx, slug: string): Error {
+  const moved = (ctx.services.store as Store<Workspace>).movedWith('slugs', slug);
+  return moved ? new WorkspaceMovedError(moved.id, false)
+    : new WebError(404, 'There are no published docs at this address.');
+}
+
 /** The published source of `slug`, or the 404 page. @throws WebError 404 */
 function published(ctx: WebCtx, slug: string) {
   const found = publishedSource((ctx.services.store as Store<Workspace>).workspaces.values(), slug);
-  if (!found) throw new WebError(404, 'There are no published docs at this address.');
+  if (!found) throw notPublished(ctx, slug);
   return found;
 }
 
@@ -241,7 +248,7 @@ function pageNumber(ctx: WebCtx): number | null {
 export async function getDocs(ctx: WebCtx, slug: string): Promise<SharedPage> {
   const cache = docsCacheOf(ctx.services);
   const found = publishedSource((ctx.services.store as Store<Workspace>).workspaces.values(), slug);
-  if (!found) { cache.drop(slug); throw new WebError(404, 'There are no published docs at this address.'); }
+  if (!found) { cache.drop(slug); throw notPublished(ctx, slug); }
   const n = pageNumber(ctx);
   const rendered = await cache.rendered(slug, found.src, found.idx);
   const page = n === null ? undefined : rendered.pages[n - 1];

@@ -19,6 +19,11 @@ import type { SessionRec, Store, UserRec } from '../store/store.js';
 import type { Logger } from '../core/logger.js';
 
 export const SESSION_COOKIE = 'sw_session';
+/**
+ * The cell that made the session (`cell_<CELL_NAME>`): HAProxy sends the browser there while its runtime API has not
+ * yet learnt the new session (docs/deployment.md#several-machines). Not a credential.
+ */
+export const CELL_COOKIE = 'sw_cell';
 /** The pre-session nonce cookie that the sign-in and activation forms' CSRF tokens are bound to. */
 export const PRE_COOKIE = 'sw_pre';
 /** A session ends after this long without a request (docs/security.md#sessions). */

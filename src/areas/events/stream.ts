@@ -109,6 +109,14 @@ export class EventStreams {
     for (const s of [...this.all()]) s.res.end();
   }
 
+  /** Ends the streams of `ws` (moved to another cell): its clients reconnect through the router and resume there. */
+  closeWorkspace(ws: StreamedWorkspace): void {
+    const feed = this.feeds.get(ws);
+    if (feed === undefined) return;
+    this.feeds.delete(ws);
+    for (const s of [...feed.behind, ...[...feed.live.values()].flatMap((g) => [...g])]) s.res.end();
+  }
+
   private *all(): Generator<Stream> {
     for (const feed of this.feeds.values()) {
       yield* feed.behind;

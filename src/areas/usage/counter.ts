@@ -72,7 +72,7 @@ export class UsageCounter {
   current(workspaceId: string): { periodStart: string; periodEnd: string; apiRequests: number; liveApiChecks: number } {
     const month = monthOf(this.clock.now());
     const { start, end } = monthBounds(month);
-    const stored = this.store.workspace(workspaceId)?.db.get('usage', month);
+    const stored = this.store.workspaces.get(workspaceId)?.db.get('usage', month);
     const extra = this.pending.get(workspaceId)?.get(month);
     return {
       periodStart: new Date(start).toISOString(),
@@ -95,8 +95,9 @@ export class UsageCounter {
     this.pending = new Map();
     const writes: Promise<void>[] = [];
     for (const [workspaceId, byMonth] of batch) {
-      const ws = this.store.workspace(workspaceId);
-      if (!ws) continue;
+      // A workspace moving to another cell counts there from now on; one that moved away, or unknown, is skipped.
+      const ws = this.store.workspaces.get(workspaceId);
+      if (!ws || this.store.moving.has(workspaceId)) continue;
       const tx = ws.db.begin();
       for (const [month, c] of byMonth) {
         const prev = ws.db.get('usage', month);

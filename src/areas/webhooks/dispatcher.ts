@@ -151,7 +151,7 @@ export class WebhookDispatcher {
   refreshCursors(): void {
     this.lastRefresh = performance.now();
     for (const ws of this.opts.store.workspaces.values()) {
-      if (ws.db.failed) continue;
+      if (ws.db.failed || this.opts.store.moving.has(ws.id)) continue;
       for (const e of ws.db.table('webhook_endpoint').values()) {
         if (!e.enabled) continue;
         const from = ws.webhooks.cursorNow(e.id);
@@ -210,7 +210,8 @@ export class WebhookDispatcher {
     for (const ws of this.opts.store.workspaces.values()) {
       ws.webhooks.onReady = this.poke;
       this.watch(ws);
-      if (ws.db.failed) continue;
+      // A workspace moving to another cell is delivered from there (docs/deployment.md#moving-a-workspace).
+      if (ws.db.failed || this.opts.store.moving.has(ws.id)) continue;
       if (this.startFor(ws, due, false)) waiting.push(ws);
     }
     if (waiting.length === 1) this.startFor(waiting[0], due, true);

@@ -8,7 +8,7 @@ import { ApiError } from '../../http/errors.js';
 import type { Principal, RouteAuth } from '../../http/route.js';
 import { hashKey, randomBase62 } from '../../auth/keys.js';
 import type { Clock } from '../../core/clock.js';
-import type { Store } from '../../store/store.js';
+import { WorkspaceMovedError, type Store } from '../../store/store.js';
 import type { Workspace } from '../../domain/workspace.js';
 import type { Agent } from '../agents.js';
 import { canonicalOrigin, corsHeaders, preflightHeaders } from './origins.js';
@@ -41,6 +41,8 @@ export class WidgetAuth {
   readonly key: RouteAuth = { scheme: 'widgetKey', authenticate: (req, headers) => {
     const m = BEARER_WIDGET_KEY.exec(req.headers.authorization ?? '');
     const found = m === null ? undefined : this.agentOfKey(m[1]);
+    const moved = found || m === null ? undefined : this.store.movedWith('widgetKeys', m[1]);
+    if (moved) throw new WorkspaceMovedError(moved.id, false);
     if (!found) { this.unknownCaller(req, headers); throw unauthorized('send Authorization: Bearer svcw_… (the '
       + "agent's widget key)"); }
     const p = this.principal(req, headers, found.ws, found.agent, undefined,

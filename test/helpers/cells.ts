@@ -1,0 +1,106 @@
+/**
+ * Cells behind a real HAProxy for the tests (docs/deployment.md#several-machines): cells as child servers with data
+ * dirs of their own sharing `secret` and `master.keys`, and HAProxy started from `cli cells routes` and
+ * `cli cells haproxy` as an operator runs them.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { copyFileSync, writeFileSync } from 'node:fs';
+import * as net from 'node:net';
+import { join } from 'node:path';
+import { callAdminSocket } from '../../src/admin/socket.js';
+import { runCli, startServer, tempDir, type RunningChild } from './child.js';
+
+/** Whether `haproxy` is missing; prints the loud banner then. */
+export function haproxyMissing(what: string): boolean {
+  const missing = spawnSync('haproxy', ['-v'], { encoding: 'utf8' }).status !== 0;
+  if (missing) {
+    const line = '!'.repeat(78);
+    process.stderr.write(`${line}\n!!! SKIPPED: haproxy is not installed: ${what} NOT tested behind HAProxy `
+      + `(apt-get install haproxy)\n${line}\n`);
+  }
+  return missing;
+}
+
+/** A free loopback port (bound and released). */
+export async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/** Retries `check` until it holds, at most `ms` (a real proxy's state, not time made to pass). */
+export async function within(ms: number, what: string, check: () => Promise<boolean>): Promise<number> {
+  const t0 = performance.now();
+  for (;;) {
+    if (await check()) return performance.now() - t0;
+    if (performance.now() - t0 > ms) assert.fail(`${what} not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export interface Cells {
+  names: string[];
+  cells: Record<string, RunningChild>;
+  /** The proxy's address, `http://127.0.0.1:PORT`. */
+  url: string;
+  confDir: string;
+  /** `--cells` of the CLI: `a=127.0.0.1:PORT,…`. */
+  list: string;
+  admin(cell: string, op: string, args: Record<string, unknown>): Promise<any>;
+  /** Writes the proxy's files from every cell's routes and (re)starts HAProxy on them. */
+  startProxy(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts cells `names` (none bootstraps), with `env` added to each. */
+export async function startCells(names: string[], env: Record<string, string> = {}): Promise<Cells> {
+  const runtime = await freePort();
+  const front = await freePort();
+  const confDir = tempDir('sw-cells-haproxy-');
+  const cells: Record<string, RunningChild> = {};
+  let proxy: ChildProcess | undefined;
+  const envOf = (name: string) => ({ CELL_NAME: name, CELL_HAPROXY_RUNTIME: `127.0.0.1:${runtime}`,
+    CELL_MAPS_DIR: confDir, PUBLIC_URL: `http://127.0.0.1:${front}`, BOOTSTRAP: 'false', LOG_LEVEL: 'info',
+    RATE_LIMIT_BURST: '100000', RATE_LIMIT_PER_MINUTE: '1000000', WEBHOOK_ALLOW_PRIVATE: 'true', ...env });
+  const url = `http://127.0.0.1:${front}`;
+  const stop = async () => {
+    proxy?.kill('SIGKILL');
+    for (const c of Object.values(cells)) await c.stop();
+  };
+  try {
+    cells[names[0]] = await startServer({ env: envOf(names[0]) });
+    // The cells of one deployment share the data dir's two secrets (docs/deployment.md#several-machines).
+    for (const name of names.slice(1)) {
+      const dir = tempDir(`sw-cell-${name}-`);
+      for (const f of ['secret', 'master.keys']) copyFileSync(join(cells[names[0]].dataDir, f), join(dir, f));
+      cells[name] = await startServer({ dataDir: dir, env: envOf(name) });
+    }
+  } catch (e) { await stop(); throw e; }
+  const list = names.map((n) => `${n}=127.0.0.1:${cells[n].port}`).join(',');
+  return {
+    names, cells, url, confDir, list, stop,
+    admin: (cell, op, args) => callAdminSocket(cells[cell].dataDir, op, args) as Promise<any>,
+    startProxy: async () => {
+      proxy?.kill('SIGKILL');
+      const files: string[] = [];
+      for (const name of names) {
+        const r = await runCli(cells[name].dataDir, ['cells', 'routes', '--cell', name]);
+        assert.equal(r.code, 0, r.stderr);
+        const file = join(confDir, `${name}.routes.json`);
+        writeFileSync(file, r.stdout);
+        files.push(file);
+      }
+      const written = await runCli(null, ['cells', 'haproxy', '--cells', list, '--routes', files.join(','),
+        '--out', confDir, '--bind', `127.0.0.1:${front}`, '--runtime', `127.0.0.1:${runtime}`]);
+      assert.equal(written.code, 0, written.stderr);
+      const check = spawnSync('haproxy', ['-c', '-f', join(confDir, 'haproxy.cfg')], { encoding: 'utf8' });
+      assert.equal(check.status, 0, check.stdout + check.stderr);
+      proxy = spawn('haproxy', ['-db', '-f', join(confDir, 'haproxy.cfg')], { stdio: ['ignore', 'ignore', 'pipe'] });
+      await within(10_000, 'HAProxy answering', async () =>
+        (await fetch(`${url}/healthz`).catch(() => null))?.status === 200);
+    },
+  };
+}
