@@ -92,6 +92,8 @@ test('5 workspaces move between cells under write load: nothing acknowledged is 
       // Five moves, one after another, while the writers run: a → b, b → c, c → a, then two back.
       const plan: Array<[number, string]> = [[0, 'b'], [1, 'c'], [2, 'a'], [3, 'c'], [0, 'c']];
       const pauses: number[] = [];
+      /** Tombstone answers this test asks for itself, by cell. */
+      const asked: Record<string, number> = { a: 0, b: 0, c: 0 };
       for (const [n, to] of plan) {
         const ws = spaces[n];
         await within(10_000, 'some writes before the move', async () => ws.acked.length > 20);
@@ -106,6 +108,7 @@ test('5 workspaces move between cells under write load: nothing acknowledged is 
         // The old cell keeps a tombstone; the new one serves the workspace.
         const old = await fetch(`${cells[from].url}/api/v1/conversations?limit=1`, { headers: {
           authorization: `Bearer ${ws.key}` } });
+        asked[from]++;
         assert.equal(old.status, 503);
         assert.equal(((await old.json()) as any).code, 'workspace_moved');
         assert.equal(old.headers.get('retry-after'), '1');
@@ -150,8 +153,10 @@ test('5 workspaces move between cells under write load: nothing acknowledged is 
         assert.equal((await ws.web!.get('/settings/keys')).status, 200);
       }
 
-      // No cell answered a credential it does not hold or a page it does not have.
+      // No cell answered a credential it does not hold, a page it does not have, or a workspace moved away.
       for (const name of names) {
+        assert.deepEqual(await d.notOwned(name), { unknown_credential: 0, unknown_slug: 0, moved: asked[name] },
+          `cell ${name}`);
         const foreign = cells[name].logLines().filter((l) => l.msg === 'request' && (l.status === 401
           || l.status === 404));
         assert.deepEqual(foreign, [], `cell ${name}`);

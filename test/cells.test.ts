@@ -92,6 +92,7 @@ test('3 cells behind HAProxy: every request reaches the owning cell; new credent
 
       // No cell refused a credential or missed a page: none was sent to a cell that does not own it.
       for (const name of names) {
+        assert.deepEqual(await deployment.notOwned(name), { unknown_credential: 0, unknown_slug: 0, moved: 0 }, `cell ${name}`);
         const refused = cells[name].logLines().filter((l) => l.msg === 'request' && (l.status === 401
           || l.status === 404));
         assert.deepEqual(refused, [], `cell ${name}`);

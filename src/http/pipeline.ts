@@ -6,7 +6,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { ApiError, MOVE_RETRY_AFTER_SECONDS, STORAGE_FULL_RETRY_AFTER_SECONDS, domainAnswer, invalid, type ErrorCode } from './errors.js';
+import { ApiError, MOVE_RETRY_AFTER_SECONDS, STORAGE_FULL_RETRY_AFTER_SECONDS, domainAnswer, invalid, type ErrorCode }
+  from './errors.js';
 import { DomainError, InvalidInputError } from '../core/errors.js';
 import { Router } from './router.js';
 import { ClientAbortError, bodyRequired, validateBodyHeaders, readJsonBody } from './body.js';
@@ -21,6 +22,7 @@ import { MiB, type Ctx, type Principal, type Result, type Route, type WorkspaceL
 import { StorageFailedError } from '../store/log/log.js';
 import { isOutOfSpace } from '../store/log/fs.js';
 import type { Tx } from '../store/db.js';
+import type { NotOwned } from '../metrics/serverMetrics.js';
 import { WorkspaceMovedError, WorkspaceUnavailableError, type KeyRec, type Store } from '../store/store.js';
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
@@ -43,6 +45,8 @@ export interface AppOptions {
   bodyParser?: BodyParser;
   /** Told of each answered request (metrics): its route's path template (null: none matched), status, ms. */
   onAnswered?: Answered;
+  /** Told of each request for a workspace this server does not serve (metrics, docs/deployment.md). */
+  onNotOwned?: NotOwned;
   /** Answers an `OPTIONS` (CORS preflight) for `path`, or undefined to leave it to the router (405). */
   preflight?: (req: IncomingMessage, path: string) => Result | undefined;
 }
@@ -314,6 +318,13 @@ export class App {
     } else {
       this.opts.logger.error('unexpected error', { requestId, error: (err as Error)?.stack ?? String(err) });
       apiErr = new ApiError('internal_error' as ErrorCode);
+    }
+    if (this.opts.onNotOwned) {
+      const presented = exchange.req.headers.authorization !== undefined || exchange.req.url?.includes('session=');
+      if (apiErr.code === 'workspace_moved') this.opts.onNotOwned('moved');
+      else if (presented && (apiErr.code === 'unauthorized' || apiErr.code === 'widget_unauthorized')) {
+        this.opts.onNotOwned('unknown_credential');
+      }
     }
     if (res.headersSent) { res.destroy(); return; }
     this.send(exchange, { status: apiErr.status, body: apiErr.body(), headers: apiErr.headers });

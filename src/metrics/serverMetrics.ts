@@ -14,6 +14,13 @@ const OTHER = 'other';
 export type WebhookOutcome = 'succeeded' | 'retrying' | 'failed';
 /** How an ingestion job ended: analyzed; refused (the content cannot be ingested, or took too long); an error. */
 export type IngestOutcome = 'succeeded' | 'failed' | 'error';
+/**
+ * Why a request reached a cell that does not own its workspace (docs/deployment.md#several-machines): a credential
+ * or settings session it does not know, a docs slug it does not publish, or a workspace that moved away.
+ */
+export type NotOwnedReason = 'unknown_credential' | 'unknown_slug' | 'moved';
+/** Told of each request answered for a workspace this server does not serve. */
+export type NotOwned = (reason: NotOwnedReason) => void;
 
 /** What a scrape reads from the running server; each may be absent while it starts. */
 export interface MetricSources {
@@ -40,6 +47,8 @@ export class ServerMetrics {
   private readonly fsync = new Histogram(DISK_BUCKETS);
   private readonly webhooks = new Map<WebhookOutcome, number>([['succeeded', 0], ['retrying', 0], ['failed', 0]]);
   private readonly ingest = new Map<IngestOutcome, number>([['succeeded', 0], ['failed', 0], ['error', 0]]);
+  private readonly notOwnedCounts = new Map<NotOwnedReason, number>([['unknown_credential', 0], ['unknown_slug', 0],
+    ['moved', 0]]);
   private readonly loop: IntervalHistogram;
   sources: MetricSources = {};
 
@@ -71,6 +80,11 @@ export class ServerMetrics {
   /** One webhook delivery attempt whose outcome was written. */
   readonly webhookOutcome = (outcome: WebhookOutcome): void => {
     this.webhooks.set(outcome, this.webhooks.get(outcome)! + 1);
+  };
+
+  /** One request answered for a workspace this server does not serve. */
+  readonly notOwned: NotOwned = (reason) => {
+    this.notOwnedCounts.set(reason, this.notOwnedCounts.get(reason)! + 1);
   };
 
   /** One ingestion job ended. */
@@ -108,6 +122,9 @@ export class ServerMetrics {
     for (const [o, n] of this.ingest) sample(out, 'ingest_jobs_total', [['outcome', o]], n);
     header(out, 'ingest_jobs_queued', 'gauge', 'Ingestion jobs waiting for a worker or running.');
     sample(out, 'ingest_jobs_queued', [], s.ingestQueue?.() ?? 0);
+    header(out, 'requests_not_owned_total', 'counter', 'Requests for a workspace this server does not serve: an '
+      + 'unknown credential or session, an unknown docs slug, or a workspace moved to another cell.');
+    for (const [r, n] of this.notOwnedCounts) sample(out, 'requests_not_owned_total', [['reason', r]], n);
     header(out, 'event_streams_open', 'gauge', 'Event streams (text/event-stream answers) open.');
     sample(out, 'event_streams_open', [], s.streams?.() ?? 0);
     this.renderProcess(out);

@@ -107,7 +107,9 @@ export async function moveWorkspace(o: { store: Store<Workspace>; cell: CellConf
         const buf = Buffer.alloc(n);
         if (n > 0) fs.readSync(cut.fd, buf, 0, n, offset);
         const r = await cellRequest(to.address, token, 'PUT', `/cell/v1/incoming/${id}?offset=${offset}`, buf);
-        if (r.status !== 200) throw new AdminError(`cell ${to.name} refused the log: ${String(r.body.error ?? r.status)}`);
+        if (r.status !== 200) {
+          throw new AdminError(`cell ${to.name} refused the log: ${String(r.body.error ?? r.status)}`);
+        }
         hash.update(buf);
         bytes += n;
         if (n === 0) break;

@@ -335,12 +335,13 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     services;
   const bodyParser = new WorkerBodyParser();
   const theApp = new App({ store, config, clock, logger, routes, bodyParser, onAuthenticated: (wsId) =>
-    usage.countRequest(wsId), onAnswered: metrics?.request, preflight: widgetPreflight(store) });
+    usage.countRequest(wsId), onAnswered: metrics?.request, onNotOwned: metrics?.notOwned,
+    preflight: widgetPreflight(store) });
   // The settings area answers its own paths; every other request goes to the API.
   const web = config.webUi ? new WebApp({ store, clock, logger, clients: new ClientAddresses(config.trustProxy),
     publicUrl, secrets, webhookAllowPrivate: config.webhookAllowPrivate,
     docsViewsPerMinute: config.docsViewsPerMinute, routes, streams, onAnswered: metrics?.request,
-    cell: config.cell?.name ?? null }) : null;
+    cell: config.cell?.name ?? null, onNotOwned: metrics?.notOwned }) : null;
   // Cells move workspaces to each other over /cell/v1/ (docs/deployment.md#moving-a-workspace).
   const cellApi = config.cell ? new CellApi(store, cellSync, clock, logger) : null;
   // The widget script is public and served with or without the settings area (docs/widget.md#the-script).

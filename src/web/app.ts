@@ -36,6 +36,7 @@ import { COPY_JS, STYLE_CSS } from './assets.js';
 import { INBOX_CSS, INBOX_JS } from './inboxAssets.js';
 import type { EventStreams } from '../areas/events/stream.js';
 import type { ClientAddresses } from '../http/clientAddress.js';
+import type { NotOwned } from '../metrics/serverMetrics.js';
 import { WorkspaceMovedError, type Store } from '../store/store.js';
 import { MOVE_RETRY_AFTER_SECONDS } from '../http/errors.js';
 import type { Clock } from '../core/clock.js';
@@ -153,6 +154,8 @@ export interface WebAppOptions {
   docsViewsPerMinute: number;
   /** `CELL_NAME` (docs/deployment.md#several-machines), or null outside a cell. */
   cell?: string | null;
+  /** Told of each request for a workspace this server does not serve (metrics). */
+  onNotOwned?: NotOwned;
   /** Told of each answered request (metrics): the page's path template (null: no page matched), status, ms. */
   onAnswered?: Answered;
   /** The server's event streams (`SSE_MAX_STREAMS`), which the inbox's stream joins (docs/web.md#inbox). */
@@ -194,7 +197,8 @@ export class WebApp {
     this.services = { store: opts.store, clock: opts.clock, logger: opts.logger, sessions,
       limits: new SignInLimits(opts.clock), eventLogBudget: new TokenBucketLimiter(1, 1, opts.clock, 10_000),
       passwords: new Passwords(sharedHashLanes()), publicUrl: opts.publicUrl,
-      secrets: opts.secrets, webhookAllowPrivate: opts.webhookAllowPrivate, cell: opts.cell ?? null, shownOnce: new ShownOnce(),
+      secrets: opts.secrets, webhookAllowPrivate: opts.webhookAllowPrivate, cell: opts.cell ?? null,
+      notOwned: opts.onNotOwned, shownOnce: new ShownOnce(),
       operations: new Operations(opts.routes, opts.store, new CursorCodec(opts.store.secret)) };
     this.accessLog = opts.logger.enabled('info');
     this.routes = routesOf(() => opts.streams);
@@ -308,6 +312,7 @@ export class WebApp {
     const viewer = (() => { try { const s = ctx.session(); return s ? ctx.viewer(s) : undefined; } catch {
       return undefined; } })();
     if (e instanceof WebError) return pageAnswer(e.status, errorPage(e.status, e.message, viewer), e.headers);
+    if (e instanceof WorkspaceMovedError && !e.moving) this.opts.onNotOwned?.('moved');
     if (e instanceof WorkspaceMovedError) return pageAnswer(503, errorPage(503, e.moving
       ? 'This workspace is being moved to another machine. Try again in a moment.'
       : 'This workspace has moved to another machine. Try again in a moment.', viewer),

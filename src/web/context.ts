@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Html } from './html.js';
 import { cookies, readForm, sameOrigin, WebError } from './forms.js';
+import type { NotOwned } from '../metrics/serverMetrics.js';
 import { PRE_COOKIE, SESSION_COOKIE, Sessions, type SignedIn } from './sessions.js';
 import type { SignInLimits } from './signInLimits.js';
 import type { TokenBucketLimiter } from '../http/ratelimit.js';
@@ -53,6 +54,8 @@ export interface WebServices {
   webhookAllowPrivate: boolean;
   /** `CELL_NAME` (docs/deployment.md#several-machines), or null outside a cell. */
   cell?: string | null;
+  /** Told of each request for a workspace this server does not serve (metrics). */
+  notOwned?: NotOwned;
   /** Secrets waiting for the one page that shows them (docs/web.md#shown-once). */
   shownOnce: ShownOnce;
   /** The API's operations, run for the sources pages (docs/web.md#sources-in-the-browser). */
@@ -73,7 +76,11 @@ export class WebCtx {
 
   /** The signed-in session of this request, if any (activity counted once per request). */
   session(): SignedIn | undefined {
-    if (this.resumed === null) this.resumed = this.services.sessions.resume(this.jar.get(SESSION_COOKIE));
+    if (this.resumed === null) {
+      const token = this.jar.get(SESSION_COOKIE);
+      this.resumed = this.services.sessions.resume(token);
+      if (this.resumed === undefined && token) this.services.notOwned?.('unknown_credential');
+    }
     return this.resumed;
   }
 

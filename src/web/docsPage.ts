@@ -44,6 +44,7 @@ function docsCacheOf(services: WebServices): DocsCache {
 /** The refusal for a slug no served workspace publishes: 503 when its workspace moved to another cell, else 404. */
 function notPublished(ctx: WebCtx, slug: string): Error {
   const moved = (ctx.services.store as Store<Workspace>).movedWith('slugs', slug);
+  if (!moved) ctx.services.notOwned?.('unknown_slug');
   return moved ? new WorkspaceMovedError(moved.id, false)
     : new WebError(404, 'There are no published docs at this address.');
 }

@@ -50,6 +50,8 @@ export interface Cells {
   /** `--cells` of the CLI: `a=127.0.0.1:PORT,…`. */
   list: string;
   admin(cell: string, op: string, args: Record<string, unknown>): Promise<any>;
+  /** The cell's `requests_not_owned_total` by reason, scraped from its metrics port. */
+  notOwned(cell: string): Promise<Record<string, number>>;
   /** Writes the proxy's files from every cell's routes and (re)starts HAProxy on them. */
   startProxy(): Promise<void>;
   stop(): Promise<void>;
@@ -62,7 +64,9 @@ export async function startCells(names: string[], env: Record<string, string> = 
   const confDir = tempDir('sw-cells-haproxy-');
   const cells: Record<string, RunningChild> = {};
   let proxy: ChildProcess | undefined;
-  const envOf = (name: string) => ({ CELL_NAME: name, CELL_HAPROXY_RUNTIME: `127.0.0.1:${runtime}`,
+  const metricsPorts: Record<string, number> = {};
+  for (const name of names) metricsPorts[name] = await freePort();
+  const envOf = (name: string) => ({ CELL_NAME: name, METRICS_PORT: String(metricsPorts[name]), CELL_HAPROXY_RUNTIME: `127.0.0.1:${runtime}`,
     CELL_MAPS_DIR: confDir, PUBLIC_URL: `http://127.0.0.1:${front}`, BOOTSTRAP: 'false', LOG_LEVEL: 'info',
     RATE_LIMIT_BURST: '100000', RATE_LIMIT_PER_MINUTE: '1000000', WEBHOOK_ALLOW_PRIVATE: 'true', ...env });
   const url = `http://127.0.0.1:${front}`;
@@ -83,6 +87,12 @@ export async function startCells(names: string[], env: Record<string, string> = 
   return {
     names, cells, url, confDir, list, stop,
     admin: (cell, op, args) => callAdminSocket(cells[cell].dataDir, op, args) as Promise<any>,
+    notOwned: async (cell) => {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPorts[cell]}/metrics`)).text();
+      const out: Record<string, number> = {};
+      for (const m of text.matchAll(/^requests_not_owned_total\{reason="([a-z_]+)"\} (\d+)$/gm)) out[m[1]] = Number(m[2]);
+      return out;
+    },
     startProxy: async () => {
       proxy?.kill('SIGKILL');
       const files: string[] = [];
