@@ -41,6 +41,8 @@ export interface GroupSpec {
   skip?: number;
   /** The job ends as soon as every `primary` group is done (its `maxRequests` made). */
   primary?: boolean;
+  /** Another port than the job's for this group (a server of its own, as the cells benchmark's direct runs). */
+  port?: number;
 }
 
 export interface Job {
@@ -285,7 +287,7 @@ export async function analyzeJob(job: Job, onMeasuring?: () => void): Promise<Jo
   const host = job.host ?? '127.0.0.1';
   if (host !== '127.0.0.1') throw new Error('the load generator only targets 127.0.0.1');
   if (job.warmupMs + job.durationMs > MAX_DURATION_MS) throw new Error(`a job is limited to ${MAX_DURATION_MS} ms`);
-  const groups = job.groups.map((g) => new Group(g, job.port, host, job.client ?? 'http'));
+  const groups = job.groups.map((g) => new Group(g, g.port ?? job.port, host, job.client ?? 'http'));
   const t0 = performance.now();
   const measureFrom = t0 + job.warmupMs;
   const w = { end: measureFrom + job.durationMs };

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 
 /** The benchmarks, in the order `npm run bench` runs them and RESULTS.md lists them. */
-export const BENCHMARKS = ['reads', 'list', 'writes', 'sources', 'webhooks', 'startup', 'search', 'hostile', 'docs', 'streams', 'backup'] as const;
+export const BENCHMARKS = ['reads', 'list', 'writes', 'sources', 'webhooks', 'startup', 'search', 'hostile', 'docs', 'streams', 'backup', 'cells'] as const;
 export type Benchmark = (typeof BENCHMARKS)[number];
 
 /** What each section measures, one line under its heading. */
@@ -22,6 +22,7 @@ const ABOUT: Record<Benchmark, string> = {
   docs: 'Public docs pages: the largest corpus document\'s first render and cached serve, a 1,000-endpoint source\'s pages.',
   streams: 'Server-Sent Events: a message fanned out to 1,000 streams, 10,000 open streams, writes with them open.',
   backup: '`cli backup --to DIR` of a 1,000,000-record data dir while 1,000 durable writes a second go on.',
+  cells: 'Reads through HAProxy to 1 and 3 cells against the cells directly, and the write pause of workspace moves.',
   hostile: 'API reads and durable writes while one address loops over a large docs page, one floods the sign-in and one key bursts analytics on 100,000 records.',
 };
 

@@ -11,7 +11,7 @@
  * Options: --seconds N (measurement per run, default 5), --warmup S (default 1),
  * --rounds N (A/B rounds, default 3), --connections N (default 50), --records N (start-up
  * log size, default 1,000,000), --log-level L (server LOG_LEVEL, default info),
- * --only reads,list,writes,webhooks,sources,startup,search,hostile,docs,streams,backup, --quick (1 s runs, 1 round, 100,000
+ * --only reads,list,writes,webhooks,sources,startup,search,hostile,docs,streams,backup,cells, --quick (1 s runs, 1 round, 100,000
  * records,
  * a 200,000-chunk search index: a smoke test; writes no results file unless --out is given), --keep
  * (keep the temp dir), --out FILE (default bench/RESULTS.md), --against DIR (another build beside ours in reads, list, writes and webhooks), --receiver raw|http
@@ -41,6 +41,7 @@ import { reads } from './reads.js';
 import { writeResults, machineLine, type Benchmark, type Row, type Section } from './results.js';
 import { writes, webhooks, type WritesKit } from './writes.js';
 import { hostile } from './hostile.js';
+import { cells } from './cells.js';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -66,7 +67,7 @@ const opts = {
   readConnections: num(argv['read-connections'], 10),
   records: num(argv.records, quick ? 100_000 : 1_000_000),
   logLevel: argv['log-level'] ?? 'info',
-  only: new Set((argv.only ?? 'reads,list,writes,webhooks,sources,startup,search,hostile,docs,streams,backup')
+  only: new Set((argv.only ?? 'reads,list,writes,webhooks,sources,startup,search,hostile,docs,streams,backup,cells')
     .split(',')),
   ingestions: quick ? 2 : 5,
   startRounds: quick ? 1 : 2,
@@ -460,6 +461,8 @@ async function main(): Promise<void> {
       startup: () => startup(ctx), search: () => search(), docs: () => docsPages(),
       streams: () => streams(ctx, writesKit),
       backup: () => backup(ctx, writesKit, opts.records),
+      cells: () => cells(ctx, { rows, notes, detail, opts, copyDir,
+        startServer: (label, dataDir, env) => startServer(label, dataDir, 'always', false, env) }),
       hostile: () => hostile({ tmp, seconds: quick ? 5 : 30, rows, notes,
         startServer: (label, dataDir, env) => startServer(label, dataDir, 'always', false, { LOG_LEVEL: 'info', ...env }) }),
     };
