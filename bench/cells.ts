@@ -165,7 +165,7 @@ export async function cells(c: Ctx, kit: CellsKit): Promise<void> {
     target: 'printed', status: '—' });
     kit.notes.push('Cells: the 3 cells, HAProxy and the load generator share the 2 cores, so "through HAProxy" pays '
       + 'for the proxy\'s CPU out of the servers\'; on separate machines the proxy\'s cost is its own core. During a '
-      + 'move a write answers 503 `workspace_moving` (the load generator counts it as an error and goes on).');
+      + 'move a write answers 503 `moving` (the load generator counts it as an error and goes on).');
   } finally {
     proxy?.kill('SIGKILL');
     for (const s of Object.values(servers)) await s.stop().catch(() => {});

@@ -12,8 +12,8 @@ import { startTestServer, tempDir, type TestServer } from './helpers/server.js';
 import { runCli } from './helpers/child.js';
 import { WebClient } from './helpers/web.js';
 
-const MOVING = { code: 'workspace_moving', error: 'This workspace is being moved to another machine; try again shortly.' };
-const MOVED = { code: 'workspace_moved', error: 'This workspace has moved to another machine; try again shortly.' };
+const MOVING = { code: 'moving', error: 'This workspace is being moved to another machine; try again shortly.' };
+const MOVED = { code: 'moved', error: 'This workspace has moved to another machine; try again shortly.' };
 const conversation = { subject: 'Before the move', customer: { email: 'c@example.com' } };
 
 /** Two cells sharing the data dir's secrets; `x` holds a bootstrap workspace, `y` none. */
@@ -29,7 +29,7 @@ const move = (from: TestServer, id: string, to: TestServer, name: string) =>
   from.admin.execute('workspace.move', { workspace: id, to: { name, address: `127.0.0.1:${to.port}` } }) as
     Promise<Record<string, unknown>>;
 
-test('a workspace moving answers 503 workspace_moving to writes, reads on, and takes writes again after', async () => {
+test('a workspace moving answers 503 moving to writes, reads on, and takes writes again after', async () => {
   const { x, y } = await twoCells();
   try {
     const ws = x.store.workspace(x.workspaceId)!;

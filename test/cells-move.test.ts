@@ -2,7 +2,7 @@
  * Moving workspaces between cells behind a real HAProxy (docs/deployment.md#moving-a-workspace): 3 cells, 6
  * workspaces with keys, widget keys, published docs, a signed-in user and a webhook endpoint; writers through HAProxy
  * never stop while 5 workspaces move (`cli workspace move`). Every acknowledged write, event and delivery is on the new
- * cell; credentials, sessions and slugs keep working through the proxy; the old cell answers 503 `workspace_moved`.
+ * cell; credentials, sessions and slugs keep working through the proxy; the old cell answers 503 `moved`.
  * Without `haproxy`: skipped with a banner.
  */
 import { test } from 'node:test';
@@ -82,7 +82,7 @@ test('5 workspaces move between cells under write load: nothing acknowledged is 
           const body = await r.json() as any;
           if (r.status === 201) { ws.acked.push(body.conversation.id); i++; continue; }
           assert.equal(r.status, 503, JSON.stringify(body));
-          assert.ok(['workspace_moving', 'workspace_moved'].includes(body.code), JSON.stringify(body));
+          assert.ok(['moving', 'moved'].includes(body.code), JSON.stringify(body));
           assert.equal(r.headers.get('retry-after'), '1');
           ws.retried++;
           await new Promise((res) => setTimeout(res, 20));
@@ -110,7 +110,7 @@ test('5 workspaces move between cells under write load: nothing acknowledged is 
           authorization: `Bearer ${ws.key}` } });
         asked[from]++;
         assert.equal(old.status, 503);
-        assert.equal(((await old.json()) as any).code, 'workspace_moved');
+        assert.equal(((await old.json()) as any).code, 'moved');
         assert.equal(old.headers.get('retry-after'), '1');
         const fresh = await fetch(`${cells[to].url}/api/v1/conversations?limit=1`, { headers: {
           authorization: `Bearer ${ws.key}` } });

@@ -26,8 +26,8 @@ export const ERRORS = {
   internal_error: { status: 500, message: 'The API request could not be completed.' },
   service_unavailable: { status: 503, message: 'The server is shutting down or cannot accept writes right now.' },
   storage_failed: { status: 503, message: "This workspace's data could not be read; see the server log." },
-  workspace_moving: { status: 503, message: 'This workspace is being moved to another machine; try again shortly.' },
-  workspace_moved: { status: 503, message: 'This workspace has moved to another machine; try again shortly.' },
+  moving: { status: 503, message: 'This workspace is being moved to another machine; try again shortly.' },
+  moved: { status: 503, message: 'This workspace has moved to another machine; try again shortly.' },
   storage_full: { status: 503, message: 'The server is out of disk space and saved nothing; try again later.' },
 } as const;
 

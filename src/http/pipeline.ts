@@ -306,7 +306,7 @@ export class App {
       this.opts.logger.debug('workspace offline', { requestId, workspaceId: err.workspaceId });
       apiErr = new ApiError('storage_failed');
     } else if (err instanceof WorkspaceMovedError) {
-      apiErr = new ApiError(err.moving ? 'workspace_moving' : 'workspace_moved', undefined,
+      apiErr = new ApiError(err.moving ? 'moving' : 'moved', undefined,
         { 'Retry-After': String(MOVE_RETRY_AFTER_SECONDS) });
     } else if (isOutOfSpace(err)) {
       // The log cut the failed write back and stays writable: a 503 to retry once space is freed, not a 500.
@@ -321,7 +321,7 @@ export class App {
     }
     if (this.opts.onNotOwned) {
       const presented = exchange.req.headers.authorization !== undefined || exchange.req.url?.includes('session=');
-      if (apiErr.code === 'workspace_moved') this.opts.onNotOwned('moved');
+      if (apiErr.code === 'moved') this.opts.onNotOwned('moved');
       else if (presented && (apiErr.code === 'unauthorized' || apiErr.code === 'widget_unauthorized')) {
         this.opts.onNotOwned('unknown_credential');
       }

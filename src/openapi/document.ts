@@ -120,7 +120,7 @@ const WHY: Record<number, string> = {
   503: 'The server is shutting down, or refuses writes after a storage failure (`service_unavailable`); the API ' +
     'key\'s workspace is offline because its data could not be read (`storage_failed`); the disk is full and nothing ' +
     'was saved (`storage_full`, with `Retry-After`); the workspace is moving to another cell and this write must wait '
-    + '(`workspace_moving`) or it moved (`workspace_moved`), both with `Retry-After: 1`.',
+    + '(`moving`) or it moved (`moved`), both with `Retry-After: 1`.',
 };
 
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
@@ -156,9 +156,9 @@ function codesFor(r: Route, status: number): ErrorCode[] {
     if (c === 'idempotency_in_progress') return r.method === 'POST';
     if (c === 'conflict') return r.errors?.includes(409) ?? false;
     // Both concern the API key's workspace: only an authenticated operation reaches one.
-    if (c === 'storage_failed' || c === 'storage_full' || c === 'workspace_moved') return r.scope !== null;
+    if (c === 'storage_failed' || c === 'storage_full' || c === 'moved') return r.scope !== null;
     // Writes wait while a workspace moves between cells; reads go on (docs/deployment.md#moving-a-workspace).
-    if (c === 'workspace_moving') return r.scope !== null && r.method !== 'GET';
+    if (c === 'moving') return r.scope !== null && r.method !== 'GET';
     // The widget API has its own authentication (docs/api.md#live-chat); API keys have theirs.
     if (c === 'widget_unauthorized' || c === 'origin_not_allowed') return r.auth !== undefined;
     if (c === 'invalid_identity') return r.auth?.scheme === 'widgetKey';
@@ -193,7 +193,7 @@ function responseHeaders(authenticated: boolean, post: boolean, status: number):
   if (status === 405) h.Allow = headerRef('Allow');
   if (status === 429) h['Retry-After'] = headerRef('Retry-After');
   if (status === 503 && authenticated) h['Retry-After'] = optionalHeader('Retry-After',
-    'Sent with `storage_full`, `workspace_moving` and `workspace_moved`.');
+    'Sent with `storage_full`, `moving` and `moved`.');
   if (status < 300 && post) h['Idempotent-Replayed'] = headerRef('Idempotent-Replayed');
   return h;
 }
@@ -205,8 +205,8 @@ class ResponseComponents {
   /** Registers the `{code, error}` answer with `status` and returns a reference to it. */
   error(status: number, authenticated: boolean, codes: string[], why = WHY[status], given?: string): Json {
     let name = given ?? NAMES[status] + (authenticated ? '' : 'Public');
-    // A read goes on while its workspace moves between cells; only writes wait (`workspace_moving`).
-    if (status === 503 && authenticated && !given && !codes.includes('workspace_moving')) {
+    // A read goes on while its workspace moves between cells; only writes wait (`moving`).
+    if (status === 503 && authenticated && !given && !codes.includes('moving')) {
       name = 'ServiceUnavailableRead';
     }
     if (status === 409 && !given) name = codes.map((c) => c.replace(/(^|_)(\w)/g, (_m, _u, ch: string) =>

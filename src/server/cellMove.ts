@@ -1,7 +1,7 @@
 /**
  * Moving a workspace between cells (docs/deployment.md#moving-a-workspace): the source cell copies the workspace's log
- * to the target while writes go on, pauses its writes (503 `workspace_moving`), sends the rest and its system records;
- * the target serves it and points HAProxy's maps at itself; the source keeps a tombstone (503 `workspace_moved`).
+ * to the target while writes go on, pauses its writes (503 `moving`), sends the rest and its system records;
+ * the target serves it and points HAProxy's maps at itself; the source keeps a tombstone (503 `moved`).
  * Cells talk over `/cell/v1/` on their HTTP port, authenticated with a token derived from the shared `secret`.
  */
 import * as fs from 'node:fs';
@@ -122,7 +122,7 @@ export async function moveWorkspace(o: { store: Store<Workspace>; cell: CellConf
   };
   let rounds = 0;
   while (rounds < ROUNDS) { rounds++; if (await round() < CAUGHT_UP) break; }
-  // The pause: writes answer 503 `workspace_moving` until the target serves the workspace.
+  // The pause: writes answer 503 `moving` until the target serves the workspace.
   const paused = performance.now();
   store.moving.add(id);
   try {

@@ -45,7 +45,7 @@ export interface ActivationRec {
 export interface SessionRec { id: string; userId: string; workspaceId: string; createdAt: string; lastSeenAt: string }
 /**
  * A workspace that moved to another cell (docs/deployment.md#moving-a-workspace): this cell answers its requests 503
- * `workspace_moved` (the tombstone) and keeps its routing keys that are not credentials, to know them for its own.
+ * `moved` (the tombstone) and keeps its routing keys that are not credentials, to know them for its own.
  */
 export interface MovedRec { id: string; to: string; movedAt: string; widgetKeys: string[]; slugs: string[] }
 /** The record types of the system log. */
@@ -112,7 +112,7 @@ export class WorkspaceUnavailableError extends Error {
 
 /**
  * A workspace this cell does not serve now (docs/deployment.md#moving-a-workspace): being moved (`moving`: its writes
- * paused, 503 `workspace_moving`) or moved away (503 `workspace_moved`, until the routers send it elsewhere).
+ * paused, 503 `moving`) or moved away (503 `moved`, until the routers send it elsewhere).
  */
 export class WorkspaceMovedError extends Error {
   constructor(readonly workspaceId: string, readonly moving: boolean) {
