@@ -37,6 +37,49 @@ function sortedMedian(xs: number[]): number | null {
   return Math.round(xs.length % 2 ? xs[m] : (xs[m - 1] + xs[m]) / 2);
 }
 
+const OUTCOMES = ['answered', 'uncertain', 'no_sources'] as const;
+const REASONS = ['customer', 'uncertain', 'api'] as const;
+/**
+ * The `answers` section and its daily counts from scratch: a scan of the answers and of the conversations' hand-overs
+ * (exact while no conversation was solved after a hand-over, which clears it: true of this workload).
+ */
+function answersFromScratch(ws: Workspace, start: string, end: string) {
+  const inRange = (t: string | undefined) => t !== undefined && t >= start && t < end;
+  type T = { created: number; byOutcome: Record<string, number>; feedback: { helpful: number; unhelpful: number };
+    handoffs: Record<string, number> };
+  const tally = (): T => ({ created: 0, byOutcome: Object.fromEntries(OUTCOMES.map((k) => [k, 0])),
+    feedback: { helpful: 0, unhelpful: 0 }, handoffs: Object.fromEntries(REASONS.map((k) => [k, 0])) });
+  const all = tally();
+  const agents = new Map<string, T>();
+  const sources = new Map<string, T>();
+  const of = (m: Map<string, T>, id: string) => m.get(id) ?? (m.set(id, tally()), m.get(id)!);
+  const perDay = new Map<string, [number, number]>();
+  const dayOf = (t: string) => perDay.get(t.slice(0, 10)) ?? (perDay.set(t.slice(0, 10), [0, 0]), perDay.get(t.slice(0, 10))!);
+  for (const a of ws.db.table('answer').values()) {
+    const cited = [...new Set(a.citations.map((c) => c.sourceId))];
+    const subjects = [all, of(agents, a.agentId), ...cited.map((id) => of(sources, id))];
+    if (inRange(a.createdAt)) {
+      for (const x of subjects) { x.created++; x.byOutcome[a.outcome]++; }
+      dayOf(a.createdAt)[0]++;
+    }
+    if (a.feedback && inRange(a.feedback.createdAt)) for (const x of subjects) x.feedback[a.feedback.helpful ? 'helpful' : 'unhelpful']++;
+  }
+  for (const c of ws.db.table('conversation').values()) {
+    const h = c.handoff;
+    if (!h || !inRange(h.requestedAt)) continue;
+    for (const x of h.agentId === undefined ? [all] : [all, of(agents, h.agentId)]) x.handoffs[h.reason]++;
+    dayOf(h.requestedAt)[1]++;
+  }
+  const busiest = (m: Map<string, T>) => [...m].filter(([, x]) => x.created + x.feedback.helpful + x.feedback.unhelpful
+    + REASONS.reduce((n, k) => n + x.handoffs[k], 0) > 0).sort(([a, x], [b, y]) => y.created - x.created || (a < b ? -1 : 1)).slice(0, 100);
+  const section = {
+    ...all,
+    byAgent: busiest(agents).map(([agentId, x]) => ({ agentId, ...x })),
+    bySource: busiest(sources).map(([sourceId, x]) => ({ sourceId, cited: x.created, byOutcome: x.byOutcome, feedback: x.feedback })),
+  };
+  return { section, perDay };
+}
+
 /** GET /analytics from scratch: a scan of every conversation and issue of the log (the daily counters are records). */
 function analyticsFromScratch(ws: Workspace, from: string, to: string) {
   const start = `${from}T00:00:00.000Z`;
@@ -66,7 +109,10 @@ function analyticsFromScratch(ws: Workspace, from: string, to: string) {
     conversationsSolved: number;
     issuesCreated: number;
     issuesClosed: number;
+    answersCreated: number;
+    handoffsRequested: number;
   }> = [];
+  const answers = answersFromScratch(ws, start, end);
   for (let t = Date.parse(start); t < Date.parse(end); t += DAY) {
     const d = ws.get('stats_day', date(t));
     daily.push({
@@ -75,6 +121,8 @@ function analyticsFromScratch(ws: Workspace, from: string, to: string) {
       conversationsSolved: d?.conversationsSolved ?? 0,
       issuesCreated: d?.issuesCreated ?? 0,
       issuesClosed: d?.issuesClosed ?? 0,
+      answersCreated: answers.perDay.get(date(t))?.[0] ?? 0,
+      handoffsRequested: answers.perDay.get(date(t))?.[1] ?? 0,
     });
   }
   const sum = (k: 'conversationsCreated' | 'conversationsSolved' | 'issuesCreated' | 'issuesClosed') =>
@@ -92,6 +140,7 @@ function analyticsFromScratch(ws: Workspace, from: string, to: string) {
       medianResolutionSeconds: sortedMedian(res),
     },
     issues: { created: sum('issuesCreated'), closed: sum('issuesClosed'), byState, byPriority },
+    answers: answers.section,
     daily,
   };
 }

@@ -48,17 +48,20 @@ function dates(from: string, to: string): string[] {
   for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`); t += DAY) out.push(new Date(t).toISOString().slice(0, 10));
   return out;
 }
-type Day = { conversationsCreated?: number; conversationsSolved?: number; issuesCreated?: number; issuesClosed?: number };
+type Day = { conversationsCreated?: number; conversationsSolved?: number; issuesCreated?: number; issuesClosed?: number; answersCreated?: number; handoffsRequested?: number };
 /** The daily series from..to with zeroes except the days given. */
 function daily(from: string, to: string, days: Record<string, Day> = {}) {
-  return dates(from, to).map((date) => ({ date, conversationsCreated: 0, conversationsSolved: 0, issuesCreated: 0, issuesClosed: 0, ...days[date] }));
+  return dates(from, to).map((date) => ({ date, conversationsCreated: 0, conversationsSolved: 0, issuesCreated: 0, issuesClosed: 0, answersCreated: 0, handoffsRequested: 0, ...days[date] }));
 }
 interface Expect {
   from: string; to: string;
   conversations?: { created?: number; solved?: number; byStatus?: object; byChannel?: object; medianFirstResponseSeconds?: number | null; medianResolutionSeconds?: number | null };
   issues?: { created?: number; closed?: number; byState?: object; byPriority?: object };
   days?: Record<string, Day>;
+  answers?: object;
 }
+/** The answers section of a workspace whose agents never answered. */
+const ANSWERS0 = { created: 0, byOutcome: { answered: 0, uncertain: 0, no_sources: 0 }, feedback: { helpful: 0, unhelpful: 0 }, handoffs: { customer: 0, uncertain: 0, api: 0 }, byAgent: [], bySource: [] };
 /** The whole expected body: zeroes and nulls unless given. */
 function analytics(e: Expect) {
   const c = e.conversations ?? {};
@@ -71,6 +74,7 @@ function analytics(e: Expect) {
       medianFirstResponseSeconds: c.medianFirstResponseSeconds ?? null, medianResolutionSeconds: c.medianResolutionSeconds ?? null,
     },
     issues: { created: i.created ?? 0, closed: i.closed ?? 0, byState: { ...STATE0, ...i.byState }, byPriority: { ...PRIORITY0, ...i.byPriority } },
+    answers: e.answers ?? ANSWERS0,
     daily: daily(e.from, e.to, e.days),
   };
 }
@@ -102,7 +106,7 @@ describe('range', () => {
       assert.equal(next.from, '2026-06-01');
       assert.equal(next.to, '2026-06-30');
       assert.equal(next.daily.length, 30);
-      assert.deepEqual(Object.keys(next), ['object', 'from', 'to', 'conversations', 'issues', 'daily']);
+      assert.deepEqual(Object.keys(next), ['object', 'from', 'to', 'conversations', 'issues', 'answers', 'daily']);
     });
   });
 
@@ -473,10 +477,11 @@ describe('sanitized', () => {
       const keys = new Set<string>();
       JSON.parse(r.text, (k, v) => { if (k && Number.isNaN(Number(k))) keys.add(k); return v; });
       assert.deepEqual([...keys].sort(), [
-        'api', 'byChannel', 'byPriority', 'byState', 'byStatus', 'closed', 'conversations', 'conversationsCreated', 'conversationsSolved',
-        'created', 'daily', 'date', 'discord', 'email', 'from', 'high', 'issues', 'issuesClosed', 'issuesCreated', 'live-chat', 'low',
-        'medianFirstResponseSeconds', 'medianResolutionSeconds', 'medium', 'new', 'object', 'on_customer', 'on_hold', 'on_you', 'open',
-        'solved', 'to', 'urgent', 'waiting',
+        'answered', 'answers', 'answersCreated', 'api', 'byAgent', 'byChannel', 'byOutcome', 'byPriority', 'bySource', 'byState', 'byStatus',
+        'closed', 'conversations', 'conversationsCreated', 'conversationsSolved', 'created', 'customer', 'daily', 'date', 'discord', 'email',
+        'feedback', 'from', 'handoffs', 'handoffsRequested', 'helpful', 'high', 'issues', 'issuesClosed', 'issuesCreated', 'live-chat', 'low',
+        'medianFirstResponseSeconds', 'medianResolutionSeconds', 'medium', 'new', 'no_sources', 'object', 'on_customer', 'on_hold', 'on_you',
+        'open', 'solved', 'to', 'uncertain', 'unhelpful', 'urgent', 'waiting',
       ]);
     });
   });

@@ -9,6 +9,7 @@ import { Store, type LogOptions, type StoreOptions } from '../store/store.js';
 import { ClientIndex } from '../areas/clients/aggregates.js';
 import { attachAnalytics, type AnalyticsRecords } from '../areas/analytics/counts.js';
 import type { AnalyticsByDay } from '../areas/analytics/byDay.js';
+import { attachAnswerAnalytics, type AnswerAnalyticsRecords } from '../areas/analytics/answers.js';
 import { attachConversations, type ConversationRecords } from '../areas/conversations/conversations.js';
 import { attachIssues, type IssueRecords } from '../areas/issues.js';
 import { customFieldIndexes, tagIndexes, type DefinitionRecords } from '../areas/definitions.js';
@@ -28,7 +29,7 @@ export type { SourceIndexRec } from '../ingest/types.js';
 /** Every record type of a workspace log, as each area declares it (docs/storage.md#record-types). */
 export interface Records extends ConversationRecords, IssueRecords, DefinitionRecords, AgentRecords,
   SourceRecords, AnalyticsRecords, UsageRecords, IdempotencyRecords, EventRecords, WebhookRecords, AnswerRecords,
-  WidgetRecords {}
+  WidgetRecords, AnswerAnalyticsRecords {}
 
 /** One workspace: its log and the state each area keeps of it. */
 export class Workspace {
@@ -64,6 +65,7 @@ export class Workspace {
     this.sources = attachSources(db);
     this.answers = new AnswersByConversation(db);
     this.analytics = attachAnalytics(db);
+    attachAnswerAnalytics(db, this.analytics);
     this.clients = ClientIndex.attach(id, db);
     expireIdempotency(db, now);
     this.events = attachEvents(this, db, now);

@@ -127,10 +127,21 @@ const analytics: Static<typeof analyticsSchema> = {
   },
   issues: { created: 1, closed: 0, byState: zeros(ISSUE_STATES, { new: 1 }),
     byPriority: zeros(PRIORITIES, { high: 1 }) },
+  answers: {
+    created: 4, byOutcome: { answered: 3, uncertain: 1, no_sources: 0 }, feedback: { helpful: 2, unhelpful: 1 },
+    handoffs: { customer: 1, uncertain: 0, api: 0 },
+    byAgent: [{ agentId: ID.agent, created: 4, byOutcome: { answered: 3, uncertain: 1, no_sources: 0 },
+      feedback: { helpful: 2, unhelpful: 1 }, handoffs: { customer: 1, uncertain: 0, api: 0 } }],
+    bySource: [{ sourceId: ID.source, cited: 4, byOutcome: { answered: 3, uncertain: 1, no_sources: 0 },
+      feedback: { helpful: 2, unhelpful: 1 } }],
+  },
   daily: [
-    { date: '2026-06-27', conversationsCreated: 1, conversationsSolved: 0, issuesCreated: 0, issuesClosed: 0 },
-    { date: '2026-06-28', conversationsCreated: 0, conversationsSolved: 1, issuesCreated: 0, issuesClosed: 0 },
-    { date: '2026-06-29', conversationsCreated: 2, conversationsSolved: 0, issuesCreated: 1, issuesClosed: 0 },
+    { date: '2026-06-27', conversationsCreated: 1, conversationsSolved: 0, issuesCreated: 0, issuesClosed: 0,
+      answersCreated: 1, handoffsRequested: 0 },
+    { date: '2026-06-28', conversationsCreated: 0, conversationsSolved: 1, issuesCreated: 0, issuesClosed: 0,
+      answersCreated: 0, handoffsRequested: 0 },
+    { date: '2026-06-29', conversationsCreated: 2, conversationsSolved: 0, issuesCreated: 1, issuesClosed: 0,
+      answersCreated: 3, handoffsRequested: 1 },
   ],
 };
 

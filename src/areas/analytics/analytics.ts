@@ -6,6 +6,7 @@ import { computeAnalytics } from './counts.js';
 import { CONVERSATION_STATUSES, CHANNELS } from '../conversations/conversations.js';
 import { ISSUE_STATES } from '../issues.js';
 import { PRIORITIES } from '../common.js';
+import { answersAnalyticsSchema } from './answers.js';
 
 export const MAX_RANGE_DAYS = 366;
 export const DEFAULT_RANGE_DAYS = 30;
@@ -28,10 +29,12 @@ export const analyticsSchema = s.named('Analytics', s.object({
   }),
   issues: s.object({ created: s.integer({ minimum: 0 }), closed: s.integer({ minimum: 0 }),
     byState: counts(ISSUE_STATES), byPriority: counts(PRIORITIES) }),
+  answers: answersAnalyticsSchema,
   daily: s.array(s.named('AnalyticsDay', s.object({
     date: date('The UTC day.'), conversationsCreated: s.integer({ minimum: 0 }),
       conversationsSolved: s.integer({ minimum: 0 }),
     issuesCreated: s.integer({ minimum: 0 }), issuesClosed: s.integer({ minimum: 0 }),
+    answersCreated: s.integer({ minimum: 0 }), handoffsRequested: s.integer({ minimum: 0 }),
   })), { description: 'One entry per day of the range, oldest first: events counted on the UTC day they happened.' }),
 }, { description: 'Counts and durations only: never a name, email, subject or body.' }));
 

@@ -12,6 +12,7 @@ import { PRIORITIES } from '../common.js';
 import { AnalyticsByDay } from './byDay.js';
 import { medianSeconds } from './median.js';
 import type { SortedBag } from './sortedBag.js';
+import { answersAnalytics } from './answers.js';
 
 /** The event counts of one UTC day (record type `stats_day`, id = the date). */
 export interface DayRec {
@@ -118,6 +119,7 @@ function analyticsOf(ws: Workspace, from: string, to: string) {
     }
   }
   const sum = (f: Counter) => daily.reduce((n, d) => n + d[f], 0);
+  const answers = answersAnalytics(ws, daily.map((d) => d.date));
   return {
     object: 'analytics', from, to,
     conversations: {
@@ -125,6 +127,8 @@ function analyticsOf(ws: Workspace, from: string, to: string) {
       medianFirstResponseSeconds: medianSeconds(firstResponse), medianResolutionSeconds: medianSeconds(resolution),
     },
     issues: { created: sum('issuesCreated'), closed: sum('issuesClosed'), byState, byPriority },
-    daily,
+    answers: answers.section,
+    daily: daily.map((d, i) => ({ ...d, answersCreated: answers.perDay[i][0],
+      handoffsRequested: answers.perDay[i][1] })),
   };
 }

@@ -30,10 +30,9 @@ export function botMessageText(answer: Answer): string {
 /** The author of the agent's bot messages. */
 const botOf = (agent: Agent): Author => ({ type: 'bot', id: agent.id, name: agent.name });
 
-/** The agent that answers `conv`: its own when it names one, else the oldest enabled agent whose mode is not off. */
+/** The agent that answers `conv`: the one whose widget started it, else the oldest enabled agent not `off`. */
 function agentOf(ws: Workspace, conv: Conversation): Agent | undefined {
-  const own = (conv as { agentId?: string }).agentId;
-  if (own !== undefined) return ws.get('agent', own);
+  if (conv.agentId !== undefined) return ws.get('agent', conv.agentId);
   for (const at of ws.agents.order.asc()) {
     const a = ws.get('agent', ws.agents.order.idAt(at));
     if (a?.enabled && agentSettings(a).mode !== 'off') return a;
@@ -101,7 +100,7 @@ export class AutoReplies {
       const tx = ws.db.begin();
       const current = ws.get('conversation', conversationId)!;
       if (!current.handoff) {
-        const next = requestHandoff(tx, current, 'customer', this.now());
+        const next = requestHandoff(tx, current, 'customer', this.now(), agent.id);
         if (mode === 'reply' && !next.humanRepliedAt) addMessage(tx, next, { role: 'agent', body: HANDOFF_TEXT },
           this.now(), botOf(agent));
       }
@@ -116,10 +115,10 @@ export class AutoReplies {
       && uncertainInARow(ws, conversationId) + 1 >= handoffAfterUncertain;
     const tx = ws.db.begin();
     tx.put('answer', answer.id, answer);
-    if (current && handOver) current = requestHandoff(tx, current, 'uncertain', this.now());
+    if (current && handOver) current = requestHandoff(tx, current, 'uncertain', this.now(), agent.id);
     if (mode === 'reply' && current && !current.humanRepliedAt && (!current.handoff || handOver)) {
       const body = handOver ? `${answer.text}\n\n${HANDOFF_TEXT}`.slice(0, 4000) : botMessageText(answer);
-      addMessage(tx, current, { role: 'agent', body }, this.now(), botOf(agent));
+      addMessage(tx, current, { role: 'agent', body }, this.now(), botOf(agent), answer.id);
     }
     await ws.db.commit(tx);
   }

@@ -45,6 +45,14 @@ export class AnswersByConversation {
 }
 const EMPTY = new SortedIndex();
 
+/** The agent of the newest answer in conversation `conversationId` of `db`, or undefined when none answered there. */
+export function answeringAgent(db: Db<AnswerRecords>, answers: AnswersByConversation, conversationId: string):
+  string | undefined {
+  const index = answers.of(conversationId);
+  for (const at of index.desc()) return db.get('answer', index.idAt(at))?.agentId;
+  return undefined;
+}
+
 const nullableString = s.nullable(s.string());
 export const citationSchema = s.named('AnswerCitation', s.object({
   sourceId: s.string(), documentId: nullableString, endpointId: nullableString, method: nullableString,

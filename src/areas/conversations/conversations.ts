@@ -10,6 +10,7 @@ import { SortedIndex } from '../../store/memory/sorted.js';
 import type { Db, Tx } from '../../store/db.js';
 import { attachIndexes, orderBy, persistSortedMap, uniqueBy } from '../../store/indexes.js';
 import { CustomerIds } from './customerIds.js';
+import { answeringAgent } from '../answers/model.js';
 import { compact, listSchema, notFound, pageParams, paginate, preview, priority, type Priority } from '../common.js';
 
 export const CONVERSATION_STATUSES = ['open', 'waiting', 'solved'] as const;
@@ -21,7 +22,13 @@ export type Channel = (typeof CHANNELS)[number];
 export interface Customer { id: string; name?: string; email?: string; company?: string; identitySource: string }
 /** Why a person was asked for (docs/api.md#hand-over). */
 export const HANDOFF_REASONS = ['customer', 'uncertain', 'api'] as const;
-export interface Handoff { requestedAt: string; reason: (typeof HANDOFF_REASONS)[number] }
+export interface Handoff {
+  requestedAt: string; reason: (typeof HANDOFF_REASONS)[number];
+  /** Internal (not returned): the agent that handed over or was answering, for analytics. */
+  agentId?: string;
+}
+/** The API view of a hand-over. */
+export const handoffView = (h: Handoff | undefined) => h && { requestedAt: h.requestedAt, reason: h.reason };
 /** Who wrote a message (docs/api.md#message-author). */
 export const AUTHOR_TYPES = ['customer', 'user', 'bot', 'api'] as const;
 export interface Author { type: (typeof AUTHOR_TYPES)[number]; id?: string; name?: string }
@@ -33,13 +40,17 @@ export interface Conversation {
   firstResponseAt?: string;
   /** Internal (not returned): a person's last reply since the conversation was last solved; the bot is silent then. */
   humanRepliedAt?: string;
+  /** Internal (not returned): the agent whose widget key started it; it answers there (docs/api.md#agent-modes). */
+  agentId?: string;
   /** Set when a person was asked for; kept while the conversation is not solved (docs/api.md#hand-over). */
   handoff?: Handoff;
 }
 export interface Message {
   id: string; conversationId: string; role: 'user' | 'agent'; body: string; createdAt: string;
   /** Absent in records written before authors existed: read as `{type:"api"}` ({@link authorOf}). */
-  author?: Author }
+  author?: Author;
+  /** A bot message that is an agent's answer: the answer's id (feedback goes to it). */
+  answerId?: string }
 
 /** The author of `m`, derived for older records (all written through the API or import). */
 export const authorOf = (m: Message): Author => m.author ?? { type: 'api' };
@@ -172,6 +183,7 @@ export const conversationSchema = s.named('Conversation', s.object({
 export const messageSchema = s.named('Message', s.object({
   object: s.enum(['message'] as const), id: s.string(), conversationId: s.string(),
   role: s.enum(['user', 'agent'] as const), author: authorSchema, body: s.string(), createdAt: isoSchema,
+  answerId: s.optional(s.string({ description: 'On a bot message that is an agent\'s answer: the answer\'s id.' })),
 }));
 const conversationResponse = s.named('ConversationResponse', s.object({ conversation: conversationSchema }));
 const messageResponse = s.named('MessageResponse', s.object({ message: messageSchema }));
@@ -185,12 +197,13 @@ export function conversationView(c: Conversation): Record<string, unknown> {
     object: 'conversation', id: c.id, externalId: c.externalId, status: c.status, channel: c.channel,
       priority: c.priority,
     subject: c.subject, preview: c.preview, customer: c.customer, createdAt: c.createdAt, updatedAt: c.updatedAt,
-    lastMessageAt: c.lastMessageAt, closedAt: c.closedAt, handoff: c.handoff,
+    lastMessageAt: c.lastMessageAt, closedAt: c.closedAt, handoff: handoffView(c.handoff),
   };
 }
 /** The API view of a message: its author derived for older records. */
 export const messageView = (m: Message): Record<string, unknown> => ({ object: 'message', id: m.id,
-  conversationId: m.conversationId, role: m.role, author: authorOf(m), body: m.body, createdAt: m.createdAt });
+  conversationId: m.conversationId, role: m.role, author: authorOf(m), body: m.body, createdAt: m.createdAt,
+  answerId: m.answerId });
 const conversationJson = new ViewCache<Conversation>(conversationView, 'conversation');
 const messageJson = new ViewCache<Message>(messageView, 'message');
 /** The JSON text of a conversation's API view, made once per stored record (reads and its events share it). */
@@ -253,14 +266,15 @@ function withStatus(conv: Conversation, status: ConversationStatus, now: string)
 
 /**
  * Asks for a person (docs/api.md#hand-over): `handoff` set and status `open`; a request while one is pending keeps
- * the first `requestedAt` and reason. Returns the conversation as it is after (the same object when unchanged).
+ * the first `requestedAt` and reason. `agentId`: the agent handing over, or answering there (kept for analytics).
+ * Returns the conversation as it is after (the same object when unchanged).
  */
 export function requestHandoff(tx: Tx<ConversationRecords>, conv: Conversation, reason: Handoff['reason'],
-  at: number): Conversation {
+  at: number, agentId?: string): Conversation {
   if (conv.handoff && conv.status === 'open') return conv;
   const now = iso(at);
-  const next: Conversation = { ...withStatus(conv, 'open', now), handoff: conv.handoff ?? { requestedAt: now, reason },
-    updatedAt: now };
+  const asked: Handoff = agentId === undefined ? { requestedAt: now, reason } : { requestedAt: now, reason, agentId };
+  const next: Conversation = { ...withStatus(conv, 'open', now), handoff: conv.handoff ?? asked, updatedAt: now };
   tx.put('conversation', next.id, next);
   return next;
 }
@@ -272,10 +286,11 @@ export function requestHandoff(tx: Tx<ConversationRecords>, conv: Conversation, 
  * until the conversation is solved.
  */
 export function addMessage(tx: Tx<ConversationRecords>, conv: Conversation, input: Static<typeof messageInput>,
-  at: number, author: Author = { type: 'api' }): { message: Message; conversation: Conversation } {
+  at: number, author: Author = { type: 'api' }, answerId?: string): { message: Message; conversation: Conversation } {
   const now = iso(at);
   const message: Message = { id: newId(), conversationId: conv.id, role: input.role, body: input.body, createdAt: now,
     author };
+  if (answerId !== undefined) message.answerId = answerId;
   let next: Conversation = { ...conv, preview: preview(input.body), lastMessageAt: now, updatedAt: now };
   if (input.role === 'user' && conv.status !== 'open') next = withStatus(next, 'open', now);
   if (input.role === 'agent') {
@@ -372,8 +387,12 @@ export const conversationRoutes = [
     summary: 'Ask for a person: `handoff` `{requestedAt, reason:"api"}` and status `open`, event '
       + '`conversation.handoff_requested`; while one is pending, a second request changes nothing.',
     success: { status: 200, schema: conversationResponse, description: 'The conversation.' },
-    handler: (ctx) => ({ status: 200, body: { conversation: conversationView(requestHandoff(ctx.tx(), load(ctx), 'api',
-      ctx.now)) } }),
+    handler: (ctx) => {
+      const conv = load(ctx);
+      const agentId = answeringAgent(ctx.ws.db, ctx.ws.answers, conv.id);
+      return { status: 200, body: { conversation: conversationView(requestHandoff(ctx.tx(), conv, 'api', ctx.now,
+        agentId)) } };
+    },
   }),
   route({
     method: 'GET', path: `${base}/{conversationId}/messages`, operationId: 'listMessages', tag: 'Conversations',

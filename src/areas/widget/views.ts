@@ -3,7 +3,9 @@
  * external id or customer record of other people, no API key ids in authors.
  */
 import { s } from '../../http/schema.js';
-import { authorOf, handoffSchema, type Conversation, type Message } from '../conversations/conversations.js';
+import {
+  authorOf, handoffSchema, handoffView, type Conversation, type Message,
+} from '../conversations/conversations.js';
 import { compact } from '../common.js';
 
 const isoSchema = s.string({ format: 'date-time' });
@@ -19,17 +21,18 @@ export const widgetAuthorSchema = s.named('WidgetMessageAuthor', s.object({
 export const widgetMessageSchema = s.named('WidgetMessage', s.object({
   object: s.enum(['message'] as const), id: s.string(), conversationId: s.string(),
   author: widgetAuthorSchema, body: s.string(), createdAt: isoSchema,
+  answerId: s.optional(s.string({ description: 'On the agent\'s answer: the id its feedback goes to.' })),
 }));
 
 /** The visitor's view of a conversation. */
 export const widgetConversationView = (c: Conversation): Record<string, unknown> => compact({
   object: 'conversation', id: c.id, status: c.status, subject: c.subject, preview: c.preview, createdAt: c.createdAt,
-  updatedAt: c.updatedAt, lastMessageAt: c.lastMessageAt, handoff: c.handoff,
+  updatedAt: c.updatedAt, lastMessageAt: c.lastMessageAt, handoff: handoffView(c.handoff),
 });
 
 /** The visitor's view of a message: the author's type and name only (no ids). */
 export function widgetMessageView(m: Message): Record<string, unknown> {
   const a = authorOf(m);
   return { object: 'message', id: m.id, conversationId: m.conversationId,
-    author: compact({ type: a.type, name: a.name }), body: m.body, createdAt: m.createdAt };
+    author: compact({ type: a.type, name: a.name }), body: m.body, createdAt: m.createdAt, answerId: m.answerId };
 }

@@ -126,7 +126,8 @@ export function widgetRoutes(deps: WidgetDeps) {
         const now = iso(ctx.now);
         const conv: Conversation = { id: newId(), status: 'open', channel: 'live-chat', priority: 'medium',
           subject: ctx.body.subject ?? ctx.body.body.slice(0, 80), preview: '',
-          customer: { ...sess.customer, identitySource: sess.identitySource }, createdAt: now, updatedAt: now };
+          customer: { ...sess.customer, identitySource: sess.identitySource }, createdAt: now, updatedAt: now,
+          agentId: sess.agentId };
         // addMessage puts the conversation with its preview: one put, so one conversation.created event.
         const { conversation } = addMessage(ctx.tx(), conv, { role: 'user', body: ctx.body.body }, ctx.now,
           compact({ type: 'customer' as const, id: sess.customer.id, name: sess.customer.name }));
@@ -185,7 +186,7 @@ export function widgetRoutes(deps: WidgetDeps) {
       summary: 'The visitor asks for a person: `handoff` `{requestedAt, reason:"customer"}`, status `open`.',
       success: { status: 200, schema: conversationResponse, description: 'The conversation.' },
       handler: (ctx) => ({ status: 200, body: { conversation: widgetConversationView(requestHandoff(ctx.tx(),
-        own(ctx, ctx.params.conversationId), 'customer', ctx.now)) } }),
+        own(ctx, ctx.params.conversationId), 'customer', ctx.now, callerOf(ctx).session.agentId)) } }),
     }),
     route({
       method: 'POST', path: `${base}/answers/{answerId}/feedback`, operationId: 'createWidgetFeedback',
