@@ -80,6 +80,68 @@ test('agents page: another workspace\'s agent 404; a member sets origins too', a
   });
 });
 
+test('agents page: how it answers — mode, sources ticked, instructions, hand-over; 422 exact, nothing half-saved',
+  async () => {
+    await withServer(async (srv) => {
+      const c = await owner(srv);
+      const made = await srv.call<AgentBody>('POST', '/api/v1/agents', { body: { name: 'Helper' } });
+      const id = made.body.agent.id;
+      const src = await srv.call<any>('POST', '/api/v1/sources', { body: { name: `Payments ${EVIL}`,
+        content: '# Payments\n\nCreate a customer with POST /v1/customers.' } });
+      assert.equal(src.status, 201, src.text);
+      const sourceId = src.body.source.id;
+      const page = await c.get('/settings/agents');
+      assert.ok(page.text.includes(`<form method="post" action="/settings/agents/${id}/answering">`));
+      assert.ok(page.text.includes('name="mode" value="off" checked>'), 'the mode is shown: off by default');
+      assert.ok(page.text.includes(`name="sources" value="${sourceId}"> Payments ${ESCAPED}</label>`));
+      assert.ok(page.text.includes(`name="handoffAfterUncertain" min="1" max="20" step="1" value="2">`));
+      const csrf = csrfOf(page.text);
+      const api = async () => (await srv.call<any>('GET', `/api/v1/agents/${id}`)).body.agent;
+      const before = await api();
+      const ok = { csrf, mode: 'reply', sources: [sourceId, sourceId], instructions: 'Be brief.\r\nCite the endpoint.',
+        handoffAfterUncertain: '3' };
+      const refusals: Array<[Record<string, string | string[]>, string]> = [
+        [{ mode: 'loud' }, 'Choose a mode: off, suggest or reply.'],
+        [{ sources: ['00000000-0000-4000-8000-000000000000'] },
+          'A source ticked is no longer in this workspace; the list is shown again as it is now.'],
+        [{ instructions: 'x'.repeat(4001) }, 'The instructions are 4,001 characters long; the most is 4,000.'],
+        [{ handoffAfterUncertain: '0' }, 'Hand over after must be a whole number from 1 to 20.'],
+        [{ handoffAfterUncertain: '21' }, 'Hand over after must be a whole number from 1 to 20.'],
+        [{ handoffAfterUncertain: '2.5' }, 'Hand over after must be a whole number from 1 to 20.'],
+      ];
+      for (const [change, problem] of refusals) {
+        const r = await c.post(`/settings/agents/${id}/answering`, { ...ok, ...change });
+        assert.equal(r.status, 422, problem);
+        assert.ok(r.text.includes(`<div class="message error" role="alert">${problem}</div>`), problem);
+        assert.deepEqual(await api(), before, 'nothing half-saved');
+      }
+      // What was typed comes back, escaped.
+      const typed = await c.post(`/settings/agents/${id}/answering`, { ...ok, mode: 'x', instructions: EVIL });
+      assert.ok(typed.text.includes(`${ESCAPED}</textarea>`) && !typed.text.includes(EVIL));
+      assert.equal((await c.post(`/settings/agents/${id}/answering`, { ...ok, csrf: 'wrong' })).status, 403);
+      const saved = await c.post(`/settings/agents/${id}/answering`, ok);
+      assert.equal(saved.status, 303);
+      assert.equal(saved.location, `/settings/agents?answering=${id}#agent-${id}`);
+      const now = await api();
+      assert.deepEqual([now.mode, now.sources, now.instructions, now.handoffAfterUncertain],
+        ['reply', [sourceId], 'Be brief.\nCite the endpoint.', 3]);
+      const shown = await c.get(saved.location!.replace(/#.*/, ''));
+      assert.match(shown.text, /How it answers is saved\./);
+      assert.ok(shown.text.includes('name="mode" value="reply" checked>'));
+      assert.ok(shown.text.includes(`name="sources" value="${sourceId}" checked>`));
+      // None ticked: every ready source.
+      assert.equal((await c.post(`/settings/agents/${id}/answering`, { csrf, mode: 'suggest', instructions: '',
+        handoffAfterUncertain: '1' })).status, 303);
+      const last = await api();
+      assert.deepEqual([last.mode, last.sources, last.instructions, last.handoffAfterUncertain], ['suggest', [], '', 1]);
+      // Another workspace's agent: 404.
+      const other = await srv.newWorkspace('Other');
+      const theirs = await srv.call<AgentBody>('POST', '/api/v1/agents', { key: other.key, body: { name: 'Theirs' } });
+      const r = await c.post(`/settings/agents/${theirs.body.agent.id}/answering`, ok);
+      assert.equal(r.status, 404);
+    });
+  });
+
 test('parseOrigins: exact origins only', () => {
   assert.deepEqual(parseOrigins(' https://a.example/ \n http://127.0.0.1:3000,https://A.example '),
     { origins: ['https://a.example', 'http://127.0.0.1:3000'] });

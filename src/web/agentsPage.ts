@@ -1,7 +1,7 @@
 /**
- * The agents page (docs/web.md#agents-page): the workspace's agents, each with the origins its chat widget may be
- * embedded on (`allowedOrigins`, editable here as with `PATCH /api/v1/agents/{id}`) and the snippet to paste into a
- * site. Another workspace's agent answers 404 like an unknown id.
+ * The agents page (docs/web.md#agents-page): the workspace's agents, each with how it answers (mode, sources,
+ * instructions, hand-over), the origins its chat widget may be embedded on — both editable here as with
+ * `PATCH /api/v1/agents/{id}` — and the snippet to paste into a site. Another workspace's agent answers 404.
  */
 import { html, seg, type Html } from './html.js';
 import { csrfField, message, page, when } from './layout.js';
@@ -10,7 +10,7 @@ import { WebError } from './forms.js';
 import type { SignedIn } from './sessions.js';
 import { workspaceOf } from './sourcesPage.js';
 import { WIDGET_PATH } from './widget/serve.js';
-import { agentSettings, type Agent } from '../areas/agents.js';
+import { AGENT_MODES, agentSettings, type Agent, type AgentMode } from '../areas/agents.js';
 import type { Workspace } from '../domain/workspace.js';
 import { iso } from '../core/clock.js';
 
@@ -54,10 +54,51 @@ function agentsOf(ws: Workspace): Agent[] {
   return out;
 }
 
-function agentSection(ctx: WebCtx, s: SignedIn, a: Agent, o: { problem?: string; draft?: string; saved?: boolean })
-  : Html {
+/** What the answering form holds: the agent's settings, or what was typed. */
+interface AnsweringDraft { mode: string; sources: string[]; instructions: string; handoffAfterUncertain: string }
+/** What one agent's section says after a post: which form, its problem or that it was saved, and what was typed. */
+interface Edit {
+  id: string; form?: 'origins' | 'answering'; problem?: string; draft?: string; answering?: AnsweringDraft;
+  saved?: boolean;
+}
+
+const MODE_LABELS: Record<AgentMode, string> = {
+  off: 'Off: it does not answer', suggest: 'Suggest: answers wait in the inbox for a person to send',
+  reply: 'Reply: it answers live-chat customers itself, citing the docs',
+};
+
+/** The form of how `a` answers: mode, sources (none ticked: every ready source), instructions, hand-over. */
+function answeringForm(ws: Workspace, s: SignedIn, a: Agent, o: Edit): Html {
+  const set = agentSettings(a);
+  const d: AnsweringDraft = o.answering ?? { mode: set.mode, sources: set.sources, instructions: set.instructions,
+    handoffAfterUncertain: String(set.handoffAfterUncertain) };
+  const sources = [...ws.db.table('source').values()].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+  const on = o.form === 'answering';
+  return html`<h3>How it answers</h3>
+${on && o.saved ? message('ok', 'How it answers is saved.') : ''}
+${on && o.problem ? message('error', o.problem) : ''}
+<form method="post" action="/settings/agents/${seg(a.id)}/answering">${csrfField(s.csrf)}
+<fieldset><legend>Mode</legend><div class="scopes">${AGENT_MODES.map((m) => html`<label><input type="radio"
+  name="mode" value="${m}"${d.mode === m ? html` checked` : ''}> ${MODE_LABELS[m]}</label>`)}</div></fieldset>
+<fieldset><legend>Sources <span class="hint">none ticked: every ready source</span></legend>${sources.length === 0
+    ? html`<p class="hint">This workspace has no sources yet: <a href="/settings/sources">add one</a>.</p>`
+    : html`<div class="scopes">${sources.map((src) => html`<label><input type="checkbox" name="sources" value="${
+      src.id}"${d.sources.includes(src.id) ? html` checked` : ''}> ${src.name}</label>`)}</div>`}</fieldset>
+<label for="instructions-${a.id}">Instructions <span class="hint">given to the model, when one is set; at most 4,000
+  characters</span></label>
+<textarea id="instructions-${a.id}" name="instructions" rows="3">${d.instructions}</textarea>
+<label for="handoff-${a.id}">Hand over after <span class="hint">this many unsure answers in a row (1–20)</span></label>
+<input type="number" id="handoff-${a.id}" name="handoffAfterUncertain" min="1" max="20" step="1" value="${
+  d.handoffAfterUncertain}">
+<div class="actions"><button type="submit">Save how it answers</button></div>
+</form>`;
+}
+
+function agentSection(ctx: WebCtx, s: SignedIn, ws: Workspace, a: Agent, edit: Edit | undefined): Html {
+  const o: Edit = edit ?? { id: a.id };
   const origins = originsOf(a);
   const id = seg(a.id);
+  const onOrigins = o.form === undefined || o.form === 'origins';
   return html`<section class="card agent" id="agent-${a.id}" aria-labelledby="agent-${a.id}-name">
 <h2 id="agent-${a.id}-name">${a.name}</h2>
 ${a.description ? html`<p>${a.description}</p>` : ''}
@@ -65,16 +106,17 @@ ${a.description ? html`<p>${a.description}</p>` : ''}
   : html`<span class="status-revoked">Disabled</span>`}</dd>
 <dt>Answers</dt><dd>${agentSettings(a).mode}</dd>
 <dt>Widget key</dt><dd><code class="wrap">${a.widgetKey}</code></dd><dt>Created</dt><dd>${when(a.createdAt)}</dd></dl>
+${answeringForm(ws, s, a, o)}
 <h3>Where the chat widget may run</h3>
-${o.saved ? message('ok', 'The allowed origins are saved.') : ''}
-${o.problem ? message('error', o.problem) : ''}
-${origins.length === 0 && !o.problem ? message('warn',
+${onOrigins && o.saved ? message('ok', 'The allowed origins are saved.') : ''}
+${onOrigins && o.problem ? message('error', o.problem) : ''}
+${origins.length === 0 && !(onOrigins && o.problem) ? message('warn',
   'No origin is allowed yet, so the widget is refused on every site. Add the sites that embed it.') : ''}
 <form method="post" action="/settings/agents/${id}/origins">${csrfField(s.csrf)}
 <label for="origins-${a.id}">Allowed origins <span class="hint">one a line, such as https://shop.example; at most ${
   MAX_ORIGINS}</span></label>
 <textarea id="origins-${a.id}" name="allowedOrigins" rows="3" spellcheck="false">${
-  o.draft ?? origins.join('\n')}</textarea>
+  (onOrigins ? o.draft : undefined) ?? origins.join('\n')}</textarea>
 <div class="actions"><button type="submit">Save origins</button></div>
 </form>
 <h3>Snippet</h3>
@@ -85,8 +127,7 @@ ${origins.length === 0 && !o.problem ? message('warn',
 </section>`;
 }
 
-function agentsPage(ctx: WebCtx, s: SignedIn, status: number,
-  edit?: { id: string; problem?: string; draft?: string; saved?: boolean }): WebAnswer {
+function agentsPage(ctx: WebCtx, s: SignedIn, status: number, edit?: Edit): WebAnswer {
   const ws = workspaceOf(ctx, s);
   const agents = agentsOf(ws);
   const rows = agents.map((a) => html`<tr><td data-label="Name"><a href="#agent-${a.id}">${a.name}</a></td>
@@ -99,15 +140,61 @@ ${agents.length === 0 ? html`<p class="empty">This workspace has no agents yet. 
   <code>POST /api/v1/agents</code>.</p>` : html`<table class="stack agents">
 <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Answers</th><th scope="col">Origins</th>
 <th scope="col">Created</th></tr></thead><tbody>${rows}</tbody></table>
-${agents.map((a) => agentSection(ctx, s, a, edit?.id === a.id ? edit : {}))}`}`;
+${agents.map((a) => agentSection(ctx, s, ws, a, edit?.id === a.id ? edit : undefined))}`}`;
   return pageAnswer(status, page({ title: 'Agents', viewer: ctx.viewer(s), current: '/settings/agents', content }));
 }
 
-/** GET /settings/agents: the agents with their origins forms and snippets (`?saved=ID` says one was saved). */
+/**
+ * GET /settings/agents: the agents with their forms and snippets (`?saved=ID` says its origins were saved,
+ * `?answering=ID` that how it answers was).
+ */
 export function getAgents(ctx: WebCtx): WebAnswer {
   const s = ctx.requireSession();
   const saved = ctx.query.get('saved');
-  return agentsPage(ctx, s, 200, saved ? { id: saved, saved: true } : undefined);
+  const answering = ctx.query.get('answering');
+  if (answering) return agentsPage(ctx, s, 200, { id: answering, form: 'answering', saved: true });
+  return agentsPage(ctx, s, 200, saved ? { id: saved, form: 'origins', saved: true } : undefined);
+}
+
+/**
+ * POST /settings/agents/{id}/answering (`mode`, `sources` (repeated), `instructions`, `handoffAfterUncertain`): sets
+ * how the agent answers, with the rules of `PATCH /api/v1/agents/{id}` (docs/api.md#answers), and answers 303 to
+ * `/settings/agents?answering={id}#agent-{id}`; 422 with the page, the problem and what was typed; 404 when the
+ * agent is not the workspace's.
+ */
+export async function postAgentAnswering(ctx: WebCtx, id: string): Promise<WebAnswer> {
+  const s = ctx.requireSession();
+  const form = await ctx.form('session');
+  const ws = workspaceOf(ctx, s);
+  const a = ws.get('agent', id);
+  if (!a) throw new WebError(404, 'There is no such agent in this workspace.');
+  const draft: AnsweringDraft = { mode: form.get('mode') ?? '', sources: form.getAll('sources'),
+    instructions: (form.get('instructions') ?? '').replace(/\r\n/g, '\n'),
+    handoffAfterUncertain: (form.get('handoffAfterUncertain') ?? '').trim() };
+  const refuse = (problem: string) => agentsPage(ctx, s, 422, { id: a.id, form: 'answering', problem,
+    answering: draft });
+  const mode = AGENT_MODES.find((m) => m === draft.mode);
+  if (mode === undefined) return refuse('Choose a mode: off, suggest or reply.');
+  const sources = [...new Set(draft.sources)];
+  if (sources.length > 100) return refuse('An agent answers from at most 100 sources.');
+  if (sources.some((sid) => ws.db.get('source', sid) === undefined)) {
+    return refuse('A source ticked is no longer in this workspace; the list is shown again as it is now.');
+  }
+  if (draft.instructions.length > 4000) {
+    return refuse(`The instructions are ${draft.instructions.length.toLocaleString('en-US')} characters long; `
+      + 'the most is 4,000.');
+  }
+  const handoff = /^\d{1,2}$/.test(draft.handoffAfterUncertain) ? Number(draft.handoffAfterUncertain) : NaN;
+  if (!(handoff >= 1 && handoff <= 20)) return refuse('Hand over after must be a whole number from 1 to 20.');
+  const next: Agent = { ...a, mode, sources, instructions: draft.instructions, handoffAfterUncertain: handoff };
+  const before = agentSettings(a);
+  if (JSON.stringify([before.mode, before.sources, before.instructions, before.handoffAfterUncertain])
+    !== JSON.stringify([mode, sources, draft.instructions, handoff])) {
+    const tx = ws.db.begin();
+    tx.put('agent', a.id, { ...next, updatedAt: iso(ctx.services.clock.now()) });
+    await ws.db.commit(tx);
+  }
+  return redirect(`/settings/agents?answering=${encodeURIComponent(a.id)}#agent-${encodeURIComponent(a.id)}`);
 }
 
 /**
@@ -123,7 +210,8 @@ export async function postAgentOrigins(ctx: WebCtx, id: string): Promise<WebAnsw
   if (!a) throw new WebError(404, 'There is no such agent in this workspace.');
   const draft = form.get('allowedOrigins') ?? '';
   const parsed = parseOrigins(draft);
-  if ('problem' in parsed) return agentsPage(ctx, s, 422, { id: a.id, problem: parsed.problem, draft });
+  if ('problem' in parsed) return agentsPage(ctx, s, 422, { id: a.id, form: 'origins', problem: parsed.problem,
+    draft });
   if (JSON.stringify(parsed.origins) !== JSON.stringify(originsOf(a))) {
     const tx = ws.db.begin();
     tx.put('agent', a.id, { ...a, allowedOrigins: parsed.origins, updatedAt: iso(ctx.services.clock.now()) } as Agent);

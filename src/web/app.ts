@@ -26,7 +26,7 @@ import { getAccount, postAccountEmail, postAccountPassword } from './accountPage
 import { getInvited, getRemoveUser, getUsers, postRemoveUser, postUsers } from './usersPage.js';
 import { getHome } from './homePage.js';
 import { getConversation, getInbox, getInboxStream, postReply, postStatus, type StreamAnswer } from './inboxPage.js';
-import { getAgents, postAgentOrigins } from './agentsPage.js';
+import { getAgents, postAgentAnswering, postAgentOrigins } from './agentsPage.js';
 import { ShownOnce } from './shownOnce.js';
 import { Operations } from './operations.js';
 import { CursorCodec } from '../http/cursor.js';
@@ -75,6 +75,8 @@ const routesOf = (streams: () => EventStreams): WebRoute[] => [
   { pattern: at(`/settings/inbox/${ID}/status`), name: '/settings/inbox/{id}/status', POST: postStatus },
   { pattern: at('/settings/agents'), name: '/settings/agents', GET: getAgents },
   { pattern: at(`/settings/agents/${ID}/origins`), name: '/settings/agents/{id}/origins', POST: postAgentOrigins },
+  { pattern: at(`/settings/agents/${ID}/answering`), name: '/settings/agents/{id}/answering',
+    POST: postAgentAnswering },
   { pattern: at('/settings/keys'), name: '/settings/keys', GET: getKeys, POST: postKeys },
   { pattern: at(`/settings/keys/${ID}/created`), name: '/settings/keys/{id}/created', GET: getKeyCreated },
   { pattern: at(`/settings/keys/${ID}/revoke`), name: '/settings/keys/{id}/revoke', GET: getRevoke, POST: postRevoke },

@@ -33,7 +33,8 @@ h2 { font-size: 1.2rem; margin: 2rem 0 0.75rem; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1.25rem 1.5rem; }
 label { display: block; font-weight: 600; margin: 0.9rem 0 0.3rem; }
 .hint { color: var(--muted); font-size: 0.875rem; font-weight: 400; }
-input[type="text"], input[type="email"], input[type="password"], input[type="date"], textarea, select {
+input[type="text"], input[type="email"], input[type="password"], input[type="date"], input[type="number"],
+textarea, select {
   width: 100%; padding: 0.5rem 0.6rem; font: inherit; border: 1px solid #8c959f; border-radius: 6px;
   background: #ffffff; color: var(--fg);
 }

@@ -131,7 +131,8 @@ const SCRIPT = String.raw`(function () {
     empty.hidden = true;
     var li = el("li", { class: mine(m) ? "msg mine" : "msg theirs", "data-id": m.id });
     li.appendChild(el("span", { class: "who" }, who(m)));
-    li.appendChild(el("p", { class: "body" }, m.body));
+    li.appendChild(linked(el("p", { class: "body" }), m.body));
+    if (m.answerId && m.author && m.author.type === "bot") li.appendChild(rating(m.answerId));
     var t = new Date(m.createdAt);
     if (!isNaN(t.getTime())) li.appendChild(el("time", { datetime: m.createdAt },
       t.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })));
@@ -144,6 +145,48 @@ const SCRIPT = String.raw`(function () {
     log.insertBefore(li, after);
     if (live && !mine(m) && panel.hidden) { unread++; showBadge(); }
     scrollDown();
+  }
+
+  // Addresses in a message (an answer's docs links) become links to the chat's server; nothing else is markup.
+  var ADDRESS = /(https?:\/\/[^\s]+|\/docs\/[^\s]+)/g;
+  function linked(p, text) {
+    var at = 0, m;
+    ADDRESS.lastIndex = 0;
+    while ((m = ADDRESS.exec(text)) !== null) {
+      var url = null;
+      try { url = new URL(m[0], API); } catch (e) { url = null; }
+      if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) continue;
+      p.appendChild(document.createTextNode(text.slice(at, m.index)));
+      p.appendChild(el("a", { href: url.href, target: "_blank", rel: "noopener noreferrer" }, m[0]));
+      at = m.index + m[0].length;
+    }
+    p.appendChild(document.createTextNode(text.slice(at)));
+    return p;
+  }
+  // Helpful / Not helpful under an agent's answer; the say given is kept (the last 50) to show it pressed.
+  function rating(answerId) {
+    var box = el("div", { class: "rate", role: "group", "aria-label": "Was this answer helpful?" });
+    var given = (state.rated || {})[answerId];
+    var yes = el("button", { type: "button", "aria-pressed": String(given === true) }, "Helpful");
+    var no = el("button", { type: "button", "aria-pressed": String(given === false) }, "Not helpful");
+    function rate(helpful) {
+      yes.disabled = no.disabled = true;
+      call("POST", "/widget/v1/answers/" + encodeURIComponent(answerId) + "/feedback", { helpful: helpful })
+        .then(function () {
+          yes.setAttribute("aria-pressed", String(helpful)); no.setAttribute("aria-pressed", String(!helpful));
+          var rated = state.rated || {};
+          delete rated[answerId]; rated[answerId] = helpful;
+          var ids = Object.keys(rated);
+          for (var i = 0; i < ids.length - 50; i++) delete rated[ids[i]];
+          state.rated = rated; save();
+          say("Thanks for the feedback.");
+        }, function (e) { say(e.message, true); })
+        .then(function () { yes.disabled = no.disabled = false; });
+    }
+    yes.addEventListener("click", function () { rate(true); });
+    no.addEventListener("click", function () { rate(false); });
+    box.appendChild(yes); box.appendChild(no);
+    return box;
   }
 
   // ---- the widget API ----
@@ -243,6 +286,9 @@ const SCRIPT = String.raw`(function () {
         try {
           var c = JSON.parse(e.data).data.object;
           if (c && c.id === state.conversationId && c.status === "solved") say("This conversation is marked solved.");
+          else if (c && c.id === state.conversationId && c.handoff) {
+            say("A person from the team will answer here."); person.hidden = true;
+          }
         } catch (x) { /* ignore */ }
       });
       source.addEventListener("error", function () {

@@ -36,6 +36,12 @@ export const WIDGET_CSS = `
 .msg .who { display: block; font-size: 12px; font-weight: 700; opacity: 0.85; }
 .msg .body { margin: 2px 0 0; white-space: pre-wrap; }
 .msg time { display: block; font-size: 11px; opacity: 0.75; text-align: right; }
+.msg .body a { color: inherit; text-decoration: underline; overflow-wrap: anywhere; }
+.rate { display: flex; gap: 6px; margin-top: 6px; }
+.rate button { border: 1px solid #8c959f; background: #ffffff; color: #1b1f24; border-radius: 999px;
+  padding: 3px 10px; font: inherit; font-size: 12px; cursor: pointer; min-height: 28px; }
+.rate button[aria-pressed="true"] { background: #0a5bd3; border-color: #0a5bd3; color: #ffffff; }
+.rate button:disabled { opacity: 0.6; cursor: default; }
 .status { margin: 0; padding: 0 14px; font-size: 13px; color: #57606a; min-height: 0; }
 .status:empty { display: none; }
 .status.bad { color: #b42318; }
