@@ -40,6 +40,7 @@ textarea, select {
 }
 textarea { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.9rem;
   resize: vertical; }
+input[type="number"] { max-width: 8rem; }
 fieldset { border: 1px solid var(--line); border-radius: 6px; margin: 0.9rem 0 0; padding: 0.5rem 0.9rem 0.75rem; }
 legend { font-weight: 600; padding: 0 0.3rem; }
 .scopes { display: grid; grid-template-columns: repeat(auto-fill, minmax(13rem, 1fr)); gap: 0.2rem 1rem; }

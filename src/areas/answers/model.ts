@@ -69,6 +69,8 @@ export const answerSchema = s.named('Answer', s.object({
   text: s.string(), citations: s.array(citationSchema),
   model: s.nullable(s.string({ description: 'The model that wrote `text`; null for an extractive answer.' })),
   createdAt: s.string({ format: 'date-time' }),
+  feedback: s.optional(s.object({ helpful: s.boolean(), createdAt: s.string({ format: 'date-time' }) },
+    { description: 'The visitor\'s say on it in the widget, when given (a second one replaces the first).' })),
 }));
 
 /** The API view of an answer. */
