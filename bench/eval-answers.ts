@@ -3,10 +3,14 @@
  * (test/fixtures/corpus, licences in its SOURCES.md) with the questions of bench/answers/questions.json. Over HTTP on a
  * test server: each description a source in its own workspace, each question a new conversation. Prints the share of
  * answerable questions whose top citation is the expected endpoint or section, and the share of unanswerable ones that
- * come back `uncertain` or `no_sources`. `--verbose` lists every question with its coverage-driven outcome.
+ * come back `uncertain` or `no_sources`, and writes them to the `answers` section of bench/RESULTS.md (`--out FILE`
+ * elsewhere, `--no-write` not at all). `--verbose` lists every question with its coverage-driven outcome.
  */
 import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import * as os from 'node:os';
 import { join } from 'node:path';
+import { machineLine, writeResults } from './results.js';
 import { startTestServer, type Space } from '../test/helpers/server.js';
 
 interface QuestionSet { file: string; questions: Array<{ q: string; expect: string }>; unanswerable: string[] }
@@ -69,3 +73,36 @@ console.log(`  … and outcome answered: ${rightAnswered}/${answerable} = ${pct(
 console.log(`unanswerable → uncertain/no_sources: ${held}/${unanswerable} = ${pct(held, unanswerable)} `
   + '(target ≥ 90 %)');
 if (misses.length > 0) console.log(`misses:\n${misses.join('\n')}`);
+
+if (!process.argv.includes('--no-write')) {
+  const at = process.argv.indexOf('--out');
+  const out = at > 0 ? process.argv[at + 1] : join(root, 'bench/RESULTS.md');
+  let commit = 'unknown commit';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: root, encoding: 'utf8' })
+      .split('\n').filter(Boolean).length;
+    if (dirty) commit += ` + ${dirty} uncommitted file(s) in src/`;
+  } catch { /* not a git checkout */ }
+  const cpu = os.cpus();
+  const met = (ok: boolean) => (ok ? '**met**' : '**not met**');
+  writeResults(out, [{
+    key: 'answers',
+    stamp: { date: new Date().toISOString(), commit,
+      machine: machineLine(cpu[0]?.model?.trim() ?? 'unknown CPU', cpu.length, os.totalmem(),
+        `${os.type()} ${os.release()}`, process.version),
+      command: '`npm run eval:answers` (extractive answers, no model)' },
+    rows: [
+      { scenario: `answerable questions (${answerable}, over ${sets.length} API descriptions): top citation right`,
+        figure: `${right}/${answerable} = ${pct(right, answerable)} (answered as well: ${pct(rightAnswered,
+          answerable)})`, target: '≥ 85 %', status: met(right / answerable >= 0.85) },
+      { scenario: `questions the sources cannot answer (${unanswerable}): uncertain or no_sources`,
+        figure: `${held}/${unanswerable} = ${pct(held, unanswerable)}`, target: '≥ 90 %',
+        status: met(held / unanswerable >= 0.9) },
+    ],
+    notes: ['Agents\' extractive answers on the real descriptions of test/fixtures/corpus with the questions of '
+      + 'bench/answers/questions.json; each question a new conversation over HTTP.'],
+    runs: misses,
+  }]);
+  console.log(`written to ${out}`);
+}
