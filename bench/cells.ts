@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { importFile, liveIds, makeBase, runCli } from './seed.js';
 import { int, ms, log, ratio, verdict } from './figures.js';
 import type { GroupSpec, JobResult } from './load.js';
+import { statCpuSeconds } from './procStat.js';
 import type { Ctx } from './run.js';
 import type { Row } from './results.js';
 
@@ -22,7 +23,7 @@ export interface CellsKit {
   opts: { rounds: number; seconds: number; warmup: number; connections: number };
   copyDir(from: string, to: string): string;
   startServer(label: string, dataDir: string, env: Record<string, string>): { ready(): Promise<{ port: number }>;
-    stop(): Promise<void> };
+    stop(): Promise<void>; cpuSeconds(): number };
 }
 
 const MOVES = 10;
@@ -70,7 +71,7 @@ export async function cells(c: Ctx, kit: CellsKit): Promise<void> {
     spaces[name] = { ...base, issues: [...(ids.get('issue') ?? [])], convs: [...(ids.get('conversation') ?? [])] };
     dirs[name] = dir;
   }
-  const servers: Record<string, { port: number; stop(): Promise<void> }> = {};
+  const servers: Record<string, { port: number; stop(): Promise<void>; cpuSeconds(): number }> = {};
   let proxy: ChildProcess | undefined;
   try {
     for (const name of names) {
@@ -104,12 +105,22 @@ export async function cells(c: Ctx, kit: CellsKit): Promise<void> {
       const per = Math.max(1, Math.round(kit.opts.connections / cellsUsed.length));
       const direct: JobResult[] = [];
       const routed: JobResult[] = [];
+      /** CPU ms per 1,000 reads, by side: the cells' and HAProxy's. */
+      const cpu = { direct: { cells: [] as number[], proxy: [] as number[] },
+        routed: { cells: [] as number[], proxy: [] as number[] } };
+      const cellsCpu = () => names.reduce((n, k) => n + servers[k].cpuSeconds(), 0);
+      const proxyCpu = () => statCpuSeconds(`/proc/${proxy!.pid}/stat`);
       for (let r = 0; r < kit.opts.rounds; r++) {
-        for (const side of r % 2 === 0 ? ['direct', 'routed'] : ['routed', 'direct']) {
+        for (const side of r % 2 === 0 ? ['direct', 'routed'] as const : ['routed', 'direct'] as const) {
+          const before = [cellsCpu(), proxyCpu()];
           const got = side === 'direct'
             ? await run(servers.a.port, cellsUsed.map((n) => reads(n, per, servers[n].port)))
             : await run(front, cellsUsed.map((n) => reads(n, per)));
           (side === 'direct' ? direct : routed).push(got);
+          // Warm-up requests are not counted in `total`; the CPU of the whole run is spread over the measured ones.
+          const requests = total(got) * (kit.opts.seconds + kit.opts.warmup);
+          cpu[side].cells.push(((cellsCpu() - before[0]) * 1e6) / requests);
+          cpu[side].proxy.push(((proxyCpu() - before[1]) * 1e6) / requests);
           kit.detail(`    [cells] ${label} round ${r + 1} ${side.padEnd(6)} ${int(total(got)).padStart(7)} req/s   `
             + `p50 ${ms(worst(got, 'p50'))}   p99 ${ms(worst(got, 'p99'))}   errors ${got.groups.reduce((n, g) =>
               n + g.errors, 0)}`);
@@ -125,6 +136,10 @@ export async function cells(c: Ctx, kit: CellsKit): Promise<void> {
         + `${Math.max(...ratios).toFixed(2)}) ${verdict(rr >= 0.85)}` });
       kit.rows.push({ scenario: `↳ the same, straight to the cell${cellsUsed.length > 1 ? 's' : ''}`,
         figure: fig(direct), target: 'reference', status: '1.00×' });
+      const per1k = (xs: number[]) => `${median(xs).toFixed(0)} ms`;
+      kit.rows.push({ scenario: `↳ CPU per 1,000 reads, ${label}: cells direct / routed; HAProxy routed`,
+        figure: `${per1k(cpu.direct.cells)} / ${per1k(cpu.routed.cells)}; ${per1k(cpu.routed.proxy)}`,
+        target: 'printed', status: '—' });
     }
 
     // Moves under durable write load: PATCH conversations of cell a's workspace through the proxy meanwhile.
@@ -164,7 +179,8 @@ export async function cells(c: Ctx, kit: CellsKit): Promise<void> {
       w.statuses).map(([s, n]) => `${s}: ${int(n)}`).join(', ')} (${underLoad} of ${MOVES} moves under the load)`,
     target: 'printed', status: '—' });
     kit.notes.push('Cells: the 3 cells, HAProxy and the load generator share the 2 cores, so "through HAProxy" pays '
-      + 'for the proxy\'s CPU out of the servers\'; on separate machines the proxy\'s cost is its own core. During a '
+      + 'for the proxy\'s CPU out of the servers\' (the CPU rows: HAProxy spends about what a cell does per read, so '
+      + 'on shared cores the ratio tends to ~0.7×); on separate machines the proxy\'s cost is its own core. During a '
       + 'move a write answers 503 `moving` (the load generator counts it as an error and goes on).');
   } finally {
     proxy?.kill('SIGKILL');
