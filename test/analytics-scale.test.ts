@@ -40,8 +40,13 @@ function sortedMedian(xs: number[]): number | null {
 const OUTCOMES = ['answered', 'uncertain', 'no_sources'] as const;
 const REASONS = ['customer', 'uncertain', 'api'] as const;
 /**
- * The `answers` section and its daily counts from scratch: a scan of the answers and of the conversations' hand-overs
- * (exact while no conversation was solved after a hand-over, which clears it: true of this workload).
+ * The hand-overs a test asked for and that took effect (time, reason, the agent that last answered there): solving a
+ * conversation clears its `handoff`, so the records alone cannot say. Null: read them from the conversations.
+ */
+let askedHandoffs: Array<{ at: string; reason: 'customer' | 'uncertain' | 'api'; agentId?: string }> | null = null;
+/**
+ * The `answers` section and its daily counts from scratch: a scan of the answers, and the hand-overs asked for
+ * ({@link askedHandoffs}, else those the conversations hold).
  */
 function answersFromScratch(ws: Workspace, start: string, end: string) {
   const inRange = (t: string | undefined) => t !== undefined && t >= start && t < end;
@@ -64,11 +69,12 @@ function answersFromScratch(ws: Workspace, start: string, end: string) {
     }
     if (a.feedback && inRange(a.feedback.createdAt)) for (const x of subjects) x.feedback[a.feedback.helpful ? 'helpful' : 'unhelpful']++;
   }
-  for (const c of ws.db.table('conversation').values()) {
-    const h = c.handoff;
-    if (!h || !inRange(h.requestedAt)) continue;
+  const handoffs = askedHandoffs ?? [...ws.db.table('conversation').values()].flatMap((c) => c.handoff
+    ? [{ at: c.handoff.requestedAt, reason: c.handoff.reason, agentId: c.handoff.agentId }] : []);
+  for (const h of handoffs) {
+    if (!inRange(h.at)) continue;
     for (const x of h.agentId === undefined ? [all] : [all, of(agents, h.agentId)]) x.handoffs[h.reason]++;
-    dayOf(h.requestedAt)[1]++;
+    dayOf(h.at)[1]++;
   }
   const busiest = (m: Map<string, T>) => [...m].filter(([, x]) => x.created + x.feedback.helpful + x.feedback.unhelpful
     + REASONS.reduce((n, k) => n + x.handoffs[k], 0) > 0).sort(([a, x], [b, y]) => y.created - x.created || (a < b ? -1 : 1)).slice(0, 100);
@@ -353,10 +359,33 @@ describe('property: incremental analytics = analytics from scratch', () => {
         assert.ok(r.status === 200 || r.status === 201, `${method} ${path}: ${r.text}`);
         return r.body;
       };
+      // Agents answer from a source, and the API hands over: the answers section, checked against a scan.
+      await ok('POST', '/api/v1/sources', { name: 'Guide', content: '# Export\n\nExports fail when the file is too '
+        + 'large.\n\n# Login\n\nReset the password from the sign-in page.' });
+      const agentIds = [(await ok('POST', '/api/v1/agents', { name: 'A' })).agent.id,
+        (await ok('POST', '/api/v1/agents', { name: 'B' })).agent.id];
+      const lastAgent = new Map<string, string>();
+      askedHandoffs = [];
       for (let round = 0; round < 3; round++) {
         for (let step = 0; step < 60; step++) {
           // Forward, by up to a day: the imported history is out of order already.
           w.srv.clock.advance(Math.floor(rnd() * DAY));
+          const a = rnd();
+          if (a < 0.15) {
+            const cid = pick(convIds);
+            const agentId = pick(agentIds);
+            const res = await call(w, 'POST', `/api/v1/conversations/${cid}/answers`, { agentId });
+            assert.ok(res.status === 201 || res.status === 409, res.text); // 409: no customer message there
+            if (res.status === 201) lastAgent.set(cid, agentId);
+            continue;
+          }
+          if (a < 0.2) {
+            const cid = pick(convIds);
+            const h = (await ok('POST', `/api/v1/conversations/${cid}/handoff`, undefined)).conversation.handoff;
+            const now = iso(w.srv.clock.now());
+            if (h.requestedAt === now) askedHandoffs.push({ at: now, reason: 'api', agentId: lastAgent.get(cid) });
+            continue;
+          }
           const r = rnd();
           if (r < 0.3)
             await ok('POST', `/api/v1/conversations/${pick(convIds)}/messages`, {
@@ -401,7 +430,9 @@ describe('property: incremental analytics = analytics from scratch', () => {
         );
         await checkExact(w, ranges(), `after round ${round} and a restart`);
       }
+      assert.ok(askedHandoffs.length > 5 && lastAgent.size > 5, 'the workload answered and handed over');
     } finally {
+      askedHandoffs = null;
       await w.srv.close();
     }
   });
