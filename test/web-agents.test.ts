@@ -129,6 +129,10 @@ test('agents page: how it answers — mode, sources ticked, instructions, hand-o
       assert.match(shown.text, /How it answers is saved\./);
       assert.ok(shown.text.includes('name="mode" value="reply" checked>'));
       assert.ok(shown.text.includes(`name="sources" value="${sourceId}" checked>`));
+      // Characters are code points, as the API counts them: 4,000 emoji (8,000 UTF-16 units) are within the limit.
+      assert.equal((await c.post(`/settings/agents/${id}/answering`, { ...ok, instructions: '😀'.repeat(4000) })).status,
+        303);
+      assert.equal((await api()).instructions.length, 8000);
       // None ticked: every ready source.
       assert.equal((await c.post(`/settings/agents/${id}/answering`, { csrf, mode: 'suggest', instructions: '',
         handoffAfterUncertain: '1' })).status, 303);

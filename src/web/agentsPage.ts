@@ -13,6 +13,7 @@ import { WIDGET_PATH } from './widget/serve.js';
 import { AGENT_MODES, agentSettings, type Agent, type AgentMode } from '../areas/agents.js';
 import type { Workspace } from '../domain/workspace.js';
 import { iso } from '../core/clock.js';
+import { codePointLength } from '../http/schema.js';
 
 /** The most origins an agent takes. */
 export const MAX_ORIGINS = 50;
@@ -164,7 +165,8 @@ export function getAgents(ctx: WebCtx): WebAnswer {
  */
 export async function postAgentAnswering(ctx: WebCtx, id: string): Promise<WebAnswer> {
   const s = ctx.requireSession();
-  const form = await ctx.form('session');
+  // 4,000 characters of instructions take up to 48 KiB percent-encoded (4 UTF-8 bytes each, 3 characters a byte).
+  const form = await ctx.form('session', 64 * 1024);
   const ws = workspaceOf(ctx, s);
   const a = ws.get('agent', id);
   if (!a) throw new WebError(404, 'There is no such agent in this workspace.');
@@ -180,8 +182,9 @@ export async function postAgentAnswering(ctx: WebCtx, id: string): Promise<WebAn
   if (sources.some((sid) => ws.db.get('source', sid) === undefined)) {
     return refuse('A source ticked is no longer in this workspace; the list is shown again as it is now.');
   }
-  if (draft.instructions.length > 4000) {
-    return refuse(`The instructions are ${draft.instructions.length.toLocaleString('en-US')} characters long; `
+  const length = codePointLength(draft.instructions);
+  if (length > 4000) {
+    return refuse(`The instructions are ${length.toLocaleString('en-US')} characters long; `
       + 'the most is 4,000.');
   }
   const handoff = /^\d{1,2}$/.test(draft.handoffAfterUncertain) ? Number(draft.handoffAfterUncertain) : NaN;

@@ -38,9 +38,10 @@ function bump(db: Db<Counted>, tx: Tx<Counted>, date: string, at: number, by: 1 
   const next: AnswersDayRec = prev
     ? { date, all: prev.all.slice(), agents: { ...prev.agents }, sources: { ...prev.sources } }
     : { date, all: new Array<number>(WIDTH).fill(0), agents: {}, sources: {} };
+  // Never below 0: feedback given before the counters existed was not counted, so changing it takes nothing off.
   const add = (t: Tally | undefined): Tally => {
     const out = t === undefined ? new Array<number>(WIDTH).fill(0) : t.slice();
-    out[at] += by;
+    out[at] = Math.max(0, out[at] + by);
     return out;
   };
   next.all = add(next.all);

@@ -389,7 +389,7 @@ export const conversationRoutes = [
     success: { status: 200, schema: conversationResponse, description: 'The conversation.' },
     handler: (ctx) => {
       const conv = load(ctx);
-      const agentId = answeringAgent(ctx.ws.db, ctx.ws.answers, conv.id);
+      const agentId = answeringAgent(ctx.ws.db, ctx.ws.answers, conv.id) ?? conv.agentId;
       return { status: 200, body: { conversation: conversationView(requestHandoff(ctx.tx(), conv, 'api', ctx.now,
         agentId)) } };
     },

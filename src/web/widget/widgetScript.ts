@@ -18,6 +18,7 @@ const SCRIPT = String.raw`(function () {
   var TITLE = me.getAttribute("data-title") || "Chat with us";
   var state = load();
   var shown = Object.create(null);
+  var askedAt = null;
   var source = null, backoff = 1000, sending = false, unread = 0, opened = false, loadedOnce = false;
 
   function load() {
@@ -148,17 +149,19 @@ const SCRIPT = String.raw`(function () {
   }
 
   // Addresses in a message (an answer's docs links) become links to the chat's server; nothing else is markup.
-  var ADDRESS = /(https?:\/\/[^\s]+|\/docs\/[^\s]+)/g;
+  // A /docs/ path only at the start of a word; closing punctuation after an address is not part of it.
+  var ADDRESS = /(https?:\/\/\S+|(?<=^|\s)\/docs\/\S+)/g;
   function linked(p, text) {
     var at = 0, m;
     ADDRESS.lastIndex = 0;
     while ((m = ADDRESS.exec(text)) !== null) {
+      var found = m[0].replace(/[).,;:!?'"\]]+$/, "");
       var url = null;
-      try { url = new URL(m[0], API); } catch (e) { url = null; }
+      try { url = new URL(found, API); } catch (e) { url = null; }
       if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) continue;
       p.appendChild(document.createTextNode(text.slice(at, m.index)));
-      p.appendChild(el("a", { href: url.href, target: "_blank", rel: "noopener noreferrer" }, m[0]));
-      at = m.index + m[0].length;
+      p.appendChild(el("a", { href: url.href, target: "_blank", rel: "noopener noreferrer" }, found));
+      at = m.index + found.length;
     }
     p.appendChild(document.createTextNode(text.slice(at)));
     return p;
@@ -285,10 +288,12 @@ const SCRIPT = String.raw`(function () {
       source.addEventListener("conversation.updated", function (e) {
         try {
           var c = JSON.parse(e.data).data.object;
-          if (c && c.id === state.conversationId && c.status === "solved") say("This conversation is marked solved.");
-          else if (c && c.id === state.conversationId && c.handoff) {
-            say("A person from the team will answer here."); person.hidden = true;
-          }
+          if (!c || c.id !== state.conversationId) return;
+          if (c.status === "solved") { say("This conversation is marked solved."); askedAt = null; }
+          else if (c.handoff && c.handoff.requestedAt !== askedAt) say("A person from the team will answer here.");
+          // Said once per hand-over; the button comes back once none is pending.
+          askedAt = c.handoff ? c.handoff.requestedAt : null;
+          person.hidden = !!c.handoff;
         } catch (x) { /* ignore */ }
       });
       source.addEventListener("error", function () {
