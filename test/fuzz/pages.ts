@@ -39,8 +39,11 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = { 'content-securit
 export const FORM_LIMIT = 16 * 1024;
 /** The largest add-source form (docs/web.md#routes-and-forms). */
 export const ADD_SOURCE_LIMIT = 8 * 1024 * 1024;
+/** The largest form of how an agent answers (docs/web.md#routes-and-forms). */
+export const ANSWERING_LIMIT = 64 * 1024;
 /** The form limit of `route`. */
-export const formLimit = (route: PageRoute): number => route.name === '/settings/sources' ? ADD_SOURCE_LIMIT : FORM_LIMIT;
+export const formLimit = (route: PageRoute): number => route.name === '/settings/sources' ? ADD_SOURCE_LIMIT
+  : route.name === '/settings/agents/{id}/answering' ? ANSWERING_LIMIT : FORM_LIMIT;
 
 /** A signed-in browser of the run: its user, and the session cookie and csrf token it has now. */
 export interface Browser { ws: WsTag; email: string; password: string; token: string; csrf: string }
