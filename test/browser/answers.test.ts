@@ -8,10 +8,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { Browser, browserOrLoudSkip, screenshotDir } from '../helpers/browser.js';
+import { startTestServer } from '../helpers/server.js';
+import { Browser, browserOrLoudSkip, hostSite, screenshotDir, signInOwner, within } from '../helpers/browser.js';
 
 const SHOTS = screenshotDir();
 const PASSWORD = 'correct horse battery staple';
@@ -29,42 +27,10 @@ const SPEC = JSON.stringify({ openapi: '3.0.3', info: { title: 'Payments API', v
   '/v1/charges': { post: { operationId: 'createCharge', summary: 'Create a charge',
     description: 'Charges a card or another payment source.', responses: { 200: { description: 'OK' } } } } } });
 
-/** A host site on its own loopback origin embedding `snippet` under a strict CSP allowing only `api`. */
-async function hostSite(snippet: string, api: string): Promise<{ origin: string; server: Server }> {
-  const server = createServer((req, res) => {
-    if (req.url !== '/') { res.writeHead(404).end(); return; }
-    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8',
-      'Content-Security-Policy': `default-src 'none'; script-src ${api}; connect-src ${api}; style-src 'self'` });
-    res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport"
-content="width=device-width, initial-scale=1"><title>Shop</title></head><body><h1>A shop</h1>${snippet}</body></html>`);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
-
-/** Polls `probe` in the page every 20 ms until it is truthy; the ms it took. @throws after `limitMs` */
-async function within(b: Browser, probe: string, limitMs: number, what: string): Promise<number> {
-  const start = performance.now();
-  for (;;) {
-    if (await b.eval<boolean>(probe)) return performance.now() - start;
-    if (performance.now() - start > limitMs) assert.fail(`${what}: not within ${limitMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 const W = 'document.querySelector("[data-support-widget]").shadowRoot';
 const logText = `(${W}.querySelector(".log").innerText)`;
 const write = (text: string) => `(() => { const i = ${W}.querySelector("#sw-input"); i.value = ${
   JSON.stringify(text)}; ${W}.querySelector(".send").click(); })()`;
-
-async function signIn(b: Browser, srv: TestServer): Promise<void> {
-  await b.goto(srv.ownerLink);
-  await b.fill('#password', PASSWORD);
-  await b.clickAndWait('button[type=submit]');
-  await b.fill('#email', 'owner@localhost');
-  await b.fill('#password', PASSWORD);
-  await b.clickAndWait('button[type=submit]');
-}
 
 test('in Chromium: the bot answers with the endpoint and its docs link, is rated, hands over, then stays silent',
   { skip: 'reason' in chromium ? chromium.reason : false, timeout: 180_000 }, async () => {
@@ -87,7 +53,7 @@ test('in Chromium: the bot answers with the endpoint and its docs link, is rated
     // The person sets the agent up on the agents page: reply, from the Payments source, on the shop's origin.
     const person = await Browser.launch(path, { width: 1280, height: 900 });
     closers.push(() => person.close());
-    await signIn(person, srv);
+    await signInOwner(person, srv.ownerLink, PASSWORD);
     await person.goto(`${srv.url}/settings/agents`);
     await person.check(`form[action="/settings/agents/${agentId}/answering"] input[name=mode][value=reply]`);
     await person.check(`form[action="/settings/agents/${agentId}/answering"] input[name=sources][value="${sourceId}"]`);

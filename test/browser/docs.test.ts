@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer } from '../helpers/server.js';
-import { Browser, browserOrLoudSkip, screenshotDir } from '../helpers/browser.js';
+import { Browser, browserOrLoudSkip, screenshotDir, signInOwner } from '../helpers/browser.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 const SHOTS = screenshotDir();
@@ -73,12 +73,7 @@ test('in Chromium: a published source\'s docs without signing in, anchors, searc
     // The sources page shows the published source, with its link and the Unpublish button.
     const password = 'correct horse battery staple';
     srv.watch(password);
-    await wide.goto(srv.ownerLink);
-    await wide.fill('#password', password);
-    await wide.clickAndWait('button[type=submit]');
-    await wide.fill('#email', 'owner@localhost');
-    await wide.fill('#password', password);
-    await wide.clickAndWait('button[type=submit]');
+    await signInOwner(wide, srv.ownerLink, password);
     await srv.call('POST', '/api/v1/sources', { body: { content: '# Onboarding guide\n\nHow to start.\n', name: 'Onboarding guide' } });
     await wide.goto(`${srv.url}/settings/sources`);
     s = await wide.state();

@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 
@@ -208,4 +210,37 @@ export class Browser {
     }
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** A host site on its own loopback origin: `/` embeds `snippet` under a strict CSP allowing only `api`. */
+export async function hostSite(snippet: string, api: string): Promise<{ origin: string; server: Server }> {
+  const server = createServer((req, res) => {
+    if (req.url !== '/') { res.writeHead(404).end(); return; }
+    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8',
+      'Content-Security-Policy': `default-src 'none'; script-src ${api}; connect-src ${api}; style-src 'self'` });
+    res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Shop</title></head>
+<body><h1>A shop</h1><p>Products and prices.</p>${snippet}</body></html>`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+/** Polls `probe` in the page every 20 ms until it is truthy; the ms it took. @throws after `limitMs` */
+export async function within(b: Browser, probe: string, limitMs: number, what: string): Promise<number> {
+  const start = performance.now();
+  for (;;) {
+    if (await b.eval<boolean>(probe)) return performance.now() - start;
+    if (performance.now() - start > limitMs) throw new Error(`${what}: not within ${limitMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Activates the bootstrap owner with `password` from `ownerLink`, then signs in as owner@localhost. */
+export async function signInOwner(b: Browser, ownerLink: string, password: string): Promise<void> {
+  await b.goto(ownerLink);
+  await b.fill('#password', password);
+  await b.clickAndWait('button[type=submit]');
+  await b.fill('#email', 'owner@localhost');
+  await b.fill('#password', password);
+  await b.clickAndWait('button[type=submit]');
 }
