@@ -117,6 +117,28 @@ async function sameAnswers(ours: Proc, peer: Proc, label: string, issueIds: stri
 }
 
 /**
+ * Reads each of `paths` once (`connections` at a time, keep-alive) and returns the ms it took: the pass that brings a
+ * fresh server to its steady state before a round is measured — ours loads a record on its first read
+ * (docs/storage.md#memory), the peers load every record before they listen. Throws on an answer that is not 200.
+ */
+async function firstPass(port: number, paths: string[], authorization: string, connections: number): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const t0 = performance.now();
+  let next = 0;
+  const one = (path: string) => new Promise<void>((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, agent, headers: { authorization } }, (res) => {
+      res.resume();
+      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`first pass: ${path} ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  const worker = async (): Promise<void> => { while (next < paths.length) await one(paths[next++]); };
+  try { await Promise.all(Array.from({ length: connections }, worker)); } finally { agent.destroy(); }
+  return performance.now() - t0;
+}
+
+/**
  * The rounds: every target once per round, the order rotated each round. With `--fresh on`
  * each target runs in a new process every round, started the same way for all (spawned by
  * this process once it is pinned, then pinned itself): one Node process may run up to ~1.7×
@@ -126,12 +148,13 @@ async function sameAnswers(ours: Proc, peer: Proc, label: string, issueIds: stri
  * the median over the rounds is a median over process starts too. `renew` stops a target and
  * starts it again.
  */
-async function rounds(c: Ctx, k: ReadsKit, targets: Target[], group: GroupSpec, tag: string, renew: (t: Target) => Promise<void>, client?: 'http' | 'raw'): Promise<Record<string, Run[]>> {
+async function rounds(c: Ctx, k: ReadsKit, targets: Target[], group: GroupSpec, tag: string, renew: (t: Target) => Promise<void>, client?: 'http' | 'raw', warm?: (t: Target) => Promise<void>): Promise<Record<string, Run[]>> {
   const got: Record<string, Run[]> = {};
   for (let r = 0; r < k.opts.rounds; r++) {
     for (let i = 0; i < targets.length; i++) {
       const t = targets[(i + r) % targets.length];
       if (k.opts.fresh) await renew(t);
+      if (warm && (k.opts.fresh || r === 0)) await warm(t);
       const { key, p } = t;
       const runs = await k.abRun(c.load, p, [group], group.name, client ? { client } : undefined);
       (got[key] ??= []).push(runs[group.name]);
@@ -266,7 +289,13 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
         const via = client === 'raw' ? 'raw node:net client' : 'node:http client';
         log(`  GET /api/v1/issues/{id}, random over ${issuePaths.length} ids, ${opts.connections} connections, ${via}`);
         const targets: Target[] = [ours, ...otherTarget, ...(nolog ? [nolog] : []), ...(filelog ? [filelog] : []), ...peers];
-        const got = await rounds(c, k, targets, readGroup('read', issuePaths), `GET issue, ${client}`, renew, client);
+        // Each (fresh) server reads every issue once before its round: the rounds measure the steady state, the pass
+        // what a fresh process pays on first reads (bench/README.md "Reads").
+        const passes: Record<string, number[]> = {};
+        const warm = async (t: Target): Promise<void> => {
+          (passes[t.key] ??= []).push(await firstPass(t.p.port, issuePaths, auth, opts.connections));
+        };
+        const got = await rounds(c, k, targets, readGroup('read', issuePaths), `GET issue, ${client}`, renew, client, warm);
         const s = summarize(got[OURS]);
         rows.push({ scenario: `GET /api/v1/issues/{id} (random over ${int(issuePaths.length)} issues, ${Math.round(avg)}-byte answer, ${opts.connections} conns, ${via}): ours, LOG_LEVEL=${opts.logLevel}`,
           figure: figure(s, ours.p), target: `ours/fastify ${TARGETS.fastify}, ours/bare ${TARGETS.bare}`, status: 'ours / each peer below:' });
@@ -280,6 +309,8 @@ export async function reads(c: Ctx, k: ReadsKit): Promise<void> {
         else fastifyMissing(TARGETS.fastify);
         rows.push({ scenario: '↳ bare node:http, same key check and bookkeeping, JSON.stringify per request', figure: figure(summarize(got[BARE]), proc(BARE)), target: TARGETS.bare, status: against(got, OURS, BARE, TARGETS.bare) });
         rows.push({ scenario: '↳ bare node:http, same key check and bookkeeping, ready Buffer (the ceiling)', figure: `${figure(summarize(got[CEILING]), proc(CEILING))}; ${against(got, CEILING, BARE)} of bare JSON.stringify`, target: 'ceiling', status: against(got, OURS, CEILING) });
+        rows.push({ scenario: `↳ before each round, a pass reading every issue once (${opts.connections} conns, node:http client): a fresh process's first reads`,
+          figure: targets.map((t) => `${t.key} ${ms(median(passes[t.key]))}`).join(', '), target: 'printed', status: '—' });
         const b = summarize(got[BARE]);
         if (b.clientCpu > 0.9) k.notes.push(`With the ${via}, the load generator used ${pct(b.clientCpu)} of a core against the bare JSON.stringify server: the generator, not the server, is the limit there, so the ratios to it are compressed towards 1${k.pin.on ? ' (the generator has CPU 1 to itself, the servers CPU 0)' : ' (on 2 cores the generator and the server share the machine)'}.`);
       }
