@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { importFile, liveIds, makeBase, runCli } from './seed.js';
 import { int, ms, log, ratio, verdict } from './figures.js';
 import type { GroupSpec, JobResult } from './load.js';
-import { statCpuSeconds } from './procStat.js';
+import { statCpuSeconds, statSystemSeconds } from './procStat.js';
 import type { Ctx } from './run.js';
 import type { Row } from './results.js';
 
@@ -23,7 +23,7 @@ export interface CellsKit {
   opts: { rounds: number; seconds: number; warmup: number; connections: number };
   copyDir(from: string, to: string): string;
   startServer(label: string, dataDir: string, env: Record<string, string>): { ready(): Promise<{ port: number }>;
-    stop(): Promise<void>; cpuSeconds(): number };
+    stop(): Promise<void>; cpuSeconds(): number; readonly pid: number };
 }
 
 const MOVES = 10;
@@ -71,7 +71,7 @@ export async function cells(c: Ctx, kit: CellsKit): Promise<void> {
     spaces[name] = { ...base, issues: [...(ids.get('issue') ?? [])], convs: [...(ids.get('conversation') ?? [])] };
     dirs[name] = dir;
   }
-  const servers: Record<string, { port: number; stop(): Promise<void>; cpuSeconds(): number }> = {};
+  const servers: Record<string, { port: number; pid: number; stop(): Promise<void>; cpuSeconds(): number }> = {};
   let proxy: ChildProcess | undefined;
   try {
     for (const name of names) {
@@ -106,13 +106,15 @@ export async function cells(c: Ctx, kit: CellsKit): Promise<void> {
       const direct: JobResult[] = [];
       const routed: JobResult[] = [];
       /** CPU ms per 1,000 reads, by side: the cells' and HAProxy's. */
-      const cpu = { direct: { cells: [] as number[], proxy: [] as number[] },
-        routed: { cells: [] as number[], proxy: [] as number[] } };
+      const cpu = { direct: { cells: [] as number[], proxy: [] as number[], cellsSys: [] as number[] },
+        routed: { cells: [] as number[], proxy: [] as number[], cellsSys: [] as number[], proxySys: [] as number[] } };
       const cellsCpu = () => names.reduce((n, k) => n + servers[k].cpuSeconds(), 0);
+      const cellsSys = () => names.reduce((n, k) => n + statSystemSeconds(`/proc/${servers[k].pid}/stat`), 0);
       const proxyCpu = () => statCpuSeconds(`/proc/${proxy!.pid}/stat`);
+      const proxySys = () => statSystemSeconds(`/proc/${proxy!.pid}/stat`);
       for (let r = 0; r < kit.opts.rounds; r++) {
         for (const side of r % 2 === 0 ? ['direct', 'routed'] as const : ['routed', 'direct'] as const) {
-          const before = [cellsCpu(), proxyCpu()];
+          const before = [cellsCpu(), proxyCpu(), cellsSys(), proxySys()];
           const got = side === 'direct'
             ? await run(servers.a.port, cellsUsed.map((n) => reads(n, per, servers[n].port)))
             : await run(front, cellsUsed.map((n) => reads(n, per)));
@@ -121,6 +123,8 @@ export async function cells(c: Ctx, kit: CellsKit): Promise<void> {
           const requests = total(got) * (kit.opts.seconds + kit.opts.warmup);
           cpu[side].cells.push(((cellsCpu() - before[0]) * 1e6) / requests);
           cpu[side].proxy.push(((proxyCpu() - before[1]) * 1e6) / requests);
+          cpu[side].cellsSys.push(((cellsSys() - before[2]) * 1e6) / requests);
+          if (side === 'routed') cpu.routed.proxySys.push(((proxySys() - before[3]) * 1e6) / requests);
           kit.detail(`    [cells] ${label} round ${r + 1} ${side.padEnd(6)} ${int(total(got)).padStart(7)} req/s   `
             + `p50 ${ms(worst(got, 'p50'))}   p99 ${ms(worst(got, 'p99'))}   errors ${got.groups.reduce((n, g) =>
               n + g.errors, 0)}`);
@@ -136,9 +140,11 @@ export async function cells(c: Ctx, kit: CellsKit): Promise<void> {
         + `${Math.max(...ratios).toFixed(2)}) ${verdict(rr >= 0.85)}` });
       kit.rows.push({ scenario: `↳ the same, straight to the cell${cellsUsed.length > 1 ? 's' : ''}`,
         figure: fig(direct), target: 'reference', status: '1.00×' });
-      const per1k = (xs: number[]) => `${median(xs).toFixed(0)} ms`;
-      kit.rows.push({ scenario: `↳ CPU per 1,000 reads, ${label}: cells direct / routed; HAProxy routed`,
-        figure: `${per1k(cpu.direct.cells)} / ${per1k(cpu.routed.cells)}; ${per1k(cpu.routed.proxy)}`,
+      const per1k = (xs: number[], sys: number[]) => `${median(xs).toFixed(0)} ms (kernel ${median(sys).toFixed(0)})`;
+      kit.rows.push({ scenario: `↳ CPU per 1,000 reads, ${label}: cells direct / routed; HAProxy routed (of it in the `
+        + 'kernel: system time, mostly the loopback TCP stack)',
+        figure: `${per1k(cpu.direct.cells, cpu.direct.cellsSys)} / ${per1k(cpu.routed.cells, cpu.routed.cellsSys)}; ${
+          per1k(cpu.routed.proxy, cpu.routed.proxySys)}`,
         target: 'printed', status: '—' });
     }
 

@@ -21,3 +21,9 @@ export function statCpuSeconds(file: string): number {
   const f = statFields(file);
   return f === null ? NaN : (Number(f[11]) + Number(f[12])) / CLK_TCK;
 }
+
+/** System (kernel) CPU seconds of the process or thread whose `stat` file this is; NaN when it cannot be read. */
+export function statSystemSeconds(file: string): number {
+  const f = statFields(file);
+  return f === null ? NaN : Number(f[12]) / CLK_TCK;
+}
