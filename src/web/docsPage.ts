@@ -228,12 +228,6 @@ export function docsPagesHtml(src: DocsSource, idx: SourceIndexRec | undefined):
   return { pages: m.pages.map((_, i) => docsPageOf(m, slug, i + 1)), links: m.links };
 }
 
-/** The first docs page of `src` ({@link docsPagesHtml}); bench/public-docs.ts times it. */
-export function docsPageHtml(src: DocsSource, idx: SourceIndexRec | undefined): Html {
-  const m = docsModel(src, idx);
-  return docsPageOf(m, src.publicDocs.slug ?? '', 1);
-}
-
 /** The page number asked for by `?page=`: 1 without one; null when it is not a number 1–99999. */
 function pageNumber(ctx: WebCtx): number | null {
   const given = ctx.query.get('page');
