@@ -185,8 +185,8 @@ export async function cells(c: Ctx, kit: CellsKit): Promise<void> {
       w.statuses).map(([s, n]) => `${s}: ${int(n)}`).join(', ')} (${underLoad} of ${MOVES} moves under the load)`,
     target: 'printed', status: '—' });
     kit.notes.push('Cells: the 3 cells, HAProxy and the load generator share the 2 cores, so "through HAProxy" pays '
-      + 'for the proxy\'s CPU out of the servers\' (the CPU rows: HAProxy spends about what a cell does per read, so '
-      + 'on shared cores the ratio tends to ~0.7×); on separate machines the proxy\'s cost is its own core. During a '
+      + 'for the proxy\'s CPU out of the servers\' (the CPU rows: HAProxy spends about what a cell does per read, half '
+      + 'of it in the kernel, so on shared cores the ratio runs at 0.6–0.8×); on separate machines the proxy\'s cost is its own core. During a '
       + 'move a write answers 503 `moving` (the load generator counts it as an error and goes on).');
   } finally {
     proxy?.kill('SIGKILL');
