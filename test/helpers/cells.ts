@@ -22,13 +22,17 @@ export function haproxyMissing(what: string): boolean {
   return missing;
 }
 
-/** A free loopback port (bound and released). */
-export async function freePort(): Promise<number> {
-  const s = net.createServer();
+/**
+ * A loopback port held by a listener until `release()`: no other listener, and no outgoing connection of a
+ * test running beside, is given it meanwhile. Released just before the process that binds it starts.
+ */
+export async function reservePort(): Promise<{ port: number; release: () => Promise<void> }> {
+  // A connection meanwhile (a cell reaching for the runtime API) is reset at once, as a closed port would refuse it.
+  const s = net.createServer((socket) => socket.resetAndDestroy());
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
+  let held = true;
+  return { port, release: async () => { if (held) { held = false; await new Promise((r) => s.close(r)); } } };
 }
 
 /** Retries `check` until it holds, at most `ms` (a real proxy's state, not time made to pass). */
@@ -59,28 +63,38 @@ export interface Cells {
 
 /** Starts cells `names` (none bootstraps), with `env` added to each. */
 export async function startCells(names: string[], env: Record<string, string> = {}): Promise<Cells> {
-  const runtime = await freePort();
-  const front = await freePort();
+  // HAProxy's two ports are written into the cells' settings before it runs, so they are held until it starts.
+  const runtimePort = await reservePort();
+  const frontPort = await reservePort();
+  const [runtime, front] = [runtimePort.port, frontPort.port];
   const confDir = tempDir('sw-cells-haproxy-');
   const cells: Record<string, RunningChild> = {};
   let proxy: ChildProcess | undefined;
   const metricsPorts: Record<string, number> = {};
-  for (const name of names) metricsPorts[name] = await freePort();
-  const envOf = (name: string) => ({ CELL_NAME: name, METRICS_PORT: String(metricsPorts[name]), CELL_HAPROXY_RUNTIME: `127.0.0.1:${runtime}`,
+  const envOf = (name: string) => ({ CELL_NAME: name, METRICS_PORT: '0', CELL_HAPROXY_RUNTIME: `127.0.0.1:${runtime}`,
     CELL_MAPS_DIR: confDir, PUBLIC_URL: `http://127.0.0.1:${front}`, BOOTSTRAP: 'false', LOG_LEVEL: 'info',
     RATE_LIMIT_BURST: '100000', RATE_LIMIT_PER_MINUTE: '1000000', WEBHOOK_ALLOW_PRIVATE: 'true', ...env });
   const url = `http://127.0.0.1:${front}`;
   const stop = async () => {
     proxy?.kill('SIGKILL');
+    await Promise.all([runtimePort.release(), frontPort.release()]);
     for (const c of Object.values(cells)) await c.stop();
   };
+  /** Starts a cell and reads its metrics port (METRICS_PORT=0) from its "metrics listening" line. */
+  const startCell = async (name: string, dataDir?: string) => {
+    cells[name] = await startServer({ dataDir, env: envOf(name) });
+    metricsPorts[name] = await cells[name].waitFor('the "metrics listening" line', () => {
+      const line = cells[name].logLines().find((l) => l.msg === 'metrics listening');
+      return line ? Number(line.port) : undefined;
+    });
+  };
   try {
-    cells[names[0]] = await startServer({ env: envOf(names[0]) });
+    await startCell(names[0]);
     // The cells of one deployment share the data dir's two secrets (docs/deployment.md#several-machines).
     for (const name of names.slice(1)) {
       const dir = tempDir(`sw-cell-${name}-`);
       for (const f of ['secret', 'master.keys']) copyFileSync(join(cells[names[0]].dataDir, f), join(dir, f));
-      cells[name] = await startServer({ dataDir: dir, env: envOf(name) });
+      await startCell(name, dir);
     }
   } catch (e) { await stop(); throw e; }
   const list = names.map((n) => `${n}=127.0.0.1:${cells[n].port}`).join(',');
@@ -108,6 +122,7 @@ export async function startCells(names: string[], env: Record<string, string> = 
       assert.equal(written.code, 0, written.stderr);
       const check = spawnSync('haproxy', ['-c', '-f', join(confDir, 'haproxy.cfg')], { encoding: 'utf8' });
       assert.equal(check.status, 0, check.stdout + check.stderr);
+      await Promise.all([runtimePort.release(), frontPort.release()]);
       proxy = spawn('haproxy', ['-db', '-f', join(confDir, 'haproxy.cfg')], { stdio: ['ignore', 'ignore', 'pipe'] });
       await within(10_000, 'HAProxy answering', async () =>
         (await fetch(`${url}/healthz`).catch(() => null))?.status === 200);
