@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { runCli } from './helpers/child.js';
-import { haproxyMissing, startCells, within } from './helpers/cells.js';
+import { haproxyMissing, startCells } from './helpers/cells.js';
+import { within } from './helpers/poll.js';
 import { WebClient } from './helpers/web.js';
 import type { TestServer } from './helpers/server.js';
 

@@ -9,7 +9,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runCli } from './helpers/child.js';
-import { haproxyMissing, startCells, within } from './helpers/cells.js';
+import { haproxyMissing, startCells } from './helpers/cells.js';
+import { within } from './helpers/poll.js';
 import { WebClient } from './helpers/web.js';
 import type { TestServer } from './helpers/server.js';
 

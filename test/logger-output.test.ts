@@ -75,7 +75,7 @@ test('a first start whose standard error is closed (EPIPE on the bootstrap annou
   // Nobody reads standard error from the start: the announcement's write fails with EPIPE.
   child.proc.stderr!.destroy();
   try {
-    const port = await child.waitFor('the "listening" line', () => child.logLines().find((l) => l.msg === 'listening')?.port);
+    const { port } = await child.waitForLine('listening');
     const warned = child.logLines().find((l) => l.level === 'warn' && String(l.msg).startsWith('the bootstrap key could not be printed'));
     assert.deepEqual(warned && { msg: warned.msg, code: warned.code }, { msg: 'the bootstrap key could not be printed on stderr; make one with the CLI (key create)', code: 'EPIPE' });
     assert.doesNotMatch(child.stdout, /svck_/, 'the key is in no log line');

@@ -13,6 +13,7 @@ import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { within as withinMs } from './poll.js';
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 
@@ -225,14 +226,9 @@ export async function hostSite(snippet: string, api: string): Promise<{ origin: 
   return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
-/** Polls `probe` in the page every 20 ms until it is truthy; the ms it took. @throws after `limitMs` */
-export async function within(b: Browser, probe: string, limitMs: number, what: string): Promise<number> {
-  const start = performance.now();
-  for (;;) {
-    if (await b.eval<boolean>(probe)) return performance.now() - start;
-    if (performance.now() - start > limitMs) throw new Error(`${what}: not within ${limitMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/** Polls `probe` in the page every 20 ms until it is truthy; the ms it took. @throws AssertionError after `limitMs` */
+export function within(b: Browser, probe: string, limitMs: number, what: string): Promise<number> {
+  return withinMs(limitMs, what, () => b.eval<boolean>(probe));
 }
 
 /** Activates the bootstrap owner with `password` from `ownerLink`, then signs in as owner@localhost. */

@@ -10,6 +10,7 @@ import * as net from 'node:net';
 import { join } from 'node:path';
 import { callAdminSocket } from '../../src/admin/socket.js';
 import { runCli, startServer, tempDir, type RunningChild } from './child.js';
+import { within } from './poll.js';
 
 /** Whether `haproxy` is missing; prints the loud banner then. */
 export function haproxyMissing(what: string): boolean {
@@ -31,18 +32,7 @@ export async function reservePort(): Promise<{ port: number; release: () => Prom
   const s = net.createServer((socket) => socket.resetAndDestroy());
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   const port = (s.address() as net.AddressInfo).port;
-  let held = true;
-  return { port, release: async () => { if (held) { held = false; await new Promise((r) => s.close(r)); } } };
-}
-
-/** Retries `check` until it holds, at most `ms` (a real proxy's state, not time made to pass). */
-export async function within(ms: number, what: string, check: () => Promise<boolean>): Promise<number> {
-  const t0 = performance.now();
-  for (;;) {
-    if (await check()) return performance.now() - t0;
-    if (performance.now() - t0 > ms) assert.fail(`${what} not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  return { port, release: async () => { if (s.listening) await new Promise((r) => s.close(r)); } };
 }
 
 export interface Cells {
@@ -83,10 +73,7 @@ export async function startCells(names: string[], env: Record<string, string> = 
   /** Starts a cell and reads its metrics port (METRICS_PORT=0) from its "metrics listening" line. */
   const startCell = async (name: string, dataDir?: string) => {
     cells[name] = await startServer({ dataDir, env: envOf(name) });
-    metricsPorts[name] = await cells[name].waitFor('the "metrics listening" line', () => {
-      const line = cells[name].logLines().find((l) => l.msg === 'metrics listening');
-      return line ? Number(line.port) : undefined;
-    });
+    metricsPorts[name] = Number((await cells[name].waitForLine('metrics listening')).port);
   };
   try {
     await startCell(names[0]);

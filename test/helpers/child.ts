@@ -78,6 +78,11 @@ export class ServerProcess {
     });
   }
 
+  /** The first log line of stdout whose `msg` is `msg`, once it is printed. */
+  waitForLine(msg: string): Promise<Record<string, unknown>> {
+    return this.waitFor(`the "${msg}" line`, () => this.logLines().find((l) => l.msg === msg));
+  }
+
   /** The bootstrap key, once it is on stderr. */
   waitForKey(): Promise<string> {
     return this.waitFor('the bootstrap key on stderr', () => KEY_LINE.exec(this.stderr)?.[1]);
@@ -109,10 +114,7 @@ export function spawnServer(opts: SpawnOptions = {}): ServerProcess {
 /** Spawns a server and waits for its "listening" line. */
 export async function startServer(opts: SpawnOptions = {}): Promise<RunningChild> {
   const child = spawnServer(opts);
-  const port = await child.waitFor('the "listening" line', () => {
-    const line = child.logLines().find((l) => l.msg === 'listening');
-    return line ? Number(line.port) : undefined;
-  });
+  const port = Number((await child.waitForLine('listening')).port);
   return Object.assign(child, { port, url: `http://127.0.0.1:${port}` });
 }
 
